@@ -1,0 +1,208 @@
+"""bootlog's command line: parse options, call one function, render.  No logic lives here.
+
+Commands from other modules are loaded lazily so `bootlog --help` imports neither SQLAlchemy,
+alembic nor pandas.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import click
+
+from bootlog.cli_common import fmt_num, get_engine, print_json
+from bootlog.errors import BootlogError, Exit
+
+# command name -> "module:attribute"; kept here so the root knows every command without importing it
+LAZY = {
+    "diff": "bootlog.cli_drift:diff",
+    "check": "bootlog.cli_drift:check",
+    "explain": "bootlog.cli_drift:explain",
+    "hook": "bootlog.cli_hook:hook",
+    "watch": "bootlog.cli_hook:watch",
+    "history": "bootlog.cli_report:history",
+    "export": "bootlog.cli_report:export",
+    "plot": "bootlog.cli_report:plot",
+    "report": "bootlog.cli_report:report",
+    "db": "bootlog.cli_db:db",
+    "prune": "bootlog.cli_db:prune",
+}
+
+
+class Root(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = set(super().list_commands(ctx))
+        for name, target in LAZY.items():
+            if self._load(name, target, quiet=True) is not None:
+                names.add(name)
+        return sorted(names)
+
+    def get_command(self, ctx: click.Context, name: str):
+        cmd = super().get_command(ctx, name)
+        if cmd is None and name in LAZY:
+            cmd = self._load(name, LAZY[name])
+        return cmd
+
+    @staticmethod
+    def _load(name: str, target: str, quiet: bool = False):
+        module, attr = target.split(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError):
+            if quiet:
+                return None
+            raise
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except BootlogError as err:
+            click.echo(f"bootlog: {err}", err=True)
+            ctx.exit(int(err.exit))
+        except KeyboardInterrupt:
+            click.echo("bootlog: interrupted", err=True)
+            ctx.exit(130)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except BrokenPipeError:
+            ctx.exit(int(Exit.OK))
+        except Exception as err:  # the boundary: never show a traceback to a user
+            if os.environ.get("BOOTLOG_DEBUG"):
+                raise
+            click.echo(f"bootlog: internal error: {type(err).__name__}: {err} "
+                       "(set BOOTLOG_DEBUG=1 for the traceback)", err=True)
+            ctx.exit(int(Exit.ERROR))
+
+
+@click.group(cls=Root, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", metavar="URL_OR_PATH", envvar="BOOTLOG_DB",
+              help="Database: a SQLite path or a SQLAlchemy URL (postgresql+psycopg://…). "
+                   "Default: $BOOTLOG_DB, else ~/.local/share/bootlog/bootlog.db.")
+@click.version_option(package_name="bootlog")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None) -> None:
+    """Turn vLLM server logs into a regression database.
+
+    \b
+    Exit codes: 0 nothing wrong · 1 error · 2 usage · 3 drift found ·
+                4 a hard plan expectation failed, or the boot failed.
+    REF: last, prev, last~N, or a boot id.
+    """
+    ctx.ensure_object(dict)["db"] = db
+
+
+def _key_figures(boot) -> str:
+    """One-line summary of the figures an operator reads first."""
+    want = ("kv_cache_tokens", "max_concurrency", "graph_capture_gib", "torch_compile_s")
+    seen: dict[str, list[float]] = {}
+    for m in boot.metrics:
+        if m.name in want:
+            seen.setdefault(m.name, []).append(m.value)
+    parts = []
+    for name in want:
+        if name in seen:
+            vals = seen[name]
+            shown = fmt_num(vals[0]) if len(set(vals)) == 1 else "/".join(fmt_num(v) for v in vals)
+            parts.append(f"{name}={shown}{'x' if name == 'max_concurrency' else ''}")
+    return "  ".join(parts)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option("--container", metavar="NAME", help="Read `podman logs --timestamps NAME` instead of files.")
+@click.option("--engine", "container_engine", type=click.Choice(["podman", "docker"]), default="podman",
+              show_default=True, help="Container engine for --container.")
+@click.option("--host", metavar="NAME", help="Label the boots with this host (default: this machine's hostname).")
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), help="Apply the plan's user patterns while ingesting.")
+@click.option("--json", "as_json", is_flag=True, help="Print the ingested boots as JSON.")
+@click.pass_context
+def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) -> None:
+    """Read vLLM logs (files, .gz, `-` for stdin, or a container) and store every boot.
+
+    Re-ingesting the same content adds nothing. Prints one line per boot found.
+    """
+    from bootlog.ingest import ingest as run_ingest
+
+    if not paths and not container:
+        raise click.UsageError("give one or more PATHS (or - for stdin), or --container NAME")
+    if paths and container:
+        raise click.UsageError("give PATHS or --container, not both")
+    plan = None
+    if plan_file:
+        from bootlog.plan import load_plan
+
+        plan = load_plan(plan_file)
+    engine = get_engine(ctx)
+    specs = [("container", container)] if container else [("path", p) for p in paths]
+    out = []
+    for kind, spec in specs:
+        results = run_ingest(engine, spec if kind == "path" else None, container=container,
+                             container_engine=container_engine, host=host, plan=plan,
+                             progress=sys.stderr.isatty())
+        label = f"podman:{spec}" if kind == "container" else spec
+        if not results:
+            if not as_json:
+                click.echo(f"no vLLM boot found in {label}")
+            continue
+        for r in results:
+            b = r.boot
+            out.append({"id": r.id, "created": r.created, "status": b.status, "failure": b.failure,
+                        "first_line": b.first_line, "last_line": b.last_line, "source": label})
+            if not as_json:
+                state = b.status if b.status != "failed" else f"failed ({b.failure})"
+                new = "new" if r.created else "already stored"
+                click.echo(f"#{r.id:<5} {state:<24} {b.vllm_version or '?':<10} lines {b.first_line}-{b.last_line}"
+                           f"  {_key_figures(b)}  [{new}]")
+    if as_json:
+        print_json(out)
+
+
+@cli.command("list")
+@click.option("--container", metavar="NAME", help="Only boots of this container.")
+@click.option("--host", metavar="NAME", help="Only boots of this host.")
+@click.option("--json", "as_json", is_flag=True, help="JSON array of boot objects, newest last.")
+@click.pass_context
+def list_(ctx, container, host, as_json) -> None:
+    """List stored boots, newest last."""
+    from bootlog.store.queries import list_boots
+
+    boots = list_boots(get_engine(ctx), container=container, host=host)
+    if as_json:
+        print_json(boots)
+        return
+    if not boots:
+        click.echo("no boots stored yet (bootlog ingest LOG)")
+        return
+    click.echo(f"{'id':>5}  {'status':<10} {'failure':<22} {'version':<12} {'started':<26} {'container/source':<30} model")
+    for b in boots:
+        where = b.get("container") or b.get("source") or ""
+        click.echo(f"{b['id']:>5}  {b['status']:<10} {b.get('failure') or '':<22} {b.get('vllm_version') or '':<12} "
+                   f"{b.get('started_at') or '':<26} {where[-30:]:<30} {b.get('model') or ''}")
+
+
+@cli.command()
+@click.argument("ref", default="last")
+@click.option("--container", metavar="NAME", help="Resolve REF among this container's boots.")
+@click.option("--host", metavar="NAME", help="Resolve REF among this host's boots.")
+@click.option("--json", "as_json", is_flag=True, help="Everything known about the boot, as JSON.")
+@click.pass_context
+def show(ctx, ref, container, host, as_json) -> None:
+    """Show one boot: fields, figures, config, events, runtime statistics."""
+    from bootlog.render_boot import render_show
+    from bootlog.store.queries import resolve_ref, show_boot
+
+    engine = get_engine(ctx)
+    data = show_boot(engine, resolve_ref(engine, ref, container=container, host=host))
+    if as_json:
+        print_json(data)
+    else:
+        click.echo(render_show(data))
+
+
+def main() -> None:
+    cli(prog_name="bootlog")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""What every command module shares: the database handle, JSON output, the error rule.
+
+Commands raise BootlogError subclasses; the root group (cli.py) turns them into one stderr line
+and the error's exit code.  Only click and the standard library are imported here so that
+`bootlog --help` stays fast.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from datetime import date, datetime
+from typing import Any
+
+import click
+
+
+def get_engine(ctx: click.Context):
+    """The SQLAlchemy engine for the root --db option, opened (and migrated) on first use."""
+    root = ctx.find_root()
+    obj = root.ensure_object(dict)
+    if obj.get("engine") is None:
+        from bootlog.store.db import open_db
+
+        obj["engine"] = open_db(obj.get("db"))
+    return obj["engine"]
+
+
+def _default(o: Any) -> Any:
+    if isinstance(o, (datetime, date)):
+        return o.isoformat()
+    if isinstance(o, (set, tuple)):
+        return list(o)
+    return str(o)
+
+
+def to_json(obj: Any) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False, default=_default)
+
+
+def print_json(obj: Any) -> None:
+    click.echo(to_json(obj))
+
+
+def fmt_num(v: Any) -> str:
+    """Human rendering of a figure: thousands separators for integers, trimmed floats."""
+    if isinstance(v, bool) or v is None:
+        return str(v)
+    if isinstance(v, (int, float)):
+        if float(v).is_integer() and abs(v) >= 1000:
+            return f"{int(v):,}"
+        if float(v).is_integer():
+            return str(int(v))
+        return f"{v:.4g}" if abs(v) < 1 else f"{v:,.2f}".rstrip("0").rstrip(".")
+    return str(v)
+
+
+def stderr_is_tty() -> bool:
+    return sys.stderr.isatty()
