@@ -1,0 +1,225 @@
+"""Open the database: resolve where it is, set SQLite up for several writers, migrate on first use.
+
+Alembic is imported only when the schema is not at HEAD_REVISION, so the everyday path (an
+up-to-date database) costs one SELECT, not an alembic import.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from bootlog.errors import StoreError
+
+# The newest revision in migrations/versions; tests/test_migrations.py checks it against the
+# script directory, so bumping a migration without bumping this fails a test, not a user.
+HEAD_REVISION = "0001_initial"
+
+# Execution option that makes a SQLite transaction start with BEGIN IMMEDIATE: a writer takes the
+# write lock up front and waits on busy_timeout, instead of upgrading a read lock mid-transaction
+# (which SQLite refuses at once with "database is locked", busy_timeout or not).
+WRITE = "bootlog_write"
+
+BUSY_TIMEOUT_MS = 30_000
+_URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+]*://")
+
+
+def default_path() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "bootlog" / "bootlog.db"
+
+
+def resolve_url(db: str | None) -> str:
+    """--db value, else $BOOTLOG_DB, else the user data dir; a plain path means SQLite."""
+    value = db or os.environ.get("BOOTLOG_DB") or str(default_path())
+    if _URL_RE.match(value):
+        return value
+    return "sqlite:///" + os.path.abspath(os.path.expanduser(value))
+
+
+def sqlite_path(url: str) -> str | None:
+    """The file behind a SQLite URL, None for in-memory or other databases."""
+    u = make_url(url)
+    if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
+        return None
+    return u.database
+
+
+def _create_private_file(path: str) -> None:
+    # the database holds the operator's configs and error text: create it 0600, never umask-wide
+    parent = os.path.dirname(path)
+    try:
+        if parent:
+            os.makedirs(parent, mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        os.close(fd)
+    except FileExistsError:
+        pass  # another process created it first; fine
+    except OSError as err:
+        raise StoreError(f"cannot create database {path}: {err.strerror or err}") from err
+
+
+def _sqlite_connect(dbapi_conn, _record) -> None:
+    # Hand transaction control to SQLAlchemy's "begin" event below (pysqlite's own implicit
+    # BEGIN is deferred and would not cover reads or DDL).
+    dbapi_conn.isolation_level = None
+    cur = dbapi_conn.cursor()
+    cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(WRITE) else "BEGIN")
+
+
+def make_engine(url: str) -> Engine:
+    """An Engine with bootlog's connection setup, without touching the schema."""
+    try:
+        u = make_url(url)
+    except ArgumentError as err:
+        raise StoreError(f"not a database URL or path: {url}") from err
+    backend = u.get_backend_name()
+    try:
+        if backend == "sqlite":
+            path = sqlite_path(url)
+            if path:
+                _create_private_file(path)
+            engine = create_engine(u, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+            event.listen(engine, "connect", _sqlite_connect)
+            event.listen(engine, "begin", _sqlite_begin)
+        else:
+            engine = create_engine(u, pool_pre_ping=True)
+    except ImportError as err:
+        raise StoreError(f"no database driver for {u.drivername}: {err}") from err
+    except SQLAlchemyError as err:
+        raise StoreError(f"cannot open database: {one_line(err)}") from err
+    return engine
+
+
+def writer(engine: Engine) -> Engine:
+    """The same engine (same pool), with SQLite transactions taking the write lock at BEGIN."""
+    return engine.execution_options(**{WRITE: True})
+
+
+def one_line(err: BaseException) -> str:
+    """A DB error as one readable line (drops SQLAlchemy's [SQL: ...] and background links)."""
+    orig = getattr(err, "orig", None)
+    msg = str(orig if orig is not None else err)
+    msg = msg.split("\n")[0].strip()
+    return msg or type(err).__name__
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The alembic_version of the database, None when it was never migrated."""
+    with engine.connect() as conn:
+        if engine.dialect.name == "sqlite":
+            found = conn.exec_driver_sql(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='alembic_version'"
+            ).first()
+        else:
+            found = conn.execute(text("SELECT to_regclass('alembic_version')")).scalar()
+        if not found:
+            return None
+        return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def script_location() -> str:
+    import bootlog.migrations as migrations  # the packaged migrations/ directory
+
+    return os.path.dirname(os.path.abspath(migrations.__file__))
+
+
+def alembic_config(engine: Engine | None = None, conn: Connection | None = None):
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", script_location())
+    if engine is not None:
+        cfg.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%"))
+    cfg.attributes["connection"] = conn
+    return cfg
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Run Alembic migrations up to `revision` in one locked transaction.
+
+    Several processes may open a fresh database at once: SQLite's BEGIN IMMEDIATE and a
+    PostgreSQL advisory lock serialise them, and Alembic re-reads the version inside the lock,
+    so the losers find the schema done and do nothing.
+    """
+    from alembic import command
+
+    with writer(engine).begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(7162534)"))
+        command.upgrade(alembic_config(engine, conn), revision)
+
+
+def downgrade(engine: Engine, revision: str) -> None:
+    from alembic import command
+
+    with writer(engine).begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(7162534)"))
+        command.downgrade(alembic_config(engine, conn), revision)
+
+
+def open_db(db: str | None) -> Engine:
+    """An Engine on the user's database, its schema created or upgraded to the newest revision."""
+    url = resolve_url(db)
+    engine = make_engine(url)
+    try:
+        rev = _with_retry(lambda: current_revision(engine))
+        if rev != HEAD_REVISION:
+            _with_retry(lambda: upgrade(engine))
+    except StoreError:
+        engine.dispose()
+        raise
+    except Exception as err:  # alembic raises its own CommandError, drivers theirs
+        engine.dispose()
+        where = sqlite_path(url) or make_url(url).render_as_string(hide_password=True)
+        raise StoreError(f"cannot open database {where}: {one_line(err)}") from err
+    return engine
+
+
+def is_transient(err: BaseException) -> bool:
+    """Errors worth retrying the whole transaction for: lock contention, serialisation, races."""
+    from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+
+    if isinstance(err, IntegrityError):
+        return True  # a concurrent writer inserted the same fingerprint/source first
+    if isinstance(err, OperationalError):
+        msg = str(err.orig).lower()
+        if "locked" in msg or "busy" in msg:
+            return True
+    if isinstance(err, DBAPIError):
+        code = getattr(err.orig, "sqlstate", None) or getattr(err.orig, "pgcode", None)
+        if code in ("40001", "40P01", "55P03"):
+            return True
+    return False
+
+
+def _with_retry(fn, attempts: int = 8):
+    return retry(fn, attempts)
+
+
+def retry(fn, attempts: int = 8, base_delay: float = 0.05):
+    """Call fn(); on a transient database error wait (exponential, jittered) and call it again."""
+    import random
+    import time
+
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except SQLAlchemyError as err:
+            if attempt == attempts - 1 or not is_transient(err):
+                raise StoreError(f"database error: {one_line(err)}") from err
+            time.sleep(base_delay * (2**attempt) * (0.5 + random.random()))
+    raise AssertionError("unreachable")

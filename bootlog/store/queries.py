@@ -1,0 +1,456 @@
+"""Reads and writes over the store: save parsed boots, resolve refs, shape boots for output.
+
+Every write is one transaction (boots, their figures and the read position together), so a crash
+or a lost race leaves the database as it was; the whole transaction is retried on lock
+contention.  Output dicts follow the `show --json` contract of cli-contract.md exactly.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+from sqlalchemy import Engine, delete, func, insert, select, update
+from sqlalchemy.engine import Connection
+
+from bootlog.errors import RefError
+from bootlog.records import Boot
+from bootlog.store.db import retry, writer
+from bootlog.store.models import BootRow, ConfigRow, EventRow, MetricRow, Position, SampleRow, Source
+
+_CHUNK = 500  # bound on IN (...) lists: SQLite's variable limit is 999 on old builds
+
+
+@dataclass
+class SourceInfo:
+    name: str
+    kind: str
+    container: str | None = None
+    host: str | None = None
+
+    @property
+    def key(self) -> str:
+        return "|".join((self.kind, self.name, self.container or "", self.host or ""))
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _iso(ts: datetime | None) -> str | None:
+    return ts.isoformat() if ts is not None else None
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def config_hash(config: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+
+
+def fallback_fingerprint(src: SourceInfo, boot: Boot) -> str:
+    """A fingerprint for a boot the parser left without one: where it is and what it said.
+
+    Weaker than the content hash (it moves if the boot grows), but keeps re-ingesting the same
+    source from adding a second copy.
+    """
+    basis = json.dumps(
+        [src.key, boot.first_line, boot.vllm_version, boot.model, _iso(boot.started_at),
+         sorted(boot.config.items())],
+        default=str,
+    )
+    return "src:" + hashlib.sha256(basis.encode()).hexdigest()
+
+
+def _finite(v: float) -> float | None:
+    return v if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+
+def _jsonable(obj: Any) -> Any:
+    """Event details and sample values as plain JSON (no datetimes, NaN or tuples)."""
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, datetime):
+        return obj.isoformat()
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if obj is None or isinstance(obj, (str, int, bool)):
+        return obj
+    return str(obj)
+
+
+@dataclass
+class _Prepared:
+    """A Boot flattened into row dicts once, outside the transaction (retries reuse it)."""
+
+    boot: dict[str, Any]
+    metrics: list[dict[str, Any]]
+    config: list[dict[str, Any]]
+    events: list[dict[str, Any]]
+    samples: list[dict[str, Any]]
+
+    @property
+    def nlines(self) -> int:
+        return self.boot["last_line"] - self.boot["first_line"] + 1
+
+
+def _prepare(src: SourceInfo, b: Boot) -> _Prepared:
+    boot = {
+        "container": src.container,
+        "host": src.host,
+        "status": b.status,
+        "failure": b.failure,
+        "failure_message": b.failure_message,
+        "vllm_version": b.vllm_version,
+        "engine": b.engine,
+        "model": b.model,
+        "started_at": _iso(b.started_at),
+        "ready_at": _iso(b.ready_at),
+        "ended_at": _iso(b.ended_at),
+        "first_line": b.first_line,
+        "last_line": b.last_line,
+        "fingerprint": b.fingerprint or fallback_fingerprint(src, b),
+        "config_hash": config_hash(b.config),
+    }
+    metrics = [
+        {"seq": i, "name": m.name, "value": float(m.value), "unit": m.unit, "rank": m.rank,
+         "line": m.line, "ts": _iso(m.ts), "pattern": m.pattern}
+        for i, m in enumerate(b.metrics)
+        if _finite(m.value) is not None  # NaN/inf cannot be stored portably and mean "unread"
+    ]
+    config = [{"key": k, "value": "" if v is None else str(v)} for k, v in b.config.items()]
+    events = [
+        {"seq": i, "kind": e.kind, "rank": e.rank, "line": e.line, "ts": _iso(e.ts),
+         "message": e.message or "", "detail": _jsonable(e.detail or {})}
+        for i, e in enumerate(b.events)
+    ]
+    samples = [{"line": s.line, "ts": _iso(s.ts), "values": _jsonable(s.values)} for s in b.samples]
+    return _Prepared(boot, metrics, config, events, samples)
+
+
+def _source_id(conn: Connection, src: SourceInfo) -> int:
+    found = conn.execute(select(Source.id).where(Source.key == src.key)).scalar()
+    if found is not None:
+        return found
+    res = conn.execute(
+        insert(Source).values(key=src.key, name=src.name, kind=src.kind, container=src.container,
+                              host=src.host, created=_now())
+    )
+    return res.inserted_primary_key[0]
+
+
+def _chunks(items: list, n: int = _CHUNK) -> Iterable[list]:
+    for i in range(0, len(items), n):
+        yield items[i : i + n]
+
+
+def _insert_children(conn: Connection, pairs: list[tuple[int, _Prepared]]) -> None:
+    for model, attr in ((MetricRow, "metrics"), (ConfigRow, "config"), (EventRow, "events"),
+                        (SampleRow, "samples")):
+        rows = [dict(r, boot_id=bid) for bid, p in pairs for r in getattr(p, attr)]
+        if rows:
+            conn.execute(insert(model), rows)
+
+
+def _should_replace(stored: dict[str, Any], new: _Prepared) -> bool:
+    # the stored copy was read while the boot was still running: the new read knows more
+    old_n = stored["last_line"] - stored["first_line"] + 1
+    if new.nlines > old_n:
+        return True
+    return stored["status"] == "incomplete" and new.boot["status"] != "incomplete" and new.nlines >= old_n
+
+
+def _save_tx(engine: Engine, src: SourceInfo, prepared: list[_Prepared],
+             position: tuple[str, int, str] | None) -> list[tuple[int, bool]]:
+    with writer(engine).begin() as conn:
+        sid = _source_id(conn, src)
+        fps = list(dict.fromkeys(p.boot["fingerprint"] for p in prepared))
+        stored: dict[str, dict[str, Any]] = {}
+        for chunk in _chunks(fps):
+            q = select(BootRow.id, BootRow.fingerprint, BootRow.first_line, BootRow.last_line,
+                       BootRow.status).where(BootRow.fingerprint.in_(chunk))
+            stored.update({r.fingerprint: r._asdict() for r in conn.execute(q)})
+
+        now = _now()
+        result: list[tuple[int, bool] | None] = [None] * len(prepared)
+        new_idx: list[int] = []
+        replaced: list[tuple[int, _Prepared]] = []
+        seen: dict[str, int] = {}  # the same boot twice in one call counts once
+        for i, p in enumerate(prepared):
+            fp = p.boot["fingerprint"]
+            if fp in seen:
+                continue
+            seen[fp] = i
+            old = stored.get(fp)
+            if old is None:
+                new_idx.append(i)
+            elif _should_replace(old, p):
+                values = {k: v for k, v in p.boot.items() if k not in ("container", "host")}
+                conn.execute(update(BootRow).where(BootRow.id == old["id"]).values(**values, ingested_at=now))
+                replaced.append((old["id"], p))
+                result[i] = (old["id"], False)
+            else:
+                result[i] = (old["id"], False)
+
+        if replaced:
+            ids = [bid for bid, _ in replaced]
+            for model in (MetricRow, ConfigRow, EventRow, SampleRow):
+                conn.execute(delete(model).where(model.boot_id.in_(ids)))
+
+        created: list[tuple[int, _Prepared]] = []
+        if new_idx:
+            rows = [dict(prepared[i].boot, source_id=sid, ingested_at=now) for i in new_idx]
+            ids = conn.execute(
+                insert(BootRow).returning(BootRow.id, sort_by_parameter_order=True), rows
+            ).scalars().all()
+            for i, bid in zip(new_idx, ids):
+                result[i] = (bid, True)
+                created.append((bid, prepared[i]))
+
+        _insert_children(conn, created + replaced)
+
+        for i, p in enumerate(prepared):  # in-call duplicates point at the first copy
+            if result[i] is None:
+                bid = result[seen[p.boot["fingerprint"]]][0]
+                result[i] = (bid, False)
+
+        if position is not None:
+            _save_position(conn, *position)
+    return [r for r in result if r is not None]
+
+
+def _save_position(conn: Connection, key: str, offset: int, head: str) -> None:
+    n = conn.execute(
+        update(Position).where(Position.source_key == key)
+        .values(byte_offset=offset, head_fingerprint=head, updated=_now())
+    ).rowcount
+    if not n:
+        conn.execute(insert(Position).values(source_key=key, byte_offset=offset, head_fingerprint=head,
+                                             updated=_now()))
+
+
+def save_boots(engine: Engine, src: SourceInfo, boots: list[Boot],
+               position: tuple[str, int, str] | None = None) -> list[tuple[int, bool]]:
+    """Store boots (and the read position) in one transaction; (boot_id, created) per boot.
+
+    A boot whose fingerprint is stored already is not stored again, unless the stored copy has
+    fewer lines (read while still running): then it is updated in place, keeping its id.
+    """
+    prepared = [_prepare(src, b) for b in boots]
+    if not prepared and position is None:
+        return []
+    return retry(lambda: _save_tx(engine, src, prepared, position), attempts=10)
+
+
+def get_position(engine: Engine, source_key: str) -> tuple[int, str] | None:
+    def run():
+        with engine.connect() as conn:
+            row = conn.execute(
+                select(Position.byte_offset, Position.head_fingerprint).where(Position.source_key == source_key)
+            ).first()
+        return (row[0], row[1]) if row else None
+
+    return retry(run)
+
+
+# ---------------------------------------------------------------- reading
+
+_BOOT_COLUMNS = (
+    BootRow.id, BootRow.status, BootRow.failure, BootRow.failure_message, BootRow.vllm_version,
+    BootRow.engine, BootRow.model, BootRow.container, BootRow.host, Source.name.label("source"),
+    BootRow.started_at, BootRow.ready_at, BootRow.ended_at, BootRow.first_line, BootRow.last_line,
+)
+
+
+def _boot_select():
+    return select(*_BOOT_COLUMNS).join(Source, Source.id == BootRow.source_id)
+
+
+def _filtered(q, container: str | None, host: str | None):
+    if container is not None:
+        q = q.where(BootRow.container == container)
+    if host is not None:
+        q = q.where(BootRow.host == host)
+    return q
+
+
+def list_boots(engine: Engine, container: str | None = None, host: str | None = None) -> list[dict]:
+    """Boot objects (the `boot` of show --json), oldest first, newest last (by ingest order)."""
+    def run():
+        with engine.connect() as conn:
+            q = _filtered(_boot_select(), container, host).order_by(BootRow.id)
+            return [r._asdict() for r in conn.execute(q)]
+
+    return retry(run)
+
+
+def _json_number(v: float) -> int | float:
+    # counts print as 398658, not 398658.0; JSON has one number type anyway
+    if float(v).is_integer() and abs(v) < 2**53:
+        return int(v)
+    return v
+
+
+_INT_RE = re.compile(r"^[+-]?\d+$")
+_FLOAT_RE = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
+
+
+def typed_config_value(text: str) -> Any:
+    """A config value as printed by Python (True, None, 0.9, 'fp8', [1, 2]) as a JSON value."""
+    s = text.strip()
+    if s in ("True", "true"):
+        return True
+    if s in ("False", "false"):
+        return False
+    if s in ("None", "null", ""):
+        return None
+    if _INT_RE.match(s):
+        return int(s)
+    if _FLOAT_RE.match(s):
+        f = float(s)
+        return f if math.isfinite(f) else s
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "'\"":
+        try:
+            v = ast.literal_eval(s)
+            if isinstance(v, str):
+                return v
+        except (ValueError, SyntaxError):
+            pass
+        return s[1:-1]
+    if s[:1] in "[{(":
+        try:
+            return _jsonable(ast.literal_eval(s))
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return s
+    return s
+
+
+def _runtime(samples: list[dict[str, float]]) -> dict[str, Any]:
+    last: dict[str, Any] = dict(samples[-1]) if samples else {}
+    mx: dict[str, Any] = {}
+    for values in samples:
+        for k, v in values.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and (k not in mx or v > mx[k]):
+                mx[k] = v
+    return {"stats_lines": len(samples), "last": last, "max": mx}
+
+
+def show_boot(engine: Engine, boot_id: int) -> dict:
+    """One boot, all it knows, in the exact `show --json` shape."""
+    def run():
+        with engine.connect() as conn:
+            row = conn.execute(_boot_select().where(BootRow.id == boot_id)).first()
+            if row is None:
+                raise RefError(f"no boot with id {boot_id}")
+            metrics = [
+                {"name": m.name, "value": _json_number(m.value), "unit": m.unit, "rank": m.rank, "line": m.line}
+                for m in conn.execute(
+                    select(MetricRow.name, MetricRow.value, MetricRow.unit, MetricRow.rank, MetricRow.line)
+                    .where(MetricRow.boot_id == boot_id).order_by(MetricRow.seq)
+                )
+            ]
+            config = {
+                c.key: typed_config_value(c.value)
+                for c in conn.execute(select(ConfigRow.key, ConfigRow.value)
+                                      .where(ConfigRow.boot_id == boot_id).order_by(ConfigRow.key))
+            }
+            events = [
+                {"kind": e.kind, "rank": e.rank, "line": e.line, "ts": e.ts, "message": e.message,
+                 "detail": e.detail}
+                for e in conn.execute(
+                    select(EventRow.kind, EventRow.rank, EventRow.line, EventRow.ts, EventRow.message,
+                           EventRow.detail).where(EventRow.boot_id == boot_id).order_by(EventRow.seq)
+                )
+            ]
+            samples = list(conn.execute(
+                select(SampleRow.values).where(SampleRow.boot_id == boot_id).order_by(SampleRow.line, SampleRow.id)
+            ).scalars())
+        return {"boot": row._asdict(), "metrics": metrics, "config": config, "events": events,
+                "runtime": _runtime(samples)}
+
+    return retry(run)
+
+
+def boot_config(engine: Engine, boot_id: int) -> dict[str, str]:
+    """The stored config of a boot as printed (text values)."""
+    with engine.connect() as conn:
+        return {k: v for k, v in conn.execute(
+            select(ConfigRow.key, ConfigRow.value).where(ConfigRow.boot_id == boot_id))}
+
+
+_REF_RE = re.compile(r"^(last|prev)(?:~(\d+))?$")
+
+
+def _group_filter(q, row):
+    """Boots of the same container (and host); without a container, of the same source."""
+    if row.container is not None:
+        q = q.where(BootRow.container == row.container)
+        if row.host is not None:
+            q = q.where(BootRow.host == row.host)
+        return q
+    if row.host is not None:
+        return q.where(BootRow.host == row.host, BootRow.container.is_(None))
+    return q.where(BootRow.source_id == row.source_id)
+
+
+def resolve_ref(engine: Engine, ref: str, container: str | None = None, host: str | None = None) -> int:
+    """`last`, `prev` (the boot before `last` of the same container/source), `last~N`, or an id."""
+    ref = (ref or "").strip()
+    if ref.isdigit():
+        bid = int(ref)
+        with engine.connect() as conn:
+            if conn.execute(select(BootRow.id).where(BootRow.id == bid)).first() is None:
+                raise RefError(f"no boot with id {bid}")
+        return bid
+    m = _REF_RE.match(ref)
+    if not m:
+        raise RefError(f"not a boot reference: {ref!r} (use last, prev, last~N or an id)")
+    back = int(m.group(2) or 0) + (1 if m.group(1) == "prev" else 0)
+
+    with engine.connect() as conn:
+        last = conn.execute(
+            _filtered(select(BootRow.id, BootRow.container, BootRow.host, BootRow.source_id), container, host)
+            .order_by(BootRow.id.desc()).limit(1)
+        ).first()
+        if last is None:
+            where = f" for container {container}" if container else (f" for host {host}" if host else "")
+            raise RefError(f"no boot matches {ref!r}{where}" if back else f"no boots stored yet{where}")
+        if back == 0:
+            return last.id
+        q = _group_filter(_filtered(select(BootRow.id), container, host), last).where(BootRow.id < last.id)
+        found = conn.execute(q.order_by(BootRow.id.desc()).offset(back - 1).limit(1)).scalar()
+    if found is None:
+        raise RefError(f"no boot matches {ref!r}")
+    return found
+
+
+def boots_like(engine: Engine, boot_id: int, limit: int = 50) -> list[int]:
+    """Earlier boots of the same container/host (else source) with the same config, oldest first."""
+    with engine.connect() as conn:
+        row = conn.execute(
+            select(BootRow.id, BootRow.container, BootRow.host, BootRow.source_id, BootRow.config_hash)
+            .where(BootRow.id == boot_id)
+        ).first()
+        if row is None:
+            raise RefError(f"no boot with id {boot_id}")
+        q = _group_filter(select(BootRow.id), row).where(
+            BootRow.id < boot_id, BootRow.config_hash == row.config_hash
+        )
+        ids = list(conn.execute(q.order_by(BootRow.id.desc()).limit(limit)).scalars())
+    return ids[::-1]
+
+
+def count_rows(engine: Engine) -> dict[str, int]:
+    """Rows per table (for `db status` and tests)."""
+    out = {}
+    with engine.connect() as conn:
+        for model in (Source, BootRow, MetricRow, ConfigRow, EventRow, SampleRow, Position):
+            out[model.__tablename__] = conn.execute(select(func.count()).select_from(model)).scalar_one()
+    return out

@@ -1,0 +1,121 @@
+"""Test helpers for the store: a throwaway PostgreSQL schema per test run.
+
+Kept out of the hot paths (nothing in bootlog imports it); tests/conftest.py and the store's own
+test files use it.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+from contextlib import contextmanager
+from typing import Iterator
+
+PG_ENV = "BOOTLOG_TEST_PG_URL"
+
+
+def pg_base_url() -> str | None:
+    """The PostgreSQL URL to test against, when the environment gives one."""
+    return os.environ.get(PG_ENV) or None
+
+
+def with_search_path(url: str, schema: str) -> str:
+    """`url` with libpq's options=-csearch_path=<schema>, so every connection lands in it."""
+    from sqlalchemy.engine import make_url
+
+    u = make_url(url)
+    return u.update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(hide_password=False)
+
+
+@contextmanager
+def pg_schema(base_url: str) -> Iterator[str]:
+    """Create schema bootlog_test_<random>, yield a URL whose connections use it, drop it after.
+
+    The yielded URL is a plain string, so child processes (concurrency/crash tests) can open it.
+    """
+    from sqlalchemy import create_engine, text
+
+    schema = f"bootlog_test_{secrets.token_hex(6)}"
+    admin = create_engine(base_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+        yield with_search_path(base_url, schema)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def seed_boot(n: int = 0, *, tag: str = "", ranks: int = 2, padding: int = 0, status: str = "ready"):
+    """A Boot shaped like the operator's frank-primary deploy of 2026-10-02 (shape E).
+
+    Figures are the seed notes' own (KV 398,658 tokens / 1.99x at 200,704-token requests, graph
+    capture 0.31/0.17 GiB per rank, the cold compile timings); `n` shifts the lines and times so
+    every boot is distinct, `padding` adds that many extra per-rank timing figures so a save has
+    real work to do (crash tests), `tag` goes into the fingerprint.
+    """
+    import hashlib
+    from datetime import datetime, timedelta, timezone
+
+    from bootlog.records import Boot, Event, Metric, Sample
+
+    tz = timezone(timedelta(hours=-7))
+    t0 = datetime(2026, 10, 2, 9, 53, 1, tzinfo=tz) + timedelta(hours=n)
+    first = 1 + n * 1000
+    line = iter(range(first + 10, first + 100_000))
+
+    def m(name, value, unit, rank=None, dt=0):
+        return Metric(name, value, unit, rank=rank, line=next(line), ts=t0 + timedelta(seconds=dt),
+                      pattern=f"{name}.v1")
+
+    metrics = []
+    for r in range(ranks):
+        metrics.append(m("weights_load_s", 95.5 + r, "s", r, 100))
+        metrics.append(m("model_load_gib", 86.4, "GiB", r, 250))
+        metrics.append(m("model_load_s", 250.1 + r, "s", r, 250))
+    metrics += [
+        m("dynamo_transform_s", 4.6, "s", None, 260),
+        m("compile_graph_s", 179.24, "s", None, 440),
+        m("torch_compile_s", 188.26, "s", None, 450),
+        m("kv_cache_available_gib", 2.93, "GiB", None, 460),
+        m("kv_cache_tokens", 398658, "tokens", None, 461),
+        m("max_concurrency_request_tokens", 200704, "tokens", None, 461),
+        m("max_concurrency", 1.99, "x", None, 461),
+    ]
+    for r, gib in zip(range(ranks), (0.31, 0.17, 0.2, 0.2)):
+        metrics.append(m("graph_capture_s", 5, "s", r, 470))
+        metrics.append(m("graph_capture_gib", gib, "GiB", r, 470))
+    for i in range(padding):
+        metrics.append(m("compile_cache_load_s", 2.143 + i / 1000, "s", i % ranks, 480))
+    metrics.append(m("init_engine_s", 41.13, "s", None, 500))
+    metrics.append(m("init_engine_compile_s", 3.98, "s", None, 500))
+    config = {
+        "model": "/models/Qwen3.8-Flash-Next-Uncensored-FP8",
+        "max_model_len": "200704",
+        "max_num_seqs": "3",
+        "max_num_batched_tokens": "2048",
+        "kv_cache_dtype": "fp8",
+        "gpu_memory_utilization": "0.982",
+        "enable_prefix_caching": "False",
+        "tensor_parallel_size": "2",
+        "kv_cache_memory_bytes": "3166500000",
+        "served_model_name": "['frank-primary']",
+        "quantization": "None",
+    }
+    events = [Event("warning", line=next(line), rank=None, ts=t0 + timedelta(seconds=5),
+                    message="Default sampling parameters have been overridden by the model's "
+                            "Hugging Face generation config", detail={"message": "generation config"})]
+    samples = [
+        Sample(line=next(line), ts=t0 + timedelta(seconds=600 + 10 * i),
+               values={"prompt_throughput_tps": 812.4 if i == 1 else 0.0, "generation_throughput_tps": 31.2,
+                       "running_reqs": 1.0, "waiting_reqs": 0.0, "kv_cache_usage_pct": 41.2 - i,
+                       "prefix_cache_hit_rate_pct": 57.1})
+        for i in range(3)
+    ]
+    last = next(line)
+    fp = hashlib.sha256(f"seed-boot|{tag}|{n}".encode()).hexdigest()
+    return Boot(
+        first_line=first, last_line=last, status=status, vllm_version="0.11.1", engine="v1",
+        model=config["model"], started_at=t0, ready_at=t0 + timedelta(seconds=520),
+        metrics=metrics, config=config, events=events, samples=samples, fingerprint=fp,
+    )
