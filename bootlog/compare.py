@@ -1,0 +1,548 @@
+"""Compare boots: newer vs older (diff), a boot vs its plan (check), timings vs history.
+
+Works on `show --json` dicts only, so it never touches the store and can be tested on
+hand-built dicts. Two kinds of figure, judged differently:
+
+* capacity figures (KV tokens, blocks, concurrency, GiB of loads and graphs) are deterministic
+  for one image + config + GPU: any move at an unchanged config is drift; with a changed config
+  it is `changed` and the changed keys are named as the candidates;
+* timings are noisy: judged against earlier boots of the same config (median +/- k*MAD, never
+  tighter than min_pct), and only a slowdown is drift.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any, Iterable
+
+from bootlog.plan import (
+    CAPACITY_METRICS, EVENT_KINDS, TIMING_METRICS, UNITS, Expect, Plan,
+)
+
+# Event kinds whose appearance (or growth) means something went wrong.
+FAULT_EVENTS = ("oom", "engine_init_failed", "value_error", "kv_cache_insufficient",
+                "gdn_hip_fault", "gdn_hip_fault_cap", "worker_died", "traceback")
+# Boot fields compared before config: a version change explains capacity moves.
+BOOT_FIELDS = ("vllm_version", "engine", "model", "status")
+_ORDER = {n: i for i, n in enumerate((*CAPACITY_METRICS, *TIMING_METRICS))}
+_EVENT_ORDER = {k: i for i, k in enumerate(EVENT_KINDS)}
+MIN_HISTORY = 3
+
+
+# ---------------------------------------------------------------------------- helpers
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    try:
+        return float(str(v).replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _norm(v: Any) -> Any:
+    """Config values as comparable things: '200704' == 200704, 'True' == True, '' == None."""
+    if isinstance(v, str):
+        s = v.strip().strip("'\"")
+        low = s.lower()
+        if low in ("", "none", "null"):
+            return None
+        if low == "true":
+            return True
+        if low == "false":
+            return False
+        n = _num(s)
+        return n if n is not None else s
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, (int, float)):
+        return float(v)
+    return v
+
+
+def values_equal(x: Any, y: Any) -> bool:
+    a, b = _norm(x), _norm(y)
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(a, bool) or isinstance(b, bool):
+        # env files say 1/0 where Python prints True/False
+        if isinstance(a, float) or isinstance(b, float):
+            return float(a) == float(b)
+    return a == b
+
+
+def _clean(v: Any) -> Any:
+    """Numbers as JSON-friendly ints where integral."""
+    if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
+        return int(v)
+    if isinstance(v, float):
+        return round(v, 6)
+    return v
+
+
+def _delta(old: Any, new: Any) -> tuple[Any, Any]:
+    o, n = _num(old), _num(new)
+    if o is None or n is None:
+        return None, None
+    d = _clean(n - o)
+    pct = round((n - o) / abs(o) * 100, 2) if o else None
+    return d, pct
+
+
+def finding(key: str, section: str, old: Any, new: Any, verdict: str, why: str = "",
+            rank: int | None = None) -> dict:
+    d, pct = _delta(old, new)
+    return {"key": key, "section": section, "rank": rank, "old": _clean(old), "new": _clean(new),
+            "delta": d, "pct": pct, "verdict": verdict, "why": why}
+
+
+def summarize(findings: list[dict]) -> dict:
+    return {
+        "drift": sum(f["verdict"] == "drift" for f in findings),
+        "violations": sum(f["verdict"] == "violation" for f in findings),
+        "changed_config": sum(f["section"] == "config" and f["verdict"] == "changed"
+                              for f in findings),
+        "unchanged": sum(f["verdict"] == "same" for f in findings),
+    }
+
+
+def exit_code(result: dict) -> int:
+    """0 nothing wrong, 3 drift, 4 a violation (hard plan expectation, failed boot)."""
+    s = result.get("summary", {})
+    if s.get("violations"):
+        return 4
+    if s.get("drift"):
+        return 3
+    return 0
+
+
+# ---------------------------------------------------------------------------- figures
+
+def _config(show: dict) -> dict:
+    return show.get("config") or {}
+
+
+def derived_metrics(show: dict) -> list[dict]:
+    """The show dict's metrics plus the derived figures of metrics.md when the store lacks them
+    (kv_margin_tokens, kv_bytes_per_token need only the config and the KV size)."""
+    metrics = list(show.get("metrics") or [])
+    have = {m["name"] for m in metrics}
+    cfg = _config(show)
+    kv = [m for m in metrics if m["name"] == "kv_cache_tokens"]
+    seqs, mlen = _num(cfg.get("max_num_seqs")), _num(cfg.get("max_model_len"))
+    if "kv_margin_tokens" not in have and seqs and mlen:
+        for m in kv:
+            metrics.append({"name": "kv_margin_tokens", "value": m["value"] - seqs * mlen,
+                            "unit": "tokens", "rank": m.get("rank"), "line": m.get("line"),
+                            "pattern": "derived"})
+    kvb = _num(cfg.get("kv_cache_memory_bytes"))
+    if "kv_bytes_per_token" not in have and kvb:
+        for m in kv:
+            if m["value"]:
+                metrics.append({"name": "kv_bytes_per_token", "value": round(kvb / m["value"], 1),
+                                "unit": "B/token", "rank": m.get("rank"), "line": m.get("line"),
+                                "pattern": "derived"})
+    return metrics
+
+
+def figures(show: dict) -> dict[str, dict[int | None, list[float]]]:
+    """name -> rank -> values in log order."""
+    out: dict[str, dict[int | None, list[float]]] = {}
+    for m in derived_metrics(show):
+        v = _num(m.get("value"))
+        if v is None:
+            continue
+        out.setdefault(m["name"], {}).setdefault(m.get("rank"), []).append(v)
+    return out
+
+
+def _collapse(by_rank: dict[int | None, list[float]]) -> dict[int | None, list[float]]:
+    """Ranks that all printed the same values collapse to one row (rank null)."""
+    if len(by_rank) <= 1:
+        return by_rank
+    lists = list(by_rank.values())
+    if all(lst == lists[0] for lst in lists[1:]):
+        return {None: lists[0]}
+    return by_rank
+
+
+def _is_timing(name: str, plan: Plan | None) -> bool:
+    if name in TIMING_METRICS:
+        return True
+    if name in CAPACITY_METRICS:
+        return False
+    if plan:
+        for up in plan.patterns:
+            if up.name == name and up.kind:
+                return up.kind == "timing"
+    return UNITS.get(name) == "s" or name.endswith("_s")
+
+
+def _metric_order(name: str) -> tuple:
+    return (_ORDER.get(name, len(_ORDER)), name)
+
+
+def _history_values(history: Iterable[dict], name: str, rank: int | None, idx: int) -> list[float]:
+    vals = []
+    for h in history:
+        by_rank = figures(h).get(name)
+        if not by_rank:
+            continue
+        if rank in by_rank:
+            lst = by_rank[rank]
+            if idx < len(lst):
+                vals.append(lst[idx])
+        elif rank is None:  # collapsed row: one value per earlier boot, the median of its ranks
+            col = [lst[idx] for lst in by_rank.values() if idx < len(lst)]
+            if col:
+                vals.append(statistics.median(col))
+    return vals
+
+
+def judge_timing(new: float, hist: list[float], k: float = 3.0, min_pct: float = 20.0) -> tuple[str, str]:
+    """Verdict of a timing against earlier boots of the same config."""
+    if len(hist) < MIN_HISTORY:
+        return "insufficient_history", f"{len(hist)} earlier boot(s) at this config; need {MIN_HISTORY}"
+    med = statistics.median(hist)
+    mad = statistics.median(abs(x - med) for x in hist)
+    tol = max(k * 1.4826 * mad, abs(med) * min_pct / 100)
+    lo, hi = med - tol, med + tol
+    band = f"history median {_fmt(med)} s ±{_fmt(tol)} over {len(hist)} boots"
+    if new > hi:
+        return "drift", f"slower than {band}"
+    if new < lo:
+        return "changed", f"faster than {band}"
+    return "same", f"within {band}"
+
+
+def _fmt(v: float) -> str:
+    return format(round(v, 2), ",")
+
+
+# ---------------------------------------------------------------------------- diff
+
+def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = None) -> dict:
+    """Compare boot `a` (newer) with boot `b` (older); `history` = earlier boots of a's shape."""
+    history = [h for h in history if h.get("boot", {}).get("id") != a.get("boot", {}).get("id")]
+    k = plan.k if plan else 3.0
+    min_pct = plan.min_pct if plan else 20.0
+    ba, bb = a.get("boot", {}), b.get("boot", {})
+    out: list[dict] = []
+
+    # --- cause first: what the boots were asked to be
+    version_changed = not values_equal(ba.get("vllm_version"), bb.get("vllm_version"))
+    for f in BOOT_FIELDS:
+        old, new = bb.get(f), ba.get(f)
+        if f == "status":
+            continue
+        if not values_equal(old, new):
+            why = "different vLLM build: capacity moves are expected" if f == "vllm_version" else ""
+            out.append(finding(f, "config", old, new, "changed", why))
+    ca, cb = _config(a), _config(b)
+    changed_keys = []
+    for key in sorted(set(ca) | set(cb)):
+        if not values_equal(cb.get(key), ca.get(key)):
+            changed_keys.append(key)
+            out.append(finding(key, "config", cb.get(key), ca.get(key), "changed"))
+    out.extend(_status_findings(ba, bb))
+    cause = changed_keys[:]
+    if version_changed:
+        cause.insert(0, "vllm_version")
+
+    # --- effect: the figures
+    fa, fb = figures(a), figures(b)
+    for name in sorted(set(fa) | set(fb), key=_metric_order):
+        out.extend(_metric_findings(name, fa.get(name, {}), fb.get(name, {}), cause,
+                                    history, plan, k, min_pct))
+    cache = _compile_cache_finding(fa, fb, cause)
+    if cache:
+        out.append(cache)
+
+    # --- events
+    out.extend(_event_findings(a, b))
+
+    if plan is not None:
+        # the plan's verdict on the new boot rides along, minus what the diff already said
+        seen = {(f["key"], f["rank"], f["verdict"]) for f in out}
+        for f in check(a, plan)["findings"]:
+            if f["verdict"] != "same" and f["key"] != "status" and (f["key"], f["rank"], f["verdict"]) not in seen:
+                out.append(f)
+    return {"a": ba.get("id"), "b": bb.get("id"), "findings": out, "summary": summarize(out)}
+
+
+def _status_findings(ba: dict, bb: dict) -> list[dict]:
+    new, old = ba.get("status"), bb.get("status")
+    if new == "failed":
+        why = f"boot failed: {ba.get('failure') or 'other'}"
+        if ba.get("failure_message"):
+            why += f": {ba['failure_message'][:200]}"
+        return [finding("status", "config", old, new, "violation", why)]
+    if not values_equal(old, new):
+        return [finding("status", "config", old, new, "changed")]
+    return []
+
+
+def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: list[dict],
+                     plan: Plan | None, k: float, min_pct: float) -> list[dict]:
+    ra, rb = _collapse(ra), _collapse(rb)
+    if set(ra) != set(rb) and len(ra) == 1 and len(rb) == 1:
+        # one side printed once (rank null), the other once with a rank: same figure
+        ra, rb = {None: next(iter(ra.values()))}, {None: next(iter(rb.values()))}
+    timing = _is_timing(name, plan)
+    out = []
+    for rank in sorted(set(ra) | set(rb), key=lambda r: (r is not None, r or 0)):
+        la, lb = ra.get(rank, []), rb.get(rank, [])
+        for idx in range(max(len(la), len(lb))):
+            if idx >= len(lb):
+                out.append(finding(name, "metric", None, la[idx], "new", "", rank))
+                continue
+            if idx >= len(la):
+                out.append(finding(name, "metric", lb[idx], None, "gone", "", rank))
+                continue
+            old, new = lb[idx], la[idx]
+            if timing:
+                verdict, why = judge_timing(new, _history_values(history, name, rank, idx), k, min_pct)
+                if verdict == "insufficient_history" and values_equal(old, new):
+                    verdict = "same"
+            elif values_equal(old, new):
+                verdict, why = "same", ""
+            elif cause:
+                verdict, why = "changed", "explained by a change of " + ", ".join(cause[:6])
+            else:
+                verdict, why = "drift", "capacity figures must not move at an unchanged config"
+            out.append(finding(name, "metric", old, new, verdict, why, rank))
+    return out
+
+
+def _sum_max(by_rank: dict | None) -> float | None:
+    """Seconds a boot spent on something printed per rank: the slowest rank's total."""
+    if not by_rank:
+        return None
+    return max(sum(v) for v in by_rank.values())
+
+
+def _compile_cache_finding(fa: dict, fb: dict, cause: list[str]) -> dict | None:
+    a_cold = fa.get("compile_graph_s") and not fa.get("compile_cache_load_s")
+    b_warm = fb.get("compile_cache_load_s") and not fb.get("compile_graph_s")
+    a_warm = fa.get("compile_cache_load_s") and not fa.get("compile_graph_s")
+    b_cold = fb.get("compile_graph_s") and not fb.get("compile_cache_load_s")
+    if a_cold and b_warm:
+        cold, warm = _sum_max(fa["compile_graph_s"]), _sum_max(fb["compile_cache_load_s"])
+        if cause:
+            return finding("compile_cache", "metric", warm, cold, "changed",
+                           f"cold compile {_fmt(cold)} s after a warm boot; the cache key changed "
+                           f"with {', '.join(cause[:6])}")
+        return finding("compile_cache", "metric", warm, cold, "drift",
+                       f"compile cache missed: cold compile {_fmt(cold)} s after a warm boot "
+                       f"(cache load {_fmt(warm)} s) at the same config, cost "
+                       f"{_fmt(cold - warm)} s")
+    if a_warm and b_cold:
+        cold, warm = _sum_max(fb["compile_graph_s"]), _sum_max(fa["compile_cache_load_s"])
+        return finding("compile_cache", "metric", cold, warm, "changed",
+                       f"compile cache hit: load {_fmt(warm)} s instead of compiling "
+                       f"{_fmt(cold)} s")
+    return None
+
+
+def event_counts(show: dict) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for e in show.get("events") or []:
+        out.setdefault(e["kind"], []).append(e)
+    return out
+
+
+def _ranks_note(evs: list[dict]) -> str:
+    ranks = sorted({e.get("rank") for e in evs if e.get("rank") is not None})
+    return f" on rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}" if ranks else ""
+
+
+def _event_findings(a: dict, b: dict) -> list[dict]:
+    ea, eb = event_counts(a), event_counts(b)
+    out = []
+    for kind in sorted(set(ea) | set(eb), key=lambda k: (_EVENT_ORDER.get(k, 99), k)):
+        na, nb = len(ea.get(kind, [])), len(eb.get(kind, []))
+        note = _ranks_note(ea.get(kind, []))
+        if kind == "gdn_hip_fault" and "gdn_hip_fault_cap" in ea:
+            note += "; report limit reached, further faults counted silently"
+        if na == nb:
+            out.append(finding(kind, "event", nb, na, "same", note.strip("; ")))
+        elif kind in FAULT_EVENTS and na > nb:
+            out.append(finding(kind, "event", nb, na, "drift",
+                               f"{na - nb} more {kind} event(s){note}"))
+        elif nb == 0:
+            out.append(finding(kind, "event", nb, na, "new", note.strip("; ")))
+        elif na == 0:
+            out.append(finding(kind, "event", nb, na, "gone"))
+        else:
+            out.append(finding(kind, "event", nb, na, "changed", note.strip("; ")))
+    return out
+
+
+# ---------------------------------------------------------------------------- check
+
+def _fig_lookup(fig: dict, cfg: dict, name: str, rank: int | None) -> float | None:
+    by_rank = fig.get(name)
+    if by_rank:
+        if rank in by_rank:
+            return by_rank[rank][-1]
+        if None in by_rank:
+            return by_rank[None][-1]
+        if len(by_rank) == 1 or rank is None:
+            return max(v[-1] for v in by_rank.values())
+        return None
+    if name in cfg:
+        return _num(cfg[name])
+    return None
+
+
+def _bound(b: Any, fig: dict, cfg: dict, rank: int | None) -> tuple[float | None, str]:
+    """A bound value and how to name it ('cudagraph_estimate_gib 0.07')."""
+    if isinstance(b, str):
+        n = _num(b)
+        if n is not None:
+            return n, _fmt(n)
+        v = _fig_lookup(fig, cfg, b, rank)
+        return v, f"{b} {_fmt(v)}" if v is not None else b
+    n = _num(b)
+    return n, _fmt(n) if n is not None else str(b)
+
+
+def _judge_expect(ex: Expect, value: float, fig: dict, cfg: dict, rank: int | None) -> tuple[bool | None, Any, str]:
+    """(ok, bound value used, text). ok None = a bound could not be resolved."""
+    parts, ok, used = [], True, None
+    for op in ("min", "max", "eq", "approx"):
+        raw = getattr(ex, op)
+        if raw is None:
+            continue
+        bv, label = _bound(raw, fig, cfg, rank)
+        if bv is None:
+            return None, None, f"{op} {label}: not in this boot"
+        used = bv if used is None else used
+        if op == "min":
+            good = value >= bv
+            parts.append(f"≥ {label}")
+        elif op == "max":
+            good = value <= bv
+            parts.append(f"≤ {label}")
+        elif op == "eq":
+            good = math.isclose(value, bv, rel_tol=1e-9, abs_tol=1e-9)
+            parts.append(f"= {label}")
+        else:
+            good = math.isclose(value, bv, rel_tol=ex.tol, abs_tol=1e-9)
+            parts.append(f"≈ {label} ±{ex.tol * 100:g}%")
+        if not good:
+            used = bv
+        ok = ok and good
+    return ok, used, " and ".join(parts)
+
+
+def _fail(hard: bool) -> str:
+    return "violation" if hard else "drift"
+
+
+def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str]) -> list[dict]:
+    by_rank = fig.get(ex.name)
+    if not by_rank:
+        if ex.name in user and not ex.hard:
+            return [finding(ex.name, "metric", None, None, "insufficient_history",
+                            "no value for this user pattern in the stored boot (re-ingest with "
+                            "--plan to apply it)")]
+        return [finding(ex.name, "metric", None, None, _fail(ex.hard),
+                        "expected by the plan but not printed by this boot")]
+    if isinstance(ex.rank, int):
+        ranks = {ex.rank: by_rank.get(ex.rank, [])}
+        if not ranks[ex.rank]:
+            return [finding(ex.name, "metric", None, None, _fail(ex.hard),
+                            f"no value on rank {ex.rank}", ex.rank)]
+    else:
+        ranks = by_rank
+    rows = []
+    for rank in sorted(ranks, key=lambda r: (r is not None, r or 0)):
+        value = ranks[rank][-1]  # the last print is the figure the boot went on with
+        ok, bound, text = _judge_expect(ex, value, fig, cfg, rank)
+        if ok is None:
+            rows.append(finding(ex.name, "metric", None, value, "insufficient_history", text, rank))
+        elif ok:
+            rows.append(finding(ex.name, "metric", bound, value, "same", f"plan: {text}", rank))
+        else:
+            rows.append(finding(ex.name, "metric", bound, value, _fail(ex.hard),
+                                f"plan expects {text}", rank))
+    # identical rows on every rank read as one
+    if len(rows) > 1 and all((r["old"], r["new"], r["verdict"]) == (rows[0]["old"], rows[0]["new"], rows[0]["verdict"]) for r in rows):
+        rows = [{**rows[0], "rank": None}]
+    return rows
+
+
+def check(boot: dict, plan: Plan) -> dict:
+    """A boot against its plan: config, figures, events, boot status; `b` is None."""
+    bd = boot.get("boot", {})
+    cfg = _config(boot)
+    fig = figures(boot)
+    out: list[dict] = []
+
+    for key, want in plan.config.items():
+        have = cfg.get(key)
+        if key not in cfg and want is not None:
+            out.append(finding(key, "config", want, None, "violation",
+                               f"silently dropped: the plan sets {key} but the boot's config "
+                               "does not have it"))
+        elif not values_equal(have, want):
+            out.append(finding(key, "config", want, have, "violation",
+                               f"the boot runs {key}={have!r}, the plan says {want!r}"))
+        else:
+            out.append(finding(key, "config", want, have, "same"))
+
+    hard_boot = bool(plan.boot.get("hard", False))
+    want_status = plan.boot.get("status")
+    status = bd.get("status")
+    if status == "failed":
+        why = f"boot failed: {bd.get('failure') or 'other'}"
+        if bd.get("failure_message"):
+            why += f": {bd['failure_message'][:200]}"
+        out.append(finding("status", "config", want_status or "ready", status, "violation", why))
+    elif want_status and status != want_status:
+        out.append(finding("status", "config", want_status, status, _fail(hard_boot),
+                           f"plan expects the boot to be {want_status}"))
+    elif want_status:
+        out.append(finding("status", "config", want_status, status, "same"))
+
+    user = plan.user_names
+    for ex in [*plan.metrics.values(), *plan.boot_metrics.values()]:
+        out.extend(_check_metric(ex, fig, cfg, user))
+
+    cache = plan.boot.get("compile_cache")
+    if cache in ("warm", "cold"):
+        warm = bool(fig.get("compile_cache_load_s")) and not fig.get("compile_graph_s")
+        cold = bool(fig.get("compile_graph_s"))
+        state = "warm" if warm else "cold" if cold else None
+        if state is None:
+            out.append(finding("compile_cache", "metric", cache, None, "insufficient_history",
+                               "the boot printed no compile or cache-load line"))
+        elif state == cache:
+            out.append(finding("compile_cache", "metric", cache, state, "same"))
+        else:
+            secs = _sum_max(fig.get("compile_graph_s")) if state == "cold" else None
+            why = f"plan expects a {cache} compile cache"
+            if secs is not None:
+                why += f"; compiled for {_fmt(secs)} s"
+            out.append(finding("compile_cache", "metric", cache, state, _fail(hard_boot), why))
+
+    evs = event_counts(boot)
+    for kind, ex in plan.events.items():
+        got = evs.get(kind, [])
+        n = float(len(got))
+        ok, bound, text = _judge_expect(ex, n, fig, cfg, None)
+        note = _ranks_note(got)
+        if kind == "gdn_hip_fault" and "gdn_hip_fault_cap" in evs:
+            limits = [e.get("detail", {}).get("limit") for e in evs["gdn_hip_fault_cap"]]
+            lim = next((x for x in limits if x is not None), None)
+            note += (f"; report limit ({lim}) reached" if lim is not None else "; report limit reached") \
+                + ", further faults counted silently"
+        if ok:
+            out.append(finding(kind, "event", bound, int(n), "same", f"plan: {text}"))
+        else:
+            out.append(finding(kind, "event", bound, int(n), _fail(ex.hard),
+                               f"plan expects count {text}; {int(n)} seen{note}"))
+    return {"a": bd.get("id"), "b": None, "findings": out, "summary": summarize(out)}
