@@ -1,0 +1,122 @@
+"""Report commands: history, export, plot, report.  Only click and the standard library at
+module level; the work happens in bootlog.report / export / plot, imported inside each command."""
+from __future__ import annotations
+
+import click
+
+from bootlog.cli_common import get_engine, print_json
+
+
+def _split_names(values: tuple[str, ...]) -> list[str]:
+    # --metric a --metric b and --metric a,b mean the same
+    return [n.strip() for v in values for n in v.split(",") if n.strip()]
+
+
+@click.command()
+@click.option("--container", metavar="NAME", help="Only boots of this container.")
+@click.option("--host", metavar="NAME", help="Only boots of this host.")
+@click.option("--metric", "metrics", metavar="NAME", multiple=True,
+              help="Figure to show as a column (repeatable or comma-separated): a metric, a config key, "
+                   "a boot field, `faults`, or runtime.max.X / runtime.last.X. Default: the key figures.")
+@click.option("--last", type=click.IntRange(min=1), metavar="N", help="Only the newest N boots.")
+@click.option("--json", "as_json", is_flag=True, help="JSON array of rows, with a `changed` list per row.")
+@click.option("--csv", "as_csv", is_flag=True, help="CSV with a `changed` column.")
+@click.pass_context
+def history(ctx, container, host, metrics, last, as_json, as_csv) -> None:
+    """One row per boot with its key figures; a `*` marks a value that moved since the boot before.
+
+    Per-rank figures show one value when all ranks agree, else rank0/rank1.
+    """
+    from bootlog.report import history as build, load_docs, render_csv, render_json, render_text
+
+    if as_json and as_csv:
+        raise click.UsageError("choose --json or --csv, not both")
+    # one boot more than asked, so the first shown row still marks what changed
+    docs = load_docs(get_engine(ctx), container=container, host=host, last=None if last is None else last + 1)
+    names = _split_names(metrics)
+    columns = (["id", *[n for n in names if n != "id"]]) if names else None
+    cols, rows, changes = build(docs, columns, skip_first=last is not None and len(docs) > last)
+    if as_json:
+        print_json(render_json(rows, cols, changes))
+    elif as_csv:
+        click.echo(render_csv(rows, cols, changes), nl=False)
+    elif not rows:
+        click.echo("no boots stored yet (bootlog ingest LOG)")
+    else:
+        click.echo(render_text(rows, cols, changes))
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "parquet"]), default=None,
+              help="Output format (default: from FILE's suffix, else csv).")
+@click.option("--container", metavar="NAME", help="Only boots of this container.")
+@click.option("--host", metavar="NAME", help="Only boots of this host.")
+@click.option("--no-samples", is_flag=True, help="Leave out the runtime samples (they can be large).")
+@click.pass_context
+def export(ctx, file, fmt, container, host, no_samples) -> None:
+    """Export boots × figures (wide), events and runtime samples (long).
+
+    \b
+    csv:     FILE (boots) + FILE-stem-events.csv + FILE-stem-samples.csv beside it
+    json:    one object {"boots": [...], "events": [...], "samples": [...]}
+    parquet: three files like csv; needs pyarrow (pip install 'bootlog[parquet]')
+    """
+    from pathlib import Path
+
+    from bootlog.export import export as write, load_samples
+    from bootlog.report import load_docs
+
+    if fmt is None:
+        suffix = Path(file).suffix.lower().lstrip(".")
+        fmt = suffix if suffix in ("csv", "json", "parquet") else "csv"
+    engine = get_engine(ctx)
+    docs = load_docs(engine, container=container, host=host)
+    samples = [] if no_samples else load_samples(engine, [d["boot"]["id"] for d in docs])
+    written = write(docs, fmt, file, samples)
+    click.echo(f"exported {len(docs)} boot{'s' if len(docs) != 1 else ''} to " + ", ".join(str(p) for p in written))
+
+
+@click.command()
+@click.argument("metric")
+@click.option("--container", metavar="NAME", help="Only boots of this container.")
+@click.option("--host", metavar="NAME", help="Only boots of this host.")
+@click.option("--last", type=click.IntRange(min=1), metavar="N", help="Only the newest N boots.")
+@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="PNG file to write.")
+@click.pass_context
+def plot(ctx, metric, container, host, last, out) -> None:
+    """Plot METRIC across boots to a PNG: failed boots marked, config changes annotated.
+
+    Needs matplotlib (pip install 'bootlog[plot]').
+    """
+    from bootlog.plot import plot as draw
+    from bootlog.report import load_docs
+
+    docs = load_docs(get_engine(ctx), container=container, host=host, last=last)
+    path = draw(docs, metric, out)
+    click.echo(f"wrote {path}")
+
+
+@click.command()
+@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="HTML file to write.")
+@click.option("--container", metavar="NAME", help="Only boots of this container.")
+@click.option("--host", metavar="NAME", help="Only boots of this host.")
+@click.option("--last", type=click.IntRange(min=1), default=50, show_default=True, metavar="N",
+              help="Newest N boots in the table and plots.")
+@click.pass_context
+def report(ctx, out, container, host, last) -> None:
+    """Write one self-contained HTML page: history, latest diff, key-figure plots, runtime statistics.
+
+    No network needed to view it; images are inline.
+    """
+    from pathlib import Path
+
+    from bootlog.errors import InputError
+    from bootlog.report import html_report
+
+    path = Path(out)
+    if not path.parent.exists():
+        raise InputError(f"directory {path.parent} does not exist")
+    page = html_report(get_engine(ctx), container=container, host=host, last=last)
+    path.write_text(page, encoding="utf-8")
+    click.echo(f"wrote {path}")

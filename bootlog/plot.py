@@ -1,0 +1,106 @@
+"""One figure across boots as a PNG: failed boots marked, config changes annotated.
+
+matplotlib is an optional extra (`pip install 'bootlog[plot]'`); it is imported only here,
+inside the functions, with the headless Agg backend.
+"""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Sequence
+
+from bootlog.errors import BootlogError
+from bootlog.report import metric_values
+
+# Config keys that change with every boot or say nothing about capacity; never annotated.
+_NOISY_CONFIG = {"seed", "served_model_name", "model_tag", "port", "host"}
+
+
+def _matplotlib():
+    try:
+        import matplotlib
+    except ImportError:
+        raise BootlogError("plots need matplotlib: pip install 'bootlog[plot]'") from None
+    matplotlib.use("Agg")  # headless: no display on servers and in CI
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def config_changes(docs: Sequence[dict]) -> list[tuple[int, list[str]]]:
+    """(index, ["key old→new", …]) for each boot whose config differs from the boot before."""
+    out = []
+    for i in range(1, len(docs)):
+        old, new = docs[i - 1].get("config") or {}, docs[i].get("config") or {}
+        moved = [f"{k} {old.get(k, '∅')}→{new.get(k, '∅')}" for k in sorted(set(old) | set(new))
+                 if k not in _NOISY_CONFIG and str(old.get(k)) != str(new.get(k))]
+        if moved:
+            out.append((i, moved))
+    return out
+
+
+def series(docs: Sequence[dict], metric: str) -> dict[str, list[float | None]]:
+    """Label -> one value per boot.  One "all ranks" line when ranks agree, else one per rank."""
+    per_boot = [metric_values(d, metric) for d in docs]
+    ranks = sorted({r for vals in per_boot for r, _ in vals}, key=lambda r: -1 if r is None else r)
+    disagree = any(len({v for _, v in vals}) > 1 for vals in per_boot)
+    if not disagree or len(ranks) <= 1:
+        return {metric: [vals[0][1] if vals else None for vals in per_boot]}
+    out: dict[str, list[float | None]] = {}
+    for r in ranks:
+        label = f"{metric} (engine)" if r is None else f"{metric} rank {r}"
+        out[label] = [next((v for rr, v in vals if rr == r), None) for vals in per_boot]
+    return out
+
+
+def render_png(docs: Sequence[dict], metric: str, *, title: str | None = None) -> bytes:
+    """The plot as PNG bytes."""
+    if not docs:
+        raise BootlogError("no boots stored to plot")
+    lines = series(docs, metric)
+    if all(v is None for vals in lines.values() for v in vals):
+        raise BootlogError(f"no stored boot has the figure {metric!r}")
+    plt = _matplotlib()
+    n = len(docs)
+    xs = list(range(n))
+    fig, ax = plt.subplots(figsize=(max(6.0, min(16.0, 0.35 * n + 4)), 4.2), dpi=110)
+    try:
+        for label, vals in lines.items():
+            pts = [(x, v) for x, v in zip(xs, vals) if v is not None]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=4, lw=1.4, label=label)
+        ymin, ymax = ax.get_ylim()
+        failed = [x for x, d in zip(xs, docs) if d["boot"].get("status") == "failed"]
+        if failed:
+            # Failed boots rarely print the figure; mark them on the floor so they are still seen.
+            ax.scatter(failed, [ymin] * len(failed), marker="X", s=70, color="crimson", zorder=5,
+                       label="failed boot", clip_on=False)
+        for i, moved in config_changes(docs):
+            ax.axvline(i - 0.5, color="grey", ls="--", lw=0.8)
+            text = "; ".join(moved[:2]) + (f" (+{len(moved) - 2})" if len(moved) > 2 else "")
+            ax.annotate(text, xy=(i - 0.5, ymax), xytext=(2, -4), textcoords="offset points",
+                        rotation=90, va="top", ha="left", fontsize=7, color="dimgrey")
+        ax.set_ylim(ymin, ymax)
+        step = max(1, n // 25)
+        ax.set_xticks(xs[::step])
+        ax.set_xticklabels([f"#{d['boot']['id']}" for d in docs][::step], rotation=45, ha="right", fontsize=8)
+        ax.set_xlabel("boot (id, oldest left)")
+        unit = next((m.get("unit") for d in docs for m in d.get("metrics", []) if m["name"] == metric), None)
+        ax.set_ylabel(f"{metric} [{unit}]" if unit else metric)
+        ax.set_title(title or f"{metric} across {n} boot{'s' if n != 1 else ''}")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8, loc="best")
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        return buf.getvalue()
+    finally:
+        plt.close(fig)
+
+
+def plot(docs: Sequence[dict], metric: str, out: str | Path) -> Path:
+    """Write the PNG for `metric` to `out`."""
+    out = Path(out)
+    if not out.parent.exists():
+        raise BootlogError(f"directory {out.parent} does not exist")
+    out.write_bytes(render_png(docs, metric))
+    return out

@@ -1,0 +1,347 @@
+"""Boots across time: the history table (one row per boot, the chosen figures as columns).
+
+Works on `show --json` documents (queries.show_boot), so it never touches the schema and never
+parses logs.  A "figure" here is anything a column can hold: a boot field (status, model…), a
+config key (max_model_len…), a metric (kv_cache_tokens…), the derived `faults` count, or a
+runtime statistic spelled `runtime.max.X` / `runtime.last.X`.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any, Iterable, Sequence
+
+DEFAULT_COLUMNS: tuple[str, ...] = (
+    "id", "status", "vllm_version", "max_model_len", "max_num_seqs", "kv_cache_tokens",
+    "max_concurrency", "graph_capture_gib", "torch_compile_s", "boot_to_ready_s", "faults",
+)
+# Events that mean the engine lost state or memory at runtime; counted in the `faults` column.
+FAULT_KINDS: tuple[str, ...] = ("gdn_hip_fault", "oom")
+
+
+class PerRank(tuple):
+    """Values of one figure that differ between ranks, in rank order; renders as "a/b"."""
+
+    __slots__ = ()
+
+
+def load_docs(engine, *, container: str | None = None, host: str | None = None,
+              last: int | None = None) -> list[dict]:
+    """show_boot documents of the stored boots, oldest first; `last` keeps only the newest N."""
+    from bootlog.store.queries import list_boots, show_boot
+
+    boots = list_boots(engine, container=container, host=host)
+    if last is not None:
+        boots = boots[-last:] if last > 0 else []
+    return [show_boot(engine, b["id"]) for b in boots]
+
+
+def metric_values(doc: dict, name: str) -> list[tuple[int | None, float]]:
+    """(rank, value) of every printing of metric `name`, engine (rank None) first, then by rank.
+
+    Sorted stably so several printings by one rank keep their log order.
+    """
+    vals = [(m.get("rank"), m["value"]) for m in doc.get("metrics", []) if m["name"] == name]
+    return sorted(vals, key=lambda rv: -1 if rv[0] is None else rv[0])
+
+
+def metric_cell(doc: dict, name: str) -> Any:
+    """One value when every rank agrees (the usual case), else PerRank of the values."""
+    vals = metric_values(doc, name)
+    if not vals:
+        return None
+    distinct = {v for _, v in vals}
+    if len(distinct) == 1:
+        return vals[0][1]
+    return PerRank(v for _, v in vals)
+
+
+def figure(doc: dict, name: str) -> Any:
+    """The value of a column for one boot (None when the boot does not have it)."""
+    boot = doc.get("boot", {})
+    if name == "faults":
+        return sum(1 for e in doc.get("events", []) if e.get("kind") in FAULT_KINDS)
+    if name.startswith("runtime."):
+        _, part, key = (name.split(".", 2) + ["", ""])[:3]
+        return ((doc.get("runtime") or {}).get(part) or {}).get(key)
+    if name.startswith("config."):
+        return (doc.get("config") or {}).get(name[len("config."):])
+    if name in boot:
+        return boot[name]
+    if any(m["name"] == name for m in doc.get("metrics", [])):
+        return metric_cell(doc, name)
+    return (doc.get("config") or {}).get(name)
+
+
+def known_names(docs: Iterable[dict]) -> set[str]:
+    """Every column name the documents could fill (used to reject typos in --metric)."""
+    names = {"faults"}
+    for d in docs:
+        names.update(d.get("boot", {}))
+        names.update(d.get("config") or {})
+        names.update(f"config.{k}" for k in d.get("config") or {})
+        names.update(m["name"] for m in d.get("metrics", []))
+        for part, vals in (d.get("runtime") or {}).items():
+            if isinstance(vals, dict):
+                names.update(f"runtime.{part}.{k}" for k in vals)
+    return names
+
+
+def history_rows(docs: Sequence[dict], columns: Sequence[str] = DEFAULT_COLUMNS) -> list[dict]:
+    """One dict per boot: {column: value}, oldest first."""
+    return [{c: figure(d, c) for c in columns} for d in docs]
+
+
+def changed(rows: Sequence[dict], columns: Sequence[str]) -> list[set[str]]:
+    """Per row, the columns whose value differs from the previous row (the boot before it).
+
+    `id` never counts as a change; the first row has nothing to compare with.
+    """
+    out: list[set[str]] = []
+    for i, row in enumerate(rows):
+        if i == 0:
+            out.append(set())
+            continue
+        prev = rows[i - 1]
+        out.append({c for c in columns if c != "id" and _norm(row.get(c)) != _norm(prev.get(c))})
+    return out
+
+
+def _norm(v: Any) -> Any:
+    # The config stores Python spellings as text; 200704 and "200704" are the same setting.
+    if isinstance(v, PerRank):
+        return tuple(_norm(x) for x in v)
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            return v
+    return v
+
+
+def cell_text(v: Any) -> str:
+    """A value as the text table and CSV show it."""
+    if v is None:
+        return ""
+    if isinstance(v, PerRank):
+        return "/".join(cell_text(x) for x in v)
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, float):
+        if v.is_integer() and abs(v) < 1e15:
+            return str(int(v))
+        return f"{v:.6g}"
+    return str(v)
+
+
+def json_cell(v: Any) -> Any:
+    """PerRank becomes a list in JSON; everything else stays as stored."""
+    if isinstance(v, PerRank):
+        return list(v)
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def render_text(rows: Sequence[dict], columns: Sequence[str], changes: Sequence[set[str]] | None = None) -> str:
+    """An aligned table; a cell that moved since the previous boot carries a `*` suffix."""
+    changes = changes if changes is not None else changed(rows, columns)
+    cells = [[cell_text(r[c]) + ("*" if c in ch else "") for c in columns] for r, ch in zip(rows, changes)]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    numeric = [all(_is_num(r[c]) for r in rows if r[c] not in (None, "")) for c in columns]
+
+    def fmt(vals: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(vals, widths, numeric)).rstrip()
+
+    lines = [fmt(list(columns))] + [fmt(row) for row in cells]
+    if any(changes):
+        lines.append("(* = differs from the boot before)")
+    return "\n".join(lines)
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float, PerRank)) and not isinstance(v, bool)
+
+
+def render_csv(rows: Sequence[dict], columns: Sequence[str], changes: Sequence[set[str]] | None = None) -> str:
+    """CSV with plain values and a `changed` column naming the cells that moved (;-separated)."""
+    changes = changes if changes is not None else changed(rows, columns)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([*columns, "changed"])
+    for r, ch in zip(rows, changes):
+        w.writerow([cell_text(r[c]) for c in columns] + [";".join(c for c in columns if c in ch)])
+    return buf.getvalue()
+
+
+def render_json(rows: Sequence[dict], columns: Sequence[str], changes: Sequence[set[str]] | None = None) -> list[dict]:
+    """JSON-ready rows: the columns plus `changed`, the list of columns that moved."""
+    changes = changes if changes is not None else changed(rows, columns)
+    return [{**{c: json_cell(r[c]) for c in columns}, "changed": [c for c in columns if c in ch]}
+            for r, ch in zip(rows, changes)]
+
+
+def history(docs: Sequence[dict], columns: Sequence[str] | None = None, *, skip_first: bool = False
+            ) -> tuple[list[str], list[dict], list[set[str]]]:
+    """Columns, rows and per-row changes for a history view.
+
+    With skip_first the first document only serves as the "boot before" of the second, so a
+    `--last N` view still marks what its first row changed.
+    """
+    from bootlog.errors import BootlogError
+
+    cols = list(dict.fromkeys(columns)) if columns else list(DEFAULT_COLUMNS)
+    if columns:
+        known = known_names(docs) | set(DEFAULT_COLUMNS)
+        unknown = [c for c in cols if c not in known and not c.startswith(("config.", "runtime."))]
+        if unknown and docs:
+            raise BootlogError(f"unknown figure {', '.join(unknown)} (no stored boot has it)")
+    rows = history_rows(docs, cols)
+    changes = changed(rows, cols)
+    if skip_first and rows:
+        rows, changes = rows[1:], changes[1:]
+    return cols, rows, changes
+
+
+# ---- the HTML page --------------------------------------------------------------------------
+
+KEY_PLOTS: tuple[str, ...] = ("kv_cache_tokens", "max_concurrency", "graph_capture_gib",
+                              "torch_compile_s", "boot_to_ready_s")
+
+
+def _esc(v: Any) -> str:
+    import html
+
+    return html.escape(cell_text(v) if not isinstance(v, str) else v)
+
+
+def history_html(rows: Sequence[dict], columns: Sequence[str], changes: Sequence[set[str]]) -> str:
+    head = "".join(f"<th>{_esc(c)}</th>" for c in columns)
+    body = []
+    for r, ch in zip(rows, changes):
+        cls = ' class="failed"' if r.get("status") == "failed" else ""
+        tds = "".join(f'<td class="changed" title="differs from the boot before">{_esc(cell_text(r[c]))}*</td>'
+                      if c in ch else f"<td>{_esc(cell_text(r[c]))}</td>" for c in columns)
+        body.append(f"<tr{cls}>{tds}</tr>")
+    return f'<table class="history"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def runtime_html(doc: dict) -> str:
+    """The last boot's runtime statistics: count of stats lines, last and max of each series."""
+    rt = doc.get("runtime") or {}
+    last, peak = rt.get("last") or {}, rt.get("max") or {}
+    names = list(dict.fromkeys([*last, *peak]))
+    if not names:
+        return f"<p>No runtime statistics lines in boot #{doc['boot']['id']}.</p>"
+    rows = "".join(f"<tr><td>{_esc(n)}</td><td>{_esc(cell_text(last.get(n)))}</td>"
+                   f"<td>{_esc(cell_text(peak.get(n)))}</td></tr>" for n in names)
+    return (f"<p>Boot #{doc['boot']['id']}: {rt.get('stats_lines', 0)} statistics lines.</p>"
+            f'<table class="runtime"><thead><tr><th>series</th><th>last</th><th>max</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table>")
+
+
+def events_html(doc: dict, limit: int = 20) -> str:
+    evs = doc.get("events") or []
+    if not evs:
+        return ""
+    counts: dict[str, int] = {}
+    for e in evs:
+        counts[e["kind"]] = counts.get(e["kind"], 0) + 1
+    summary = ", ".join(f"{k} × {n}" for k, n in counts.items())
+    items = "".join(f"<li>line {_esc(e.get('line'))} {_esc(e['kind'])}"
+                    f"{' rank ' + _esc(e['rank']) if e.get('rank') is not None else ''}: "
+                    f"<code>{_esc((e.get('message') or '')[:300])}</code></li>" for e in evs[:limit])
+    more = f"<p>… and {len(evs) - limit} more.</p>" if len(evs) > limit else ""
+    return f"<p>Events: {_esc(summary)}</p><ul>{items}</ul>{more}"
+
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;font-size:.85em}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}
+th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
+td.changed{background:#fff3c4;font-weight:600}tr.failed td{color:#b00020}
+pre{background:#f8f8f8;padding:.8em;overflow-x:auto;font-size:.85em}
+img{max-width:100%;border:1px solid #eee;margin:.4em 0}
+.note{color:#777;font-size:.85em}
+"""
+
+
+def build_html(*, title: str, history: str, diff: str | None, plots: Sequence[tuple[str, bytes]],
+               runtime: str, events: str = "", notes: Sequence[str] = ()) -> str:
+    """Assemble the self-contained page (inline CSS, PNGs as base64 data URIs, no scripts)."""
+    import base64
+    import html
+
+    parts = [f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>",
+             f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>",
+             "<h2>History</h2>", history]
+    if diff is not None:
+        parts += ["<h2>Latest boot against the one before</h2>", f"<pre>{html.escape(diff)}</pre>"]
+    if plots:
+        parts.append("<h2>Key figures across boots</h2>")
+        for name, png in plots:
+            b64 = base64.b64encode(png).decode("ascii")
+            parts.append(f'<div><img alt="{html.escape(name)}" src="data:image/png;base64,{b64}"></div>')
+    parts += ["<h2>Runtime statistics of the last boot</h2>", runtime, events]
+    parts += [f'<p class="note">{html.escape(n)}</p>' for n in notes]
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def latest_diff_text(engine, *, container: str | None = None, host: str | None = None) -> str | None:
+    """The text diff of `last` against `prev` (the CLI's refs), or None when unavailable.
+
+    compare/render belong to another module; when they are not installed the section is left out.
+    """
+    from bootlog.errors import RefError
+
+    try:
+        from bootlog import compare, render
+        from bootlog.store.queries import resolve_ref
+    except ImportError:
+        return None
+    try:
+        new = resolve_ref(engine, "last", container=container, host=host)
+        old = resolve_ref(engine, "prev", container=container, host=host)
+    except RefError:
+        return None
+    result = compare.diff(engine, new, old)
+    for name in ("render_diff", "diff_text", "render_findings"):
+        fn = getattr(render, name, None)
+        if fn is not None:
+            return fn(result)
+    return None
+
+
+def html_report(engine, *, container: str | None = None, host: str | None = None, last: int | None = 50,
+                title: str | None = None) -> str:
+    """The whole report page for the stored boots (newest `last` boots in the table and plots)."""
+    from bootlog.errors import BootlogError
+
+    docs = load_docs(engine, container=container, host=host, last=None if last is None else last + 1)
+    if not docs:
+        raise BootlogError("no boots stored yet (bootlog ingest LOG)")
+    cols, rows, changes = history(docs, skip_first=last is not None and len(docs) > last)
+    shown = docs[-len(rows):]
+    notes: list[str] = []
+    plots: list[tuple[str, bytes]] = []
+    try:
+        from bootlog.plot import render_png
+
+        for name in KEY_PLOTS:
+            if any(m["name"] == name for d in shown for m in d.get("metrics", [])):
+                plots.append((name, render_png(shown, name)))
+    except BootlogError as err:
+        notes.append(f"Plots left out: {err}")
+    diff = latest_diff_text(engine, container=container, host=host)
+    if diff is None and len(shown) >= 2:
+        notes.append("Diff left out: bootlog.compare/render not available.")
+    where = f" — {container}" if container else ""
+    return build_html(title=title or f"bootlog report{where}", history=history_html(rows, cols, changes),
+                      diff=diff, plots=plots, runtime=runtime_html(shown[-1]), events=events_html(shown[-1]),
+                      notes=notes)
