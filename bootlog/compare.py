@@ -218,7 +218,7 @@ def judge_timing(new: float, hist: list[float], k: float = 3.0, min_pct: float =
 
 
 def _fmt(v: float) -> str:
-    return format(round(v, 2), ",")
+    return format(round(v, 3), ",")
 
 
 # ---------------------------------------------------------------------------- diff

@@ -1,0 +1,125 @@
+"""`bootlog diff`, `bootlog check`, `bootlog explain`: wiring only (logic in compare/plan/explain).
+
+Only click and the standard library at module level: `bootlog --help` must stay fast.
+"""
+from __future__ import annotations
+
+import os
+
+import click
+
+from bootlog.cli_common import get_engine, print_json
+
+
+def _history(engine, boot_id: int) -> list[dict]:
+    from bootlog.store.queries import boots_like, show_boot
+
+    return [show_boot(engine, i) for i in boots_like(engine, boot_id)]
+
+
+def _load_plan(path: str | None):
+    if not path:
+        return None
+    from bootlog.plan import load_plan
+
+    return load_plan(path)
+
+
+@click.command()
+@click.argument("a", default="last")
+@click.argument("b", default="prev")
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False),
+              help="Also hold A to this plan (and use its tolerances and user figures).")
+@click.option("--container", metavar="NAME", help="Resolve refs among this container's boots.")
+@click.option("--host", metavar="NAME", help="Resolve refs among this host's boots.")
+@click.option("--json", "as_json", is_flag=True, help="The findings as JSON.")
+@click.option("--markdown", is_flag=True, help="The findings as a Markdown table.")
+@click.pass_context
+def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
+    """Compare boot A (the new one) with boot B: config changes first, then figures, then events.
+
+    Capacity figures that move at an unchanged config are drift; timings are judged against
+    earlier boots of the same config. Exit 0 nothing wrong, 3 drift, 4 violation/failed boot.
+    """
+    from bootlog import compare, render
+    from bootlog.store.queries import resolve_ref, show_boot
+
+    plan = _load_plan(plan_file)
+    engine = get_engine(ctx)
+    ida = resolve_ref(engine, a, container=container, host=host)
+    idb = resolve_ref(engine, b, container=container, host=host)
+    result = compare.diff(show_boot(engine, ida), show_boot(engine, idb),
+                          history=_history(engine, ida), plan=plan)
+    _emit(result, as_json, markdown, plan_file)
+    ctx.exit(compare.exit_code(result))
+
+
+@click.command()
+@click.argument("ref", default="last")
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), required=True,
+              help="The plan TOML (it may name an env file).")
+@click.option("--container", metavar="NAME", help="Resolve REF among this container's boots.")
+@click.option("--host", metavar="NAME", help="Resolve REF among this host's boots.")
+@click.option("--json", "as_json", is_flag=True, help="The findings as JSON.")
+@click.option("--markdown", is_flag=True, help="The findings as a Markdown table.")
+@click.pass_context
+def check(ctx, ref, plan_file, container, host, as_json, markdown) -> None:
+    """Hold one boot to its plan: config keys, figure bounds, event counts, boot status.
+
+    Exit 0 all met, 3 a soft expectation missed, 4 a hard one missed or the boot failed.
+    """
+    from bootlog import compare
+    from bootlog.store.queries import resolve_ref, show_boot
+
+    plan = _load_plan(plan_file)
+    engine = get_engine(ctx)
+    result = compare.check(show_boot(engine, resolve_ref(engine, ref, container=container, host=host)), plan)
+    _emit(result, as_json, markdown, plan_file)
+    ctx.exit(compare.exit_code(result))
+
+
+def _emit(result: dict, as_json: bool, markdown: bool, plan_file: str | None) -> None:
+    from bootlog import render
+
+    name = os.path.basename(plan_file) if plan_file else None
+    if as_json:
+        print_json(result)
+    elif markdown:
+        click.echo(render.render_markdown(result, plan_name=name))
+    else:
+        click.echo(render.render_text(result, plan_name=name))
+
+
+@click.command()
+@click.argument("target", default="last")
+@click.option("--container", metavar="NAME", help="Resolve REF among this container's boots.")
+@click.option("--host", metavar="NAME", help="Resolve REF among this host's boots.")
+@click.option("--json", "as_json", is_flag=True, help="The explanation as JSON.")
+@click.pass_context
+def explain(ctx, target, container, host, as_json) -> None:
+    """Where each figure came from (line + catalogue entry), and marker lines nothing read.
+
+    TARGET is a log file (parsed in memory, nothing stored) or a stored boot REF.
+    """
+    from bootlog import explain as ex
+    from bootlog import render
+
+    if os.path.exists(target) or target == "-":
+        report = ex.explain_log(target)
+    else:
+        from bootlog.store.queries import resolve_ref
+
+        engine = get_engine(ctx)
+        report = ex.explain_ref(engine, resolve_ref(engine, target, container=container, host=host))
+    if as_json:
+        print_json(report)
+    else:
+        click.echo(render.render_explain(report))
+
+
+COMMANDS = (diff, check, explain)
+
+
+def register(group: click.Group) -> None:
+    for cmd in COMMANDS:
+        group.add_command(cmd)

@@ -1,0 +1,143 @@
+"""Text and Markdown rendering of diff/check results (the JSON twin is the result dict itself).
+
+terraform-plan style: a legend, sections in cause-then-effect order (config, metrics, events),
+one symbol per finding, one summary line.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+SYMBOLS = {"same": "=", "changed": "~", "drift": "!", "violation": "✗", "new": "+", "gone": "-",
+           "insufficient_history": "?"}
+LEGEND = "(legend: ~ changed  ! drift  ✗ violation  + new  - gone)"
+_SECTIONS = (("config", "config"), ("metric", "metrics"), ("event", "events"))
+
+
+def fmt_value(v: Any) -> str:
+    """398658 -> '398,658'; 2.143 -> '2.143'; -0.06 -> '-0.06'; None/True as Python prints."""
+    if v is None or isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        if v.is_integer() and abs(v) < 1e15:
+            return f"{int(v):,}"
+        return format(round(v, 4), ",")
+    if isinstance(v, (list, dict)):
+        text = str(v)
+        return text if len(text) <= 60 else text[:57] + "..."
+    text = str(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _signed(v: Any) -> str:
+    s = fmt_value(v)
+    return s if s.startswith("-") else "+" + s
+
+
+def _label(f: dict) -> str:
+    return f["key"] if f.get("rank") is None else f"{f['key']}[rank {f['rank']}]"
+
+
+def finding_line(f: dict, width: int = 24) -> str:
+    sym = SYMBOLS.get(f["verdict"], "?")
+    label = _label(f)
+    if f["section"] == "config":
+        text = f"{sym} {label}: {fmt_value(f['old'])} → {fmt_value(f['new'])}"
+    else:
+        text = f"{sym} {label:<{width}} {fmt_value(f['old'])} → {fmt_value(f['new'])}"
+    if f.get("delta") not in (None, 0):
+        extra = _signed(f["delta"])
+        if f.get("pct") is not None:
+            extra += f", {_signed(f['pct'])}%"
+        text += f"  ({extra})"
+    if f.get("why") and f["verdict"] != "same":
+        text += f"  {f['why']}"
+    elif f.get("why") and f["verdict"] == "same" and f["section"] == "event":
+        text += f"  {f['why']}"
+    return text
+
+
+def summary_line(result: dict) -> str:
+    s = result.get("summary", {})
+    n_cfg = s.get("changed_config", 0)
+    insufficient = sum(f["verdict"] == "insufficient_history" for f in result.get("findings", []))
+    text = (f"summary: {s.get('drift', 0)} drift, {s.get('violations', 0)} violation"
+            f"{'' if s.get('violations', 0) == 1 else 's'}, {n_cfg} config change"
+            f"{'' if n_cfg == 1 else 's'}, {s.get('unchanged', 0)} unchanged")
+    if insufficient:
+        text += f", {insufficient} without enough history"
+    return text
+
+
+def title(result: dict, plan_name: str | None = None) -> str:
+    if result.get("b") is None:
+        what = f"bootlog check {result.get('a')}"
+        if plan_name:
+            what += f" against {plan_name}"
+    else:
+        what = f"bootlog diff {result.get('a')} → {result.get('b')}"
+    return f"{what}   {LEGEND}"
+
+
+def render_text(result: dict, *, plan_name: str | None = None, show_same: bool = True) -> str:
+    """The human twin of a diff/check result."""
+    lines = [title(result, plan_name)]
+    findings = result.get("findings", [])
+    width = max([len(_label(f)) for f in findings if f["section"] != "config"] + [16])
+    for section, heading in _SECTIONS:
+        rows = [f for f in findings if f["section"] == section
+                and (show_same or f["verdict"] != "same")]
+        if not rows:
+            continue
+        lines.append(heading)
+        lines.extend("  " + finding_line(f, width) for f in rows)
+    lines.append(summary_line(result))
+    return "\n".join(lines)
+
+
+def _md_cell(v: Any) -> str:
+    return fmt_value(v).replace("|", "\\|")
+
+
+def render_markdown(result: dict, *, plan_name: str | None = None, show_same: bool = False) -> str:
+    """A Markdown table of the findings (for reports, PR comments, the hook's summary)."""
+    head = title(result, plan_name).split("   ")[0]
+    lines = [f"### {head}", "", "| | section | figure | rank | old | new | Δ | % | why |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for f in result.get("findings", []):
+        if not show_same and f["verdict"] == "same":
+            continue
+        lines.append("| {} | {} | `{}` | {} | {} | {} | {} | {} | {} |".format(
+            SYMBOLS.get(f["verdict"], "?"), f["section"], f["key"],
+            "" if f.get("rank") is None else f["rank"], _md_cell(f["old"]), _md_cell(f["new"]),
+            "" if f.get("delta") is None else _signed(f["delta"]),
+            "" if f.get("pct") is None else f"{_signed(f['pct'])}%",
+            (f.get("why") or "").replace("|", "\\|")))
+    lines += ["", summary_line(result)]
+    return "\n".join(lines)
+
+
+def render_explain(report: dict) -> str:
+    """Text twin of an explain report: where every figure came from, what went unread."""
+    out = [f"bootlog explain {report.get('source')}"]
+    for b in report.get("boots", []):
+        head = f"boot {b['id']}" if b.get("id") is not None else "boot"
+        out.append(f"{head}  lines {b.get('first_line')}-{b.get('last_line')}  {b.get('status') or ''}".rstrip())
+        for f in b.get("figures", []):
+            rank = "" if f.get("rank") is None else f"[rank {f['rank']}]"
+            out.append(f"  {f['name']}{rank} = {fmt_value(f['value'])} {f.get('unit') or ''}".rstrip()
+                       + f"   line {f.get('line')}  ← {f.get('pattern') or '?'}")
+            if f.get("text"):
+                out.append(f"      {f['text'][:160]}")
+        for e in b.get("events", []):
+            rank = "" if e.get("rank") is None else f"[rank {e['rank']}]"
+            out.append(f"  event {e['kind']}{rank}   line {e.get('line')}")
+    unmatched = report.get("unmatched", [])
+    if unmatched:
+        out.append(f"unread: {len(unmatched)} line(s) hold a known marker but no pattern matched")
+        for u in unmatched:
+            out.append(f"  line {u['line']} [{u['marker']}]: {u['text'][:160]}")
+    else:
+        out.append("unread: none (every line with a known marker was matched)")
+    return "\n".join(out)
