@@ -1,0 +1,306 @@
+"""The only place bootlog runs a container engine (podman, or docker for the same commands).
+
+Always argument lists, never a shell.  The binary comes from $BOOTLOG_PODMAN (default "podman")
+and $BOOTLOG_PODMAN_ARGS (shlex-split) is put before the subcommand, so a test or an operator can
+point bootlog at a private store (`--root X --runroot Y`).  For docker, $BOOTLOG_DOCKER /
+$BOOTLOG_DOCKER_ARGS play the same part.
+
+Never `logs -f` and never `--tail`: both lose or reorder data in podman 4.3.1 (podman.md).  Callers
+poll `logs(since=...)` instead; `since` is exclusive (a record stamped exactly `since` is left out),
+which `Cursor` below relies on.
+"""
+from __future__ import annotations
+
+import heapq
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import IO, Iterator
+
+from bootlog.errors import SourceError
+
+ENGINES = ("podman", "docker")
+CHUNK = 256 * 1024
+
+# a record's timestamp as `logs --timestamps` prints it: RFC 3339, UTC "Z" (podman: always 9
+# digits; docker: trailing zeros trimmed), followed by one space
+TS_RE = re.compile(rb"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d) ")
+_NO_SUCH = re.compile(r"no such (container|object)|no container with name or id", re.I)
+
+
+def command(engine: str = "podman") -> list[str]:
+    """The engine's argv prefix: binary plus the global args from the environment."""
+    if engine not in ENGINES:
+        raise SourceError(f"unknown container engine {engine!r} (podman or docker)")
+    var = engine.upper()
+    binary = os.environ.get(f"BOOTLOG_{var}") or engine
+    if shutil.which(binary) is None:
+        shown = engine if binary == engine else f"{engine} ({binary})"
+        raise SourceError(f"{shown} not found on PATH", engine=engine, binary=binary)
+    return [binary, *shlex.split(os.environ.get(f"BOOTLOG_{var}_ARGS", ""))]
+
+
+def _fail(engine: str, what: str, name: str, rc: int, stderr: str) -> SourceError:
+    last = next((ln for ln in reversed(stderr.strip().splitlines()) if ln.strip()), "")
+    if _NO_SUCH.search(last):
+        return SourceError(f"no such container: {name}", container=name)
+    return SourceError(f"{engine} {what} {name} failed (exit {rc}): {last.removeprefix('Error: ')}",
+                       container=name, rc=rc)
+
+
+def _run(engine: str, args: list[str], name: str, what: str, timeout: float = 60) -> str:
+    argv = [*command(engine), *args]
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired as err:
+        raise SourceError(f"{engine} {what} {name} did not answer within {timeout:.0f} s") from err
+    if done.returncode != 0:
+        raise _fail(engine, what, name, done.returncode, done.stderr.decode("utf-8", "replace"))
+    return done.stdout.decode("utf-8", "replace")
+
+
+# ---------------------------------------------------------------------------------------- time
+
+
+def ts_ns(m: re.Match) -> int:
+    """Nanoseconds since the epoch of a TS_RE match (kept as an int: datetime drops nanoseconds)."""
+    y, mo, d, h, mi, s, frac, zone = m.groups()
+    base = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), tzinfo=timezone.utc)
+    ns = int(base.timestamp()) * 10**9 + (int(frac.ljust(9, b"0")) if frac else 0)
+    if zone != b"Z":
+        sign = 1 if zone[:1] == b"+" else -1
+        ns -= sign * (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60) * 10**9
+    return ns
+
+
+def parse_time(text: str) -> int | None:
+    """Nanoseconds since the epoch from inspect/events spellings: RFC 3339 (any fraction) or
+    Go's `2026-11-29 14:25:24.814971381 +0000 UTC`.  None for Go's zero time."""
+    text = text.strip()
+    if not text or text.startswith("0001-01-01"):
+        return None
+    go = re.fullmatch(r"(\S+) (\S+) ([+-]\d\d)(\d\d)(?: \S+)?", text)
+    if go:
+        text = f"{go[1]}T{go[2]}{go[3]}:{go[4]}"
+    m = TS_RE.match((text + " ").encode())
+    if not m:
+        raise SourceError(f"cannot read container time {text!r}")
+    return ts_ns(m)
+
+
+def format_time(ns: int) -> str:
+    """RFC 3339 with nanoseconds, UTC: what --since/--until accept without rounding."""
+    sec, frac = divmod(ns, 10**9)
+    return datetime.fromtimestamp(sec, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + f".{frac:09d}Z"
+
+
+def now_ns() -> int:
+    return time.time_ns()
+
+
+def _since_arg(since: int | datetime | str | None) -> str | None:
+    if since is None or isinstance(since, str):
+        return since
+    if isinstance(since, datetime):
+        if since.tzinfo is None:
+            raise ValueError("since must be timezone-aware")
+        return format_time(int(since.timestamp()) * 10**9 + since.microsecond * 1000)
+    return format_time(int(since))
+
+
+# ---------------------------------------------------------------------------------------- logs
+
+
+def _lines(f: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    """(timestamp ns, physical line) of a spooled `logs --timestamps` stream.
+
+    A physical line may hold several records (P chunks of one long line each carry their own
+    stamp in 4.3.1); the line sorts by its first stamp.  Bytes without a stamp (the engine's own
+    output, or timestamps off) inherit the previous stamp so order is kept.
+    """
+    last = 0
+    for line in f:
+        m = TS_RE.match(line)
+        if m:
+            last = ts_ns(m)
+        yield last, line
+
+
+def logs(name: str, *, since: int | datetime | str | None = None, until: int | datetime | str | None = None,
+         timestamps: bool = True, engine: str = "podman") -> Iterator[bytes]:
+    """The container's log as `<engine> logs --timestamps` prints it, stdout and stderr merged
+    by timestamp, in chunks of about 256 KiB.
+
+    The engine writes both streams at once, so each is spooled to an unlinked temporary file
+    (bounded memory, no pipe deadlock) and the two are merged once the command has ended.
+    `since`/`until` are exclusive bounds: ns since the epoch, an aware datetime or the engine's
+    own spelling.  Raises SourceError before yielding anything if the command fails.
+    """
+    args = ["logs", "--timestamps"]
+    if (s := _since_arg(since)) is not None:
+        args += ["--since", s]
+    if (u := _since_arg(until)) is not None:
+        args += ["--until", u]
+    argv = [*command(engine), *args, name]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        rc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err).returncode
+        if rc != 0:
+            err.seek(0)
+            # only the tail: the engine's own message is the last line after any stderr records
+            err.seek(max(0, os.fstat(err.fileno()).st_size - 4096))
+            raise _fail(engine, "logs", name, rc, err.read().decode("utf-8", "replace"))
+        out.seek(0)
+        err.seek(0)
+        merged = heapq.merge(_lines(out), _lines(err), key=lambda item: item[0])
+        buf: list[bytes] = []
+        size = 0
+        for _, line in merged:
+            if not timestamps:
+                line = _strip_stamps(line)
+            buf.append(line)
+            size += len(line)
+            if size >= CHUNK:
+                yield b"".join(buf)
+                buf, size = [], 0
+        if buf:
+            yield b"".join(buf)
+
+
+def _strip_stamps(line: bytes) -> bytes:
+    # a stamp opens the line and every glued P continuation; the strict shape makes a false hit
+    # inside real text very unlikely
+    return TS_RE.sub(b"", line)
+
+
+@dataclass
+class Cursor:
+    """Where a poller stands in a container's log: the stamp of the last record it consumed and
+    how many records carry exactly that stamp (one conmon read batch shares a stamp, so a batch
+    can straddle two polls).  `ts=None` means "from the beginning"."""
+
+    ts: int | None = None
+    at_ts: int = 0
+
+    def encode(self) -> str:
+        return f"{self.ts or 0}:{self.at_ts}"
+
+    @classmethod
+    def decode(cls, text: str | None) -> "Cursor":
+        if not text:
+            return cls()
+        ts, _, n = text.partition(":")
+        return cls(int(ts) or None, int(n or 0))
+
+
+def read_new(name: str, cursor: Cursor, *, until: int | None = None, final: bool = False,
+             engine: str = "podman") -> tuple[bytes, Cursor]:
+    """Log bytes after `cursor` and the cursor after them.
+
+    Unless `final` (the container has stopped writing), a trailing partial line (a P record
+    whose rest is not written yet) is left for the next call.
+    """
+    since = None if cursor.ts is None else cursor.ts - 1  # exclusive bound: keep records AT ts
+    data = b"".join(logs(name, since=since, until=until, engine=engine))
+    if not final:
+        data = data[: data.rfind(b"\n") + 1]
+    start = 0
+    if cursor.ts is not None:
+        start, skip = len(data), cursor.at_ts
+        for m in TS_RE.finditer(data):
+            if skip > 0 and ts_ns(m) == cursor.ts:
+                skip -= 1
+                continue
+            start = m.start()
+            break
+    new = data[start:]
+    stamps = [ts_ns(m) for m in TS_RE.finditer(new)]
+    if not stamps:
+        return new, cursor
+    last = stamps[-1]
+    count = stamps.count(last) + (cursor.at_ts if cursor.ts == last else 0)
+    return new, Cursor(last, count)
+
+
+# ------------------------------------------------------------------------------ inspect, events
+
+
+def inspect(name: str, engine: str = "podman") -> dict:
+    """`<engine> container inspect NAME` as a dict (State.Status, State.Running, State.StartedAt,
+    State.FinishedAt, State.ExitCode, RestartCount, Id, Image, ImageName, HostConfig.LogConfig…)."""
+    out = _run(engine, ["container", "inspect", name], name, "inspect")
+    try:
+        data = json.loads(out)
+    except json.JSONDecodeError as err:
+        raise SourceError(f"{engine} inspect {name}: unreadable output ({err})") from err
+    if not data:
+        raise SourceError(f"no such container: {name}", container=name)
+    return data[0]
+
+
+@dataclass
+class State:
+    """The few inspect fields that tell where a container's current boot stands (times in ns)."""
+
+    id: str
+    status: str  # created | running | exited | stopped | paused | ...
+    running: bool
+    started_at: int | None
+    finished_at: int | None
+    exit_code: int | None
+    restart_count: int
+    image: str | None
+
+
+def state(name: str, engine: str = "podman") -> State:
+    info = inspect(name, engine=engine)
+    st = info.get("State") or {}
+    return State(
+        id=info.get("Id") or info.get("ID") or "",
+        status=str(st.get("Status") or ""),
+        running=bool(st.get("Running")),
+        started_at=parse_time(str(st.get("StartedAt") or "")),
+        finished_at=parse_time(str(st.get("FinishedAt") or "")),
+        exit_code=st.get("ExitCode"),
+        restart_count=int(info.get("RestartCount") or 0),
+        image=info.get("ImageName") or (info.get("Config") or {}).get("Image") or info.get("Image"),
+    )
+
+
+def events(name: str, since: int | datetime | str, until: int | datetime | str | None = None,
+           engine: str = "podman") -> list[dict]:
+    """The container's lifecycle events (oldest first), each the engine's JSON plus `status`
+    (podman spelling: init, start, died, ...) and `time_ns`.
+
+    podman's `init` and the previous `died` are the reliable boot boundaries: every record of a
+    boot is later than both, while StartedAt and `start` can trail the first record (podman.md).
+    """
+    args = ["events", "--filter", f"container={name}", "--since", _since_arg(since)]
+    if engine == "podman":
+        args += ["--stream=false", "--format", "json"]
+    else:
+        args += ["--format", "{{json .}}"]
+    if until is not None or engine == "docker":  # docker streams forever without --until
+        args += ["--until", _since_arg(until if until is not None else now_ns())]
+    out = _run(engine, args, name, "events")
+    found = []
+    for line in out.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        ev = json.loads(line)
+        status = ev.get("Status") or ev.get("status") or ev.get("Action") or ""
+        ev["status"] = {"die": "died"}.get(status, status)
+        if "timeNano" in ev:
+            ev["time_ns"] = int(ev["timeNano"])
+        else:
+            ev["time_ns"] = parse_time(str(ev.get("Time") or ev.get("time") or "")) or 0
+        found.append(ev)
+    found.sort(key=lambda e: e["time_ns"])
+    return found

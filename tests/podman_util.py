@@ -1,0 +1,240 @@
+"""Real podman for tests: a private store, the `localhost/logreplay` image, and containers that
+replay fixture logs the way a vLLM server writes them (all at once, slowly, across restarts).
+
+The settings come from `.ci/podman-setup.sh` (runc, cgroupfs, lowered ulimits, k8s-file logs,
+file events, private --root/--runroot).  When the environment was not set up by sourcing it,
+`podman_env()` runs the script itself.  When podman truly cannot run, every test using the
+`podman` fixture is skipped with the exact error, loudly, never silently.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SETUP = ROOT / ".ci" / "podman-setup.sh"
+IMAGE = "localhost/logreplay:latest"
+
+# The replay program, run by the image's busybox sh.  Each start of the container replays the
+# next /data/bootN directory: *.out to stdout, *.err to stderr, *.sleep sleeps, *.exit exits
+# with that code, *.hold keeps running like a server that is up.
+REPLAY_SH = r"""
+n=$(cat /state/n 2>/dev/null || echo 0); n=$((n+1)); echo "$n" > /state/n
+d=/data/boot$n
+[ -d "$d" ] || d=$(ls -d /data/boot* | tail -n 1)
+for f in "$d"/*; do
+  case "$f" in
+    *.out) cat "$f" ;;
+    *.err) cat "$f" >&2 ;;
+    *.sleep) sleep "$(cat "$f")" ;;
+    *.exit) exit "$(cat "$f")" ;;
+    *.hold) exec sleep 3600 ;;
+  esac
+done
+"""
+
+_ENV_KEYS = ("BOOTLOG_PODMAN_HOME", "CONTAINERS_CONF", "BOOTLOG_PODMAN_ARGS", "BOOTLOG_PODMAN")
+_setup_error: str | None = None
+
+
+def podman_env() -> dict[str, str]:
+    """The podman settings bootlog and the tests share; runs the setup script when needed.
+
+    Returns {} (and records why) when podman cannot be made to work."""
+    global _setup_error
+    if os.environ.get("CONTAINERS_CONF") and os.environ.get("BOOTLOG_PODMAN_ARGS"):
+        return {k: os.environ[k] for k in _ENV_KEYS if k in os.environ}
+    if _setup_error is not None:
+        return {}
+    done = subprocess.run(["bash", str(SETUP)], stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=600)
+    env = {}
+    for line in done.stdout.splitlines():
+        if line.startswith("export "):
+            key, _, value = line[len("export "):].partition("=")
+            env[key] = shlex.split(value)[0] if value else ""
+    if done.returncode != 0 or "CONTAINERS_CONF" not in env or "podman NOT ready" in done.stderr:
+        _setup_error = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[0]
+        return {}
+    os.environ.update(env)  # bootlog's own podman calls (subprocesses) must see the same store
+    return env
+
+
+def podman_argv() -> list[str]:
+    env = podman_env()
+    return [env.get("BOOTLOG_PODMAN", "podman"), *shlex.split(env.get("BOOTLOG_PODMAN_ARGS", ""))]
+
+
+def run_podman(*args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run podman with the private store; output as text."""
+    done = subprocess.run([*podman_argv(), *args], stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, errors="replace", timeout=timeout)
+    if check and done.returncode != 0:
+        raise AssertionError(f"podman {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
+    return done
+
+
+def skip_reason() -> str | None:
+    """Why podman cannot run here (the exact error), or None when it can."""
+    env = podman_env()
+    if not env:
+        return f"REAL PODMAN UNAVAILABLE: {_setup_error}"
+    try:
+        done = run_podman("run", "--rm", "--network=none", IMAGE, "/bin/echo", "ok", check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"REAL PODMAN UNAVAILABLE: {err}"
+    if done.returncode != 0 or done.stdout.strip() != "ok":
+        return f"REAL PODMAN UNAVAILABLE: podman run failed: {done.stderr.strip()}"
+    return None
+
+
+# ------------------------------------------------------------------------------------ scenarios
+
+
+@dataclass
+class Boot:
+    """One start of the replay container: steps of ("out"|"err", bytes), ("sleep", s),
+    ("exit", code) or ("hold", None)."""
+
+    steps: list[tuple[str, object]] = field(default_factory=list)
+
+    def out(self, data: bytes) -> "Boot":
+        self.steps.append(("out", data))
+        return self
+
+    def err(self, data: bytes) -> "Boot":
+        self.steps.append(("err", data))
+        return self
+
+    def sleep(self, seconds: float) -> "Boot":
+        self.steps.append(("sleep", seconds))
+        return self
+
+    def exit(self, code: int) -> "Boot":
+        self.steps.append(("exit", code))
+        return self
+
+    def hold(self) -> "Boot":
+        self.steps.append(("hold", None))
+        return self
+
+    def slowly(self, data: bytes, pieces: int, pause: float) -> "Boot":
+        """`data` in `pieces` parts cut at line ends, with `pause` seconds between them."""
+        lines = data.splitlines(keepends=True)
+        step = max(1, -(-len(lines) // pieces))
+        for i in range(0, len(lines), step):
+            if i:
+                self.sleep(pause)
+            self.out(b"".join(lines[i:i + step]))
+        return self
+
+
+def all_at_once(log: bytes, *, exit_code: int | None = None) -> Boot:
+    """The whole log, then exit (with `exit_code`) or keep running (None)."""
+    boot = Boot().out(log)
+    return boot.exit(exit_code) if exit_code is not None else boot.hold()
+
+
+def until_ready(log: bytes) -> tuple[bytes, bytes]:
+    """Split a log after its "Application startup complete." line."""
+    at = log.index(b"Application startup complete.")
+    end = log.index(b"\n", at) + 1
+    return log[:end], log[end:]
+
+
+def runtime_oom(prefix: bytes = b"(Worker_TP1 pid=147) ", date: bytes = b"06-19 11:20:00") -> bytes:
+    """A runtime OOM in a worker after startup, in vLLM v1's wording (vllm-log-formats.tsv:
+    WorkerProc hit an exception + traceback, torch.OutOfMemoryError, EngineCore fatal error),
+    with the numbers of the operator's seed (50 MiB requested, 0 bytes free)."""
+    err = prefix + b"ERROR " + date + b" [multiproc_executor.py:671] "
+    core = b"(EngineCore_DP0 pid=130) ERROR " + date + b" [core.py:710] "
+    lines = [
+        err + b"WorkerProc hit an exception.",
+        err + b"Traceback (most recent call last):",
+        err + b'  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/executor/multiproc_executor.py", line 666, in worker_busy_loop',
+        err + b"    output = func(*args, **kwargs)",
+        err + b"torch.OutOfMemoryError: HIP out of memory. Tried to allocate 50.00 MiB. GPU 1 has a total "
+              b"capacity of 31.86 GiB of which 0 bytes is free. Of the allocated memory 30.12 GiB is allocated by PyTorch, "
+              b"and 112.00 MiB is reserved by PyTorch but unallocated.",
+        core + b"EngineCore encountered a fatal error.",
+    ]
+    return b"\n".join(lines) + b"\n"
+
+
+class Replayer:
+    """Creates replay containers in the private store and removes them afterwards."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.names: list[str] = []
+
+    def start(self, boots: list[Boot], *, name: str | None = None, attach: bool = False) -> str:
+        """Create and start a container that replays `boots[0]` now and `boots[i]` on its
+        i-th restart.  Returns the container name."""
+        name = name or f"bl-{uuid.uuid4().hex[:10]}"
+        data = self.tmp / name / "data"
+        state = self.tmp / name / "state"
+        state.mkdir(parents=True)
+        for i, boot in enumerate(boots, 1):
+            d = data / f"boot{i}"
+            d.mkdir(parents=True)
+            for j, (kind, value) in enumerate(boot.steps):
+                path = d / f"{j:04d}.{kind}"
+                if isinstance(value, bytes):
+                    path.write_bytes(value)
+                else:
+                    path.write_text("" if value is None else str(value))
+        (data / "replay.sh").write_text(REPLAY_SH)
+        self.names.append(name)
+        run_podman("run", "-d", "--name", name, "--network=none",
+                   "-v", f"{data}:/data:ro", "-v", f"{state}:/state",
+                   IMAGE, "/bin/sh", "/data/replay.sh")
+        if attach:
+            wait_exit(name)
+        return name
+
+    def restart(self, name: str) -> None:
+        """Start the next boot of a stopped container (as systemd's podman start would)."""
+        wait_exit(name)
+        run_podman("start", name)
+
+    def cleanup(self) -> None:
+        for name in self.names:
+            run_podman("rm", "-f", "-t", "0", name, check=False)
+
+
+def wait_exit(name: str, timeout: float = 30) -> int:
+    """Block until the container has exited; its exit code."""
+    done = run_podman("wait", name, timeout=timeout)
+    return int(done.stdout.strip().splitlines()[-1])
+
+
+def fixture_log(name: str) -> Path:
+    """A corpus log: the project's copy in fixtures/logs, else the shared corpus."""
+    for base in (ROOT / "fixtures" / "logs", ROOT.parent / "shared" / "corpus" / "raw",
+                 Path("/work/shared/corpus/raw")):
+        if (base / name).is_file():
+            return base / name
+    pytest.skip(f"FIXTURE MISSING: {name} is in neither fixtures/logs nor the shared corpus")
+
+
+@pytest.fixture(scope="session")
+def podman_ready() -> dict[str, str]:
+    reason = skip_reason()
+    if reason:
+        print(f"\n*** {reason} ***")
+        pytest.skip(reason)
+    return podman_env()
+
+
+@pytest.fixture
+def replayer(podman_ready, tmp_path):
+    rep = Replayer(tmp_path)
+    yield rep
+    rep.cleanup()
