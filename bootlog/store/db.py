@@ -194,7 +194,10 @@ def is_transient(err: BaseException) -> bool:
     from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
     if isinstance(err, IntegrityError):
-        return True  # a concurrent writer inserted the same fingerprint/source first
+        # a concurrent writer inserted the same fingerprint/source/position first; retrying
+        # finds its row.  NOT NULL or foreign-key violations are bugs: never retried.
+        code = getattr(err.orig, "sqlstate", None) or getattr(err.orig, "pgcode", None)
+        return code == "23505" or "UNIQUE constraint failed" in str(err.orig)
     if isinstance(err, OperationalError):
         msg = str(err.orig).lower()
         if "locked" in msg or "busy" in msg:

@@ -1,0 +1,358 @@
+"""The store: opening, saving, dedup/update-in-place, refs, the show --json shape, housekeeping.
+
+Runs on SQLite always and on PostgreSQL too when BOOTLOG_TEST_PG_URL is set (own schema per test).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+from sqlalchemy import text
+
+from bootlog.errors import RefError, StoreError
+from bootlog.records import Boot, Event, Metric, Sample
+from bootlog.store import housekeeping
+from bootlog.store.db import HEAD_REVISION, current_revision, open_db, resolve_url
+from bootlog.store.queries import (
+    SourceInfo, boots_like, count_rows, get_position, list_boots, resolve_ref, save_boots, show_boot,
+    typed_config_value,
+)
+from bootlog.store.testing import pg_base_url, pg_schema, seed_boot
+
+BACKENDS = ["sqlite"] + (["postgresql"] if pg_base_url() else [])
+PRIMARY = SourceInfo("podman:frank-primary-qwen", "container", container="frank-primary-qwen")
+SECONDARY = SourceInfo("podman:frank-secondary", "container", container="frank-secondary")
+
+
+@pytest.fixture(params=BACKENDS)
+def url(request, tmp_path):
+    if request.param == "sqlite":
+        yield str(tmp_path / "store.db")
+    else:
+        with pg_schema(pg_base_url()) as u:
+            yield u
+
+
+@pytest.fixture
+def engine(url):
+    eng = open_db(url)
+    yield eng
+    eng.dispose()
+
+
+# ------------------------------------------------------------------ opening
+
+
+def test_resolve_url_order(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("BOOTLOG_DB", raising=False)
+    assert resolve_url(None) == f"sqlite:///{tmp_path}/xdg/bootlog/bootlog.db"
+    monkeypatch.setenv("BOOTLOG_DB", str(tmp_path / "env.db"))
+    assert resolve_url(None) == f"sqlite:///{tmp_path}/env.db"
+    assert resolve_url(str(tmp_path / "flag.db")) == f"sqlite:///{tmp_path}/flag.db"
+    pg = "postgresql+psycopg://root@127.0.0.1:5432/test"
+    assert resolve_url(pg) == pg
+    monkeypatch.chdir(tmp_path)
+    assert resolve_url("rel.db") == f"sqlite:///{tmp_path}/rel.db"
+
+
+def test_new_sqlite_file_is_private_and_tuned(tmp_path):
+    path = tmp_path / "deep" / "dir" / "b.db"
+    eng = open_db(str(path))
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    with eng.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 5000
+    assert current_revision(eng) == HEAD_REVISION
+    eng.dispose()
+
+
+def test_up_to_date_database_opens_without_alembic(tmp_path):
+    path = str(tmp_path / "fast.db")
+    open_db(path).dispose()
+    code = (
+        "import sys; from bootlog.store.db import open_db; e = open_db(sys.argv[1]);"
+        "print('alembic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    fresh = str(tmp_path / "fresh.db")  # the contrast: a new database does need alembic
+    out = subprocess.run([sys.executable, "-c", code, fresh], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
+
+
+def test_open_errors_are_one_line_store_errors(tmp_path):
+    (tmp_path / "adir").mkdir()
+    with pytest.raises(StoreError) as err:
+        open_db(str(tmp_path / "adir"))
+    assert "\n" not in str(err.value)
+    with pytest.raises(StoreError) as err:
+        open_db("postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=2")
+    assert "\n" not in str(err.value)
+    with pytest.raises(StoreError):
+        open_db("nosuchdialect://x/y")
+
+
+def test_not_a_database_file(tmp_path):
+    bad = tmp_path / "notes.txt"
+    bad.write_text("GPU KV cache size: 398,658 tokens\n" * 100)
+    with pytest.raises(StoreError) as err:
+        open_db(str(bad))
+    assert "not a database" in str(err.value)
+
+
+# ------------------------------------------------------------------ saving
+
+
+def test_show_shape_round_trip(engine):
+    boot = seed_boot(0)
+    [(bid, created)] = save_boots(engine, PRIMARY, [boot])
+    assert created
+    shown = show_boot(engine, bid)
+    assert list(shown) == ["boot", "metrics", "config", "events", "runtime"]
+    assert shown["boot"] == {
+        "id": bid, "status": "ready", "failure": None, "failure_message": None, "vllm_version": "0.11.1",
+        "engine": "v1", "model": boot.model, "container": "frank-primary-qwen", "host": None,
+        "source": "podman:frank-primary-qwen", "started_at": "2026-10-02T09:53:01-07:00",
+        "ready_at": "2026-10-02T10:01:41-07:00", "ended_at": None,
+        "first_line": boot.first_line, "last_line": boot.last_line,
+    }
+    # every metric back, in log order, one row per rank
+    assert [(m["name"], m["value"], m["rank"], m["line"]) for m in shown["metrics"]] == [
+        (m.name, m.value, m.rank, m.line) for m in boot.metrics
+    ]
+    kv = [m for m in shown["metrics"] if m["name"] == "kv_cache_tokens"]
+    assert kv == [{"name": "kv_cache_tokens", "value": 398658, "unit": "tokens", "rank": None,
+                   "line": kv[0]["line"]}]
+    assert isinstance(kv[0]["value"], int)
+    cfg = shown["config"]
+    assert cfg["max_model_len"] == 200704 and cfg["max_num_seqs"] == 3
+    assert cfg["gpu_memory_utilization"] == 0.982
+    assert cfg["enable_prefix_caching"] is False and cfg["kv_cache_dtype"] == "fp8"
+    assert cfg["quantization"] is None and cfg["served_model_name"] == ["frank-primary"]
+    assert shown["events"][0]["kind"] == "warning" and shown["events"][0]["ts"] == "2026-10-02T09:53:06-07:00"
+    rt = shown["runtime"]
+    assert rt["stats_lines"] == 3
+    assert rt["last"]["kv_cache_usage_pct"] == 39.2 and rt["max"]["kv_cache_usage_pct"] == 41.2
+    assert rt["max"]["prompt_throughput_tps"] == 812.4
+    json.dumps(shown)  # JSON-ready as is
+
+
+def test_failed_boot_with_oom_event(engine):
+    boot = Boot(
+        first_line=1, last_line=5130, status="failed", failure="oom",
+        failure_message="torch.OutOfMemoryError: HIP out of memory. Tried to allocate 50.00 MiB. "
+                        "GPU 1 has a total capacity of 31.86 GiB of which 0 bytes is free.",
+        vllm_version="0.11.1", engine="v1", model="/models/q", fingerprint="oom-boot",
+        metrics=[Metric("kv_cache_tokens", 1350182, "tokens", line=300),
+                 Metric("max_concurrency", 5.15, "x", line=301)],
+        events=[Event("oom", line=5120, rank=1, message="torch.OutOfMemoryError: HIP out of memory.",
+                      detail={"requested_mib": 50.0, "free_mib": 0.0, "total_gib": 31.86}),
+                Event("traceback", line=5100, rank=1, message="Traceback (most recent call last):",
+                      detail={"exception": "torch.OutOfMemoryError", "lines": ["a", "b"]})],
+    )
+    [(bid, _)] = save_boots(engine, PRIMARY, [boot])
+    shown = show_boot(engine, bid)
+    assert shown["boot"]["failure"] == "oom" and shown["boot"]["failure_message"] == boot.failure_message
+    assert [e["kind"] for e in shown["events"]] == ["oom", "traceback"]  # stored order, not line order
+    assert shown["events"][0]["detail"] == {"requested_mib": 50.0, "free_mib": 0.0, "total_gib": 31.86}
+    assert shown["events"][1]["detail"]["lines"] == ["a", "b"]
+    assert shown["runtime"] == {"stats_lines": 0, "last": {}, "max": {}}
+
+
+def test_same_content_is_not_stored_twice(engine):
+    first = save_boots(engine, PRIMARY, [seed_boot(0), seed_boot(1)])
+    before = count_rows(engine)
+    again = save_boots(engine, PRIMARY, [seed_boot(0), seed_boot(1), seed_boot(2)])
+    assert [c for _, c in first] == [True, True]
+    assert again[:2] == [(first[0][0], False), (first[1][0], False)] and again[2][1] is True
+    after = count_rows(engine)
+    assert after["boots"] == before["boots"] + 1
+    assert after["metrics"] == before["metrics"] + len(seed_boot(2).metrics)
+    # the same boot read from another source is still the same boot
+    assert save_boots(engine, SourceInfo("/var/log/vllm.log", "file"), [seed_boot(1)]) == [(first[1][0], False)]
+    # and the same boot twice in one call is stored once
+    dup = save_boots(engine, PRIMARY, [seed_boot(7), seed_boot(7)])
+    assert dup[0][1] is True and dup[1] == (dup[0][0], False)
+
+
+def test_running_boot_is_updated_in_place(engine):
+    full = seed_boot(3)
+    early = dataclasses.replace(
+        full, status="incomplete", ready_at=None, last_line=full.first_line + 15,
+        metrics=full.metrics[:4], samples=[], events=[],
+    )
+    [(bid, created)] = save_boots(engine, PRIMARY, [early])
+    assert created and show_boot(engine, bid)["boot"]["status"] == "incomplete"
+    [(bid2, created2)] = save_boots(engine, PRIMARY, [full])
+    assert (bid2, created2) == (bid, False)
+    shown = show_boot(engine, bid)
+    assert shown["boot"]["status"] == "ready" and shown["boot"]["last_line"] == full.last_line
+    assert len(shown["metrics"]) == len(full.metrics)  # replaced, not appended
+    assert shown["runtime"]["stats_lines"] == 3
+    assert count_rows(engine)["boots"] == 1
+    # an older, shorter read never overwrites the longer one
+    assert save_boots(engine, PRIMARY, [early]) == [(bid, False)]
+    assert len(show_boot(engine, bid)["metrics"]) == len(full.metrics)
+
+
+def test_position_is_saved_with_the_boots(engine):
+    assert get_position(engine, "podman:frank-primary-qwen") is None
+    save_boots(engine, PRIMARY, [seed_boot(0)], position=("podman:frank-primary-qwen", 81234, "ab12"))
+    assert get_position(engine, "podman:frank-primary-qwen") == (81234, "ab12")
+    save_boots(engine, PRIMARY, [], position=("podman:frank-primary-qwen", 3_000_000_000, "cd34"))
+    assert get_position(engine, "podman:frank-primary-qwen") == (3_000_000_000, "cd34")  # > 2 GiB
+
+
+def test_failed_save_leaves_nothing(engine):
+    good = seed_boot(0)
+    broken = seed_boot(1)
+    broken.metrics.append(Metric(None, 1.0, "s"))  # type: ignore[arg-type]  # NOT NULL violation
+    with pytest.raises(StoreError):
+        save_boots(engine, PRIMARY, [good, broken], position=("k", 10, "h"))
+    assert count_rows(engine)["boots"] == 0 and count_rows(engine)["metrics"] == 0
+    assert get_position(engine, "k") is None
+
+
+def test_non_finite_values_are_dropped_not_fatal(engine):
+    b = seed_boot(0)
+    b.metrics.append(Metric("kv_cache_available_gib", float("nan"), "GiB"))
+    b.samples.append(Sample(line=b.last_line, ts=None, values={"kv_cache_usage_pct": float("inf")}))
+    [(bid, _)] = save_boots(engine, PRIMARY, [b])
+    shown = show_boot(engine, bid)
+    assert len(shown["metrics"]) == len(b.metrics) - 1
+    json.dumps(shown, allow_nan=False)
+
+
+def test_boot_without_fingerprint_still_dedups(engine):
+    b = dataclasses.replace(seed_boot(0), fingerprint="")
+    [(bid, created)] = save_boots(engine, PRIMARY, [b])
+    assert created and save_boots(engine, PRIMARY, [b]) == [(bid, False)]
+
+
+# ------------------------------------------------------------------ refs and reads
+
+
+def _interleaved(engine):
+    """P0 S0 P1 S1 P2 (P = primary container, S = secondary), ids in that order."""
+    ids = {}
+    for i, (src, name) in enumerate([(PRIMARY, "P0"), (SECONDARY, "S0"), (PRIMARY, "P1"),
+                                     (SECONDARY, "S1"), (PRIMARY, "P2")]):
+        [(bid, _)] = save_boots(engine, src, [seed_boot(i, tag=name)])
+        ids[name] = bid
+    return ids
+
+
+def test_refs(engine):
+    with pytest.raises(RefError, match="no boots stored yet"):
+        resolve_ref(engine, "last")
+    ids = _interleaved(engine)
+    assert resolve_ref(engine, "last") == ids["P2"]
+    assert resolve_ref(engine, "prev") == ids["P1"]  # same container as last, not S1
+    assert resolve_ref(engine, "last~1") == ids["P1"]
+    assert resolve_ref(engine, "last~2") == ids["P0"]
+    assert resolve_ref(engine, "last~0") == ids["P2"]
+    assert resolve_ref(engine, "last", container="frank-secondary") == ids["S1"]
+    assert resolve_ref(engine, "prev", container="frank-secondary") == ids["S0"]
+    assert resolve_ref(engine, str(ids["S0"])) == ids["S0"]
+    with pytest.raises(RefError, match="no boot matches 'prev'"):
+        resolve_ref(engine, "prev", container="frank-secondary-other")
+    with pytest.raises(RefError, match="no boot matches 'last~3'"):
+        resolve_ref(engine, "last~3")
+    with pytest.raises(RefError, match="no boot with id 999"):
+        resolve_ref(engine, "999")
+    with pytest.raises(RefError, match="not a boot reference"):
+        resolve_ref(engine, "latest")
+
+
+def test_prev_of_a_plain_file_is_the_same_file(engine):
+    a, b = SourceInfo("/logs/a.log", "file"), SourceInfo("/logs/b.log", "file")
+    (a0, _), (a1, _) = save_boots(engine, a, [seed_boot(0, tag="a"), seed_boot(1, tag="a")])
+    save_boots(engine, b, [seed_boot(0, tag="b")])
+    [(a2, _)] = save_boots(engine, a, [seed_boot(2, tag="a")])
+    assert resolve_ref(engine, "last") == a2 and resolve_ref(engine, "prev") == a1
+
+
+def test_list_boots_newest_last_and_filtered(engine):
+    ids = _interleaved(engine)
+    rows = list_boots(engine)
+    assert [r["id"] for r in rows] == sorted(ids.values())
+    assert set(rows[0]) == set(show_boot(engine, ids["P0"])["boot"])
+    assert [r["id"] for r in list_boots(engine, container="frank-secondary")] == [ids["S0"], ids["S1"]]
+    assert list_boots(engine, host="elsewhere") == []
+
+
+def test_boots_like_same_container_same_config_earlier(engine):
+    ids = _interleaved(engine)
+    other_cfg = seed_boot(9, tag="P3")
+    other_cfg.config = dict(other_cfg.config, max_num_seqs="2")
+    [(p3, _)] = save_boots(engine, PRIMARY, [other_cfg])
+    [(p4, _)] = save_boots(engine, PRIMARY, [seed_boot(10, tag="P4")])
+    assert boots_like(engine, p4) == [ids["P0"], ids["P1"], ids["P2"]]  # oldest first, no P3, no S*
+    assert boots_like(engine, p4, limit=2) == [ids["P1"], ids["P2"]]
+    assert boots_like(engine, p3) == []
+    assert boots_like(engine, ids["S1"]) == [ids["S0"]]
+
+
+@pytest.mark.parametrize("printed, value", [
+    ("200704", 200704), ("0.982", 0.982), ("True", True), ("False", False), ("None", None),
+    ("'fp8'", "fp8"), ("fp8", "fp8"), ("3.15e9", 3.15e9), ("-1", -1), ("['frank-primary']", ["frank-primary"]),
+    ("{'enable_thinking': True}", {"enable_thinking": True}), ("(1, 1024)", [1, 1024]),
+    ("/models/Qwen3.8-Flash-Next-Uncensored-FP8", "/models/Qwen3.8-Flash-Next-Uncensored-FP8"),
+    ("nan", "nan"), ("[unclosed", "[unclosed"), ("1.0.3", "1.0.3"),
+])
+def test_config_values_typed_for_json(printed, value):
+    assert typed_config_value(printed) == value
+
+
+# ------------------------------------------------------------------ housekeeping
+
+
+def test_status_check_and_prune(engine):
+    save_boots(engine, PRIMARY, [seed_boot(i) for i in range(4)])
+    st = housekeeping.status(engine)
+    assert st["up_to_date"] and st["rows"]["boots"] == 4 and st["rows"]["samples"] == 12
+    assert housekeeping.check(engine) == []
+    out = housekeeping.prune(engine, keep_last=1)
+    assert out == {"boots": 0, "samples": 9}
+    rows = count_rows(engine)
+    assert rows["samples"] == 3 and rows["boots"] == 4 and rows["metrics"] == 4 * len(seed_boot(0).metrics)
+    out = housekeeping.prune(engine, keep_last=2, figures=True)
+    assert out["boots"] == 2 and count_rows(engine)["boots"] == 2
+    assert count_rows(engine)["metrics"] == 2 * len(seed_boot(0).metrics)
+
+
+def test_check_reports_schema_drift(engine):
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE stray (x INTEGER)"))
+    problems = housekeeping.check(engine)
+    assert any("stray" in p for p in problems)
+
+
+def test_backup_sqlite(tmp_path):
+    eng = open_db(str(tmp_path / "live.db"))
+    save_boots(eng, PRIMARY, [seed_boot(0), seed_boot(1)])
+    dest = housekeeping.backup(eng, str(tmp_path / "copy.db"))
+    assert stat.S_IMODE(os.stat(dest).st_mode) == 0o600
+    copy = open_db(dest)
+    assert count_rows(copy) == count_rows(eng)
+    with pytest.raises(StoreError, match="exists"):
+        housekeeping.backup(eng, dest)
+    for e in (eng, copy):
+        e.dispose()
+
+
+@pytest.mark.skipif(not pg_base_url(), reason="BOOTLOG_TEST_PG_URL not set")
+def test_backup_refuses_postgresql():
+    with pg_schema(pg_base_url()) as u:
+        eng = open_db(u)
+        with pytest.raises(StoreError, match="pg_dump"):
+            housekeeping.backup(eng, "/tmp/never.db")
+        eng.dispose()
