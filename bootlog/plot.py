@@ -61,19 +61,25 @@ def render_png(docs: Sequence[dict], metric: str, *, title: str | None = None) -
     if all(v is None for vals in lines.values() for v in vals):
         raise BootlogError(f"no stored boot has the figure {metric!r}")
     plt = _matplotlib()
+    from matplotlib.ticker import FuncFormatter
     n = len(docs)
     xs = list(range(n))
     fig, ax = plt.subplots(figsize=(max(6.0, min(16.0, 0.35 * n + 4)), 4.2), dpi=110)
     try:
         for label, vals in lines.items():
-            pts = [(x, v) for x, v in zip(xs, vals) if v is not None]
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=4, lw=1.4, label=label)
+            # NaN breaks the line: a boot without the figure is a gap, not an interpolation
+            ax.plot(xs, [float("nan") if v is None else v for v in vals], marker="o", ms=4, lw=1.4, label=label)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.6g}"))
         ymin, ymax = ax.get_ylim()
         failed = [x for x, d in zip(xs, docs) if d["boot"].get("status") == "failed"]
         if failed:
             # Failed boots rarely print the figure; mark them on the floor so they are still seen.
             ax.scatter(failed, [ymin] * len(failed), marker="X", s=70, color="crimson", zorder=5,
                        label="failed boot", clip_on=False)
+            for x in failed:
+                why = docs[x]["boot"].get("failure") or "failed"
+                ax.annotate(why, xy=(x, ymin), xytext=(5, 4), textcoords="offset points",
+                            fontsize=7, color="crimson")
         for i, moved in config_changes(docs):
             ax.axvline(i - 0.5, color="grey", ls="--", lw=0.8)
             text = "; ".join(moved[:2]) + (f" (+{len(moved) - 2})" if len(moved) > 2 else "")

@@ -70,12 +70,48 @@ def figure(doc: dict, name: str) -> Any:
         return boot[name]
     if any(m["name"] == name for m in doc.get("metrics", [])):
         return metric_cell(doc, name)
+    if name in DERIVED:
+        return DERIVED[name](doc)
     return (doc.get("config") or {}).get(name)
+
+
+def _ready_seconds(doc: dict) -> float | None:
+    """boot_to_ready_s from the boot's own start/ready times when the parser stored no metric."""
+    from datetime import datetime
+
+    boot = doc.get("boot", {})
+    start, ready = boot.get("started_at"), boot.get("ready_at")
+    if not start or not ready:
+        return None
+    try:
+        a = start if isinstance(start, datetime) else datetime.fromisoformat(str(start))
+        b = ready if isinstance(ready, datetime) else datetime.fromisoformat(str(ready))
+        return round((b - a).total_seconds(), 3)
+    except (TypeError, ValueError):  # naive vs aware, or an unreadable stamp: leave the cell empty
+        return None
+
+
+def _compare_derived(name: str):
+    # kv_margin_tokens / kv_bytes_per_token: the same derivation the diff uses, so the table agrees
+    def get(doc: dict) -> Any:
+        try:
+            from bootlog.compare import derived_metrics
+        except ImportError:
+            return None
+        return metric_cell({"metrics": [m for m in derived_metrics(doc) if m["name"] == name]}, name)
+    return get
+
+
+DERIVED = {
+    "boot_to_ready_s": _ready_seconds,
+    "kv_margin_tokens": _compare_derived("kv_margin_tokens"),
+    "kv_bytes_per_token": _compare_derived("kv_bytes_per_token"),
+}
 
 
 def known_names(docs: Iterable[dict]) -> set[str]:
     """Every column name the documents could fill (used to reject typos in --metric)."""
-    names = {"faults"}
+    names = {"faults", *DERIVED}
     for d in docs:
         names.update(d.get("boot", {}))
         names.update(d.get("config") or {})
@@ -123,10 +159,10 @@ def _norm(v: Any) -> Any:
     return v
 
 
-def cell_text(v: Any) -> str:
-    """A value as the text table and CSV show it."""
+def cell_text(v: Any, none: str = "") -> str:
+    """A value as the text table ("-" for missing) and CSV (empty) show it."""
     if v is None:
-        return ""
+        return none
     if isinstance(v, PerRank):
         return "/".join(cell_text(x) for x in v)
     if isinstance(v, bool):
@@ -150,7 +186,7 @@ def json_cell(v: Any) -> Any:
 def render_text(rows: Sequence[dict], columns: Sequence[str], changes: Sequence[set[str]] | None = None) -> str:
     """An aligned table; a cell that moved since the previous boot carries a `*` suffix."""
     changes = changes if changes is not None else changed(rows, columns)
-    cells = [[cell_text(r[c]) + ("*" if c in ch else "") for c in columns] for r, ch in zip(rows, changes)]
+    cells = [[cell_text(r[c], "-") + ("*" if c in ch else "") for c in columns] for r, ch in zip(rows, changes)]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
     numeric = [all(_is_num(r[c]) for r in rows if r[c] not in (None, "")) for c in columns]
 
@@ -299,10 +335,10 @@ def latest_diff_text(engine, *, container: str | None = None, host: str | None =
     compare/render belong to another module; when they are not installed the section is left out.
     """
     from bootlog.errors import RefError
+    from bootlog.store.queries import boots_like, resolve_ref, show_boot
 
     try:
         from bootlog import compare, render
-        from bootlog.store.queries import resolve_ref
     except ImportError:
         return None
     try:
@@ -310,12 +346,9 @@ def latest_diff_text(engine, *, container: str | None = None, host: str | None =
         old = resolve_ref(engine, "prev", container=container, host=host)
     except RefError:
         return None
-    result = compare.diff(engine, new, old)
-    for name in ("render_diff", "diff_text", "render_findings"):
-        fn = getattr(render, name, None)
-        if fn is not None:
-            return fn(result)
-    return None
+    a, b = show_boot(engine, new), show_boot(engine, old)
+    hist = [show_boot(engine, i) for i in boots_like(engine, new, limit=20)]
+    return render.render_text(compare.diff(a, b, history=hist))
 
 
 def html_report(engine, *, container: str | None = None, host: str | None = None, last: int | None = 50,
