@@ -286,7 +286,9 @@ def _status_findings(ba: dict, bb: dict) -> list[dict]:
 
 def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: list[dict],
                      plan: Plan | None, k: float, min_pct: float) -> list[dict]:
-    ra, rb = _collapse(ra), _collapse(rb)
+    ca, cb = _collapse(ra), _collapse(rb)
+    if (len(ca) == 1 and None in ca) == (len(cb) == 1 and None in cb) or not ra or not rb:
+        ra, rb = ca, cb  # collapse only when both sides do, so ranks stay comparable
     if set(ra) != set(rb) and len(ra) == 1 and len(rb) == 1:
         # one side printed once (rank null), the other once with a rank: same figure
         ra, rb = {None: next(iter(ra.values()))}, {None: next(iter(rb.values()))}
@@ -306,6 +308,8 @@ def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: l
                 verdict, why = judge_timing(new, _history_values(history, name, rank, idx), k, min_pct)
                 if verdict == "insufficient_history" and values_equal(old, new):
                     verdict = "same"
+                elif verdict == "same" and not values_equal(old, new):
+                    verdict = "changed"  # the contract: moved, but within tolerance
             elif values_equal(old, new):
                 verdict, why = "same", ""
             elif cause:

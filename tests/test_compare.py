@@ -1,0 +1,332 @@
+"""diff / check / exit codes / rendering on show dicts built from the operator's measured numbers
+(seeds: frank-primary shapes D, E, F, G, the 5 x 262144 night and the compile-cache proof)."""
+from __future__ import annotations
+
+from bootlog import compare, render
+from bootlog.plan import Expect, Plan
+
+CFG_D = {"max_model_len": 200704, "max_num_seqs": 3, "kv_cache_dtype": "fp8",
+         "kv_cache_memory_bytes": 3146129408, "max_num_batched_tokens": 1024,
+         "enable_prefix_caching": True, "tensor_parallel_size": 2}
+CFG_E = {**CFG_D, "expert_precise_memory": True}
+CONTRACT_KEYS = {"key", "section", "rank", "old", "new", "delta", "pct", "verdict", "why"}
+
+
+def show(id, config, metrics, events=(), status="ready", version="0.22.69", failure=None,
+         failure_message=None):
+    rows = []
+    for i, (name, value, rank) in enumerate(metrics):
+        rows.append({"name": name, "value": value, "unit": "", "rank": rank, "line": 100 + i})
+    evs = [{"kind": k, "rank": r, "line": 500 + i, "ts": None, "message": "", "detail": d}
+           for i, (k, r, d) in enumerate(events)]
+    return {"boot": {"id": id, "status": status, "failure": failure,
+                     "failure_message": failure_message, "vllm_version": version, "engine": "v1",
+                     "model": "/models/qfn"},
+            "metrics": rows, "config": dict(config), "events": evs, "runtime": {}}
+
+
+def shape_d(id=7, **kw):
+    # MEASURED LIVE 2026-10-02: GPU KV cache size: 398,658 tokens, 1.99x at 200,704
+    return show(id, kw.pop("config", CFG_D), [
+        ("model_load_gib", 86.4, 0), ("model_load_gib", 86.4, 1),
+        ("kv_cache_tokens", 398658, None), ("max_concurrency_request_tokens", 200704, None),
+        ("max_concurrency", 1.99, None),
+        ("graph_capture_gib", 0.31, 0), ("graph_capture_gib", 0.17, 1),
+        ("init_engine_s", 41.13, None),
+    ], **kw)
+
+
+def by_key(result, key, rank="any"):
+    return [f for f in result["findings"] if f["key"] == key and (rank == "any" or f["rank"] == rank)]
+
+
+def test_d_to_e_only_precise_memory_changed_and_kv_unchanged():
+    r = compare.diff(shape_d(8, config=CFG_E), shape_d(7))
+    assert r["a"] == 8 and r["b"] == 7
+    changed = [f for f in r["findings"] if f["section"] == "config"]
+    assert [(f["key"], f["old"], f["new"], f["verdict"]) for f in changed] == \
+        [("expert_precise_memory", None, True, "changed")]
+    kv = by_key(r, "kv_cache_tokens")
+    assert [(f["old"], f["new"], f["verdict"]) for f in kv] == [(398658, 398658, "same")]
+    assert r["summary"]["drift"] == 0 and r["summary"]["changed_config"] == 1
+    assert compare.exit_code(r) == 0
+    for f in r["findings"]:
+        assert set(f) == CONTRACT_KEYS
+    assert set(r) == {"a", "b", "findings", "summary"}
+    assert set(r["summary"]) == {"drift", "violations", "changed_config", "unchanged"}
+
+
+def test_text_rendering_matches_the_contract_example():
+    r = compare.diff(shape_d(8, config=CFG_E), shape_d(7))
+    text = render.render_text(r)
+    lines = text.splitlines()
+    assert lines[0] == "bootlog diff 8 → 7   (legend: ~ changed  ! drift  ✗ violation  + new  - gone)"
+    assert lines[1:3] == ["config", "  ~ expert_precise_memory: None → True"]
+    assert lines[3] == "metrics"
+    assert any(line.split() == ["=", "kv_cache_tokens", "398,658", "→", "398,658"] for line in lines)
+    n_same = r["summary"]["unchanged"]
+    assert lines[-1] == f"summary: 0 drift, 0 violations, 1 config change, {n_same} unchanged"
+
+
+def test_capacity_move_at_unchanged_config_is_drift():
+    # shape G's KV 401,408 against shape D's 398,658 with nothing in the config saying why
+    a = shape_d(9)
+    a["metrics"][2]["value"] = 401408
+    r = compare.diff(a, shape_d(8))
+    (kv,) = by_key(r, "kv_cache_tokens")
+    assert (kv["old"], kv["new"], kv["delta"], kv["pct"], kv["verdict"]) == (398658, 401408, 2750, 0.69, "drift")
+    assert "unchanged config" in kv["why"]
+    assert compare.exit_code(r) == 3
+    assert "! kv_cache_tokens" in render.render_text(r)
+
+
+def test_capacity_move_with_config_change_names_the_candidates():
+    cfg = {**CFG_D, "kv_cache_memory_bytes": 3166500000}
+    a = shape_d(9, config=cfg)
+    a["metrics"][2]["value"] = 401408
+    r = compare.diff(a, shape_d(8))
+    (kv,) = by_key(r, "kv_cache_tokens")
+    assert kv["verdict"] == "changed" and "kv_cache_memory_bytes" in kv["why"]
+    # the derived price per token moves with it, also explained
+    (bpt,) = by_key(r, "kv_bytes_per_token")
+    assert bpt["old"] == round(3146129408 / 398658, 1) and bpt["verdict"] == "changed"
+    assert compare.exit_code(r) == 0
+    # cause before effect: the config row comes first
+    assert r["findings"][0]["key"] == "kv_cache_memory_bytes"
+
+
+def test_version_change_is_said_first_and_explains_capacity():
+    a = shape_d(9, version="0.22.70")
+    a["metrics"][2]["value"] = 401408
+    r = compare.diff(a, shape_d(8))
+    assert r["findings"][0]["key"] == "vllm_version"
+    assert r["findings"][0]["old"] == "0.22.69" and r["findings"][0]["new"] == "0.22.70"
+    assert by_key(r, "kv_cache_tokens")[0]["verdict"] == "changed"
+    assert compare.exit_code(r) == 0
+
+
+def test_graph_capture_per_rank_when_ranks_differ():
+    # shape E captured 0.31 GiB (TP0) / 0.17 GiB (TP1); shape F captured -0.06 GiB on both
+    cfg_f = {**CFG_E, "max_num_batched_tokens": 2048}
+    f = shape_d(9, config=cfg_f)
+    f["metrics"][5]["value"] = -0.06
+    f["metrics"][6]["value"] = -0.06
+    r = compare.diff(f, shape_d(8, config=CFG_E))
+    rows = by_key(r, "graph_capture_gib")
+    assert [(x["rank"], x["old"], x["new"], x["verdict"]) for x in rows] == \
+        [(0, 0.31, -0.06, "changed"), (1, 0.17, -0.06, "changed")]
+    assert rows[0]["delta"] == -0.37
+    # identical per-rank values collapse to one row
+    assert [x["rank"] for x in by_key(r, "model_load_gib")] == [None]
+
+
+def test_timings_need_three_boots_of_history():
+    a, b = shape_d(9), shape_d(8)
+    a["metrics"][7]["value"] = 44.0
+    r = compare.diff(a, b, history=[b])
+    (init,) = by_key(r, "init_engine_s")
+    assert init["verdict"] == "insufficient_history" and "need 3" in init["why"]
+    assert compare.exit_code(r) == 0
+
+
+def _with_init(id, secs):
+    s = shape_d(id)
+    s["metrics"][7]["value"] = secs
+    return s
+
+
+def test_timings_against_history_median_and_mad():
+    hist = [_with_init(i, v) for i, v in enumerate([41.13, 40.2, 42.5, 41.9], 1)]
+    near = compare.diff(_with_init(9, 45.0), hist[-1], history=hist)
+    assert by_key(near, "init_engine_s")[0]["verdict"] == "changed"  # moved, within ±20%
+    slow = compare.diff(_with_init(9, 60.0), hist[-1], history=hist)
+    (row,) = by_key(slow, "init_engine_s")
+    assert row["verdict"] == "drift" and "slower" in row["why"]
+    assert compare.exit_code(slow) == 3
+    fast = compare.diff(_with_init(9, 20.0), hist[-1], history=hist)
+    assert by_key(fast, "init_engine_s")[0]["verdict"] == "changed"  # faster is not a regression
+    assert compare.exit_code(fast) == 0
+
+
+def test_judge_timing_tolerance_never_under_20_percent():
+    assert compare.judge_timing(119.0, [100.0] * 5)[0] == "same"
+    assert compare.judge_timing(121.0, [100.0] * 5)[0] == "drift"
+    # a noisy history widens the band beyond 20%
+    assert compare.judge_timing(150.0, [60.0, 100.0, 140.0, 100.0, 100.0, 70.0, 130.0])[0] == "same"
+
+
+def _compile(id, *, cold: bool):
+    # PROVEN LIVE 2026-10-02: cold 179.24 s compile / 188.26 s torch.compile,
+    # warm 2.143 s cache load / 3.97 s torch.compile
+    rows = [("kv_cache_tokens", 398658, None)]
+    rows += [("compile_graph_s", 179.24, 0), ("torch_compile_s", 188.26, 0)] if cold else \
+        [("compile_cache_load_s", 2.143, 0), ("torch_compile_s", 3.97, 0)]
+    return show(id, CFG_E, rows)
+
+
+def test_cold_after_warm_is_compile_cache_missed_drift():
+    r = compare.diff(_compile(9, cold=True), _compile(8, cold=False))
+    (row,) = by_key(r, "compile_cache")
+    assert (row["old"], row["new"], row["verdict"]) == (2.143, 179.24, "drift")
+    assert "compile cache missed" in row["why"] and "177.097" in row["why"]
+    assert compare.exit_code(r) == 3
+
+
+def test_warm_after_cold_is_a_hit_and_cold_after_config_change_is_expected():
+    r = compare.diff(_compile(9, cold=False), _compile(8, cold=True))
+    assert by_key(r, "compile_cache")[0]["verdict"] == "changed"
+    assert compare.exit_code(r) == 0
+    a = _compile(9, cold=True)
+    a["config"]["max_num_batched_tokens"] = 2048  # the compile range is part of the cache key
+    r = compare.diff(a, _compile(8, cold=False))
+    row = by_key(r, "compile_cache")[0]
+    assert row["verdict"] == "changed" and "max_num_batched_tokens" in row["why"]
+
+
+def test_runtime_oom_on_rank_1_is_event_drift():
+    # 5 x 262144: passed every boot gate, then a real request killed Worker_TP1
+    cfg = {**CFG_D, "max_model_len": 262144, "max_num_seqs": 5, "kv_cache_memory_bytes": 10388766720}
+    base = show(8, cfg, [("kv_cache_tokens", 1350182, None), ("max_concurrency", 5.15, None)])
+    died = show(9, cfg, [("kv_cache_tokens", 1350182, None), ("max_concurrency", 5.15, None)],
+                events=[("oom", 1, {"requested_mib": 50.0, "free_mib": 0.0})])
+    r = compare.diff(died, base)
+    (oom,) = by_key(r, "oom")
+    assert (oom["old"], oom["new"], oom["verdict"]) == (0, 1, "drift") and "rank 1" in oom["why"]
+    (margin,) = by_key(r, "kv_margin_tokens")
+    assert margin["new"] == 39462 and margin["verdict"] == "same"  # the seeds' "39,462 tokens of margin"
+
+
+def test_failed_boot_is_a_violation():
+    failed = show(9, {**CFG_G_BASE, "gpu_memory_utilization": 1.0}, [], status="failed",
+                  failure="value_error",
+                  failure_message="ValueError: Free memory on device cuda:0 (31.29/31.86 GiB) on startup "
+                                  "is less than desired GPU memory utilization (1.0, 31.86 GiB).",
+                  events=[("value_error", 0, {"free_gib": 31.29, "total_gib": 31.86}),
+                          ("value_error", 1, {"free_gib": 31.29, "total_gib": 31.86})])
+    r = compare.diff(failed, shape_d(8, config=CFG_G_BASE))
+    (status,) = by_key(r, "status")
+    assert status["verdict"] == "violation" and "value_error" in status["why"]
+    (ve,) = by_key(r, "value_error")
+    assert ve["new"] == 2 and "ranks 0, 1" in ve["why"]
+    assert by_key(r, "kv_cache_tokens")[0]["verdict"] == "gone"
+    assert compare.exit_code(r) == 4
+
+
+CFG_G_BASE = {**CFG_E, "max_num_batched_tokens": 2048, "gpu_memory_utilization": 0.982,
+              "kv_cache_memory_bytes": 3166500000}
+
+
+def test_same_boot_twice_is_all_same():
+    a = shape_d(8, events=[("warning", None, {"message": "generation config"})])
+    r = compare.diff(a, shape_d(7, events=[("warning", None, {"message": "generation config"})]))
+    assert {f["verdict"] for f in r["findings"]} == {"same"}
+    assert compare.exit_code(r) == 0
+
+
+# ---------------------------------------------------------------------------- check
+
+def frank_plan(**boot) -> Plan:
+    return Plan(
+        config={"max_model_len": 200704, "max_num_seqs": 3, "kv_cache_dtype": "fp8",
+                "expert_precise_memory": 1},  # env files say 1 where Python prints True
+        metrics={"kv_cache_tokens": Expect("kv_cache_tokens", min=400700, hard=True),
+                 "graph_capture_gib": Expect("graph_capture_gib", max="cudagraph_estimate_gib")},
+        events={"gdn_hip_fault": Expect("gdn_hip_fault", max=0),
+                "oom": Expect("oom", max=0, hard=True)},
+        boot=boot or {"status": "ready"},
+    )
+
+
+def shape_g(id=12, kv=401408, capture=(-0.06, -0.06), events=(), config=None):
+    return show(id, config or CFG_G_BASE, [
+        ("kv_cache_tokens", kv, None), ("max_concurrency", 2.0, None),
+        ("cudagraph_estimate_gib", 0.07, 0), ("cudagraph_estimate_gib", 0.07, 1),
+        ("graph_capture_gib", capture[0], 0), ("graph_capture_gib", capture[1], 1),
+    ], events=events)
+
+
+def test_check_shape_g_meets_the_plan():
+    r = compare.check(shape_g(), frank_plan())
+    assert r["b"] is None and r["a"] == 12
+    assert compare.exit_code(r) == 0, r
+    (kv,) = by_key(r, "kv_cache_tokens")
+    assert (kv["old"], kv["new"], kv["verdict"]) == (400700, 401408, "same")
+    (gc,) = by_key(r, "graph_capture_gib")  # both ranks -0.06 <= 0.07: one row
+    assert gc["verdict"] == "same" and gc["new"] == -0.06 and "cudagraph_estimate_gib" in gc["why"]
+
+
+def test_check_kv_below_the_ask_is_a_hard_violation():
+    r = compare.check(shape_g(kv=398658), frank_plan())
+    (kv,) = by_key(r, "kv_cache_tokens")
+    assert kv["verdict"] == "violation" and kv["delta"] == 398658 - 400700
+    assert compare.exit_code(r) == 4
+
+
+def test_check_graph_capture_over_its_charge_on_one_rank_is_drift():
+    r = compare.check(shape_g(capture=(0.31, -0.06)), frank_plan())
+    rows = by_key(r, "graph_capture_gib")
+    assert [(x["rank"], x["verdict"]) for x in rows] == [(0, "drift"), (1, "same")]
+    assert compare.exit_code(r) == 3
+
+
+def test_check_silently_dropped_flag():
+    cfg = {k: v for k, v in CFG_G_BASE.items() if k != "expert_precise_memory"}
+    r = compare.check(shape_g(config=cfg), frank_plan())
+    (row,) = by_key(r, "expert_precise_memory")
+    assert row["verdict"] == "violation" and "silently dropped" in row["why"]
+    assert compare.exit_code(r) == 4
+
+
+def test_check_gdn_burst_reports_the_faults_and_the_cap():
+    faults = [("gdn_hip_fault", 0 if i < 16 else 1, {"slot": 42, "head": 3 if i < 16 else 8, "fault_no": i + 1})
+              for i in range(32)]
+    r = compare.check(shape_g(events=faults + [("gdn_hip_fault_cap", 1, {"limit": 32})]), frank_plan())
+    (row,) = by_key(r, "gdn_hip_fault")
+    assert (row["old"], row["new"], row["verdict"]) == (0, 32, "drift")
+    assert "report limit (32) reached" in row["why"] and "ranks 0, 1" in row["why"]
+    assert compare.exit_code(r) == 3
+
+
+def test_check_failed_boot_and_missing_user_figure():
+    plan = frank_plan()
+    from bootlog.plan import UserPattern
+
+    plan.patterns.append(UserPattern(name="expert_arena_gib", regex=None, source="", unit="GiB"))
+    plan.metrics["expert_arena_gib"] = Expect("expert_arena_gib", min=17.0)
+    r = compare.check(shape_g(), plan)
+    (arena,) = by_key(r, "expert_arena_gib")
+    assert arena["verdict"] == "insufficient_history"  # no raw lines stored: not a violation
+    assert compare.exit_code(r) == 0
+    plan.metrics["expert_arena_gib"].hard = True
+    assert compare.exit_code(compare.check(shape_g(), plan)) == 4
+
+    failed = show(13, CFG_G_BASE, [], status="failed", failure="value_error",
+                  failure_message="ValueError: Free memory on device cuda:1 (31.29/31.86 GiB)")
+    r = compare.check(failed, frank_plan())
+    assert by_key(r, "status")[0]["verdict"] == "violation"
+    assert compare.exit_code(r) == 4
+
+
+def test_check_compile_cache_expectation():
+    plan = frank_plan(status="ready", compile_cache="warm")
+    ok = compare.check(_compile(9, cold=False), plan)
+    assert by_key(ok, "compile_cache")[0]["verdict"] == "same"
+    cold = compare.check(_compile(9, cold=True), plan)
+    row = by_key(cold, "compile_cache")[0]
+    assert row["verdict"] == "drift" and "179.24" in row["why"]
+
+
+def test_diff_with_plan_adds_the_plans_verdict_on_a():
+    a = shape_g(13, kv=398658)
+    r = compare.diff(a, shape_g(12), plan=frank_plan())
+    verdicts = [(f["key"], f["verdict"]) for f in r["findings"] if f["key"] == "kv_cache_tokens"]
+    assert ("kv_cache_tokens", "drift") in verdicts and ("kv_cache_tokens", "violation") in verdicts
+    assert compare.exit_code(r) == 4
+
+
+def test_markdown_table():
+    a = shape_d(9)
+    a["metrics"][2]["value"] = 401408
+    md = render.render_markdown(compare.diff(a, shape_d(8)))
+    assert md.startswith("### bootlog diff 9 → 8")
+    assert "| ! | metric | `kv_cache_tokens` |  | 398,658 | 401,408 | +2,750 | +0.69% |" in md
