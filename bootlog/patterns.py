@@ -1,0 +1,1049 @@
+"""The pattern catalogue: every wording vLLM used for a boot fact, as data with samples.
+
+One `Pattern` per wording variant.  Each carries a case-sensitive `literal` that every matching
+line contains (the cheap prefilter), an unanchored regex (so it works on the message part *and*
+on a whole raw line with its prefixes) and sample lines with the values they must give.
+
+Named groups carry the values: a group named after a metrics.md figure (`kv_cache_tokens`,
+`max_concurrency`, ...) becomes one metric hit, so one line can give several figures
+(the merged v0.28+ KV line, "Model loading took X GiB and Y seconds").  Other named groups go
+into the hit's `detail`.
+
+`match(msg)` is the hot path: it tests each distinct literal with `in` and runs the regexes of
+that literal only when it is present.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import regex as re
+
+# Units of the numeric figures; a named group with one of these names is a metric value.
+UNITS: dict[str, str] = {
+    "kv_cache_tokens": "tokens",
+    "max_concurrency": "x",
+    "max_concurrency_request_tokens": "tokens",
+    "kv_cache_available_gib": "GiB",
+    "kv_cache_reserved_gib": "GiB",
+    "initial_free_gib": "GiB",
+    "num_gpu_blocks": "blocks",
+    "num_cpu_blocks": "blocks",
+    "model_load_gib": "GiB",
+    "model_load_s": "s",
+    "weights_load_s": "s",
+    "memory_profiling_s": "s",
+    "graph_capture_s": "s",
+    "graph_capture_gib": "GiB",
+    "encoder_graph_capture_s": "s",
+    "encoder_graph_capture_gib": "GiB",
+    "cudagraph_estimate_gib": "GiB",
+    "cudagraph_pool_gib": "GiB",
+    "torch_compile_s": "s",
+    "dynamo_transform_s": "s",
+    "compile_graph_s": "s",
+    "compile_cache_load_s": "s",
+    "profiling_run_s": "s",
+    "init_engine_s": "s",
+    "init_engine_compile_s": "s",
+    "autofit_max_model_len": "tokens",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    id: str  # unique entry id: name + wording variant
+    kind: str  # "metric" | "boot" | "stat" | "event" | "config"
+    name: str  # metric name, boot field, event kind, "stats" or "config"
+    literal: str  # case-sensitive text every matching line contains (prefilter)
+    regex: str
+    unit: str | None
+    samples: tuple[tuple[str, dict], ...]
+    # Builds the hits from a match when named groups alone cannot (config dicts, stats lines).
+    # Returns None to mean "not really this fact" (e.g. a stats-looking line with no figures).
+    post: Callable[[Any, str], list[Hit] | None] | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(slots=True)
+class Hit:
+    kind: str
+    name: str
+    value: object
+    unit: str | None
+    pattern: str
+    detail: dict
+
+
+# ---------------------------------------------------------------------------------------------
+# numbers
+
+
+def _num(text: str) -> int | float:
+    """'1,350,182' -> 1350182, '0.53' -> 0.53, 'nan' -> nan; thousands separators dropped."""
+    t = text.replace(",", "").strip()
+    low = t.lower()
+    if low in ("nan", "inf", "-inf", "+inf"):
+        return float(low)
+    if "." in t or "e" in low:
+        return float(t)
+    return int(t)
+
+
+_NUM = r"-?\d+(?:\.\d+)?"  # a %.2f / format_gib / %d figure, possibly negative
+_TOK = r"\d{1,3}(?:,\d{3})+|\d+"  # a token count, with or without thousands separators
+
+
+# ---------------------------------------------------------------------------------------------
+# config lines: a small tokenizer for Python reprs (dicts, Namespace(...), key=value lists)
+
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
+_QUOTE_OK_BEFORE = set("=:,[({ \t")  # a quote only opens a string at the start of a value
+
+
+def _skip_string(s: str, i: int) -> int:
+    """Index just past the string literal starting at s[i] (a quote); tolerant of no end."""
+    q = s[i]
+    j = i + 1
+    n = len(s)
+    while j < n:
+        c = s[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == q:
+            return j + 1
+        j += 1
+    return n
+
+
+def _split_top(s: str, start: int = 0) -> tuple[list[str], int]:
+    """Split s[start:] at top-level commas, respecting quotes and brackets.
+
+    Stops at the first unmatched closing bracket (the ')' ending Namespace(...) or a V0 config
+    line, the '}' ending a dict) and returns (parts, index of that bracket or len(s)).
+    Enum reprs like <CUDAGraphMode.FULL: (2, 1)> are treated as brackets so their commas stay.
+    """
+    parts: list[str] = []
+    stack: list[str] = []
+    seg = start
+    i = start
+    n = len(s)
+    while i < n:
+        c = s[i]
+        if c in "'\"" and (i == start or s[i - 1] in _QUOTE_OK_BEFORE):
+            i = _skip_string(s, i)
+            continue
+        if c in _CLOSERS:
+            stack.append(_CLOSERS[c])
+        elif c == "<" and i + 1 < n and (s[i + 1].isalpha() or s[i + 1] == "_"):
+            stack.append(">")
+        elif c in ")]}>":
+            if stack and stack[-1] == c:
+                stack.pop()
+            elif c == ">":
+                pass  # a stray '>' is text
+            elif not stack:
+                parts.append(s[seg:i])
+                return parts, i
+            elif c in stack:
+                # mismatched nesting: unwind to the matching opener rather than give up
+                while stack and stack.pop() != c:
+                    pass
+        elif c == "," and not stack:
+            parts.append(s[seg:i])
+            seg = i + 1
+        i += 1
+    parts.append(s[seg:])
+    return parts, n
+
+
+def _clean_value(v: str) -> str:
+    """Python spelling kept; a value that is exactly one quoted string loses its quotes."""
+    v = v.strip()
+    if len(v) >= 2 and v[0] in "'\"" and _skip_string(v, 0) == len(v):
+        try:
+            out = ast.literal_eval(v)
+            if isinstance(out, str):
+                return out
+        except (ValueError, SyntaxError):
+            pass
+        return v[1:-1]
+    return v
+
+
+_KEY = re.compile(r"[A-Za-z_][\w.]*")
+# v0.6.3-v0.6.4 print "chunked_prefill_enabled=False multi_step_stream_outputs=True" (no comma)
+_GLUED = re.compile(r"(?P<v>[^\s=,'\"\[\](){}]+) (?P<k>[A-Za-z_]\w*)=(?P<rest>.*)", re.S)
+
+
+def _parse_kv_list(s: str, start: int) -> dict[str, str]:
+    """'a=1, b='x', c={...}' (engine config line, Namespace body) -> {'a': '1', 'b': 'x', ...}."""
+    parts, _ = _split_top(s, start)
+    out: dict[str, str] = {}
+    last: str | None = None
+    for raw in parts:
+        part = raw.strip()
+        if not part:
+            continue
+        key, eq, val = part.partition("=")
+        key = key.strip()
+        if not eq or not _KEY.fullmatch(key):
+            if last is not None:  # an unquoted value that itself held a comma
+                out[last] = out[last] + "," + raw
+            continue
+        val = val.strip()
+        while True:
+            g = _GLUED.fullmatch(val)
+            if not g:
+                break
+            out[key] = g["v"]
+            key, val = g["k"], g["rest"].strip()
+        out[key] = val
+        last = key
+    return {k: _clean_value(v) for k, v in out.items()}
+
+
+def _parse_dict(s: str, start: int) -> dict[str, str]:
+    """Body of a Python dict repr after its '{' -> {key: value-as-printed}."""
+    parts, _ = _split_top(s, start)
+    out: dict[str, str] = {}
+    for raw in parts:
+        part = raw.strip()
+        if not part or part[0] not in "'\"":
+            continue
+        end = _skip_string(part, 0)
+        key = _clean_value(part[:end])
+        rest = part[end:].lstrip()
+        if not rest.startswith(":"):
+            continue
+        out[key] = _clean_value(rest[1:])
+    return out
+
+
+_ENGINE_CONFIG = re.compile(r"Initializing an? (?:V[01] )?LLM engine(?: \(v[^)\s]*\))? with config: ")
+_CHUNKED = re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(\d+)")
+
+
+def _config_kind(msg: str) -> tuple[str, dict[str, str]] | None:
+    if "with config: " in msg and "LLM engine" in msg:
+        m = _ENGINE_CONFIG.search(msg)
+        if m:
+            cfg = _parse_kv_list(msg, m.end())
+            if "max_seq_len" in cfg and "max_model_len" not in cfg:
+                cfg["max_model_len"] = cfg["max_seq_len"]
+            return "engine_config", cfg
+    i = msg.find("non-default args: {")
+    if i >= 0:
+        return "non_default_args", _parse_dict(msg, i + len("non-default args: {"))
+    i = msg.find("args: Namespace(")
+    if i >= 0:
+        return "namespace", _parse_kv_list(msg, i + len("args: Namespace("))
+    if "Chunked prefill is enabled with" in msg:
+        m = _CHUNKED.search(msg)
+        if m:
+            return "chunked_prefill", {"max_num_batched_tokens": m.group(1)}
+    return None
+
+
+def parse_config(msg: str) -> dict[str, str] | None:
+    """Config carried by one line, every key as printed (values in Python spelling).
+
+    Understands the engine config line (`... LLM engine (vX) with config: model='m', ...`; adds
+    `max_model_len` from `max_seq_len`), `non-default args: {...}`, V0 `args: Namespace(...)`
+    and "Chunked prefill is enabled with max_num_batched_tokens=N".  None for other lines.
+    """
+    found = _config_kind(msg)
+    return found[1] if found else None
+
+
+# ---------------------------------------------------------------------------------------------
+# failure details (boots.py classifies; these read the figures out of the lines)
+
+_MIB = {"b": 1 / 2**20, "bytes": 1 / 2**20, "kib": 1 / 1024, "mib": 1.0, "gib": 1024.0, "tib": 1024.0**2}
+_JAX_UNIT = {"": 1 / 2**20, "b": 1 / 2**20, "k": 1 / 1024, "m": 1.0, "g": 1024.0, "t": 1024.0**2}
+
+_OOM_MARKERS = (
+    "out of memory",
+    "OutOfMemoryError",
+    "hipErrorOutOfMemory",
+    "cudaErrorMemoryAllocation",
+    "RESOURCE_EXHAUSTED",
+    "Tried to allocate",
+)
+_TRIED = re.compile(r"Tried to allocate (?P<n>\d+(?:\.\d+)?) ?(?P<u>[KMGT]iB|bytes|B)\b")
+_FREE = re.compile(
+    r"(?:of which (?P<n1>\d+(?:\.\d+)?) ?(?P<u1>[KMGT]iB|bytes|B) (?:is )?free"
+    r"|(?P<n2>\d+(?:\.\d+)?) ?(?P<u2>[KMGT]iB|bytes|B) free)"
+)
+_TOTAL = re.compile(r"total capacity of (?P<n>\d+(?:\.\d+)?) ?(?P<u>[KMGT]iB)")
+_JAX_ALLOC = re.compile(r"Attempting to allocate (?P<n>\d+(?:\.\d+)?)(?P<u>[KMGT]?)B?\b")
+_JAX_FREE = re.compile(r"There are (?P<n>\d+(?:\.\d+)?)(?P<u>[KMGT]?)B? free")
+
+
+def _mib(n: str, unit: str) -> float:
+    return round(float(n) * _MIB[unit.lower()], 4)
+
+
+def oom_detail(text: str) -> dict | None:
+    """{"requested_mib", "free_mib", "total_gib"?} from an out-of-memory line; None otherwise.
+
+    PyTorch: "Tried to allocate 50.00 MiB ... 0 bytes free" / "... of which 350.00 MiB is free"
+    ("1.02 GiB" -> 1044.48 MiB); HIP/CUDA driver errors give no figures ({}); JAX:
+    "Attempting to allocate 2.64G. ... There are 1.30G free."
+    """
+    if not any(m in text for m in _OOM_MARKERS):
+        return None
+    out: dict[str, float] = {}
+    m = _TRIED.search(text)
+    if m:
+        out["requested_mib"] = _mib(m["n"], m["u"])
+        f = _FREE.search(text, m.end())
+        if f:
+            out["free_mib"] = _mib(f["n1"], f["u1"]) if f["n1"] else _mib(f["n2"], f["u2"])
+        t = _TOTAL.search(text)
+        if t:
+            out["total_gib"] = round(float(t["n"]) * _MIB[t["u"].lower()] / 1024, 4)
+        return out
+    m = _JAX_ALLOC.search(text)
+    if m:
+        out["requested_mib"] = round(float(m["n"]) * _JAX_UNIT[m["u"].lower()], 4)
+        f = _JAX_FREE.search(text)
+        if f:
+            out["free_mib"] = round(float(f["n"]) * _JAX_UNIT[f["u"].lower()], 4)
+        return out
+    return out
+
+
+_FREE_ON_DEVICE = re.compile(
+    r"Free memory on device(?: (?P<device>\S+))? \((?P<free>\d+(?:\.\d+)?)/(?P<total>\d+(?:\.\d+)?) GiB\) "
+    r"on startup is less than (?:desired GPU memory utilization|the engine's budget[^(]*)"
+    r"\((?P<util>\d+(?:\.\d+)?), (?P<requested>\d+(?:\.\d+)?) GiB\)"
+)
+
+
+def value_error_detail(text: str) -> dict | None:
+    """{"free_gib", "total_gib", "gpu_memory_utilization", "requested_gib", "device"?} from the
+    start-up ValueError "Free memory on device (64.38/79.19 GiB) on startup is less than desired
+    GPU memory utilization (0.9, 71.27 GiB)"; None for other lines."""
+    m = _FREE_ON_DEVICE.search(text)
+    if not m:
+        return None
+    out: dict[str, Any] = {
+        "free_gib": float(m["free"]),
+        "total_gib": float(m["total"]),
+        "gpu_memory_utilization": float(m["util"]),
+        "requested_gib": float(m["requested"]),
+    }
+    if m["device"]:
+        out["device"] = m["device"]
+    return out
+
+
+_KV_NEEDED = re.compile(
+    r"max seq len \((?P<len>\d+)\), \((?P<needed>\d+(?:\.\d+)?) Gi?B KV cache is needed, which is larger than "
+    r"the available KV cache memory \((?P<avail>-?\d+(?:\.\d+)?) Gi?B\)\."
+    r"(?:\s*Based on the available memory,\s*(?:the estimated maximum model length is (?P<est>\d+))?)?"
+)
+_KV_V0 = re.compile(
+    r"The model's max seq len \((?P<len>\d+)\) is larger than the maximum number of tokens that can be "
+    r"stored in KV cache \((?P<kv>\d+)\)"
+)
+
+
+def kv_insufficient_detail(text: str) -> dict | None:
+    """{"needed_gib", "available_gib", "estimated_max_model_len"?, "max_model_len"} from
+    "... (16.00 GiB KV cache is needed, which is larger than the available KV cache memory
+    (12.34 GiB). Based on the available memory, the estimated maximum model length is N.";
+    V0's "max seq len (X) is larger than ... KV cache (Y)" gives max_model_len + kv_cache_tokens."""
+    m = _KV_NEEDED.search(text)
+    if m:
+        out: dict[str, Any] = {
+            "needed_gib": float(m["needed"]),
+            "available_gib": float(m["avail"]),
+            "max_model_len": int(m["len"]),
+        }
+        if m["est"]:
+            out["estimated_max_model_len"] = int(m["est"])
+        return out
+    m = _KV_V0.search(text)
+    if m:
+        return {"max_model_len": int(m["len"]), "kv_cache_tokens": int(m["kv"])}
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# periodic stats lines: parts joined with ", " whose set and order changed by release
+
+_STAT_FIELDS: tuple[tuple[str, str, float], ...] = (
+    ("prompt_throughput_tps", r"Avg prompt throughput: (" + _NUM + r") tokens/s", 1.0),
+    ("generation_throughput_tps", r"Avg generation throughput: (" + _NUM + r") tokens/s", 1.0),
+    ("running_reqs", r"Running: (\d+) reqs", 1.0),
+    ("waiting_reqs", r"(?:Waiting|Pending): (\d+) reqs", 1.0),
+    ("swapped_reqs", r"Swapped: (\d+) reqs", 1.0),
+    ("deferred_reqs", r"Deferred: (\d+) reqs", 1.0),
+    ("preemptions", r"Preemptions: (\d+)", 1.0),
+    ("corrupted_reqs", r"Corrupted: (\d+) reqs", 1.0),
+    ("external_prefix_cache_hit_rate_pct", r"External prefix cache hit rate: (" + _NUM + r"|nan)%", 1.0),
+    ("mm_cache_hit_rate_pct", r"MM cache hit rate: (" + _NUM + r"|nan)%", 1.0),
+    ("prefix_cache_hit_rate_pct", r"(?<![A-Za-z] )Prefix cache hit rate: (?:GPU: )?(" + _NUM + r"|nan)%", 1.0),
+)
+_STAT_RES = tuple((name, re.compile(rx), scale) for name, rx, scale in _STAT_FIELDS)
+# "GPU KV cache usage: 3.1%" (also XPU/CPU/TPU v0.30+); V0 adds "CPU KV cache usage" after it
+_KV_USAGE = re.compile(r"(?P<dev>[A-Z][A-Za-z+ ]*?) KV cache usage: (?P<v>" + _NUM + r"|nan)%")
+_ENGINE_IDX = re.compile(r"Engine (\d{3}): ")
+_AGG = re.compile(r"(\d+) Engines Aggregated: ")
+
+
+def _stats_post(m: Any, msg: str) -> list[Hit] | None:
+    values: dict[str, float] = {}
+    for name, rx, scale in _STAT_RES:
+        f = rx.search(msg)
+        if f:
+            values[name] = float(f.group(1)) * scale
+    usages = list(_KV_USAGE.finditer(msg))
+    if usages:
+        values["kv_cache_usage_pct"] = float(usages[0]["v"])
+        for u in usages[1:]:
+            if u["dev"].endswith("CPU"):
+                values["cpu_kv_cache_usage_pct"] = float(u["v"])
+    if not values:
+        return None
+    detail: dict[str, Any] = {}
+    e = _ENGINE_IDX.search(msg)
+    if e:
+        detail["engine_index"] = int(e.group(1))
+    a = _AGG.search(msg)
+    if a:
+        detail["engines_aggregated"] = int(a.group(1))
+    return [Hit("stat", "stats", values, None, "", detail)]
+
+
+_SPEC_V1_RATE = re.compile(r"(?:Avg )?Draft acceptance rate: (" + _NUM + r"|nan)%")
+_SPEC_V1_MEAN = re.compile(r"Mean acceptance length: (" + _NUM + r"|nan)")
+_SPEC_ACCEPTED = re.compile(r"Accepted: (\d+) tokens")
+_SPEC_DRAFTED = re.compile(r"Drafted: (\d+) tokens")
+_SPEC_V0_RATE = re.compile(r"Draft acceptance rate: (" + _NUM + r"|nan)(?!%)\b")
+_SPEC_V0_EFF = re.compile(r"System efficiency: (" + _NUM + r"|nan)\b")
+
+
+def _bare_running_post(m: Any, msg: str) -> list[Hit] | None:
+    # v0.7.0 printed only "Running: N reqs, Waiting: M reqs "; later lines with throughput are
+    # handled by the "Avg prompt throughput" entry and must not be counted twice.
+    if "Avg prompt throughput" in msg:
+        return None
+    return _stats_post(m, msg)
+
+
+def _spec_post(m: Any, msg: str) -> list[Hit] | None:
+    values: dict[str, float] = {}
+    if "SpecDecoding metrics:" in msg:
+        r = _SPEC_V1_RATE.search(msg)
+        if r:
+            values["spec_acceptance_rate_pct"] = float(r.group(1))
+        r = _SPEC_V1_MEAN.search(msg)
+        if r:
+            values["spec_mean_acceptance_length"] = float(r.group(1))
+        r = _SPEC_ACCEPTED.search(msg)
+        if r:
+            values["spec_accepted_tokens"] = float(r.group(1))
+        r = _SPEC_DRAFTED.search(msg)
+        if r:
+            values["spec_drafted_tokens"] = float(r.group(1))
+    else:  # V0 prints fractions: 0.651 -> 65.1 %
+        r = _SPEC_V0_RATE.search(msg)
+        if r:
+            values["spec_acceptance_rate_pct"] = round(float(r.group(1)) * 100, 6)
+        r = _SPEC_V0_EFF.search(msg)
+        if r:
+            values["spec_system_efficiency_pct"] = round(float(r.group(1)) * 100, 6)
+    if not values:
+        return None
+    return [Hit("stat", "stats", values, None, "", {"part": "spec_decode"})]
+
+
+# ---------------------------------------------------------------------------------------------
+# boot identity and config hits
+
+
+def _engine_from_config_line(m: Any, msg: str) -> str:
+    if m["eng"]:
+        return m["eng"].lower()
+    # "Initializing an LLM engine": V0 until v0.7.0 (fields inline ending ')' up to v0.6.4,
+    # '..., use_cached_outputs=True, ' from v0.6.5); V1 opt-in v0.6.4-v0.7.0 printed the bare
+    # VllmConfig, which ends with compilation_config={...}.
+    tail = msg.rstrip()
+    if "use_cached_outputs=" in msg or tail.endswith(")"):
+        return "v0"
+    return "v1"
+
+
+def _engine_config_post(m: Any, msg: str) -> list[Hit] | None:
+    hits: list[Hit] = []
+    if m["vllm_version"]:
+        hits.append(Hit("boot", "vllm_version", m["vllm_version"], None, "", {}))
+    hits.append(Hit("boot", "engine", _engine_from_config_line(m, msg), None, "", {}))
+    cfg = _parse_kv_list(msg, m.end())
+    if "max_seq_len" in cfg and "max_model_len" not in cfg:
+        cfg["max_model_len"] = cfg["max_seq_len"]
+    if cfg.get("model"):
+        hits.append(Hit("boot", "model", cfg["model"], None, "", {"source": "engine_config"}))
+    hits.append(Hit("config", "config", cfg, None, "", {"source": "engine_config"}))
+    return hits
+
+
+def _args_post(source: str) -> Callable[[Any, str], list[Hit] | None]:
+    def post(m: Any, msg: str) -> list[Hit] | None:
+        if source == "non_default_args":
+            cfg = _parse_dict(msg, m.end())
+        else:
+            cfg = _parse_kv_list(msg, m.end())
+        hits: list[Hit] = []
+        model = cfg.get("model") or cfg.get("model_tag")
+        if model and model != "None":
+            hits.append(Hit("boot", "model", model, None, "", {"source": source}))
+        hits.append(Hit("config", "config", cfg, None, "", {"source": source}))
+        return hits
+
+    return post
+
+
+def _chunked_post(m: Any, msg: str) -> list[Hit] | None:
+    cfg = {"max_num_batched_tokens": m["max_num_batched_tokens"]}
+    return [Hit("config", "config", cfg, None, "", {"source": "chunked_prefill"})]
+
+
+def _message_post(what: str) -> Callable[[Any, str], list[Hit] | None]:
+    def post(m: Any, msg: str) -> list[Hit] | None:
+        detail: dict[str, Any] = {"message": msg.strip(), "what": what}
+        detail.update({k: _maybe_num(v) for k, v in m.groupdict().items() if v is not None})
+        return [Hit("event", "warning", msg.strip(), None, "", detail)]
+
+    return post
+
+
+def _maybe_num(v: str) -> object:
+    try:
+        return _num(v)
+    except ValueError:
+        return v
+
+
+def _worker_died_post(m: Any, msg: str) -> list[Hit] | None:
+    detail: dict[str, Any] = {}
+    g = m.groupdict()
+    if g.get("rank"):
+        detail["rank"] = int(g["rank"])
+    if g.get("proc"):
+        detail["proc"] = g["proc"]
+        r = re.search(r"-(\d+)$", g["proc"])  # mp name "VllmWorker-<rank>"
+        if r and "rank" not in detail:
+            detail["rank"] = int(r.group(1))
+    if g.get("pid"):
+        detail["pid"] = int(g["pid"])
+    if g.get("exit_code") and g["exit_code"] != "None":
+        detail["exit_code"] = int(g["exit_code"])
+    return [Hit("event", "worker_died", msg.strip(), None, "", detail)]
+
+
+# ---------------------------------------------------------------------------------------------
+# the catalogue
+
+
+def _p(id: str, kind: str, name: str, literal: str, regex: str, unit: str | None,
+       samples: list[tuple[str, dict]], post: Callable | None = None) -> Pattern:
+    return Pattern(id, kind, name, literal, regex, unit, tuple(samples), post)
+
+
+_KV_LINE = r"(?P<device>GPU \+ host|[A-Z][A-Za-z0-9]*) KV cache size: (?P<kv_cache_tokens>" + _TOK + r") tokens"
+_CONC = (r"Maximum concurrency for (?P<max_concurrency_request_tokens>" + _TOK + r") tokens per request: "
+         r"(?P<max_concurrency>\d+(?:\.\d+)?|nan|inf)x")
+
+CATALOGUE: tuple[Pattern, ...] = (
+    # --- KV cache capacity ------------------------------------------------------------------
+    _p("kv_cache_tokens/v1", "metric", "kv_cache_tokens", "KV cache size: ", _KV_LINE, "tokens", [
+        ("(EngineCore_DP0 pid=270) INFO 11-20 09:12:33 [kv_cache_utils.py:1028] GPU KV cache size: 1,350,182 tokens",
+         {"kv_cache_tokens": 1350182}),
+        ("INFO 07-09 14:35:11 [kv_cache_utils.py:578] GPU KV cache size: 69,904 tokens", {"kv_cache_tokens": 69904}),
+        ("GPU KV cache size: 398,658 tokens", {"kv_cache_tokens": 398658}),
+        ("(EngineCore pid=270) INFO 11-20 09:12:33 [kv_cache_utils.py:2032] GPU KV cache size: 1,350,182 tokens, "
+         "Maximum concurrency for 32,768 tokens per request: 41.20x",
+         {"kv_cache_tokens": 1350182, "max_concurrency_request_tokens": 32768, "max_concurrency": 41.2}),
+        ("GPU KV cache size: 1,350,182 tokens, Maximum concurrency for 262,144 tokens per request: 5.15x",
+         {"kv_cache_tokens": 1350182, "max_concurrency_request_tokens": 262144, "max_concurrency": 5.15}),
+        ("(EngineCore pid=270) INFO 11-20 09:12:33 [kv_cache_utils.py:1147] GPU + host KV cache size: 2,100,000 tokens, "
+         "Maximum concurrency for 32,768 tokens per request: 64.09x", {"kv_cache_tokens": 2100000, "max_concurrency": 64.09}),
+        ("(EngineCore pid=270) INFO 11-20 09:12:33 [kv_cache_utils.py:1147] XPU KV cache size: 524,288 tokens, "
+         "Maximum concurrency for 8,192 tokens per request: 64.00x", {"kv_cache_tokens": 524288}),
+        ("(EngineCore_DP0 pid=381139) INFO 01-27 22:07:26 [v1/core/kv_cache_utils.py:1305] GPU KV cache size: 152,192 tokens",
+         {"kv_cache_tokens": 152192}),
+    ]),
+    _p("max_concurrency/all", "metric", "max_concurrency", "Maximum concurrency for ", _CONC, "x", [
+        ("INFO 11-20 09:12:33 executor_base.py:116] Maximum concurrency for 32768 tokens per request: 10.52x",
+         {"max_concurrency_request_tokens": 32768, "max_concurrency": 10.52}),
+        ("INFO 11-18 17:11:01 distributed_gpu_executor.py:61] Maximum concurrency for 131072 tokens per request: 3.82x",
+         {"max_concurrency_request_tokens": 131072, "max_concurrency": 3.82}),
+        ("(EngineCore_DP0 pid=270) INFO 11-20 09:12:33 [kv_cache_utils.py:1032] Maximum concurrency for 32,768 tokens per request: 10.52x",
+         {"max_concurrency_request_tokens": 32768, "max_concurrency": 10.52}),
+        ("Maximum concurrency for 200,704 tokens per request: 1.99x",
+         {"max_concurrency_request_tokens": 200704, "max_concurrency": 1.99}),
+        ("(EngineCore_DP0 pid=4095770) INFO 11-14 05:27:00 [kv_cache_utils.py:1234] Maximum concurrency for 1,024 tokens per request: 5412.44x",
+         {"max_concurrency_request_tokens": 1024, "max_concurrency": 5412.44}),
+    ]),
+    _p("kv_cache_available_gib/v1", "metric", "kv_cache_available_gib", "Available KV cache memory: ",
+       r"Available KV cache memory: (?P<kv_cache_available_gib>" + _NUM + r") GiB", "GiB", [
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_worker.py:298] Available KV cache memory: 61.23 GiB",
+         {"kv_cache_available_gib": 61.23}),
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_worker.py:772] Available KV cache memory: 40.0 GiB",
+         {"kv_cache_available_gib": 40.0}),
+        ("(EngineCore_DP0 pid=1193328) INFO 10-01 23:05:53 [gpu_worker.py:298] Available KV cache memory: -1.66 GiB",
+         {"kv_cache_available_gib": -1.66}),
+        ("(EngineCore_0 pid=1159) (RayWorkerWrapper pid=345, ip=10.42.11.243) INFO 09-10 23:48:39 [gpu_worker.py:276] "
+         "Available KV cache memory: 45.32 GiB [repeated 3x across cluster]", {"kv_cache_available_gib": 45.32}),
+    ]),
+    _p("kv_cache_reserved_gib/kv_cache_memory_bytes", "metric", "kv_cache_reserved_gib",
+       "GiB memory for KV Cache as specified by kv_cache_memory_bytes",
+       r"Initial free memory (?P<initial_free_gib>" + _NUM + r") GiB, reserved (?P<kv_cache_reserved_gib>" + _NUM
+       + r") ?GiB memory for KV Cache as specified by kv_cache_memory_bytes", "GiB", [
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_worker.py:240] Initial free memory 78.1796875 GiB, reserved "
+         "40.00GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling. "
+         "This does does not respect the gpu_memory_utilization config.",
+         {"kv_cache_reserved_gib": 40.0, "initial_free_gib": 78.1796875}),
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_worker.py:664] Initial free memory 78.18 GiB, reserved 40.0 GiB "
+         "memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling.",
+         {"kv_cache_reserved_gib": 40.0, "initial_free_gib": 78.18}),
+    ]),
+    _p("kv_cache_reserved_gib/startup_plan", "metric", "kv_cache_reserved_gib", "Applying persisted startup plan",
+       r"Applying persisted startup plan \(fingerprint \w+\): kv_cache_memory_bytes=\d+ \((?P<kv_cache_reserved_gib>"
+       + _NUM + r") GiB\)", "GiB", [
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [startup_plan.py:153] Applying persisted startup plan (fingerprint "
+         "3f9a1c2b7d10): kv_cache_memory_bytes=42949672960 (40.00 GiB), recorded free-memory baseline 78.18 GiB, "
+         "current 78.16 GiB. Memory profiling will be skipped.", {"kv_cache_reserved_gib": 40.0}),
+    ]),
+    _p("num_gpu_blocks/v0", "metric", "num_gpu_blocks", " blocks: ",
+       r"# (?P<device>[A-Za-z]+) blocks: (?P<num_gpu_blocks>\d+)(?:, # CPU blocks: (?P<num_cpu_blocks>\d+))?", "blocks", [
+        ("INFO 04-28 16:55:29 gpu_executor.py:121] # GPU blocks: 10786, # CPU blocks: 2048",
+         {"num_gpu_blocks": 10786, "num_cpu_blocks": 2048}),
+        ("INFO 11-18 17:11:01 distributed_gpu_executor.py:57] # GPU blocks: 31284, # CPU blocks: 4096",
+         {"num_gpu_blocks": 31284, "num_cpu_blocks": 4096}),
+        ("INFO 04-14 08:39:33 executor_base.py:110] # CUDA blocks: 11770, # CPU blocks: 2730",
+         {"num_gpu_blocks": 11770, "num_cpu_blocks": 2730}),
+        ("INFO 11-20 09:12:33 [executor_base.py:112] # cuda blocks: 7281, # CPU blocks: 2048",
+         {"num_gpu_blocks": 7281, "num_cpu_blocks": 2048}),
+        ("INFO 11-20 09:12:33 [executor_base.py:112] # rocm blocks: 7281, # CPU blocks: 2048",
+         {"num_gpu_blocks": 7281, "num_cpu_blocks": 2048}),
+        ("INFO 11-20 09:12:33 kv_cache_utils.py:522] # GPU blocks: 7281", {"num_gpu_blocks": 7281}),
+        ("INFO 11-20 09:12:33 cpu_executor.py:214] # CPU blocks: 2048", {"num_gpu_blocks": 2048}),
+    ]),
+    _p("num_gpu_blocks/v1-cache_config_info", "metric", "num_gpu_blocks", "num_gpu_blocks is: ",
+       r"vllm cache_config_info with initialization after num_gpu_blocks is: (?P<num_gpu_blocks>\d+)", "blocks", [
+        ("INFO 11-20 09:12:33 [loggers.py:134] vllm cache_config_info with initialization after num_gpu_blocks is: 84386",
+         {"num_gpu_blocks": 84386}),
+        ("(APIServer pid=1217) INFO 09-03 00:41:00 [loggers.py:142] Engine 000: vllm cache_config_info with "
+         "initialization after num_gpu_blocks is: 28137", {"num_gpu_blocks": 28137}),
+        ("(APIServer pid=380742) DEBUG 01-27 22:07:29 [v1/metrics/loggers.py:271] Engine 000: vllm cache_config_info "
+         "with initialization after num_gpu_blocks is: 1189", {"num_gpu_blocks": 1189}),
+    ]),
+    # --- model loading / profiling -------------------------------------------------------------
+    _p("model_load_gib/v0-GB", "metric", "model_load_gib", "Loading model weights took ",
+       r"Loading model weights took (?P<model_load_gib>" + _NUM + r") GB", "GiB", [
+        ("INFO 04-28 16:55:27 model_runner.py:890] Loading model weights took 13.5083 GB", {"model_load_gib": 13.5083}),
+        ("(VllmWorkerProcess pid=1825469) INFO 11-18 17:11:00 model_runner.py:1077] Loading model weights took 7.5122 GB",
+         {"model_load_gib": 7.5122}),
+        ("(EngineCore_DP0 pid=381139) INFO 01-27 22:06:46 [hpu_model_runner.py:3706] Loading model weights took 34.7600 GB",
+         {"model_load_gib": 34.76}),
+        ("(EngineCore pid=204582) INFO 05-20 10:35:13 [model_runner_v1.py:3023] Loading model weights took 27.5350 GB",
+         {"model_load_gib": 27.535}),
+    ]),
+    _p("model_load/v1", "metric", "model_load_gib", "Model loading took ",
+       r"Model loading took (?P<model_load_gib>" + _NUM + r") Gi?B(?: memory)? and (?P<model_load_s>" + _NUM
+       + r") seconds", "GiB", [
+        ("(VllmWorker rank=0 pid=412) INFO 11-20 09:12:33 [gpu_model_runner.py:1181] Model loading took 14.9595 GB and "
+         "5.123456 seconds", {"model_load_gib": 14.9595, "model_load_s": 5.123456}),
+        ("(VllmWorker rank=1 pid=12436) INFO 07-09 14:34:34 [gpu_model_runner.py:1291] Model loading took 4.8120 GiB "
+         "and 2.711224 seconds", {"model_load_gib": 4.812, "model_load_s": 2.711224}),
+        ("(EngineCore_DP0 pid=3362183) INFO 03-09 20:48:31 [gpu_model_runner.py:3338] Model loading took 27.5681 GiB "
+         "memory and 7.024536 seconds", {"model_load_gib": 27.5681, "model_load_s": 7.024536}),
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_model_runner.py:5088] Model loading took 14.96 GiB memory and "
+         "5.123456 seconds", {"model_load_gib": 14.96, "model_load_s": 5.123456}),
+        ("Model loading took 14.2 GiB and 250.1 seconds", {"model_load_gib": 14.2, "model_load_s": 250.1}),
+    ]),
+    _p("weights_load_s/all", "metric", "weights_load_s", "Loading weights took ",
+       r"Loading weights took (?P<weights_load_s>" + _NUM + r") seconds", "s", [
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [default_loader.py:268] Loading weights took 4.87 seconds",
+         {"weights_load_s": 4.87}),
+        ("Loading weights took 1.21 seconds", {"weights_load_s": 1.21}),
+    ]),
+    _p("memory_profiling_s/all", "metric", "memory_profiling_s", "Memory profiling takes ",
+       r"Memory profiling takes (?P<memory_profiling_s>" + _NUM + r") seconds", "s", [
+        ("(VllmWorkerProcess pid=1031294) INFO 04-14 08:39:33 worker.py:267] Memory profiling takes 6.63 seconds",
+         {"memory_profiling_s": 6.63}),
+        ("Memory profiling takes 11.94 seconds", {"memory_profiling_s": 11.94}),
+        ("(Worker_TP0 pid=412) DEBUG 11-20 09:12:33 [mem_utils.py:216] Memory profiling takes 4.71 seconds. Total non "
+         "KV cache memory: 16.7GiB; torch peak memory increase: 1.24GiB; non-torch forward increase memory: 0.47GiB; "
+         "weights memory: 14.99GiB.", {"memory_profiling_s": 4.71}),
+    ]),
+    # --- CUDA graphs ---------------------------------------------------------------------------
+    _p("graph_capture/all", "metric", "graph_capture_s", "Graph capturing finished in ",
+       r"(?<![Ee]ncoder g)Graph capturing finished in (?P<graph_capture_s>\d+(?:\.\d+)?) secs"
+       r"(?:, took (?P<graph_capture_gib>" + _NUM + r") GiB)?", "s", [
+        ("INFO 04-28 16:55:47 model_runner.py:1300] Graph capturing finished in 15 secs.", {"graph_capture_s": 15}),
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_model_runner.py:3118] Graph capturing finished in 12 secs, "
+         "took 0.62 GiB", {"graph_capture_s": 12, "graph_capture_gib": 0.62}),
+        ("Graph capturing finished in 5 secs, took -0.06 GiB", {"graph_capture_s": 5, "graph_capture_gib": -0.06}),
+        ("Graph capturing finished in 5 secs, took 0.31 GiB", {"graph_capture_s": 5, "graph_capture_gib": 0.31}),
+    ]),
+    _p("encoder_graph_capture/v0.31", "metric", "encoder_graph_capture_s", "Encoder graph capturing finished in ",
+       r"Encoder graph capturing finished in (?P<encoder_graph_capture_s>\d+(?:\.\d+)?) secs, took "
+       r"(?P<encoder_graph_capture_gib>" + _NUM + r") GiB(?: \((?P<graphs>\d+) graphs\))?", "s", [
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [mm_encoder_model_runner.py:94] Encoder graph capturing finished in "
+         "3 secs, took 0.11 GiB (12 graphs)", {"encoder_graph_capture_s": 3, "encoder_graph_capture_gib": 0.11}),
+    ]),
+    _p("cudagraph_estimate_gib/v0.18", "metric", "cudagraph_estimate_gib", "Estimated CUDA graph memory: ",
+       r"Estimated CUDA graph memory: (?P<cudagraph_estimate_gib>" + _NUM + r") GiB total", "GiB", [
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_model_runner.py:6409] Estimated CUDA graph memory: 0.62 GiB total",
+         {"cudagraph_estimate_gib": 0.62}),
+        ("Estimated CUDA graph memory: 0.55 GiB total", {"cudagraph_estimate_gib": 0.55}),
+    ]),
+    _p("cudagraph_pool_gib/v0.18", "metric", "cudagraph_pool_gib", "CUDA graph pool memory: ",
+       r"CUDA graph pool memory: (?P<cudagraph_pool_gib>" + _NUM + r") GiB \(actual\), (?P<estimated_gib>" + _NUM
+       + r") GiB \(estimated\)", "GiB", [
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_worker.py:1003] CUDA graph pool memory: 0.62 GiB (actual), "
+         "0.6 GiB (estimated), difference: 0.02 GiB (3.2%).", {"cudagraph_pool_gib": 0.62}),
+    ]),
+    # --- torch.compile -------------------------------------------------------------------------
+    _p("torch_compile_s/all", "metric", "torch_compile_s", "torch.compile t",
+       r"torch\.compile (?:takes|took) (?P<torch_compile_s>" + _NUM + r") s in total", "s", [
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [monitor.py:34] torch.compile takes 35.61 s in total",
+         {"torch_compile_s": 35.61}),
+        ("torch.compile takes 19.37 s in total", {"torch_compile_s": 19.37}),
+        ("torch.compile took 188.26 s in total", {"torch_compile_s": 188.26}),
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [monitor.py:62] [Qwen3VisionTransformer] torch.compile took 35.61 s in total",
+         {"torch_compile_s": 35.61}),
+    ]),
+    _p("torch_compile_s/with-warmup", "metric", "torch_compile_s", "torch.compile and initial profiling/warmup run",
+       r"torch\.compile and initial profiling/warmup run together took (?P<torch_compile_s>" + _NUM + r") s in total",
+       "s", [
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [monitor.py:53] torch.compile and initial profiling/warmup run "
+         "together took 41.20 s in total", {"torch_compile_s": 41.2}),
+    ]),
+    _p("profiling_run_s/v0.18", "metric", "profiling_run_s", "Initial profiling/warmup run took ",
+       r"Initial profiling/warmup run took (?P<profiling_run_s>" + _NUM + r") s", "s", [
+        ("(EngineCore pid=26109) INFO 04-28 11:14:02 [monitor.py:76] Initial profiling/warmup run took 0.41 s",
+         {"profiling_run_s": 0.41}),
+    ]),
+    _p("dynamo_transform_s/all", "metric", "dynamo_transform_s", "Dynamo bytecode transform time: ",
+       r"Dynamo bytecode transform time: (?P<dynamo_transform_s>" + _NUM + r") s", "s", [
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [backends.py:559] Dynamo bytecode transform time: 7.35 s",
+         {"dynamo_transform_s": 7.35}),
+        ("Dynamo bytecode transform time: 4.60 s", {"dynamo_transform_s": 4.6}),
+    ]),
+    _p("compile_graph_s/all", "metric", "compile_graph_s", "Compiling a graph for ",
+       r"Compiling a graph for (?:(?P<shape_kind>general shape|dynamic shape)|shape (?P<shape>\S+)"
+       r"|compile range (?P<range>\([^)]*\))) takes (?P<compile_graph_s>" + _NUM + r") s", "s", [
+        ("INFO 05-28 20:35:39 [backends.py:150] Compiling a graph for general shape takes 39.83 s",
+         {"compile_graph_s": 39.83}),
+        ("(VllmWorker rank=5 pid=775163) INFO 08-16 02:13:50 [backends.py:215] Compiling a graph for dynamic shape "
+         "takes 414.61 s", {"compile_graph_s": 414.61}),
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [backends.py:221] Compiling a graph for shape 8 takes 3.05 s",
+         {"compile_graph_s": 3.05}),
+        ("Compiling a graph for compile range (1, 1024) takes 179.24 s", {"compile_graph_s": 179.24}),
+        ("(Worker_TP0 pid=1537491) INFO 01-15 22:38:35 [backends.py:278] Compiling a graph for compile range "
+         "(1, 8192) takes 6.96 s", {"compile_graph_s": 6.96}),
+    ]),
+    _p("compile_cache_load_s/all", "metric", "compile_cache_load_s", "Directly load the compiled graph",
+       r"Directly load the compiled graph(?:\(s\))? for (?:dynamic shape|shape (?P<shape>\S+)"
+       r"|compile range (?P<range>\([^)]*\))) from the cache, took (?P<compile_cache_load_s>" + _NUM + r") s", "s", [
+        ("INFO 05-12 02:45:56 [backends.py:118] Directly load the compiled graph(s) for shape None from the cache, "
+         "took 8.559 s", {"compile_cache_load_s": 8.559}),
+        ("(EngineCore_DP0 pid=943603) INFO 09-30 18:37:00 [backends.py:161] Directly load the compiled graph(s) for "
+         "dynamic shape from the cache, took 1.270 s", {"compile_cache_load_s": 1.27}),
+        ("Directly load the compiled graph(s) for compile range (1, 1024) from the cache, took 2.143 s",
+         {"compile_cache_load_s": 2.143}),
+    ]),
+    _p("init_engine/all", "metric", "init_engine_s", "init engine (profile, create kv cache, warmup model) took ",
+       r"init engine \(profile, create kv cache, warmup model\) took (?P<init_engine_s>" + _NUM + r") s(?:econds)?"
+       r"(?: \(compilation: (?P<init_engine_compile_s>" + _NUM + r") s"
+       r"(?: \S+ language_model: (?P<language_model_s>" + _NUM + r") s, encoder: (?P<encoder_s>" + _NUM + r") s)?)?",
+       "s", [
+        ("(EngineCore_DP0 pid=270) INFO 11-20 09:12:33 [core.py:218] init engine (profile, create kv cache, warmup "
+         "model) took 53.87 seconds", {"init_engine_s": 53.87}),
+        ("(EngineCore pid=270) INFO 11-20 09:12:33 [core.py:412] init engine (profile, create kv cache, warmup model) "
+         "took 53.87 s", {"init_engine_s": 53.87}),
+        ("init engine (profile, create kv cache, warmup model) took 41.13 s (compilation: 3.98 s)",
+         {"init_engine_s": 41.13, "init_engine_compile_s": 3.98}),
+        ("(EngineCore pid=270) INFO 11-20 09:12:33 [core.py:395] init engine (profile, create kv cache, warmup model) "
+         "took 61.02 s (compilation: 40.11 s \u2014 language_model: 35.61 s, encoder: 4.50 s)",
+         {"init_engine_s": 61.02, "init_engine_compile_s": 40.11}),
+    ]),
+    _p("autofit_max_model_len/v0.32", "metric", "autofit_max_model_len", "Auto-fit max_model_len: ",
+       r"Auto-fit max_model_len: (?:reduced from (?P<from_len>\d+) to (?P<autofit_max_model_len>\d+)"
+       r"|full model context length (?P<full_len>\d+) fits)", "tokens", [
+        ("(EngineCore pid=270) INFO 11-20 09:12:33 [kv_cache_planning.py:1404] Auto-fit max_model_len: reduced from "
+         "131072 to 98304 to fit in available KV cache memory (37.5 GiB)", {"autofit_max_model_len": 98304}),
+    ]),
+    # --- boot identity -------------------------------------------------------------------------
+    _p("vllm_version/api-server", "boot", "vllm_version", "vLLM API server version ",
+       r"vLLM API server version (?P<vllm_version>\S+)", None, [
+        ("(APIServer pid=1) INFO 11-20 09:12:33 [api_server.py:1839] vLLM API server version 0.11.0",
+         {"vllm_version": "0.11.0"}),
+        ("INFO 04-28 16:55:20 api_server.py:440] vLLM API server version 0.5.5", {"vllm_version": "0.5.5"}),
+        ("(APIServer pid=1) INFO 01-19 22:25:58 [api_server.py:1351] vLLM API server version 0.13.0+faa43dbf.nv26.01",
+         {"vllm_version": "0.13.0+faa43dbf.nv26.01"}),
+    ]),
+    _p("vllm_version/server-serving", "boot", "vllm_version", "vLLM server version ",
+       r"vLLM server version (?P<vllm_version>[^\s,]+), serving model (?P<model>\S+)", None, [
+        ("(APIServer pid=1) INFO 11-20 09:12:33 [startup.py:18] vLLM server version 0.33.0, serving model Qwen/Qwen3-8B",
+         {"vllm_version": "0.33.0", "model": "Qwen/Qwen3-8B"}),
+    ]),
+    _p("vllm_version/logo", "boot", "vllm_version", "\u2588  version ",
+       r"\u2588\s+version\s+(?P<vllm_version>\S+)", None, [
+        ("(APIServer pid=1) INFO 11-20 09:12:33 [api_utils.py:340]  \u2584\u2584 \u2584\u2588 \u2588     \u2588     "
+         "\u2588 \u2580\u2584\u2580 \u2588  version 0.25.0", {"vllm_version": "0.25.0"}),
+    ]),
+    _p("model/logo", "boot", "model", "\u2588  model ", r"\u2588\s+model\s+(?P<model>\S+)", None, [
+        ("(APIServer pid=1) INFO 11-20 09:12:33 [api_utils.py:340]   \u2588\u2584\u2588\u2580 \u2588     \u2588     "
+         "\u2588     \u2588  model   Qwen/Qwen3-8B", {"model": "Qwen/Qwen3-8B"}),
+    ]),
+    _p("engine/attention-backend", "boot", "engine", "backend on V",
+       r"backend on (?P<engine>V[01]) engine\b", None, [
+        ("INFO 05-12 02:45:32 [cuda.py:221] Using Flash Attention backend on V1 engine.", {"engine": "v1"}),
+        ("INFO 11-20 09:12:33 [rocm.py:201] Using Triton Attention backend on V1 engine.", {"engine": "v1"}),
+    ]),
+    _p("config/engine-config", "config", "config", "LLM engine",
+       r"Initializing an? (?:(?P<eng>V[01]) )?LLM engine(?: \(v(?P<vllm_version>[^)\s]*)\))? with config: ", None, [
+        ("INFO 04-28 16:55:20 llm_engine.py:184] Initializing an LLM engine (v0.5.5) with config: "
+         "model='mistralai/Mistral-7B-Instruct-v0.3', speculative_config=None, tokenizer='mistralai/Mistral-7B-"
+         "Instruct-v0.3', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, rope_scaling=None, "
+         "rope_theta=None, tokenizer_revision=None, trust_remote_code=False, dtype=torch.bfloat16, max_seq_len=8192, "
+         "download_dir=None, load_format=LoadFormat.AUTO, tensor_parallel_size=1, pipeline_parallel_size=1, "
+         "disable_custom_all_reduce=False, quantization=None, enforce_eager=False, kv_cache_dtype=auto, "
+         "quantization_param_path=None, device_config=cuda, decoding_config=DecodingConfig(guided_decoding_backend="
+         "'outlines'), observability_config=ObservabilityConfig(otlp_traces_endpoint=None, collect_model_forward_time="
+         "False, collect_model_execute_time=False), seed=0, served_model_name=mistralai/Mistral-7B-Instruct-v0.3, "
+         "use_v2_block_manager=False, enable_prefix_caching=False)",
+         {"vllm_version": "0.5.5", "engine": "v0", "model": "mistralai/Mistral-7B-Instruct-v0.3",
+          "max_model_len": "8192", "tensor_parallel_size": "1", "enable_prefix_caching": "False",
+          "load_format": "LoadFormat.AUTO", "decoding_config": "DecodingConfig(guided_decoding_backend='outlines')"}),
+        ("INFO 11-20 09:12:33 llm_engine.py:237] Initializing an LLM engine (v0.6.3) with config: "
+         "model='meta-llama/Llama-3.1-8B-Instruct', speculative_config=None, tokenizer='meta-llama/Llama-3.1-8B-"
+         "Instruct', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, override_neuron_config=None, "
+         "rope_scaling=None, rope_theta=None, tokenizer_revision=None, trust_remote_code=False, dtype=torch.bfloat16, "
+         "max_seq_len=8192, download_dir=None, load_format=LoadFormat.AUTO, tensor_parallel_size=1, "
+         "pipeline_parallel_size=1, disable_custom_all_reduce=False, quantization=None, enforce_eager=False, "
+         "kv_cache_dtype=auto, quantization_param_path=None, device_config=cuda, decoding_config=DecodingConfig("
+         "guided_decoding_backend='outlines'), observability_config=ObservabilityConfig(otlp_traces_endpoint=None, "
+         "collect_model_forward_time=False, collect_model_execute_time=False), seed=0, served_model_name=meta-llama/"
+         "Llama-3.1-8B-Instruct, use_v2_block_manager=True, num_scheduler_steps=1, chunked_prefill_enabled=False "
+         "multi_step_stream_outputs=True, enable_prefix_caching=False, use_async_output_proc=True, "
+         "use_cached_outputs=True, mm_processor_kwargs=None)",
+         {"vllm_version": "0.6.3", "engine": "v0", "chunked_prefill_enabled": "False",
+          "multi_step_stream_outputs": "True", "mm_processor_kwargs": "None"}),
+        ("INFO 11-20 09:12:33 llm_engine.py:234] Initializing a V0 LLM engine (v0.7.3) with config: "
+         "model='Qwen/Qwen2.5-7B-Instruct', speculative_config=None, tokenizer='Qwen/Qwen2.5-7B-Instruct', "
+         "max_seq_len=32768, kv_cache_dtype=auto,  device_config=cuda, compilation_config={\"splitting_ops\":[],"
+         "\"compile_sizes\":[],\"cudagraph_capture_sizes\":[256,248,8,4,2,1],\"max_capture_size\":256}, "
+         "use_cached_outputs=True, ",
+         {"vllm_version": "0.7.3", "engine": "v0", "model": "Qwen/Qwen2.5-7B-Instruct", "max_model_len": "32768",
+          "device_config": "cuda", "use_cached_outputs": "True",
+          "compilation_config": "{\"splitting_ops\":[],\"compile_sizes\":[],\"cudagraph_capture_sizes\":"
+                                "[256,248,8,4,2,1],\"max_capture_size\":256}"}),
+        ("(EngineCore_DP0 pid=299338) INFO 11-01 15:51:35 [core.py:94] Initializing a V1 LLM engine "
+         "(v0.11.1rc3.dev29+g3fa2c1218) with config: model='rednote-hilab/dots.ocr', speculative_config=None, "
+         "tokenizer='rednote-hilab/dots.ocr', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, "
+         "tokenizer_revision=None, trust_remote_code=True, dtype=torch.bfloat16, max_seq_len=131072, download_dir=None, "
+         "load_format=auto, tensor_parallel_size=1, pipeline_parallel_size=1, data_parallel_size=1, "
+         "disable_custom_all_reduce=False, quantization=None, enforce_eager=False, kv_cache_dtype=auto, "
+         "device_config=cuda, structured_outputs_config=StructuredOutputsConfig(backend='auto', disable_fallback="
+         "False, disable_any_whitespace=False, disable_additional_properties=False, reasoning_parser='', "
+         "enable_in_reasoning=False), observability_config=ObservabilityConfig(show_hidden_metrics_for_version=None, "
+         "otlp_traces_endpoint=None, collect_detailed_traces=None), seed=0, served_model_name=rednote-hilab/dots.ocr, "
+         "enable_prefix_caching=True, chunked_prefill_enabled=True, pooler_config=None, compilation_config={'level': "
+         "None, 'mode': 3, 'custom_ops': ['none'], 'inductor_compile_config': {'enable_auto_functionalized_v2': False, "
+         "'combo_kernels': True}, 'cudagraph_mode': <CUDAGraphMode.FULL_AND_PIECEWISE: (2, 1)>, 'use_cudagraph': "
+         "True, 'cudagraph_capture_sizes': [16, 8, 4, 2, 1], 'pass_config': {}, 'max_capture_size': 16, "
+         "'local_cache_dir': None}",
+         {"vllm_version": "0.11.1rc3.dev29+g3fa2c1218", "engine": "v1", "model": "rednote-hilab/dots.ocr",
+          "max_model_len": "131072", "enable_prefix_caching": "True", "enforce_eager": "False",
+          "served_model_name": "rednote-hilab/dots.ocr", "pooler_config": "None",
+          "structured_outputs_config": "StructuredOutputsConfig(backend='auto', disable_fallback=False, "
+                                       "disable_any_whitespace=False, disable_additional_properties=False, "
+                                       "reasoning_parser='', enable_in_reasoning=False)"}),
+        ("INFO 11-20 09:12:33 core.py:45] Initializing an LLM engine (v0.7.0) with config: model='Qwen/Qwen2.5-7B-"
+         "Instruct', speculative_config=None, max_seq_len=32768, kv_cache_dtype=auto,  device_config=cuda, "
+         "compilation_config={\"level\":3,\"max_capture_size\":512}",
+         {"vllm_version": "0.7.0", "engine": "v1", "max_model_len": "32768"}),
+    ], post=_engine_config_post),
+    _p("config/non-default-args", "config", "config", "non-default args: {", r"non-default args: \{", None, [
+        ("(APIServer pid=85301) INFO 09-26 05:49:46 [utils.py:328] non-default args: {'model_tag': '/root/autodl-tmp/"
+         "models/qwen/Qwen2.5-3B', 'host': '0.0.0.0', 'port': 8001, 'model': '/root/autodl-tmp/models/qwen/Qwen2.5-3B', "
+         "'trust_remote_code': True, 'dtype': 'float16', 'max_model_len': 4096, 'max_num_seqs': 1}",
+         {"model": "/root/autodl-tmp/models/qwen/Qwen2.5-3B", "port": "8001", "trust_remote_code": "True",
+          "dtype": "float16", "max_model_len": "4096", "max_num_seqs": "1"}),
+        ("(APIServer pid=1) INFO 11-20 09:12:33 [utils.py:278] non-default args: {'model_tag': 'Qwen/Qwen3-8B', "
+         "'model': 'Qwen/Qwen3-8B', 'tensor_parallel_size': 2, 'max_model_len': 32768, 'enable_prefix_caching': True}",
+         {"model": "Qwen/Qwen3-8B", "tensor_parallel_size": "2", "enable_prefix_caching": "True"}),
+        ("(APIServer pid=1) INFO 10-02 09:53:01 [utils.py:278] non-default args: {'model_tag': '/models/q', "
+         "'expert_precise_memory': True, 'kv_cache_dtype': 'fp8', 'served_model_name': ['frank-primary'], "
+         "'default_chat_template_kwargs': {'enable_thinking': True, 'preserve_thinking': True}, "
+         "'speculative_config': {'method': 'mtp', 'num_speculative_tokens': 3}}",
+         {"model": "/models/q", "expert_precise_memory": "True", "kv_cache_dtype": "fp8",
+          "served_model_name": "['frank-primary']",
+          "default_chat_template_kwargs": "{'enable_thinking': True, 'preserve_thinking': True}",
+          "speculative_config": "{'method': 'mtp', 'num_speculative_tokens': 3}"}),
+    ], post=_args_post("non_default_args")),
+    _p("config/namespace", "config", "config", "args: Namespace(", r"args: Namespace\(", None, [
+        ("INFO 04-28 16:55:17 api_server.py:440] args: Namespace(model_tag='mistralai/Mistral-7B-Instruct-v0.3', "
+         "host='0.0.0.0', port=8000, uvicorn_log_level='info', allow_credentials=False, allowed_origins=['*'], "
+         "allowed_methods=['*'], model='mistralai/Mistral-7B-Instruct-v0.3', tensor_parallel_size=1, "
+         "max_model_len=None, gpu_memory_utilization=0.9, enable_prefix_caching=False, max_num_seqs=256, "
+         "chat_template=None, dispatch_function=<function serve at 0x7f1c>)",
+         {"model": "mistralai/Mistral-7B-Instruct-v0.3", "tensor_parallel_size": "1", "max_model_len": "None",
+          "gpu_memory_utilization": "0.9", "max_num_seqs": "256", "allowed_origins": "['*']",
+          "dispatch_function": "<function serve at 0x7f1c>"}),
+    ], post=_args_post("namespace")),
+    _p("config/chunked-prefill", "config", "config", "Chunked prefill is enabled with max_num_batched_tokens=",
+       r"Chunked prefill is enabled with max_num_batched_tokens=(?P<max_num_batched_tokens>\d+)", None, [
+        ("INFO 11-18 17:10:51 config.py:1136] Chunked prefill is enabled with max_num_batched_tokens=512.",
+         {"max_num_batched_tokens": "512"}),
+    ], post=_chunked_post),
+    # --- periodic statistics -------------------------------------------------------------------
+    _p("stats/throughput", "stat", "stats", "Avg prompt throughput: ", r"Avg prompt throughput: ", None, [
+        ("INFO 04-28 16:56:08 metrics.py:351] Avg prompt throughput: 93.5 tokens/s, Avg generation throughput: 0.1 "
+         "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.5%, CPU KV cache "
+         "usage: 0.0%.",
+         {"prompt_throughput_tps": 93.5, "generation_throughput_tps": 0.1, "running_reqs": 1, "swapped_reqs": 0,
+          "waiting_reqs": 0, "kv_cache_usage_pct": 0.5, "cpu_kv_cache_usage_pct": 0.0}),
+        ("INFO 11-20 09:12:33 loggers.py:72] Avg prompt throughput: 512.3 tokens/s, Avg generation throughput: 88.0 "
+         "tokens/s, Running: 4 reqs, Waiting: 0 reqs GPU KV cache usage: 3.1%.",
+         {"prompt_throughput_tps": 512.3, "running_reqs": 4, "waiting_reqs": 0, "kv_cache_usage_pct": 3.1}),
+        ("INFO 07-09 14:35:59 [loggers.py:87] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation "
+         "throughput: 0.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache hit "
+         "rate: 57.1%", {"kv_cache_usage_pct": 0.0, "prefix_cache_hit_rate_pct": 57.1, "engine_index": 0}),
+        ("(APIServer pid=295174) INFO 11-01 16:00:28 [loggers.py:208] Engine 000: Avg prompt throughput: 496.9 "
+         "tokens/s, Avg generation throughput: 0.1 tokens/s, Running: 3 reqs, Waiting: 5 reqs, GPU KV cache usage: "
+         "8.7%, Prefix cache hit rate: 0.0%, MM cache hit rate: 10.0%",
+         {"waiting_reqs": 5, "prefix_cache_hit_rate_pct": 0.0, "mm_cache_hit_rate_pct": 10.0}),
+        ("(APIServer pid=1) INFO 11-20 09:12:43 [loggers.py:259] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg "
+         "generation throughput: 152.4 tokens/s, Running: 8 reqs, Waiting: 3 reqs, Deferred: 1 reqs, Preemptions: 2, "
+         "GPU KV cache usage: 97.8%, Prefix cache hit rate: 12.5%, External prefix cache hit rate: 3.0%",
+         {"running_reqs": 8, "waiting_reqs": 3, "deferred_reqs": 1, "preemptions": 2, "kv_cache_usage_pct": 97.8,
+          "prefix_cache_hit_rate_pct": 12.5, "external_prefix_cache_hit_rate_pct": 3.0}),
+        ("(APIServer pid=1) INFO 11-20 09:12:43 [loggers.py:270] Engine 000: Avg prompt throughput: 512.3 tokens/s, "
+         "Avg generation throughput: 88.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, CPU KV cache usage: 3.1%",
+         {"kv_cache_usage_pct": 3.1}),
+    ], post=_stats_post),
+    _p("stats/v0.7.0-running", "stat", "stats", "Running: ", r"Running: \d+ reqs, Waiting: \d+ reqs", None, [
+        ("INFO 11-20 09:12:33 loggers.py:34] Running: 4 reqs, Waiting: 0 reqs ", {"running_reqs": 4, "waiting_reqs": 0}),
+    ], post=_bare_running_post),
+    _p("stats/v0-prefix-cache", "stat", "stats", "Prefix cache hit rate: GPU: ",
+       r"Prefix cache hit rate: GPU: (?P<gpu>" + _NUM + r"|nan)%, CPU: (?P<cpu>" + _NUM + r"|nan)%", None, [
+        ("INFO 11-20 09:12:33 metrics.py:361] Prefix cache hit rate: GPU: 45.12%, CPU: 0.00%",
+         {"prefix_cache_hit_rate_pct": 45.12}),
+    ], post=_stats_post),
+    _p("stats/spec-v1", "stat", "stats", "SpecDecoding metrics: ", r"SpecDecoding metrics: ", None, [
+        ("INFO 11-20 09:12:33 [metrics.py:53] SpecDecoding metrics: Draft acceptance rate: 65.1%, Accepted: 1302 "
+         "tokens, Drafted: 2000 tokens", {"spec_acceptance_rate_pct": 65.1}),
+        ("INFO 11-20 09:12:33 [metrics.py:87] SpecDecoding metrics: Draft acceptance rate: 65.1%, Mean acceptance "
+         "length: 3.26, Accepted: 1302 tokens, Drafted: 2000 tokens, Per-position acceptance rate: 0.812, 0.667, 0.523",
+         {"spec_acceptance_rate_pct": 65.1, "spec_mean_acceptance_length": 3.26}),
+        ("(APIServer pid=1) INFO 11-20 09:12:33 [metrics.py:120] SpecDecoding metrics: Mean acceptance length: 3.60, "
+         "Accepted throughput: 130.20 tokens/s, Drafted throughput: 200.00 tokens/s, Accepted: 1302 tokens, Drafted: "
+         "2000 tokens, Per-position acceptance rate: 0.812, 0.667, 0.523, 0.402, 0.301, Avg Draft acceptance rate: 65.1%",
+         {"spec_acceptance_rate_pct": 65.1, "spec_mean_acceptance_length": 3.6, "spec_accepted_tokens": 1302}),
+        ("(APIServer pid=1) INFO 11-20 09:12:33 [metrics.py:120] SpecDecoding metrics: Mean acceptance length: nan, "
+         "Accepted throughput: 0.00 tokens/s, Drafted throughput: 0.00 tokens/s, Accepted: 0 tokens, Drafted: 0 "
+         "tokens, Per-position acceptance rate: , Avg Draft acceptance rate: nan%",
+         {"spec_drafted_tokens": 0}),
+    ], post=_spec_post),
+    _p("stats/spec-v0", "stat", "stats", "Speculative metrics: ", r"Speculative metrics: ", None, [
+        ("INFO 11-20 09:12:33 metrics.py:380] Speculative metrics: Draft acceptance rate: 0.651, System efficiency: "
+         "0.542, Number of speculative tokens: 5, Number of accepted tokens: 1302, Number of draft tokens: 2000, "
+         "Number of emitted tokens: 1626.", {"spec_acceptance_rate_pct": 65.1, "spec_system_efficiency_pct": 54.2}),
+    ], post=_spec_post),
+    # --- events --------------------------------------------------------------------------------
+    _p("gdn_hip_fault/fork", "event", "gdn_hip_fault", "[gdn_hip] ERROR ",
+       r"\[gdn_hip\] ERROR (?P<kernel>\w+): state out of ssm-cache range:.*?\(slot=(?P<slot>\d+)\s+head=(?P<head>\d+)"
+       r"(?:\s+limit=(?P<limit>[^)\s]+))?[^)]*\)\s*fault #(?P<fault_no>\d+)", None, [
+        ("[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite values (slot=42 head=3 "
+         "limit=3.40282e+38) fault #1", {"slot": 42, "head": 3, "fault_no": 1, "limit": 3.40282e38}),
+        ("[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite values (slot=42 head=8 "
+         "limit=3.40282e+38) fault #24", {"slot": 42, "head": 8, "fault_no": 24}),
+    ]),
+    _p("gdn_hip_fault_cap/fork", "event", "gdn_hip_fault_cap", "[gdn_hip] ERROR: state fault report limit",
+       r"\[gdn_hip\] ERROR: state fault report limit \((?P<limit>\d+)\) reached", None, [
+        ("[gdn_hip] ERROR: state fault report limit (32) reached; further faults are counted silently",
+         {"limit": 32}),
+    ]),
+    _p("warning/offload-exceeds-memavailable", "event", "warning", "exceeds MemAvailable",
+       r"exceeds MemAvailable", None, [
+        ("expert-offload-mem \u2026 exceeds MemAvailable at plan time", {"what": "offload_exceeds_memavailable"}),
+    ], post=_message_post("offload_exceeds_memavailable")),
+    _p("warning/generation-config-override", "event", "warning", "Default sampling parameters have been overridden",
+       r"Default sampling parameters have been overridden by the model's (?:Hugging Face )?generation config", None, [
+        ("WARNING 07-09 14:35:48 [config.py:1177] Default sampling parameters have been overridden by the model's "
+         "Hugging Face generation config recommended from the model creator. If this is not intended, please "
+         "relaunch vLLM instance with `--generation-config vllm`.", {"what": "generation_config_override"}),
+    ], post=_message_post("generation_config_override")),
+    _p("worker_died/v0", "event", "worker_died", " died, exit code: ",
+       r"Worker (?P<proc>\S+) pid (?P<pid>\d+) died, exit code: (?P<exit_code>-?\d+|None)", None, [
+        ("ERROR 11-20 09:12:33 [multiproc_worker_utils.py:116] Worker VllmWorkerProcess pid 413 died, exit code: -9",
+         {"pid": 413, "exit_code": -9}),
+    ], post=_worker_died_post),
+    _p("worker_died/v1", "event", "worker_died", "Worker proc ",
+       r"Worker proc (?P<proc>\S+) died unexpectedly(?: \(exit code: (?P<exit_code>-?\d+|None)\))?, shutting down executor",
+       None, [
+        ("(EngineCore pid=270) ERROR 11-20 09:12:33 [multiproc_executor.py:284] Worker proc VllmWorker-1 died "
+         "unexpectedly, shutting down executor.", {"rank": 1, "proc": "VllmWorker-1"}),
+        ("(EngineCore pid=211448) ERROR 07-17 15:09:29 [multiproc_executor.py:284] Worker proc VllmWorker-3 died "
+         "unexpectedly (exit code: None), shutting down executor.", {"rank": 3}),
+        ("(EngineCore pid=270) ERROR 11-20 09:12:33 [multiproc_executor.py:380] Worker proc VllmWorker-1 died "
+         "unexpectedly (exit code: -9), shutting down executor.", {"rank": 1, "exit_code": -9}),
+    ], post=_worker_died_post),
+    _p("worker_died/ray", "event", "worker_died", "RayWorkerProc rank=",
+       r"RayWorkerProc rank=(?P<rank>\d+) died unexpectedly", None, [
+        ("(EngineCore pid=270) ERROR 11-20 09:12:33 [ray_executor_v2.py:522] RayWorkerProc rank=1 died unexpectedly, "
+         "shutting down executor.", {"rank": 1}),
+    ], post=_worker_died_post),
+)
+
+LITERALS: tuple[str, ...] = tuple(dict.fromkeys(p.literal for p in CATALOGUE))
+
+# literal -> [(pattern, compiled regex)], in catalogue order
+_BY_LITERAL: tuple[tuple[str, tuple[tuple[Pattern, Any], ...]], ...] = tuple(
+    (lit, tuple((p, re.compile(p.regex)) for p in CATALOGUE if p.literal == lit)) for lit in LITERALS
+)
+
+
+def _hits_from_groups(p: Pattern, m: Any) -> list[Hit]:
+    groups = {k: v for k, v in m.groupdict().items() if v is not None}
+    if p.kind == "metric":
+        detail = {k: v for k, v in groups.items() if k not in UNITS}
+        return [Hit("metric", k, _num(v), UNITS[k], p.id, dict(detail)) for k, v in groups.items() if k in UNITS]
+    if p.kind == "boot":
+        return [Hit("boot", k, v.lower() if k == "engine" else v, None, p.id, {}) for k, v in groups.items()]
+    if p.kind == "event":
+        detail = {k: _maybe_num(v) for k, v in groups.items()}
+        return [Hit("event", p.name, m.string.strip(), None, p.id, detail)]
+    return []
+
+
+def match(msg: str) -> list[Hit]:
+    """Every hit on one line (message part or whole raw line), in catalogue order."""
+    hits: list[Hit] = []
+    for lit, entries in _BY_LITERAL:
+        if lit not in msg:
+            continue
+        for p, rx in entries:
+            m = rx.search(msg)
+            if m is None:
+                continue
+            if p.post is not None:
+                got = p.post(m, msg)
+                if got:
+                    for h in got:
+                        h.pattern = p.id
+                    hits.extend(got)
+            else:
+                hits.extend(_hits_from_groups(p, m))
+    return hits
