@@ -257,7 +257,7 @@ def known_figures() -> set[str]:
     try:  # the catalogue may define newer figures; it is optional for plan loading
         from bootlog import patterns as _patterns
 
-        names |= {p.name for p in getattr(_patterns, "CATALOGUE", ()) if getattr(p, "kind", "") != "event"}
+        names |= {p.name for p in getattr(_patterns, "CATALOGUE", ()) if getattr(p, "kind", "") == "metric"}
     except Exception:  # noqa: BLE001 - a broken sibling module must not make plans unloadable
         pass
     return names
