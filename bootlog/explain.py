@@ -20,8 +20,7 @@ MARKERS = (
     "loading model weights", "gpu blocks", "cuda blocks", "rocm blocks", "num_gpu_blocks",
     "memory profiling", "compiling a graph", "compiled graph", "init engine",
     "cuda graph memory", "dynamo bytecode transform", "engine core initialization failed",
-    "hipErrorOutOfMemory".lower(), "valueerror", "application startup complete",
-    "avg prompt throughput",
+    "hiperroroutofmemory", "valueerror", "avg prompt throughput",
 )
 
 
