@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Benchmark bootlog ingest against rg/grep on the same literal markers, as whole processes.
+
+    python bench/run.py [--size-mb 64] [--runs 5] [--log FILE] [--boots-db 10000] [--json OUT]
+
+Measures (median of --runs, page cache warm, each run a fresh database):
+  * `bootlog --db TMP ingest FILE` wall time, MB/s, peak RSS
+  * `rg -cF -e M1 -e M2 … FILE` and `grep -cF -e …` with bootlog's own literal markers
+    (bootlog.patterns.LITERALS + bootlog.boots.LITERALS), and the ratios ingest/rg, ingest/grep
+  * re-ingest after appending 1 MiB (incremental; ratio to the full ingest)
+  * `bootlog --help`
+  * `bootlog diff last prev` on a database holding --boots-db boots
+Needs ripgrep on PATH (`apt-get install -y ripgrep`); without it the rg rows are skipped.
+Peak memory comes from os.wait4 (per-process ru_maxrss), so no /usr/bin/time is needed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import genlog  # noqa: E402
+
+# Used only when bootlog's own catalogue cannot be imported (e.g. benchmarking an old checkout).
+FALLBACK_MARKERS = (
+    "version", "non-default args", "LLM engine", "Loading weights took", "Model loading took",
+    "torch.compile", "KV cache size", "Maximum concurrency", "Graph capturing finished",
+    "init engine", "Application startup complete", "Avg prompt throughput", "Traceback",
+    "out of memory", "Error", "gdn_hip",
+)
+
+
+def markers() -> tuple[list[str], str]:
+    """bootlog's literal prefilter strings, and where they came from."""
+    try:
+        from bootlog import boots, patterns
+
+        lits = list(dict.fromkeys([*patterns.LITERALS, *boots.LITERALS]))
+        return [m for m in lits if m], "bootlog.patterns.LITERALS + bootlog.boots.LITERALS"
+    except Exception as err:  # an unfinished checkout: measure with the documented markers
+        return list(FALLBACK_MARKERS), f"fallback list ({type(err).__name__}: {err})"
+
+
+GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+
+def run_once(argv: list[str], *, ok: tuple[int, ...] = (0,)) -> tuple[float, int, int, bytes]:
+    """(wall seconds, peak RSS KiB, exit code, stdout) of one process.
+
+    Peak RSS comes from GNU time (`-f %M`) when installed: a child forked straight from this
+    Python process inherits its RSS high-water mark across exec, so wait4's ru_maxrss would
+    never read below ~35 MiB.  Without /usr/bin/time that floor is in the numbers.
+    """
+    full = [GNU_TIME, "-f", "BENCH_MAXRSS_KIB=%M", *argv] if GNU_TIME else argv
+    with tempfile.TemporaryFile() as errf:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=errf)
+        out = proc.stdout.read()  # drain before wait4 so a chatty child cannot block on a full pipe
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.stdout.close()
+        proc.returncode = rc = os.waitstatus_to_exitcode(status)
+        errf.seek(0)
+        err = errf.read().decode(errors="replace")
+    peak = usage.ru_maxrss
+    if GNU_TIME:
+        lines = err.rstrip().splitlines()
+        if lines and lines[-1].startswith("BENCH_MAXRSS_KIB="):
+            peak = int(lines[-1].split("=", 1)[1])
+            err = "\n".join(lines[:-1])
+        if rc and err.startswith("Command exited with non-zero status"):
+            err = err.split("\n", 1)[-1]
+    if rc not in ok:
+        sys.stderr.write(f"bench: {' '.join(argv[:4])}... exited {rc}: {err[-400:]}\n")
+    return wall, peak, rc, out
+
+
+def median_run(argv_fn, runs: int, setup=None, ok: tuple[int, ...] = (0,)) -> dict:
+    """Median wall time and max peak RSS over `runs` runs; setup() runs before each, untimed."""
+    walls, rss, rc, out = [], [], 0, b""
+    for i in range(runs):
+        if setup:
+            setup(i)
+        w, m, rc, out = run_once(argv_fn(i), ok=ok)
+        walls.append(w)
+        rss.append(m)
+    return {"median_s": statistics.median(walls), "min_s": min(walls), "max_s": max(walls),
+            "peak_rss_mib": max(rss) / 1024, "rc": rc, "ok": rc in ok, "stdout": out.decode(errors="replace").strip()[:200]}
+
+
+def bootlog_argv() -> list[str]:
+    exe = shutil.which("bootlog")
+    return [exe] if exe else [sys.executable, "-m", "bootlog.cli"]
+
+
+def build_many_boots_db(db: str, n: int, log: str) -> str:
+    """A database with n boots: the generated log's boots saved n/k times through the store API,
+    each copy with its own fingerprint (so they are distinct boots, as restarts are)."""
+    from dataclasses import replace
+
+    from bootlog.store.db import open_db
+    from bootlog.store.queries import SourceInfo, save_boots
+
+    engine = open_db(db)
+    how = ""
+    try:
+        from bootlog.ingest import parse_source
+        from bootlog.sources import open_source
+
+        template = parse_source(open_source(log))
+        how = f"copies of the {len(template)} boots parsed from the generated log"
+    except Exception as err:  # parser not importable yet: use the store's own realistic seed boot
+        from bootlog.store.testing import seed_boot
+
+        template = [seed_boot(0)]
+        how = f"copies of store.testing.seed_boot ({type(err).__name__})"
+    if not template:
+        raise SystemExit("bench: the generated log produced no boots")
+    src = SourceInfo("bench-many-boots.log", "file", container="frank-primary-qwen", host="bench")
+    batch = []
+    for i in range(n):
+        b = template[i % len(template)]
+        batch.append(replace(b, fingerprint=f"{b.fingerprint}-{i}", first_line=b.first_line + i * 100_000,
+                             last_line=b.last_line + i * 100_000))
+        if len(batch) == 500:
+            save_boots(engine, src, batch)
+            batch = []
+    if batch:
+        save_boots(engine, src, batch)
+    engine.dispose()
+    return how
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size-mb", type=float, default=64)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--log", help="use this log instead of generating one")
+    ap.add_argument("--boots-db", type=int, default=10_000, help="boots in the database for the diff timing (0 = skip)")
+    ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    a = ap.parse_args(argv)
+
+    tmp = Path(tempfile.mkdtemp(prefix="bootlog-bench-"))
+    results: dict = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}, "runs": a.runs}
+    try:
+        log = Path(a.log) if a.log else tmp / f"gen-{a.size_mb:g}.log"
+        if not a.log:
+            t0 = time.perf_counter()
+            genlog.generate(a.size_mb, str(log))
+            results["generate_s"] = time.perf_counter() - t0
+        size_mb = log.stat().st_size / 2**20
+        results["log"] = {"path": str(log), "mib": round(size_mb, 1)}
+        lits, origin = markers()
+        results["markers"] = {"count": len(lits), "from": origin}
+        eargs = [x for m in lits for x in ("-e", m)]
+        bl = bootlog_argv()
+
+        # warm the page cache so every tool reads from memory
+        with open(log, "rb") as fh:
+            while fh.read(1 << 24):
+                pass
+
+        rows: dict[str, dict] = {}
+        rg = shutil.which("rg")
+        if rg:
+            rows["rg -cF"] = median_run(lambda i: [rg, "-cF", *eargs, str(log)], a.runs, ok=(0, 1))
+        else:
+            print("bench: ripgrep (rg) not found; apt-get install -y ripgrep", file=sys.stderr)
+        rows["grep -cF"] = median_run(lambda i: ["grep", "-cF", *eargs, str(log)], a.runs, ok=(0, 1))
+
+        dbs = [tmp / f"ingest-{i}.db" for i in range(a.runs)]
+        rows["bootlog ingest"] = median_run(lambda i: [*bl, "--db", str(dbs[i]), "ingest", str(log)], a.runs)
+        rows["bootlog ingest"]["boots_line"] = rows["bootlog ingest"].pop("stdout")
+
+        # incremental: the database already holds the file; append 1 MiB of runtime noise, ingest again
+        grown = [tmp / f"grown-{i}.log" for i in range(a.runs)]
+        noise = tmp / "noise.log"
+        genlog.generate(1, str(noise), boots=1, seed=99)
+        tail = noise.read_bytes()
+        tail = tail[tail.index(b"Application startup complete.\n") + 30:][: 1 << 20]
+
+        def prepare_incremental(i: int) -> None:
+            shutil.copyfile(log, grown[i])
+            first = subprocess.run([*bl, "--db", str(tmp / f"inc-{i}.db"), "ingest", str(grown[i])],
+                                   capture_output=True)
+            if first.returncode:
+                sys.stderr.write(f"bench: first ingest failed: {first.stderr.decode(errors='replace')[-300:]}\n")
+            with open(grown[i], "ab") as fh:
+                fh.write(tail)
+
+        rows["re-ingest +1 MiB"] = median_run(
+            lambda i: [*bl, "--db", str(tmp / f"inc-{i}.db"), "ingest", str(grown[i])], a.runs, setup=prepare_incremental)
+        for p in grown:
+            p.unlink(missing_ok=True)
+
+        rows["bootlog --help"] = median_run(lambda i: [*bl, "--help"], max(a.runs, 5))
+
+        if a.boots_db:
+            many = tmp / "many.db"
+            t0 = time.perf_counter()
+            results["many_boots_db"] = {"boots": a.boots_db, "built_from": build_many_boots_db(str(many), a.boots_db, str(log)),
+                                        "build_s": round(time.perf_counter() - t0, 1),
+                                        "mib": round(many.stat().st_size / 2**20, 1)}
+            rows[f"diff last prev ({a.boots_db:,} boots)"] = median_run(
+                lambda i: [*bl, "--db", str(many), "diff", "last", "prev"], a.runs, ok=(0, 3))
+
+        ing = rows["bootlog ingest"]["median_s"]
+        for name, r in rows.items():
+            r.pop("stdout", None)
+        results["rows"] = rows
+        results["derived"] = {
+            "ingest_mb_per_s": round(size_mb / ing, 1),
+            "ingest_over_rg": round(ing / rows["rg -cF"]["median_s"], 2) if "rg -cF" in rows else None,
+            "ingest_over_grep": round(ing / rows["grep -cF"]["median_s"], 2),
+            "reingest_over_full": round(rows["re-ingest +1 MiB"]["median_s"] / ing, 3),
+        }
+        print(render(results))
+        if a.json:
+            Path(a.json).write_text(json.dumps(results, indent=2))
+    finally:
+        if a.keep:
+            print(f"(kept {tmp})", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def render(res: dict) -> str:
+    size = res["log"]["mib"]
+    out = [f"log: {size} MiB ({res['log']['path']}), markers: {res['markers']['count']} from {res['markers']['from']}",
+           f"machine: {res['machine']['cpus']} CPUs, Python {res['machine']['python']}; median of {res['runs']} runs", "",
+           "| what | median s | min s | max s | peak RSS MiB | MB/s |", "|---|---:|---:|---:|---:|---:|"]
+    for name, r in res["rows"].items():
+        mbps = f"{size / r['median_s']:.1f}" if name in ("rg -cF", "grep -cF", "bootlog ingest") else ""
+        name = name if r["ok"] else f"{name} (FAILED rc={r['rc']})"
+        out.append(f"| {name} | {r['median_s']:.3f} | {r['min_s']:.3f} | {r['max_s']:.3f} | {r['peak_rss_mib']:.0f} | {mbps} |")
+    d = res["derived"]
+    out += ["", f"ingest / rg: {d['ingest_over_rg']}x   ingest / grep: {d['ingest_over_grep']}x   "
+                f"ingest: {d['ingest_mb_per_s']} MB/s   re-ingest(+1 MiB) / full ingest: {d['reingest_over_full']}"]
+    if "many_boots_db" in res:
+        m = res["many_boots_db"]
+        out.append(f"diff DB: {m['boots']:,} boots ({m['built_from']}), {m['mib']} MiB, built in {m['build_s']} s")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
