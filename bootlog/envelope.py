@@ -1,0 +1,498 @@
+"""Container log envelopes -> Records (line number, text, envelope time, stream).
+
+Formats (detect() names):
+  plain         files, nohup.out, `podman logs` without -t
+  podman_ts     `podman logs --timestamps`: "2026-11-29T14:25:19.320146538Z msg"
+  cri           raw k8s-file / CRI: "TS stdout|stderr P|F msg" (P = partial, F = full)
+  docker_json   docker json-file: {"log": "...\\n", "stream": "stdout", "time": "..."}
+  journal_json  `journalctl -o json`: MESSAGE, __REALTIME_TIMESTAMP, PRIORITY, partial flag
+  compose       `docker compose logs` / podman-compose: "name  | msg"
+
+Every format: line numbers count b"\\n" only; text has ANSI colour codes and NUL bytes removed
+(on the raw bytes, before decoding, so scan.py can do the same to a whole chunk), one trailing
+\\r stripped, and is decoded as UTF-8 with errors="replace". Nothing in here raises on bad bytes.
+
+Partial lines (P records, docker pieces without "\\n", journald partial messages, and the
+timestamps podman 4.3.1 --timestamps prints before every P continuation) are rejoined with one
+rule, `_continues()`:
+
+  a piece that ended without a newline is CONTINUED by the next piece of the same stream when
+    1. the next piece is empty (it only carries the newline), or
+    2. the next piece starts with "\\r" (a progress bar redrawing its line), or
+    3. the read that produced the piece was (nearly) full: the bytes of that stream's records
+       sharing the piece's timestamp (conmon stamps every read() once), newlines included,
+       reach half the reader's buffer (conmon STDIO_BUF_SIZE 8192; docker's 16 KiB pieces).
+       A process that dies mid-line leaves a short tail (a prompt, a progress bar); kilobytes
+       without a newline are a line still being written. Half, not all: podman.md shows a
+       20 KB line whose first read was 8105 bytes, not 8192. Or
+    4. (raw formats only, where the stream is known) the next piece arrived within
+       _QUICK seconds: a writer still busy with the line, not a process that died.
+  otherwise the writer stopped mid-line (a boot that died without a final newline, or in
+  `2>&1` output a record of the other stream) and the next piece starts a new record.
+
+For podman_ts rule 4 is not used: the output does not say which stream a piece came from, and
+`podman logs -t 2>&1` glues a stdout partial line to the very next stderr record (podman.md:
+"tail-no-newline<TS> boot err", 0.1 ms apart), which must be split.
+An embedded timestamp is only taken as one when it is not earlier than the piece before it.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from datetime import datetime, timedelta, timezone
+from typing import Iterable, Iterator
+
+from bootlog.records import Record
+
+FORMATS = ("plain", "podman_ts", "cri", "docker_json", "journal_json", "compose")
+HEAD_BYTES = 64 * 1024
+CONMON_BUF = 8192  # conmon STDIO_BUF_SIZE: one read() -> at most this many bytes per timestamp
+DOCKER_PIECE = 16 * 1024  # docker json-file splits lines at 16 KiB
+_QUICK = 0.05  # seconds: a same-stream piece this close is a continuation (raw formats)
+_HOLD = 10_000  # records held back behind an unfinished partial line before it is cut
+
+ANSI_B = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+ANSI_S = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_TS = rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)"
+TS_LEAD = re.compile(rb"(" + _TS + rb") ?")
+TS_EMBED = re.compile(rb"(" + _TS + rb") ")
+CRI_LINE = re.compile(rb"(" + _TS + rb") (stdout|stderr) ([PF])(?: |$)")
+COMPOSE_LINE = re.compile(r"\[?([A-Za-z0-9][\w.\-]*)\]?\s*\| ?")
+COMPOSE_TS = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+# ---------------------------------------------------------------- shared helpers
+
+def clean(raw: bytes) -> str:
+    """Raw line bytes (no "\\n") -> Record text."""
+    if b"\x1b" in raw:
+        raw = ANSI_B.sub(b"", raw)
+    if b"\x00" in raw:
+        raw = raw.replace(b"\x00", b"")
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    return raw.decode("utf-8", "replace")
+
+
+def clean_text(s: str) -> str:
+    """The same cleaning for text that arrives already decoded (JSON envelopes)."""
+    if "\x1b" in s:
+        s = ANSI_S.sub("", s)
+    if "\x00" in s:
+        s = s.replace("\x00", "")
+    if s.endswith("\r"):
+        s = s[:-1]
+    return s
+
+
+_TZ_CACHE: dict[str, timezone] = {"Z": timezone.utc}
+
+
+def parse_ts(text: str | bytes | None) -> datetime | None:
+    """RFC 3339 with any number of fraction digits (truncated to µs) -> aware datetime."""
+    if text is None:
+        return None
+    if isinstance(text, bytes):
+        text = text.decode("ascii", "replace")
+    text = text.strip()
+    if len(text) < 20 or text[10] not in "Tt ":
+        return None
+    base = text[:19]
+    rest = text[19:]
+    frac = ""
+    if rest.startswith("."):
+        i = 1
+        while i < len(rest) and rest[i].isdigit():
+            i += 1
+        frac, rest = rest[1:i], rest[i:]
+    zone = rest.upper() if rest in ("Z", "z") else rest
+    tz = _TZ_CACHE.get(zone)
+    if tz is None:
+        m = re.fullmatch(r"([+-])(\d\d):?(\d\d)", zone)
+        if m is None:
+            return None
+        off = timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
+        tz = timezone(-off if m.group(1) == "-" else off)
+        _TZ_CACHE[zone] = tz
+    try:
+        dt = datetime.fromisoformat(base.replace("t", "T"))
+    except ValueError:
+        return None
+    us = int(frac[:6].ljust(6, "0")) if frac else 0
+    return dt.replace(microsecond=us, tzinfo=tz)
+
+
+def _lines(chunks: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+    """(physical line number, bytes without "\\n"); a final unterminated line is yielded too."""
+    lineno = 1
+    parts: list[bytes] = []  # pieces of a line longer than a chunk: joined once, not repeatedly
+    for chunk in chunks:
+        if not chunk:
+            continue
+        pieces = chunk.split(b"\n")
+        if len(pieces) == 1:
+            parts.append(chunk)
+            continue
+        if parts:
+            parts.append(pieces[0])
+            pieces[0] = b"".join(parts)
+            parts = []
+        last = pieces.pop()
+        for p in pieces:
+            yield lineno, p
+            lineno += 1
+        if last:
+            parts.append(last)
+    if parts:
+        yield lineno, b"".join(parts)
+
+
+def _continues(run_bytes: int, buf: int, nxt: bytes | str, gap: float | None) -> bool:
+    """Is `nxt` the continuation of a piece that ended without a newline? (module docstring)"""
+    if not nxt or nxt[:1] in (b"\r", "\r"):
+        return True
+    if run_bytes * 2 >= buf:
+        return True
+    return gap is not None and 0 <= gap < _QUICK
+
+
+# ---------------------------------------------------------------- detection
+
+def detect(head: bytes) -> str:
+    """Name the envelope of a log from its first bytes (~64 KiB)."""
+    lines = head.split(b"\n")
+    if len(lines) > 1 and lines[-1]:
+        lines.pop()  # cut mid-line by the head limit
+    sample = [ln for ln in lines if ln.strip()][:400]
+    if not sample:
+        return "plain"
+    n = len(sample)
+
+    objs = [ln for ln in sample if ln.lstrip()[:1] == b"{"]
+    if len(objs) * 2 >= n:
+        kinds = [_json_kind(ln) for ln in objs[:50]]
+        for kind in ("docker_json", "journal_json"):
+            if kinds.count(kind) * 2 >= len(kinds):
+                return kind
+    if sum(1 for ln in sample if CRI_LINE.match(ln)) * 2 >= n:
+        return "cri"
+    if sum(1 for ln in sample if TS_LEAD.match(ln)) * 2 >= n:
+        return "podman_ts"
+    names = []
+    for ln in sample:
+        m = COMPOSE_LINE.match(clean(ln))
+        if m:
+            names.append(m.group(1))
+    # compose only when the whole head consistently looks like it: a stray "x | y" line in a
+    # vLLM log (tqdm bars, tables) must not turn a plain log into compose
+    if len(names) >= min(n, 3) and len(names) * 10 >= n * 9 and len(set(names)) <= 16:
+        return "compose"
+    return "plain"
+
+
+def _json_kind(line: bytes) -> str | None:
+    try:
+        d = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(d, dict):
+        return None
+    if "log" in d and ("time" in d or "stream" in d):
+        return "docker_json"
+    if "MESSAGE" in d or "__REALTIME_TIMESTAMP" in d:
+        return "journal_json"
+    return None
+
+
+# ---------------------------------------------------------------- entry point
+
+def records(chunks: Iterable[bytes], fmt: str | None = None, *, start_line: int = 1
+            ) -> Iterator[Record]:
+    """Records of a byte stream; the envelope is auto-detected from the first ~64 KiB when
+    fmt is None. start_line numbers the first line (for sources read from an offset)."""
+    it = iter(chunks)
+    head: list[bytes] = []
+    if fmt is None:
+        size = 0
+        for c in it:
+            head.append(c)
+            size += len(c)
+            if size >= HEAD_BYTES:
+                break
+        fmt = detect(b"".join(head)[:HEAD_BYTES] if size > HEAD_BYTES else b"".join(head))
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown log format: {fmt}")
+    lines = _numbered(_lines(_chain(head, it)), start_line)
+    return _PARSERS[fmt](lines)
+
+
+def _chain(head: list[bytes], it: Iterator[bytes]) -> Iterator[bytes]:
+    yield from head
+    yield from it
+
+
+def _numbered(lines: Iterator[tuple[int, bytes]], start: int) -> Iterator[tuple[int, bytes]]:
+    if start == 1:
+        return lines
+    return ((n + start - 1, b) for n, b in lines)
+
+
+# ---------------------------------------------------------------- plain and compose
+
+def _plain(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
+    for n, raw in lines:
+        yield Record(n, clean(raw))
+
+
+def _compose(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
+    for n, raw in lines:
+        text = clean(raw)
+        m = COMPOSE_LINE.match(text)
+        if m is None:
+            yield Record(n, text)
+            continue
+        msg = text[m.end():]
+        ts = None
+        t = COMPOSE_TS.match(msg)  # `compose logs -t` puts the time after the bar
+        if t is not None:
+            ts = parse_ts(t.group(1))
+            if ts is not None:
+                msg = msg[t.end():]
+        yield Record(n, msg, ts)
+
+
+# ---------------------------------------------------------------- podman logs --timestamps
+
+def _podman_ts(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
+    run_ts = b""  # timestamp of the last piece seen ...
+    run_bytes = 0  # ... and the bytes printed under it so far (one conmon read)
+    cache_key, cache_val = b"", None
+    for n, raw in lines:
+        m = TS_LEAD.match(raw)
+        if m is None:
+            yield Record(n, clean(raw))
+            continue
+        tsb = m.group(1)
+        if tsb != cache_key:
+            cache_key, cache_val = tsb, parse_ts(tsb)
+        ts = cache_val
+        if tsb != run_ts:
+            run_ts, run_bytes = tsb, 0
+        pos = m.end()
+        if raw.find(b"T", pos) < 0 or TS_EMBED.search(raw, pos) is None:
+            run_bytes += len(raw) - pos + 1
+            yield Record(n, clean(raw[pos:]), ts)
+            continue
+        # embedded timestamps: P continuations (join) or a new record after a partial line
+        parts = [raw[pos:pos]]
+        cur_ts, piece_start = ts, pos
+        first_ts = ts
+        search = pos
+        while True:
+            e = TS_EMBED.search(raw, search)
+            if e is None:
+                break
+            ets = parse_ts(e.group(1))
+            if ets is None or (cur_ts is not None and ets < cur_ts):
+                search = e.start() + 1  # a date inside the message, not podman's stamp
+                continue
+            piece = raw[piece_start:e.start()]
+            nxt_end = TS_EMBED.search(raw, e.end())
+            nxt = raw[e.end():nxt_end.start() if nxt_end else len(raw)]
+            run_bytes += len(piece)
+            parts.append(piece)
+            if not _continues(run_bytes, CONMON_BUF, nxt, None):
+                yield Record(n, clean(b"".join(parts)), first_ts)
+                parts = []
+                first_ts = ets
+            etsb = e.group(1)
+            if etsb != run_ts:
+                run_ts, run_bytes = etsb, 0
+            cur_ts, piece_start = ets, e.end()
+            search = e.end()
+        run_bytes += len(raw) - piece_start + 1
+        parts.append(raw[piece_start:])
+        yield Record(n, clean(b"".join(parts)), first_ts)
+
+
+# ---------------------------------------------------------------- partial-line joining
+
+class _Chain:
+    """One stream's unfinished line: its pieces, first line number and first timestamp."""
+
+    __slots__ = ("lineno", "ts", "parts", "last_ts", "run", "slot")
+
+    def __init__(self, lineno: int, ts: datetime | None, slot: list) -> None:
+        self.lineno, self.ts, self.parts, self.slot = lineno, ts, [], slot
+        self.last_ts: datetime | None = ts
+        self.run = 0
+
+
+class _Joiner:
+    """Joins partial pieces per stream and emits records in the order their lines began.
+
+    A record that completes while an earlier line of the other stream is still open waits
+    (bounded by _HOLD) so downstream sees line numbers in order."""
+
+    def __init__(self, buf: int, text_of) -> None:
+        self.buf = buf
+        self.text_of = text_of  # list of pieces -> text
+        self.open: dict[str | None, _Chain] = {}
+        self.out: deque[list] = deque()  # slots: [Record | None]
+        self.run_key: dict[str | None, object] = {}
+        self.run_bytes: dict[str | None, int] = {}
+
+    def _run(self, stream: str | None, key: object, nbytes: int) -> int:
+        if self.run_key.get(stream) != key:
+            self.run_key[stream] = key
+            self.run_bytes[stream] = 0
+        self.run_bytes[stream] += nbytes
+        return self.run_bytes[stream]
+
+    def plain(self, rec: Record) -> Iterator[Record]:
+        self.out.append([rec])
+        yield from self._drain()
+
+    def piece(self, lineno: int, ts: datetime | None, stream: str | None, data, partial: bool,
+              run_key: object = None) -> Iterator[Record]:
+        ch = self.open.get(stream)
+        if ch is not None:
+            gap = (ts - ch.last_ts).total_seconds() if ts and ch.last_ts else None
+            if not _continues(ch.run, self.buf, data, gap):
+                self._close(stream)
+                ch = None
+        if ch is None:
+            slot: list = [None]
+            self.out.append(slot)
+            ch = _Chain(lineno, ts, slot)
+            self.open[stream] = ch
+        ch.parts.append(data)
+        ch.last_ts = ts
+        ch.run = self._run(stream, run_key if run_key is not None else ts,
+                           len(data) + (0 if partial else 1))
+        if not partial:
+            self._close(stream)
+        yield from self._drain()
+
+    def _close(self, stream: str | None) -> None:
+        ch = self.open.pop(stream)
+        ch.slot[0] = Record(ch.lineno, self.text_of(ch.parts), ch.ts, stream)
+
+    def _drain(self) -> Iterator[Record]:
+        out = self.out
+        while out:
+            if out[0][0] is None:
+                if len(out) <= _HOLD:
+                    return
+                # a partial line that never ends: cut it rather than hold everything back
+                for s, ch in list(self.open.items()):
+                    if ch.slot is out[0]:
+                        self._close(s)
+            yield out.popleft()[0]
+
+    def finish(self) -> Iterator[Record]:
+        for s in list(self.open):
+            self._close(s)
+        while self.out:
+            yield self.out.popleft()[0]
+
+
+def _join_bytes(parts: list[bytes]) -> str:
+    return clean(b"".join(parts))
+
+
+def _join_text(parts: list[str]) -> str:
+    return clean_text("".join(parts))
+
+
+def _cri(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
+    j = _Joiner(CONMON_BUF, _join_bytes)
+    cache_key, cache_val = b"", None
+    for n, raw in lines:
+        m = CRI_LINE.match(raw)
+        if m is None:
+            yield from j.plain(Record(n, clean(raw)))
+            continue
+        tsb = m.group(1)
+        if tsb != cache_key:
+            cache_key, cache_val = tsb, parse_ts(tsb)
+        yield from j.piece(n, cache_val, m.group(2).decode(), raw[m.end():],
+                           m.group(3) == b"P", run_key=tsb)
+    yield from j.finish()
+
+
+def _docker_json(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
+    j = _Joiner(DOCKER_PIECE, _join_text)
+    for n, raw in lines:
+        d = _load(raw)
+        if d is None or not isinstance(d.get("log"), str):
+            yield from j.plain(Record(n, clean(raw)))
+            continue
+        log = d["log"]
+        partial = not log.endswith("\n")
+        if not partial:
+            log = log[:-1]
+        stream = d.get("stream") if d.get("stream") in ("stdout", "stderr") else None
+        ts = parse_ts(d["time"]) if isinstance(d.get("time"), str) else None
+        # each docker piece is its own write: the run is the piece itself
+        yield from j.piece(n, ts, stream, log, partial, run_key=object())
+    yield from j.finish()
+
+
+_PRIORITY_STREAM = {"3": "stderr", "6": "stdout"}
+
+
+def _journal_json(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
+    j = _Joiner(CONMON_BUF, _join_text)
+    for n, raw in lines:
+        d = _load(raw)
+        if d is None or not ("MESSAGE" in d or "__REALTIME_TIMESTAMP" in d):
+            yield from j.plain(Record(n, clean(raw)))
+            continue
+        msg = d.get("MESSAGE")
+        if isinstance(msg, list):  # journald stores non-UTF-8 / binary messages as byte values
+            try:
+                msg = bytes(v & 0xFF for v in msg if isinstance(v, int)).decode("utf-8", "replace")
+            except (TypeError, ValueError):
+                msg = ""
+        elif not isinstance(msg, str):
+            msg = ""
+        if msg.endswith("\n"):
+            msg = msg[:-1]
+        ts = None
+        rt = d.get("__REALTIME_TIMESTAMP")
+        if isinstance(rt, (str, int)) and str(rt).isdigit():
+            ts = _EPOCH + timedelta(microseconds=int(rt))
+        stream = _PRIORITY_STREAM.get(str(d.get("PRIORITY", "")))
+        partial = str(d.get("CONTAINER_PARTIAL_MESSAGE", "")).lower() == "true"
+        if "\n" in msg and not partial:
+            # a multi-line MESSAGE: one record per line, all at this JSON line's number
+            first, *more = msg.split("\n")
+            yield from j.piece(n, ts, stream, first, False, run_key=object())
+            for extra in more:
+                yield from j.plain(Record(n, clean_text(extra), ts, stream))
+            continue
+        yield from j.piece(n, ts, stream, msg, partial, run_key=object())
+    yield from j.finish()
+
+
+def _load(raw: bytes) -> dict | None:
+    if raw.lstrip()[:1] != b"{":
+        return None
+    try:
+        d = json.loads(raw.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return None
+    return d if isinstance(d, dict) else None
+
+
+_PARSERS = {
+    "plain": _plain,
+    "podman_ts": _podman_ts,
+    "cri": _cri,
+    "docker_json": _docker_json,
+    "journal_json": _journal_json,
+    "compose": _compose,
+}
