@@ -1,0 +1,595 @@
+"""Boots: where one server/engine start begins and ends, how it ended, and what it printed.
+
+`BootSplitter.feed(vline, literal=...)` routes every candidate line to a boot; `finish()` returns
+the Boot records.  Rules (corpus README + vllm-log-formats.md):
+
+* A boot begins at a *start marker*: version banner / logo, `non-default args` / `args: Namespace`,
+  the engine-config line, or an early import-time line (plugins, "Automatically detected
+  platform", unknown-env warnings, TPU info).  Start-ish lines just before the marker that caused
+  the split travel with the new boot (its first_line is the first of them).
+* A new boot is split off when a marker repeats that one server prints only once (banner, args),
+  when the API server's pid changes, or when an import-time marker is printed by a top-level
+  process after the current boot already had engine/worker output or figures (a restart).
+* Two servers started concurrently in one file (corpus 053): when the newer one dies through the
+  "Engine core initialization failed" wrapper, later untagged lines resume the older, still open
+  boot.
+* Tracebacks are grouped per printing stream (process tag + logger prefix) into ONE event each.
+  The failure is the first real exception before "ready" (not a WARNING-logged one, not a wrapper).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from bootlog.records import Boot, Event, Metric, Sample, VLine
+
+# Every literal the boundary/status/failure logic reads; scan.py keeps lines holding any of these
+# (plus patterns.LITERALS and 200 lines after each "Traceback (most recent call last)").
+LITERALS: tuple[str, ...] = (
+    "Automatically detected platform",
+    "Available plugins for group",
+    "Platform plugin",
+    "Unknown vLLM environment variable",
+    "TPU info:",
+    "Resolved architecture",
+    "Using max model len",
+    "vLLM API server version",
+    "vLLM server version",
+    "\u2588  version",
+    "non-default args",
+    "args: Namespace(",
+    "LLM engine",
+    "init engine",
+    "Starting vLLM API server",
+    "Starting vLLM server",
+    "Available routes are",
+    "Core engine process",
+    "KV cache size",
+    " blocks: ",
+    "num_gpu_blocks is",
+    "Application startup complete",
+    "Traceback (most recent call last)",
+    "Error",
+    "Exception",
+    "KeyboardInterrupt",
+    "SystemExit",
+    "out of memory",
+    "RESOURCE_EXHAUSTED",
+    "initialization failed",
+    "failed to start",
+    "died",
+)
+
+TB_CONTEXT = 200  # lines after a Traceback line that scan.py passes through unfiltered
+
+_TB_START = "Traceback (most recent call last)"
+_CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
+_EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Exhausted|Failure)\b(?::.*)?$")
+_WRAPPER = re.compile(
+    r"initialization failed|See root cause above|See stack trace \(above\)|EngineDeadError|"
+    r"failed to start|WorkerProc hit an exception|Worker failed with error|died unexpectedly|"
+    r"EngineCore encountered")
+_INIT_WRAPPER = "initialization failed. See root cause above"
+_OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
+                  r"not enough GPU memory", re.I)
+_KV_INSUFFICIENT = "KV cache is needed, which is larger than the available KV cache memory"
+_VERSION = re.compile(r"vLLM API server version (\S+)|vLLM server version ([^\s,]+)|\u2588\s+version\s+(\S+)")
+_ENGINE_CFG = re.compile(r"Initializing an? (?:(V[01]) )?LLM engine(?: \(v([^)\s]*)\))?")
+_TAG_PID = re.compile(r"\(([A-Za-z_][\w\-]*)(?: [^()]*?)? pid=(\d+)")
+
+# start markers: key -> (literal tests); "strong" ones are printed once per server start
+_STRONG = ("version", "args", "engine_cfg")
+_WEAK = ("platform", "plugins", "unknown_env", "tpu_info")
+
+
+def _marker(msg: str) -> str | None:
+    if "vLLM API server version" in msg or "vLLM server version" in msg or "\u2588  version" in msg:
+        return "version"
+    if "non-default args" in msg or "args: Namespace(" in msg:
+        return "args"
+    if "LLM engine" in msg and _ENGINE_CFG.search(msg) and "with config" in msg:
+        return "engine_cfg"
+    if "Automatically detected platform" in msg:
+        return "platform"
+    if "Available plugins for group" in msg or "Platform plugin" in msg or "plugins in this group" in msg:
+        return "plugins"
+    if "Unknown vLLM environment variable" in msg:
+        return "unknown_env"
+    if "TPU info:" in msg:
+        return "tpu_info"
+    if ("Resolved architecture" in msg or "Using max model len" in msg
+            or "Chunked prefill is enabled" in msg):
+        return "early"
+    return None
+
+
+def _is_vllm(v: VLine) -> bool:
+    return v.proc is not None or v.src is not None
+
+
+def _engine_done(msg: str) -> bool:
+    return ("init engine" in msg or "Starting vLLM API server" in msg or "Starting vLLM server" in msg
+            or "Available routes are" in msg or "Core engine process" in msg)
+
+
+def _kv_known(msg: str) -> bool:
+    return "KV cache size" in msg or " blocks: " in msg or "num_gpu_blocks is" in msg
+
+
+def api_pid(text: str) -> tuple[str, int] | None:
+    """(name, pid) of the innermost API-server tag on a raw line, if any."""
+    found = None
+    for m in _TAG_PID.finditer(text[:200]):
+        name = m.group(1)
+        if name.lower().startswith("apiserver") or name == "MainProcess":
+            found = (name, int(m.group(2)))
+    return found
+
+
+def _ver_tuple(ver: str) -> tuple[int, int]:
+    m = re.match(r"(\d+)\.(\d+)", ver)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+@dataclass
+class _Tb:
+    key: tuple
+    line: int
+    rank: int | None
+    ts: datetime | None
+    level: str | None
+    lines: list[str] = field(default_factory=list)
+    exception: str | None = None
+    closed_at: int = 0
+
+
+class _Acc:
+    """Everything one boot collects while its lines stream past."""
+
+    def __init__(self, first_line: int) -> None:
+        self.boot = Boot(first_line=first_line, last_line=first_line)
+        self.keys: set[str] = set()
+        self.api_pids: dict[str, int] = {}
+        self.tagged_api = False
+        self.progressed = False
+        self.engine_done = False
+        self.kv_known = False
+        self.terminal = False
+        self.ready_line: int | None = None
+        self.fp: list[str] = []
+        self.last_ts: datetime | None = None
+        self.last_seen = first_line
+        self.root: tuple[int, str, bool] | None = None  # (line, message, engine_done at the time)
+        self.wrapper: str | None = None
+        self.tbs: dict[tuple, _Tb] = {}
+        self.closed: dict[tuple, _Tb] = {}
+        self.event_keys: set[tuple] = set()
+        self.engine_cfg_seen = False
+        self.engine_word: str | None = None  # from wording: strongest evidence
+        self.engine_tag: str | None = None  # from process tags
+        self.v0_worker_ranks: dict[int, int] = {}
+
+    # -- helpers -----------------------------------------------------------------------------
+    def add_event(self, ev: Event, dedupe: bool = True) -> None:
+        if dedupe:
+            k = (ev.kind, ev.rank, ev.message)
+            if k in self.event_keys:
+                return
+            self.event_keys.add(k)
+        self.boot.events.append(ev)
+
+    def exception_line(self, v: VLine, msg: str, in_tb: _Tb | None) -> None:
+        """A real exception text: events, root cause."""
+        b = self.boot
+        rank = v.rank
+        if _OOM.search(msg):
+            from bootlog import patterns
+
+            self.add_event(Event("oom", v.lineno, rank, v.ts, msg, patterns.oom_detail(msg) or {}))
+        if _KV_INSUFFICIENT in msg:
+            from bootlog import patterns
+
+            self.add_event(Event("kv_cache_insufficient", v.lineno, rank, v.ts, msg,
+                                 patterns.kv_insufficient_detail(msg) or {}))
+        if msg.startswith("ValueError"):
+            from bootlog import patterns
+
+            self.add_event(Event("value_error", v.lineno, rank, v.ts, msg,
+                                 patterns.value_error_detail(msg) or {}))
+        if _INIT_WRAPPER in msg or "Engine core initialization failed" in msg:
+            self.wrapper = msg
+            root = self.root[1] if self.root else None
+            self.add_event(Event("engine_init_failed", v.lineno, rank, v.ts, msg,
+                                 {"root_cause": root} if root else {}))
+            if in_tb is not None and v.role in (None, "api"):
+                self.terminal = True  # the API server itself exits with this
+            return
+        if _WRAPPER.search(msg):
+            return
+        warn = (in_tb.level if in_tb is not None else v.level) in ("WARNING", "INFO", "DEBUG")
+        if warn or self.ready_line is not None or self.root is not None:
+            return
+        self.root = (v.lineno, msg, self.engine_done)
+        if b.failure_message is None:
+            pass
+
+    def traceback(self, v: VLine, msg: str) -> bool:
+        """Group traceback lines; True when the line belonged to one."""
+        key = (v.proc, v.rank, v.level, v.src)
+        tb = self.tbs.get(key)
+        if msg.startswith(_TB_START) or _TB_START in msg and tb is None and not msg.strip().startswith("File"):
+            if tb is not None and tb.exception is None and not tb.lines[-1].startswith(_CHAIN):
+                self.close_tb(key)
+                tb = None
+            if tb is None:
+                last = self.closed.get(key)
+                if last is not None and v.lineno - last.closed_at <= 4 and last.lines and \
+                        last.lines[-1].startswith(_CHAIN):
+                    tb = last
+                    del self.closed[key]
+                    tb.exception = None
+                else:
+                    tb = _Tb(key, v.lineno, v.rank, v.ts, v.level)
+                self.tbs[key] = tb
+            tb.lines.append(msg)
+            return True
+        if tb is None:
+            last = self.closed.get(key)
+            if last is not None and v.lineno - last.closed_at <= 3 and (
+                    msg.startswith(_CHAIN) or not msg.strip()):
+                if msg.strip():
+                    last.lines.append(msg)
+                last.closed_at = v.lineno
+                return True
+            return False
+        if not msg.strip() or msg[:1] in (" ", "\t") or msg.startswith(_CHAIN):
+            tb.lines.append(msg)
+            return True
+        # first unindented line: the exception
+        tb.lines.append(msg)
+        tb.exception = msg
+        self.exception_line(v, msg, tb)
+        self.close_tb(key, v.lineno)
+        return True
+
+    def close_tb(self, key: tuple, at: int = 0) -> None:
+        tb = self.tbs.pop(key, None)
+        if tb is None:
+            return
+        tb.closed_at = at or tb.line
+        ev = Event("traceback", tb.line, tb.rank, tb.ts, tb.exception or "",
+                   {"exception": tb.exception, "lines": tb.lines})
+        self.boot.events.append(ev)
+        self.closed[key] = tb
+
+    # -- one line ----------------------------------------------------------------------------
+    def feed(self, v: VLine, literal: bool) -> None:
+        b = self.boot
+        msg = v.msg
+        self.last_seen = v.lineno
+        if v.ts is not None:
+            if b.started_at is None:
+                b.started_at = v.ts
+            self.last_ts = v.ts
+            b.ended_at = v.ts
+        if literal and len(self.fp) < 64:
+            self.fp.append(v.text)
+        if v.role in ("engine", "worker", "ray"):
+            self.progressed = True
+            if v.proc and (v.proc.startswith("EngineCore") or v.proc.startswith("Worker")
+                           or v.proc.startswith("VllmWorker ")):
+                self.engine_tag = self.engine_tag or "v1"
+            elif v.proc == "VllmWorkerProcess":
+                self.engine_tag = self.engine_tag or "v0"
+        if v.role == "api" and v.proc:
+            self.tagged_api = True
+            got = api_pid(v.text)
+            if got:
+                self.api_pids.setdefault(got[0], got[1])
+        rank = v.rank
+        if v.proc == "VllmWorkerProcess":  # V0 workers: no rank in the tag; number them by pid
+            got = _TAG_PID.findall(v.text[:200])
+            if got:
+                pid = int(got[-1][1])
+                rank = self.v0_worker_ranks.setdefault(pid, len(self.v0_worker_ranks) + 1)
+
+        if self.traceback(v, msg):
+            return
+        mk = _marker(msg)
+        if mk in _STRONG:
+            self.keys.add(mk)
+        if mk == "engine_cfg":
+            m = _ENGINE_CFG.search(msg)
+            if m and m.group(1):
+                self.engine_word = self.engine_word or m.group(1).lower()
+            elif m and self.engine_word is None:
+                self.engine_word = "v0?"
+        if _engine_done(msg):
+            self.engine_done = True
+        if _kv_known(msg):
+            self.kv_known = True
+        if "Application startup complete" in msg and self.ready_line is None:
+            ok = self.engine_done or self.kv_known
+            if self.tagged_api and v.role != "api":
+                ok = False  # another program's uvicorn (corpus 025)
+            if ok:
+                self.ready_line = v.lineno
+                b.ready_at = self.last_ts
+                self.progressed = True
+        # exceptions printed as single ERROR lines (no traceback of their own)
+        if v.level in ("ERROR", "CRITICAL") and _EXC.match(msg):
+            self.exception_line(v, msg, None)
+        elif v.level in ("ERROR", "CRITICAL") and ("not enough GPU memory" in msg):
+            self.exception_line(v, msg, None)
+        elif v.level is None and v.src is None and _EXC.match(msg) and msg.startswith(("KeyboardInterrupt", "SystemExit")):
+            self.exception_line(v, msg, None)
+        if not literal:
+            return
+        self.hits(v, msg, rank)
+
+    def hits(self, v: VLine, msg: str, rank: int | None) -> None:
+        from bootlog import patterns
+
+        b = self.boot
+        seen: set[str] = set()
+        for h in patterns.match(msg):
+            if h.kind == "metric":
+                if h.name in seen:
+                    continue
+                seen.add(h.name)
+                try:
+                    val = float(h.value)  # type: ignore[arg-type]
+                except (TypeError, ValueError):
+                    continue
+                b.metrics.append(Metric(h.name, val, h.unit or "", rank, v.lineno, v.ts, h.pattern))
+                self.progressed = True
+            elif h.kind == "boot":
+                if h.name == "vllm_version" and b.vllm_version is None:
+                    b.vllm_version = str(h.value)
+                elif h.name == "model" and not self.boot.model:
+                    self.boot.model = str(h.value)
+                elif h.name == "engine" and h.value in ("v0", "v1"):
+                    if "LLM engine" in msg:
+                        self.engine_word = self.engine_word if self.engine_word in ("v0", "v1") else str(h.value)
+                    else:
+                        self.engine_tag = self.engine_tag or str(h.value)
+            elif h.kind == "config" and isinstance(h.value, dict):
+                src = h.detail.get("source")
+                if src == "engine_config":
+                    if self.engine_cfg_seen:
+                        continue
+                    self.engine_cfg_seen = True
+                    b.config.update({k: str(x) for k, x in h.value.items()})
+                    if h.value.get("model"):
+                        b.model = str(h.value["model"])
+                else:
+                    for k, x in h.value.items():
+                        b.config.setdefault(k, str(x))
+            elif h.kind == "stat" and isinstance(h.value, dict):
+                vals = {k: float(x) for k, x in h.value.items()}
+                if "prompt_throughput_tps" in vals or not b.samples:
+                    if b.samples and b.samples[-1].line == v.lineno:
+                        b.samples[-1].values.update(vals)
+                    else:
+                        b.samples.append(Sample(v.lineno, v.ts, vals))
+                else:
+                    for k, x in vals.items():
+                        b.samples[-1].values.setdefault(k, x)
+                self.progressed = True
+            elif h.kind == "event":
+                det = dict(h.detail)
+                ev_rank = det.get("rank", rank) if h.name == "worker_died" else rank
+                self.add_event(Event(h.name, v.lineno, ev_rank, v.ts, msg.strip(), det))
+                self.progressed = True
+
+    # -- the end -------------------------------------------------------------------------------
+    def finish(self, last_line: int) -> Boot:
+        b = self.boot
+        for key in list(self.tbs):
+            self.close_tb(key)
+        b.last_line = max(last_line, b.first_line)
+        if b.vllm_version is None:
+            pass
+        # engine: wording > process tags > version default (V1 is the default from 0.8 on)
+        eng = self.engine_word if self.engine_word in ("v0", "v1") else None
+        if eng is None:
+            eng = self.engine_tag
+        if eng is None and self.engine_word == "v0?":
+            eng = "v0"
+        if eng is None and b.vllm_version:
+            eng = "v1" if _ver_tuple(b.vllm_version) >= (0, 8) else "v0"
+        b.engine = eng
+        if b.model is None and b.config.get("model"):
+            b.model = b.config["model"]
+        if self.ready_line is not None:
+            b.status = "ready"
+        elif self.root is not None or self.wrapper is not None:
+            b.status = "failed"
+            if self.root is not None:
+                line, msg, done = self.root
+                b.failure_message = msg
+                b.failure = _classify(msg, done)
+            else:
+                b.failure_message = self.wrapper
+                b.failure = "engine_init_failed"
+        else:
+            b.status = "incomplete"
+        for ev in b.events:
+            if ev.kind == "engine_init_failed" and "root_cause" not in ev.detail and b.failure_message \
+                    and self.root is not None:
+                ev.detail["root_cause"] = b.failure_message
+        b.events.sort(key=lambda e: e.line)
+        _derive(b, self.ready_line)
+        b.fingerprint = hashlib.sha256("\n".join(self.fp).encode("utf-8", "replace")).hexdigest()
+        return b
+
+
+def _classify(msg: str, engine_done: bool) -> str:
+    if _OOM.search(msg):
+        return "oom"
+    if msg.startswith("ValueError"):
+        return "value_error"
+    if msg.startswith(("KeyboardInterrupt", "SystemExit")):
+        return "other"
+    return "other" if engine_done else "engine_init_failed"
+
+
+def _num(s: str | None) -> float | None:
+    if s is None:
+        return None
+    try:
+        return float(str(s).strip().strip("'\"").replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _derive(b: Boot, ready_line: int | None) -> None:
+    """metrics.md derived figures: boot_to_ready_s, kv_bytes_per_token, kv_margin_tokens."""
+    if b.started_at is not None and b.ready_at is not None:
+        try:
+            secs = (b.ready_at - b.started_at).total_seconds()
+        except TypeError:  # naive vs aware
+            secs = None
+        if secs is not None and secs >= 0:
+            b.metrics.append(Metric("boot_to_ready_s", secs, "s", None, ready_line, b.ready_at, "derived"))
+    kv = next((m for m in b.metrics if m.name == "kv_cache_tokens"), None)
+    if kv is None or kv.value <= 0:
+        return
+    mem = _num(b.config.get("kv_cache_memory_bytes"))
+    if mem:
+        b.metrics.append(Metric("kv_bytes_per_token", mem / kv.value, "B/token", None, kv.line, kv.ts, "derived"))
+    seqs, mlen = _num(b.config.get("max_num_seqs")), _num(b.config.get("max_model_len"))
+    if seqs is not None and mlen is not None:
+        b.metrics.append(Metric("kv_margin_tokens", kv.value - seqs * mlen, "tokens", None, kv.line, kv.ts,
+                                "derived"))
+
+
+class BootSplitter:
+    """Routes candidate lines to boots (see module doc)."""
+
+    RESUME_WINDOW_S = 300.0
+
+    def __init__(self) -> None:
+        self.accs: list[_Acc] = []
+        self.cur: _Acc | None = None
+        self.pending: list[tuple[VLine, bool]] = []
+        self.pending_keys: set[str] = set()
+        self.resume: _Acc | None = None  # older concurrent boot that gets lines again
+        self.segments: dict[int, int] = {}  # id(acc) -> last line routed
+
+    def _start(self, v: VLine, lit: bool, take_pending: bool) -> None:
+        lines = self.pending if take_pending else []
+        if not take_pending:
+            self._flush()
+        first = next((p.lineno for p, _ in lines if _is_vllm(p)), v.lineno)
+        # non-vLLM lines before the first vLLM one stay with the previous boot
+        keep = [(p, l) for p, l in lines if p.lineno < first]
+        lines = [(p, l) for p, l in lines if p.lineno >= first]
+        if self.cur is not None:
+            for p, l in keep:
+                self.cur.feed(p, l)
+        acc = _Acc(first)
+        self.accs.append(acc)
+        self.cur = acc
+        self.resume = None
+        self.pending, self.pending_keys = [], set()
+        for p, l in lines:
+            acc.feed(p, l)
+        acc.feed(v, lit)
+
+    def _flush(self) -> None:
+        if self.cur is not None:
+            for p, l in self.pending:
+                self._target().feed(p, l)
+        self.pending, self.pending_keys = [], set()
+
+    def _target(self) -> _Acc:
+        assert self.cur is not None
+        return self.resume if self.resume is not None else self.cur
+
+    def feed(self, v: VLine, literal: bool = True) -> None:
+        msg = v.msg
+        mk = _marker(msg) if literal else None
+        cur = self.cur
+        top = v.role in (None, "api")
+        if mk is not None and top or (mk is not None and cur is None):
+            trigger = None  # None | "with_pending" | "after_pending"
+            if cur is None:
+                trigger = "with_pending"
+            elif mk in ("version", "args"):
+                order = {"version": 0, "args": 1}[mk]
+                later = {k for k in cur.keys if k in ("version", "args") and
+                         {"version": 0, "args": 1}[k] >= order}
+                if cur.keys & {"engine_cfg"} and mk == "version":
+                    later.add("engine_cfg")
+                if mk in self.pending_keys:
+                    trigger = "after_pending"
+                elif later:
+                    trigger = "with_pending"
+            elif mk == "engine_cfg":
+                if "engine_cfg" in cur.keys and not cur.keys & {"version", "args"} and \
+                        not self.pending_keys & {"version", "args"}:
+                    trigger = "with_pending"
+            elif mk in _WEAK and (cur.progressed or cur.ready_line is not None or cur.root is not None):
+                trigger = "with_pending"
+            if trigger is None and v.role == "api":
+                got = api_pid(v.text)
+                if got and got[0] in cur.api_pids and cur.api_pids[got[0]] != got[1]:
+                    trigger = "with_pending"
+            if trigger is not None:
+                self._start(v, literal, take_pending=(trigger == "with_pending"))
+                return
+            # a start-ish line that does not split: wait to see whether a split follows
+            self.pending.append((v, literal))
+            if mk in _STRONG:
+                self.pending_keys.add(mk)
+            return
+        if cur is None:
+            return  # orphan lines before the first boot
+        if v.role == "api":
+            got = api_pid(v.text)
+            if got and got[0] in cur.api_pids and cur.api_pids[got[0]] != got[1]:
+                self._start(v, literal, take_pending=True)
+                return
+        if self.pending:
+            if not _is_vllm(v):
+                self.pending.append((v, literal))
+                return
+            self._flush()
+        target = self._target()
+        target.feed(v, literal)
+        if self.resume is None and cur.terminal and len(self.accs) >= 2:
+            self._maybe_resume(cur)
+
+    def _maybe_resume(self, cur: _Acc) -> None:
+        """After the newer boot died, untagged lines may belong to the older one still starting."""
+        prev = self.accs[-2]
+        if prev.terminal or prev.root is not None or prev.tagged_api or cur.tagged_api:
+            return
+        if prev.ready_line is not None:
+            return
+        if prev.last_ts is not None and cur.boot.started_at is not None:
+            try:
+                gap = (cur.boot.started_at - prev.last_ts).total_seconds()
+            except TypeError:
+                gap = 0.0
+            if gap > self.RESUME_WINDOW_S:
+                return
+        self.resume = prev
+        cur.terminal_line = cur.last_seen  # type: ignore[attr-defined]
+
+    def finish(self, total_lines: int | None = None) -> list[Boot]:
+        if self.cur is not None:
+            self._flush()
+        out: list[Boot] = []
+        starts = sorted(a.boot.first_line for a in self.accs)
+        for acc in self.accs:
+            if getattr(acc, "terminal_line", None):
+                end = acc.last_seen  # its lines stopped when the older boot resumed
+            else:
+                later = [s for s in starts if s > acc.last_seen]
+                end = later[0] - 1 if later else max(total_lines or 0, acc.last_seen)
+            out.append(acc.finish(end))
+        return out

@@ -1,0 +1,138 @@
+"""The vLLM line shape: process tag(s) -> role/rank, level, MM-DD time, [file:line], message.
+
+One function, `parse_line`, that never raises: anything it cannot read stays in `msg`.
+Shapes handled (vllm-log-formats.md section 2):
+  "(APIServer pid=1) INFO 10-02 09:53:01 [api_server.py:1839] msg"        v0.10.1+
+  "(RayWorkerProc pid=9, ip=10.0.0.2) (Worker_TP1 pid=9) INFO ..."         Ray outer + vLLM inner tag
+  "INFO 04-28 16:55:11 api_server.py:440] msg"                             <= v0.7 (no bracket)
+  "DEBUG 01-27 22:06:26 [v1/engine/core.py:93] msg"                        DEBUG path-style fileinfo
+  "(APIServer pid=1) INFO:     Application startup complete."              uvicorn
+  "junkINFO 08-16 12:15:13 [x.py:44] msg"                                  VLLM_LOGGING_PREFIX / glued
+  '{"asctime": "2026-01-02 03:04:05,678", "levelname": "INFO", ... }'      v0.32 JSON formatter
+"""
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+
+from bootlog.records import Record, VLine
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# one process tag: "(Name pid=1)", "(VllmWorker rank=1 pid=2)", "(VllmWorker TP0 pid=3)",
+# "(RayWorkerWrapper pid=4, ip=10.0.0.1)"
+_TAG = re.compile(r"\((?P<name>[A-Za-z_][\w\-]*)(?: (?P<sub>rank=\d+|[A-Z]{2}\d+(?:_[A-Z]{2}\d+)*))?"
+                  r" pid=(?P<pid>\d+)(?:, ip=[\w.:\-]+)?\)\s?")
+_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
+_LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
+# vLLM logger: LEVEL MM-DD HH:MM:SS [file:line] msg   (bracket optional before v0.8)
+_VLLM = re.compile(rf"(?P<level>{_LEVELS}) (?P<mo>\d\d)-(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
+                   r"(?:[.,]\d+)? \[?(?P<src>[^\s\]]+?:\d+)\] ?")
+_UVICORN = re.compile(rf"(?P<level>{_LEVELS}):\s+")
+_RANK_IN_NAME = re.compile(r"TP(\d+)")
+
+
+def _role(name: str) -> str | None:
+    if name.startswith("Ray") or name in ("EngineCoreActor", "DPEngineCoreActor", "DPMoEEngineCoreActor"):
+        return "engine" if "EngineCore" in name else "ray"
+    if name.startswith("EngineCore") or name.startswith("VLLM_DP") or name.startswith("DPCoordinator"):
+        return "engine"
+    if "Worker" in name:
+        return "worker"
+    if name.lower().startswith("apiserver") or name in ("MainProcess", "DPSupervisor"):
+        return "api"
+    return None
+
+
+def _rank(name: str, sub: str | None) -> int | None:
+    if sub:
+        if sub.startswith("rank="):
+            return int(sub[5:])
+        m = _RANK_IN_NAME.search(sub)
+        if m:
+            return int(m.group(1))
+    m = _RANK_IN_NAME.search(name)
+    return int(m.group(1)) if m else None
+
+
+def _vllm_ts(m: re.Match[str], rec: Record, year: int | None) -> datetime | None:
+    if rec.ts is not None:
+        return rec.ts
+    if year is None:
+        return None
+    try:
+        return datetime(year, int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"]))
+    except ValueError:  # 02-29 in a non-leap year, garbage digits
+        return None
+
+
+def _json_line(rec: Record, text: str) -> VLine | None:
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or "message" not in obj:
+        return None
+    ts = rec.ts
+    if ts is None and isinstance(obj.get("asctime"), str):
+        try:
+            ts = datetime.strptime(obj["asctime"][:19], "%Y-%m-%d %H:%M:%S")
+        except ValueError:
+            ts = None
+    proc = obj.get("processName") if isinstance(obj.get("processName"), str) else None
+    level = obj.get("levelname") if isinstance(obj.get("levelname"), str) else None
+    return VLine(lineno=rec.lineno, text=rec.text, msg=str(obj["message"]), ts=ts, proc=proc,
+                 role=_role(proc) if proc else None, rank=_rank(proc, None) if proc else None,
+                 level=level, src=obj.get("name") if isinstance(obj.get("name"), str) else None,
+                 stream=rec.stream)
+
+
+def parse_line(rec: Record, year: int | None = None) -> VLine:
+    """Split one Record into vLLM's line parts; unknown shapes keep the whole text as msg."""
+    text = rec.text
+    try:
+        if "\x1b" in text:
+            text = _ANSI.sub("", text)
+        if text.startswith("{") and '"message"' in text:
+            v = _json_line(rec, text)
+            if v is not None:
+                return v
+        pos = 0
+        proc = role = None
+        rank: int | None = None
+        # nested tags: the innermost one names the process that printed the line
+        while True:
+            m = _TAG.match(text, pos)
+            if not m:
+                break
+            proc = m["name"]
+            r = _role(proc)
+            role = r if r is not None else role
+            rk = _rank(proc, m["sub"])
+            rank = rk if rk is not None else (rank if r == "ray" or r is None else None)
+            pos = m.end()
+        level = src = None
+        ts = rec.ts
+        rest = text[pos:]
+        m = _VLLM.match(rest)
+        if m is None and len(rest) > 8:
+            # VLLM_LOGGING_PREFIX junk or a partial line glued before the level
+            m = _VLLM.search(rest)
+        if m is not None:
+            level = "WARNING" if m["level"] == "WARN" else m["level"]
+            src = m["src"]
+            ts = _vllm_ts(m, rec, year)
+            msg = rest[m.end():]
+        else:
+            u = _UVICORN.match(rest)
+            if u is not None:
+                level = u["level"]
+                msg = rest[u.end():]
+            else:
+                msg = rest
+        if "[repeated" in msg:
+            msg = _REPEATED.sub("", msg)
+        return VLine(lineno=rec.lineno, text=rec.text, msg=msg, ts=ts, proc=proc, role=role,
+                     rank=rank, level=level, src=src, stream=rec.stream)
+    except Exception:  # never raises: a line we cannot read is still a line
+        return VLine(lineno=rec.lineno, text=rec.text, msg=rec.text, ts=rec.ts, stream=rec.stream)
