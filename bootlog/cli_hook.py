@@ -1,0 +1,90 @@
+"""`bootlog hook` and `bootlog watch`: wiring only (logic in hook.py / watch.py).
+
+Only click and the standard library at module level: `bootlog --help` must stay fast.
+"""
+from __future__ import annotations
+
+import os
+
+import click
+
+from bootlog.cli_common import get_engine, print_json, stderr_is_tty
+
+ENGINE_OPT = click.option("--engine", "container_engine", type=click.Choice(["podman", "docker"]),
+                          default="podman", show_default=True, help="Container engine to read.")
+
+
+@click.command()
+@click.option("--container", metavar="NAME", required=True, help="The container that was just deployed.")
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), help="Hold the boot to this plan TOML.")
+@click.option("--timeout", type=click.FloatRange(min=0), default=900, show_default=True, metavar="SECONDS",
+              help="Give up (exit 1) if the boot is neither ready nor failed by then.")
+@ENGINE_OPT
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text",
+              show_default=True, help="markdown: a block to paste into the deploy commit message.")
+@click.option("--poll", type=click.FloatRange(min=0.05), default=2.0, show_default=True, metavar="SECONDS",
+              help="How often to read the container's log while waiting.")
+@click.pass_context
+def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll) -> None:
+    """Post-deploy: wait for the boot starting now, store it, check it against the plan and
+    diff it against the previous boot of the same container; print a summary.
+
+    Reads the container only (inspect, events, logs); never stops or restarts it.
+    Exit 0 nothing wrong, 1 error or timeout, 3 drift, 4 the boot failed or a hard plan
+    expectation was missed.
+    """
+    from bootlog import hook as h
+
+    plan = None
+    if plan_file:
+        from bootlog.plan import load_plan
+
+        plan = load_plan(plan_file)  # a bad plan fails now, not after a 15-minute wait
+    engine = get_engine(ctx)
+    say = (lambda msg: click.echo(f"bootlog: {msg}", err=True)) if stderr_is_tty() else None
+    result = h.run_hook(engine, container, plan=plan, timeout=timeout, poll=poll,
+                        engine=container_engine, progress=say)
+    name = os.path.basename(plan_file) if plan_file else None
+    if fmt == "json":
+        print_json(h.to_json(result))
+    elif fmt == "markdown":
+        click.echo(h.render_markdown(result, plan_name=name))
+    else:
+        click.echo(h.render_text(result, plan_name=name))
+    ctx.exit(result.exit)
+
+
+@click.command()
+@click.option("--container", metavar="NAME", help="Follow this container across restarts.")
+@click.option("--file", "path", type=click.Path(dir_okay=False), help="Follow this growing log file.")
+@click.option("--once", is_flag=True, help="Catch up with what is there now, then exit.")
+@click.option("--on-event", "on_event", metavar="CMD",
+              help="Run CMD (split like a shell would, no shell) for each event, event JSON on stdin.")
+@click.option("--poll", type=click.FloatRange(min=0.05), default=2.0, show_default=True, metavar="SECONDS",
+              help="How often to look for new lines.")
+@ENGINE_OPT
+@click.option("--host", metavar="NAME", help="Label the boots with this host (default: this machine).")
+@click.pass_context
+def watch(ctx, container, path, once, on_event, poll, container_engine, host) -> None:
+    """Follow a container (or a log file) and store boots, runtime events and statistics as
+    they happen; one line per stored event.
+
+    The read position is stored with the rows, so a restarted watch neither loses nor
+    duplicates anything.
+    """
+    from bootlog import watch as w
+
+    if bool(container) == bool(path):
+        raise click.UsageError("give exactly one of --container NAME or --file PATH")
+    engine = get_engine(ctx)
+    follower = (w.ContainerTail(container, engine=container_engine) if container else w.FileTail(path))
+    w.watch(engine, follower, once=once, poll=poll, on_event=on_event, host=host,
+            emit=lambda line: click.echo(line))
+
+
+COMMANDS = (hook, watch)
+
+
+def register(group: click.Group) -> None:
+    for cmd in COMMANDS:
+        group.add_command(cmd)

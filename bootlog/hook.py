@@ -1,0 +1,335 @@
+"""The post-deploy hook: wait for the boot that is starting now, store it, judge it.
+
+wait -> ingest -> check (plan) + diff (previous boot of the same container) -> summary.
+The container is only ever read (inspect, events, logs): never stopped, restarted or touched.
+
+Which boot is "the one starting now": the container's current run.  Its lower bound is the last
+`init` event (every record of a boot is later than its init and than the previous boot's
+`died`, podman.md); StartedAt can trail the first record, so it is only a fallback, widened by
+a margin, and the last boot the parser finds in the window is the one taken.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from bootlog import podman
+from bootlog.errors import BootlogError, Exit, SourceError
+from bootlog.records import Boot
+
+TERMINAL = ("ready", "failed")
+# lifecycle states in which the container is between two runs: keep waiting
+BETWEEN_RUNS = ("created", "configured", "initialized", "restarting", "stopping")
+STARTED_AT_MARGIN_NS = 2 * 10**9
+EVENT_LOOKBACK_NS = 7 * 24 * 3600 * 10**9
+SETTLE_S = 10.0  # after a fatal line, how long to let the traceback finish before reading
+
+
+class HookTimeout(BootlogError):
+    """The boot neither became ready nor failed in time."""
+
+
+@dataclass
+class Waited:
+    """What the wait saw: the boot as parsed from the container's current run."""
+
+    container: str
+    outcome: str  # ready | failed | exited (died before ready, no failure line) | timeout
+    boot: Boot | None
+    since_ns: int | None  # lower bound of the run's records
+    waited_s: float
+    state: podman.State | None = None
+    log: bytes = b""  # the run's bytes as read (stamped), for callers that parse again
+
+
+def parse_bytes(data: bytes) -> list[Boot]:
+    """Boots in `podman logs --timestamps` bytes (envelope + vLLM line shape + boot split)."""
+    from bootlog.envelope import records
+    from bootlog.parse import parse
+
+    return parse(records([data]), total_lines=data.count(b"\n"))
+
+
+def run_lower_bound(name: str, st: podman.State, engine: str = "podman") -> int | None:
+    """ns before the first record of the container's current run (exclusive), or None."""
+    lookback = (st.started_at or podman.now_ns()) - EVENT_LOOKBACK_NS
+    try:
+        evs = podman.events(name, since=lookback, engine=engine)
+    except SourceError:
+        evs = []  # events unreadable (journald backend without access, docker quirks): fall back
+    evs = [e for e in evs if not st.id or (e.get("ID") or e.get("id") or st.id) == st.id]
+    inits = [e["time_ns"] for e in evs if e["status"] == "init"]
+    if inits:
+        return inits[-1]
+    starts = [e["time_ns"] for e in evs if e["status"] == "start"]
+    if starts:  # docker has no init event, and its start can trail the first record
+        return starts[-1] - STARTED_AT_MARGIN_NS
+    if st.started_at:
+        return st.started_at - STARTED_AT_MARGIN_NS
+    return None
+
+
+def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine: str = "podman",
+                  parse: Callable[[bytes], list[Boot]] = parse_bytes,
+                  progress: Callable[[str], None] | None = None) -> Waited:
+    """Poll the container's current run until its boot is ready or failed, the container stops,
+    or `timeout` seconds pass (HookTimeout).  Raises SourceError for a missing container/engine."""
+    t0 = time.monotonic()
+    deadline = t0 + timeout
+    st = podman.state(name, engine=engine)
+    since = run_lower_bound(name, st, engine)
+    cursor = podman.Cursor(since, 0) if since is not None else podman.Cursor()
+    data = b""
+    boot: Boot | None = None
+    fatal_at: float | None = None
+    last_said = ""
+
+    def say(msg: str) -> None:
+        nonlocal last_said
+        if progress and msg != last_said:
+            progress(msg)
+            last_said = msg
+
+    while True:
+        st = podman.state(name, engine=engine)
+        if st.status in BETWEEN_RUNS and not st.running:
+            say(f"{name} is {st.status}; waiting for it to run")
+        else:
+            new_since = run_lower_bound(name, st, engine)
+            if new_since is not None and since is not None and new_since > since and data:
+                # a new run began while we waited (the engine restarted it): the boot we were
+                # following ended; report it, it is the deploy's outcome
+                new, cursor = podman.read_new(name, cursor, until=new_since, final=True, engine=engine)
+                data += new
+                boot = _last(parse(data))
+                return Waited(name, _outcome(boot, stopped=True), boot, since,
+                              time.monotonic() - t0, st, data)
+            if since is None:
+                since = new_since
+                cursor = podman.Cursor(since, 0) if since is not None else podman.Cursor()
+            new, cursor = podman.read_new(name, cursor, final=not st.running, engine=engine)
+            if new:
+                data += new
+                boot = _last(parse(data))
+            if not st.running and st.status not in BETWEEN_RUNS:
+                return Waited(name, _outcome(boot, stopped=True), boot, since,
+                              time.monotonic() - t0, st, data)
+            if boot is not None and boot.status == "ready":
+                return Waited(name, "ready", boot, since, time.monotonic() - t0, st, data)
+            if boot is not None and boot.status == "failed":
+                # the process is dying: let it finish its traceback (or exit) first
+                fatal_at = fatal_at or time.monotonic()
+                if time.monotonic() - fatal_at >= min(SETTLE_S, max(0.0, deadline - time.monotonic())):
+                    return Waited(name, "failed", boot, since, time.monotonic() - t0, st, data)
+            say(f"waiting for {name} to finish booting ({_progress_note(boot)})")
+        if time.monotonic() >= deadline:
+            raise HookTimeout(f"timed out after {timeout:g} s waiting for {name} to finish booting",
+                              container=name, boot=boot)
+        time.sleep(max(0.0, min(poll, deadline - time.monotonic())))
+
+
+def _last(boots: list[Boot]) -> Boot | None:
+    return boots[-1] if boots else None
+
+
+def _outcome(boot: Boot | None, stopped: bool) -> str:
+    if boot is not None and boot.status in TERMINAL:
+        return boot.status
+    return "exited" if stopped else "timeout"
+
+
+def _progress_note(boot: Boot | None) -> str:
+    if boot is None:
+        return "no vLLM line yet"
+    return f"{boot.last_line - boot.first_line + 1} lines so far"
+
+
+# ---------------------------------------------------------------------------------- the hook
+
+
+@dataclass
+class HookResult:
+    container: str
+    outcome: str
+    boot_id: int | None
+    show: dict | None  # the stored boot, `show --json` shape
+    prev_id: int | None
+    check: dict | None
+    diff: dict | None
+    waited_s: float
+    exit: int
+    notes: list[str] = field(default_factory=list)
+
+
+def run_hook(db_engine, name: str, *, plan=None, timeout: float = 900, poll: float = 2.0,
+             engine: str = "podman", progress: Callable[[str], None] | None = None) -> HookResult:
+    """Wait for the container's current boot, ingest it, check it and diff it with the previous
+    boot of the same container.  Exit code: 4 failed boot or hard violation, 3 drift, else 0."""
+    from bootlog import compare
+    from bootlog.ingest import ingest
+    from bootlog.store.queries import boots_like, list_boots, show_boot
+
+    waited = wait_for_boot(name, timeout=timeout, poll=poll, engine=engine, progress=progress)
+    notes: list[str] = []
+    stored = ingest(db_engine, None, container=name, container_engine=engine, plan=plan)
+    ours = _match(stored, waited.boot)
+    if ours is None:
+        notes.append(f"no vLLM boot found in {name}'s current run")
+        return HookResult(name, waited.outcome, None, None, None, None, None, waited.waited_s,
+                          int(Exit.VIOLATION), notes)
+    show = show_boot(db_engine, ours.id)
+    if waited.outcome == "exited" and show["boot"]["status"] != "failed":
+        code = waited.state.exit_code if waited.state else None
+        notes.append(f"the container stopped (exit code {code}) before the boot was ready")
+
+    ids = [b["id"] for b in list_boots(db_engine, container=name)]
+    earlier = [i for i in ids if i < ours.id]
+    prev_id = earlier[-1] if earlier else None
+    check = compare.check(show, plan) if plan is not None else None
+    diff = None
+    if prev_id is not None:
+        history = [show_boot(db_engine, i) for i in boots_like(db_engine, ours.id)]
+        diff = compare.diff(show, show_boot(db_engine, prev_id), history=history)
+    else:
+        notes.append(f"first boot of {name} in the database: nothing to diff against")
+
+    failed = show["boot"]["status"] == "failed" or waited.outcome == "exited"
+    codes = [compare.exit_code(r) for r in (check, diff) if r is not None]
+    code = int(Exit.VIOLATION) if failed else max(codes, default=0)
+    return HookResult(name, waited.outcome, ours.id, show, prev_id, check, diff, waited.waited_s, code, notes)
+
+
+def _match(stored: list, boot: Boot | None) -> Any:
+    """The stored boot that is the one we waited for: same fingerprint, else the newest."""
+    if not stored:
+        return None
+    if boot is not None and boot.fingerprint:
+        for s in stored:
+            if s.boot.fingerprint == boot.fingerprint:
+                return s
+    return stored[-1]
+
+
+# ------------------------------------------------------------------------------- the summary
+
+KEY_FIGURES = (  # (metric, label, unit shown)
+    ("kv_cache_tokens", "KV cache", "tokens"),
+    ("max_concurrency", "concurrency", "x"),
+    ("graph_capture_gib", "CUDA graphs", "GiB"),
+    ("torch_compile_s", "torch.compile", "s"),
+    ("boot_to_ready_s", "boot to ready", "s"),
+)
+
+
+def key_figures(show: dict) -> dict[str, Any]:
+    """The figures a deploy note quotes: one value, or a list when ranks differ."""
+    from bootlog.compare import figures
+
+    fig = figures(show)
+    out: dict[str, Any] = {}
+    for name, _, _ in (*KEY_FIGURES, ("max_concurrency_request_tokens", "", "")):
+        by_rank = fig.get(name)
+        if not by_rank:
+            continue
+        vals = [v for _, vs in sorted(by_rank.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0))
+                for v in vs]
+        out[name] = vals[0] if len(set(vals)) == 1 else vals
+    if "boot_to_ready_s" not in out:
+        b = show["boot"]
+        secs = _seconds_between(b.get("started_at"), b.get("ready_at"))
+        if secs is not None:
+            out["boot_to_ready_s"] = secs
+    return out
+
+
+def _seconds_between(a: Any, b: Any) -> float | None:
+    from datetime import datetime
+
+    if not a or not b:
+        return None
+    try:
+        ta = a if isinstance(a, datetime) else datetime.fromisoformat(str(a))
+        tb = b if isinstance(b, datetime) else datetime.fromisoformat(str(b))
+        return round((tb - ta).total_seconds(), 3)
+    except (TypeError, ValueError):
+        return None
+
+
+def _fmt(v: Any, unit: str) -> str:
+    from bootlog.cli_common import fmt_num
+
+    if isinstance(v, list):
+        return " / ".join(_fmt(x, unit) for x in v) + " (per rank)"
+    text = fmt_num(v)
+    return f"{text}x" if unit == "x" else f"{text} {unit}"
+
+
+def _headline(r: HookResult) -> str:
+    if r.show is None:
+        return f"{r.container}: {r.outcome}, no vLLM boot found"
+    b = r.show["boot"]
+    if b["status"] == "failed":
+        why = b.get("failure") or "other"
+        return f"{r.container} boot #{r.boot_id} FAILED ({why}): {b.get('failure_message') or 'no error line'}"
+    if r.outcome == "exited":
+        return f"{r.container} boot #{r.boot_id} FAILED: the container stopped before the boot was ready"
+    return f"{r.container} boot #{r.boot_id} {b['status']} ({b.get('vllm_version') or '?'}, {b.get('model') or '?'})"
+
+
+def _figure_lines(figs: dict[str, Any]) -> list[tuple[str, str]]:
+    rows = []
+    for name, label, unit in KEY_FIGURES:
+        if name in figs:
+            text = _fmt(figs[name], unit)
+            if name == "max_concurrency" and "max_concurrency_request_tokens" in figs:
+                text += f" for {_fmt(figs['max_concurrency_request_tokens'], 'tokens')} per request"
+            rows.append((label, text))
+    return rows
+
+
+def _verdict(r: HookResult) -> str:
+    return {0: "OK", 3: "DRIFT", 4: "FAILED" if r.show is None or r.show["boot"]["status"] == "failed"
+            or r.outcome == "exited" else "VIOLATION"}.get(r.exit, str(r.exit))
+
+
+def render_text(r: HookResult, plan_name: str | None = None) -> str:
+    from bootlog import render
+
+    lines = [f"bootlog hook: {_verdict(r)}: {_headline(r)}  (waited {r.waited_s:.1f} s)"]
+    if r.show is not None:
+        for label, text in _figure_lines(key_figures(r.show)):
+            lines.append(f"  {label:<14} {text}")
+    lines += [f"  note: {n}" for n in r.notes]
+    if r.check is not None:
+        lines += ["", render.render_text(r.check, plan_name=plan_name, show_same=False)]
+    if r.diff is not None:
+        lines += ["", render.render_text(r.diff, show_same=False)]
+    return "\n".join(lines).rstrip()
+
+
+def render_markdown(r: HookResult, plan_name: str | None = None) -> str:
+    """For a deploy commit message: the measured figures first, then findings tables."""
+    from bootlog import render
+
+    lines = [f"**bootlog hook: {_verdict(r)}** — {_headline(r)}", ""]
+    if r.show is not None:
+        figs = _figure_lines(key_figures(r.show))
+        if figs:
+            lines.append("MEASURED on the live deploy: " + ", ".join(f"{label} {text}" for label, text in figs)
+                         + f" (boot #{r.boot_id}, container {r.container}).")
+    lines += [f"- {n}" for n in r.notes]
+    if r.check is not None:
+        lines += ["", render.render_markdown(r.check, plan_name=plan_name)]
+    if r.diff is not None:
+        lines += ["", render.render_markdown(r.diff)]
+    return "\n".join(lines).rstrip()
+
+
+def to_json(r: HookResult) -> dict:
+    return {
+        "container": r.container, "verdict": _verdict(r), "outcome": r.outcome, "exit": r.exit,
+        "waited_s": round(r.waited_s, 3), "boot": (r.show or {}).get("boot"),
+        "figures": key_figures(r.show) if r.show else {}, "prev": r.prev_id,
+        "check": r.check, "diff": r.diff, "notes": r.notes,
+    }

@@ -1,0 +1,341 @@
+"""`bootlog watch`: follow a container (across restarts) or a growing log file and store boots,
+runtime events and statistics as they happen.
+
+Each poll reads only the new complete lines, re-parses the lines of the last (still growing)
+boot and stores every boot of the window in one transaction together with the read position.
+The stored position is the start of the last boot, not the end of what was read: a restarted
+watch re-reads that one boot and the store updates it in place (same fingerprint, more lines),
+so nothing is lost and nothing is stored twice.  Finished boots leave memory as soon as the
+next boot starts; what stays is the last boot's lines.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import subprocess
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable
+
+from bootlog import podman
+from bootlog.errors import InputError, SourceError
+from bootlog.records import Boot, Record
+
+HEAD_HASH_BYTES = 4096
+ON_EVENT_TIMEOUT_S = 60
+
+
+# ------------------------------------------------------------------------------ what is read
+
+# A position is opaque to the loop: an int byte offset for files, a podman.Cursor for containers.
+
+
+class FileTail:
+    """A log file that grows (and may be truncated or replaced: then it is read from the top)."""
+
+    kind = "file"
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.key = "watch:file:" + os.path.realpath(path)
+        self.label = path
+
+    def source(self, host: str | None):
+        from bootlog.store.queries import SourceInfo
+
+        return SourceInfo(name=self.path, kind="file", container=None, host=host)
+
+    def start(self) -> int:
+        return 0
+
+    def _head(self, n: int) -> str:
+        with open(self.path, "rb") as f:
+            return hashlib.sha256(f.read(n)).hexdigest()[:32]
+
+    def encode(self, pos: int) -> tuple[int, str]:
+        n = min(HEAD_HASH_BYTES, self._size())
+        return pos, f"{n}:{self._head(n)}"
+
+    def decode(self, offset: int, head: str) -> int | None:
+        """The stored offset, or None when the file is no longer the one it was read from."""
+        n, _, digest = head.partition(":")
+        try:
+            if self._size() < max(offset, int(n)) or self._head(int(n)) != digest:
+                return None
+        except (OSError, ValueError):
+            return None
+        return offset
+
+    def _size(self) -> int:
+        try:
+            return os.stat(self.path).st_size
+        except FileNotFoundError:
+            raise InputError(f"no such file: {self.path}", path=self.path) from None
+
+    def read(self, pos: int, final: bool) -> tuple[list[tuple[int, bytes]], int]:
+        """New lines after `pos` with the offset before each, and the offset after them."""
+        if self._size() < pos:
+            pos = 0  # truncated in place (copytruncate rotation): start over
+        with open(self.path, "rb") as f:
+            f.seek(pos)
+            data = f.read()
+        if not final:
+            data = data[: data.rfind(b"\n") + 1]
+        out = []
+        off = pos
+        for line in data.splitlines(keepends=True):
+            out.append((off, line))
+            off += len(line)
+        return out, off
+
+    def year(self) -> int:
+        try:
+            return datetime.fromtimestamp(os.stat(self.path).st_mtime).year
+        except OSError:
+            return datetime.now().year
+
+
+class ContainerTail:
+    """A container's log through `<engine> logs --timestamps --since`, across restarts and
+    re-creations under the same name (a new container's records are all later than the cursor)."""
+
+    kind = "container"
+
+    def __init__(self, name: str, engine: str = "podman") -> None:
+        self.name = name
+        self.engine = engine
+        self.key = f"watch:{engine}:{name}"
+        self.label = f"{engine}:{name}"
+
+    def source(self, host: str | None):
+        from bootlog.store.queries import SourceInfo
+
+        return SourceInfo(name=f"{self.engine}:{self.name}", kind="container", container=self.name, host=host)
+
+    def start(self) -> podman.Cursor:
+        podman.state(self.name, engine=self.engine)  # a missing container is an error up front
+        return podman.Cursor()
+
+    def encode(self, pos: podman.Cursor) -> tuple[int, str]:
+        return pos.ts or 0, str(pos.at_ts)
+
+    def decode(self, offset: int, head: str) -> podman.Cursor | None:
+        try:
+            return podman.Cursor(offset or None, int(head or 0))
+        except ValueError:
+            return None
+
+    def read(self, pos: podman.Cursor, final: bool) -> tuple[list[tuple[podman.Cursor, bytes]], podman.Cursor]:
+        running = podman.state(self.name, engine=self.engine).running
+        data, end = podman.read_new(self.name, pos, final=final or not running, engine=self.engine)
+        out = []
+        cur = pos
+        for line in data.splitlines(keepends=True):
+            out.append((cur, line))
+            cur = advance(cur, line)
+        return out, end
+
+    def year(self) -> int:
+        return datetime.now().year
+
+
+def advance(cursor: podman.Cursor, data: bytes) -> podman.Cursor:
+    """The cursor after consuming `data` (every stamped record in it)."""
+    ts, n = cursor.ts, cursor.at_ts
+    for m in podman.TS_RE.finditer(data):
+        s = podman.ts_ns(m)
+        if s == ts:
+            n += 1
+        else:
+            ts, n = s, 1
+    return podman.Cursor(ts, n)
+
+
+# --------------------------------------------------------------------------------- the loop
+
+
+@dataclass
+class _Window:
+    """The lines not yet settled: those of the last boot (and any after it)."""
+
+    first: int = 1  # line number of the window's first line
+    positions: list[Any] = field(default_factory=list)  # position before each line
+    records: list[Record] = field(default_factory=list)
+    end_line: int = 0  # last line number read
+    end: Any = None  # position after the last line read
+
+    def cut(self, line: int) -> None:
+        """Forget lines before `line`."""
+        drop = max(0, line - self.first)
+        self.positions = self.positions[drop:]
+        self.records = [r for r in self.records if r.lineno >= line]
+        self.first = line
+
+    def position_of(self, line: int) -> Any:
+        return self.positions[line - self.first] if line - self.first < len(self.positions) else self.end
+
+
+@dataclass
+class _Known:
+    """What is stored already for one boot (so only new events are printed)."""
+
+    id: int
+    status: str
+    events: set = field(default_factory=set)
+
+
+def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | None = None,
+          host: str | None = None, emit: Callable[[str], None] = print,
+          warn: Callable[[str], None] | None = None, stop: Callable[[], bool] = lambda: False) -> int:
+    """Follow `tail` (FileTail / ContainerTail) until `stop()` (or, with `once`, until caught up).
+    Returns the number of event lines emitted."""
+    from bootlog.envelope import detect, records
+    from bootlog.ingest import default_host
+    from bootlog.parse import parse
+    from bootlog.store.queries import get_position, save_boots
+
+    warn = warn or emit
+    src = tail.source(host or default_host())
+    win = _resume(tail, get_position(db, tail.key))
+    fmt: str | None = None
+    known: dict[str, _Known] = {}
+    emitted = 0
+    missing_said = False
+
+    while not stop():
+        try:
+            lines, end = tail.read(win.end, final=once)
+            missing_said = False
+        except SourceError as err:
+            if once or "no such container" not in str(err):
+                raise
+            if not missing_said:  # between `rm` and `run` of a redeploy: wait for it to return
+                warn(f"{tail.label}: {err}; waiting for it to come back")
+                missing_said = True
+            time.sleep(poll)
+            continue
+        if lines:
+            data = b"".join(line for _, line in lines)
+            fmt = fmt or detect(data[:64 * 1024])
+            new = list(records([data], fmt, start_line=win.end_line + 1))
+            win.positions.extend(p for p, _ in lines)
+            win.records.extend(new)
+            win.end_line += len(lines)
+            win.end = end
+            boots = parse(win.records, year=tail.year(), total_lines=win.end_line)
+            emitted += _store(db, tail, src, boots, win, known, emit, on_event, warn, save_boots)
+        elif once:
+            break
+        if not once:
+            time.sleep(poll)
+    return emitted
+
+
+def _resume(tail, stored: tuple[int, str] | None) -> _Window:
+    """Where to start: the stored position (start of the last boot) unless the source changed."""
+    if stored:
+        offset, head = stored
+        base, _, inner = head.partition("|")
+        start = tail.decode(offset, inner) if base.isdigit() else None
+        if start is not None:
+            return _Window(first=int(base) + 1, end_line=int(base), end=start)
+    return _Window(first=1, end_line=0, end=tail.start())
+
+
+def _store(db, tail, src, boots: list[Boot], win: _Window, known: dict[str, _Known],
+           emit, on_event, warn, save_boots) -> int:
+    """Save the window's boots and the position in one transaction; emit what is new."""
+    if boots:
+        resume_line = boots[-1].first_line
+    else:
+        resume_line = win.end_line + 1  # no vLLM line: nothing to keep
+    offset, head = tail.encode(win.position_of(resume_line))
+    position = (tail.key, offset, f"{resume_line - 1}|{head}")
+    _load_known(db, boots, known)
+    saved = save_boots(db, src, boots, position=position)
+    count = 0
+    for (bid, created), boot in zip(saved, boots):
+        for ev in _new_events(bid, created, boot, known):
+            count += 1
+            ev["source"] = tail.label
+            ev["container"] = getattr(tail, "name", None)
+            emit(_line(ev))
+            if on_event:
+                _run_hook_cmd(on_event, ev, warn)
+    win.cut(resume_line)
+    return count
+
+
+def _load_known(db, boots: list[Boot], known: dict[str, _Known]) -> None:
+    """For boots first met in this run: what the store already holds (a restarted watch must
+    not announce again what it announced before)."""
+    from sqlalchemy import select
+
+    from bootlog.store.models import BootRow
+    from bootlog.store.queries import show_boot
+
+    fresh = [b.fingerprint for b in boots if b.fingerprint and b.fingerprint not in known]
+    if not fresh:
+        return
+    with db.connect() as conn:
+        rows = conn.execute(select(BootRow.id, BootRow.fingerprint, BootRow.status)
+                            .where(BootRow.fingerprint.in_(fresh))).all()
+    for bid, fp, status in rows:
+        evs = show_boot(db, bid).get("events") or []
+        known[fp] = _Known(bid, status, {(e.get("kind"), e.get("line"), e.get("rank")) for e in evs})
+
+
+def _new_events(bid: int, created: bool, boot: Boot, known: dict[str, _Known]) -> list[dict]:
+    k = known.get(boot.fingerprint)
+    out: list[dict] = []
+    base = {"boot_id": bid}
+    if k is None or created:
+        k = known[boot.fingerprint] = _Known(bid, "", set())
+        out.append({**base, "kind": "boot_started", "rank": None, "line": boot.first_line,
+                    "ts": boot.started_at, "message": f"vLLM {boot.vllm_version or '?'} {boot.model or ''}".rstrip(),
+                    "detail": {"first_line": boot.first_line}})
+    for ev in boot.events:
+        key = (ev.kind, ev.line, ev.rank)
+        if key in k.events:
+            continue
+        k.events.add(key)
+        out.append({**base, "kind": ev.kind, "rank": ev.rank, "line": ev.line, "ts": ev.ts,
+                    "message": ev.message, "detail": ev.detail})
+    if boot.status != k.status and boot.status in ("ready", "failed"):
+        k.status = boot.status
+        msg = ((boot.failure_message or boot.failure or "") if boot.status == "failed"
+               else "Application startup complete.")
+        out.append({**base, "kind": f"boot_{boot.status}", "rank": None, "line": boot.last_line,
+                    "ts": boot.ready_at if boot.status == "ready" else boot.ended_at, "message": msg,
+                    "detail": {"failure": boot.failure} if boot.status == "failed" else {}})
+    return out
+
+
+def _line(ev: dict) -> str:
+    ts = ev["ts"].isoformat() if isinstance(ev.get("ts"), datetime) else (ev.get("ts") or "-")
+    rank = f" rank {ev['rank']}" if ev.get("rank") is not None else ""
+    msg = " ".join(str(ev.get("message") or "").split())
+    if len(msg) > 200:
+        msg = msg[:197] + "..."
+    return f"{ts} {ev['source']} boot #{ev['boot_id']} {ev['kind']}{rank} line {ev['line']}: {msg}".rstrip(": ")
+
+
+def event_json(ev: dict) -> str:
+    return json.dumps(ev, default=lambda o: o.isoformat() if isinstance(o, datetime) else str(o))
+
+
+def _run_hook_cmd(cmd: str, ev: dict, warn: Callable[[str], None]) -> None:
+    """Run the user's command with the event as JSON on stdin (an argument list, no shell)."""
+    argv = shlex.split(cmd)
+    try:
+        done = subprocess.run(argv, input=event_json(ev).encode(), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, timeout=ON_EVENT_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        warn(f"on-event command {argv[0]!r} failed: {err}")
+        return
+    if done.returncode != 0:
+        last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1]
+        warn(f"on-event command {argv[0]!r} exited {done.returncode}: {last}")
