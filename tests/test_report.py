@@ -1,0 +1,328 @@
+"""Reports on a database built from real logs: history, export (csv/json/parquet), plot, HTML.
+
+Every expectation comes from the corpus ground truth (<log>.expected.json) or from the stored
+`show --json` documents, never from numbers written into this file.
+"""
+from __future__ import annotations
+
+import base64
+import csv
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bootlog.cli import cli
+from conftest import FIXTURES, ROOT
+
+CORPUS = Path("/work/shared/corpus/raw")
+# Ingest order matters: 014 goes last so `last`/`prev` (same source) exist for the report's diff.
+LOGS = (
+    "057-rocm-rdna4-gfx12-tp2-v0.22.69-fork-boot",  # the operator's ROCm fork, TP2
+    "010-v0.10.0-v1-tp8-judge",                    # TP8, per-rank figures that differ
+    "022-v0.13.0-oom-engine-failed",               # failed: oom
+    "050-v0.26.1rc1-autoscientists",               # 88 stats lines
+    "014-v0.10.2-nohup-multiboot",                 # two boots: value_error, then ready
+)
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def log_path(name: str) -> Path:
+    for base in (FIXTURES, CORPUS):
+        p = base / f"{name}.log"
+        if p.exists():
+            return p
+    pytest.skip(f"fixture log {name}.log is in neither {FIXTURES} nor {CORPUS}")
+
+
+def expected_boots() -> list[dict]:
+    out = []
+    for name in LOGS:
+        p = log_path(name).with_suffix(".expected.json")
+        out.extend(json.loads(p.read_text()))
+    return out
+
+
+def exp_status(e: dict) -> str:
+    return "ready" if e.get("ready") else "failed" if e.get("failed") else "incomplete"
+
+
+def run(db, *args):
+    return CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("report") / "bootlog.db"
+    for name in LOGS:
+        res = run(path, "ingest", str(log_path(name)))
+        assert res.exit_code == 0, res.output
+    return path
+
+
+@pytest.fixture(scope="module")
+def exp() -> list[dict]:
+    return expected_boots()
+
+
+def as_list(v) -> list[float]:
+    return sorted(v) if isinstance(v, list) else [v]
+
+
+def test_database_holds_the_ground_truth_boots(db, exp):
+    boots = json.loads(run(db, "list", "--json").stdout)
+    assert [b["status"] for b in boots] == [exp_status(e) for e in exp]
+
+
+# ---------------------------------------------------------------------------------- history
+
+def test_history_json_rows_match_ground_truth(db, exp):
+    res = run(db, "history", "--json", "--metric", "status,kv_cache_tokens,max_concurrency,max_model_len,faults")
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    assert len(rows) == len(exp)
+    for row, e in zip(rows, exp):
+        assert row["status"] == exp_status(e)
+        assert row["max_model_len"] == e["max_model_len"]
+        for key in ("kv_cache_tokens", "max_concurrency"):
+            if key not in e:
+                assert row[key] is None
+            elif isinstance(e[key], list) and len(set(e[key])) > 1:
+                # ranks disagree: every printing, as a list
+                assert sorted(row[key]) == sorted(e[key])
+            else:
+                assert row[key] == as_list(e[key])[0]
+        # an OOM boot has at least one oom event; the ready boots here had no runtime faults
+        assert (row["faults"] > 0) == (e.get("failure") == "oom")
+
+
+def test_history_default_columns_and_change_marks(db, exp):
+    res = run(db, "history")
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    header = lines[0].split()
+    assert header == ["id", "status", "vllm_version", "max_model_len", "max_num_seqs", "kv_cache_tokens",
+                      "max_concurrency", "graph_capture_gib", "torch_compile_s", "boot_to_ready_s", "faults"]
+    body = [l for l in lines[1:] if re.match(r"^\s*\d+\s", l)]
+    assert len(body) == len(exp)
+    for i, (line, e) in enumerate(zip(body, exp)):
+        status_cell = line.split()[1]
+        moved = i > 0 and exp_status(e) != exp_status(exp[i - 1])
+        assert status_cell == exp_status(e) + ("*" if moved else ""), line
+        mml_cell = line.split()[3]
+        moved = i > 0 and e["max_model_len"] != exp[i - 1]["max_model_len"]
+        assert mml_cell.endswith("*") == moved, line
+    assert "(* = differs from the boot before)" in res.stdout
+
+
+def test_history_shows_per_rank_values_joined_when_ranks_disagree(db, exp):
+    rows = json.loads(run(db, "history", "--json", "--metric", "torch_compile_s,graph_capture_gib").stdout)
+    text = run(db, "history", "--metric", "torch_compile_s,graph_capture_gib").stdout.splitlines()[1:]
+    tp8 = next(i for i, e in enumerate(exp) if isinstance(e.get("torch_compile_s"), list))
+    e = exp[tp8]
+    assert sorted(rows[tp8]["torch_compile_s"]) == sorted(e["torch_compile_s"])
+    cell = text[tp8].split()[1].rstrip("*")
+    assert len(cell.split("/")) == len(e["torch_compile_s"])
+    # every rank captured the same 2.6 GiB: one value, not eight
+    assert rows[tp8]["graph_capture_gib"] == e["graph_capture_gib"][0]
+
+
+def test_history_last_n_keeps_the_change_against_the_boot_before(db, exp):
+    full = json.loads(run(db, "history", "--json").stdout)
+    last2 = json.loads(run(db, "history", "--json", "--last", "2").stdout)
+    assert [r["id"] for r in last2] == [r["id"] for r in full[-2:]]
+    assert last2 == full[-2:]
+    csv_rows = list(csv.DictReader(run(db, "history", "--csv", "--last", "2").stdout.splitlines()))
+    assert [int(r["id"]) for r in csv_rows] == [r["id"] for r in full[-2:]]
+    assert [r["changed"].split(";") if r["changed"] else [] for r in csv_rows] == [r["changed"] for r in full[-2:]]
+
+
+def test_history_rejects_an_unknown_figure_in_one_line(db):
+    res = run(db, "history", "--metric", "kv_cache_tokenz")
+    assert res.exit_code == 1
+    assert res.stderr.strip().count("\n") == 0 and "kv_cache_tokenz" in res.stderr
+
+
+def test_history_on_an_empty_database(tmp_path):
+    res = run(tmp_path / "empty.db", "history")
+    assert res.exit_code == 0 and "no boots stored yet" in res.stdout
+
+
+# ----------------------------------------------------------------------------------- export
+
+def metric_cells(row: dict, name: str) -> list[float]:
+    """All non-empty values of a metric in a wide row: NAME or NAME@rankN / NAME@engine(.k)."""
+    return sorted(float(v) for k, v in row.items()
+                  if (k == name or k.startswith(name + "@")) and v not in ("", None))
+
+
+def test_export_csv_boots_events_samples(db, exp, tmp_path):
+    out = tmp_path / "boots.csv"
+    res = run(db, "export", "--format", "csv", str(out))
+    assert res.exit_code == 0, res.output
+    boots = list(csv.DictReader(out.open()))
+    assert len(boots) == len(exp)
+    cols = boots[0].keys()
+    assert {"id", "status", "vllm_version", "config.max_model_len"} <= set(cols)
+    # a metric is either one column or per-rank columns, never both
+    for name in ("torch_compile_s", "kv_cache_tokens", "graph_capture_gib"):
+        assert not (name in cols and any(c.startswith(name + "@") for c in cols))
+    assert any(c.startswith("torch_compile_s@rank") for c in cols)  # TP8 ranks disagree
+    for row, e in zip(boots, exp):
+        assert row["status"] == exp_status(e)
+        assert row["vllm_version"] == e["vllm_version"]
+        assert int(row["config.max_model_len"]) == e["max_model_len"]
+        for name in ("kv_cache_tokens", "max_concurrency", "torch_compile_s", "model_load_gib"):
+            if name in e:
+                got = metric_cells(row, name)
+                want = as_list(e[name])
+                if isinstance(e[name], list) and len(got) < len(want):
+                    want = sorted(set(want))  # ranks agreed, stored once per rank that printed
+                assert sorted(set(got)) == sorted(set(want)), (name, row["id"])
+            else:
+                assert metric_cells(row, name) == [], (name, row["id"])
+
+    events = list(csv.DictReader((tmp_path / "boots-events.csv").open()))
+    ids = {r["id"] for r in boots}
+    assert events and {r["boot_id"] for r in events} <= ids
+    oom_ids = {boots[i]["id"] for i, e in enumerate(exp) if e.get("failure") == "oom"}
+    assert oom_ids <= {r["boot_id"] for r in events if r["kind"] == "oom"}
+    for r in events:
+        json.loads(r["detail"])  # detail is a JSON object in one cell
+
+    samples = list(csv.DictReader((tmp_path / "boots-samples.csv").open()))
+    for row in boots:
+        shown = json.loads(run(db, "show", row["id"], "--json").stdout)
+        lines = {s["line"] for s in samples if s["boot_id"] == row["id"]}
+        assert len(lines) == shown["runtime"]["stats_lines"]
+        last = [s for s in samples if s["boot_id"] == row["id"] and int(s["line"]) == max(map(int, lines))] if lines else []
+        assert {s["name"]: float(s["value"]) for s in last} == {k: float(v) for k, v in shown["runtime"]["last"].items()}
+
+
+def test_export_json_has_three_arrays_consistent_with_csv(db, exp, tmp_path):
+    res = run(db, "export", str(tmp_path / "all.json"))  # format from the suffix
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "all.json").read_text())
+    assert set(data) == {"boots", "events", "samples"}
+    assert [b["status"] for b in data["boots"]] == [exp_status(e) for e in exp]
+    run(db, "export", str(tmp_path / "b.csv"))
+    assert len(data["events"]) == len(list(csv.DictReader((tmp_path / "b-events.csv").open())))
+    assert len(data["samples"]) == len(list(csv.DictReader((tmp_path / "b-samples.csv").open())))
+    for b, e in zip(data["boots"], exp):
+        if "kv_cache_tokens" in e and not isinstance(e["kv_cache_tokens"], list):
+            assert b["kv_cache_tokens"] == e["kv_cache_tokens"]
+        assert isinstance(b["config.max_model_len"], int)
+
+
+def test_export_parquet_or_a_clear_error(db, exp, tmp_path):
+    out = tmp_path / "boots.parquet"
+    res = run(db, "export", "--format", "parquet", str(out))
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        assert res.exit_code == 1
+        assert res.stderr.startswith("bootlog: ") and "pyarrow" in res.stderr
+        assert res.stderr.strip().count("\n") == 0
+        return
+    import pandas as pd
+
+    assert res.exit_code == 0, res.output
+    frame = pd.read_parquet(out)
+    assert list(frame["status"]) == [exp_status(e) for e in exp]
+    assert (tmp_path / "boots-events.parquet").exists() and (tmp_path / "boots-samples.parquet").exists()
+
+
+def test_export_into_a_missing_directory_is_one_line_error(db, tmp_path):
+    res = run(db, "export", str(tmp_path / "nope" / "x.csv"))
+    assert res.exit_code == 1 and res.stderr.startswith("bootlog: ")
+
+
+# ------------------------------------------------------------------------------ plot, report
+
+def need_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("\n*** matplotlib missing: plot tests SKIPPED (pip install 'bootlog[plot]') ***", file=sys.stderr)
+        pytest.skip("matplotlib not installed (pip install 'bootlog[plot]')")
+
+
+def test_plot_writes_a_png(db, tmp_path):
+    need_matplotlib()
+    out = tmp_path / "kv.png"
+    res = run(db, "plot", "kv_cache_tokens", "-o", str(out))
+    assert res.exit_code == 0, res.output
+    data = out.read_bytes()
+    assert data[:8] == PNG_MAGIC and len(data) > 10_000
+
+
+def test_plot_of_a_figure_no_boot_has_is_one_line_error(db, tmp_path):
+    need_matplotlib()
+    res = run(db, "plot", "no_such_figure", "-o", str(tmp_path / "x.png"))
+    assert res.exit_code == 1 and "no_such_figure" in res.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_plot_annotates_the_config_changes_of_the_ground_truth(db, exp):
+    from bootlog.plot import config_changes, series
+    from bootlog.report import load_docs
+    from bootlog.store.db import open_db
+
+    docs = load_docs(open_db(str(db)))
+    changes = dict(config_changes(docs))
+    for i in range(1, len(exp)):
+        moved = exp[i]["max_model_len"] != exp[i - 1]["max_model_len"]
+        assert any(t.startswith("max_model_len ") for t in changes.get(i, [])) == moved, i
+    # TP8 ranks disagree on torch.compile time: one line per rank; elsewhere a single series
+    lines = series(docs, "torch_compile_s")
+    assert len(lines) == max(len(e["torch_compile_s"]) for e in exp if isinstance(e.get("torch_compile_s"), list))
+    assert len(series(docs, "init_engine_s")) == 1
+
+
+def test_report_is_one_self_contained_html_page(db, exp, tmp_path):
+    need_matplotlib()
+    out = tmp_path / "report.html"
+    res = run(db, "report", "-o", str(out))
+    assert res.exit_code == 0, res.output
+    page = out.read_text()
+    table = page[page.index('<table class="history">'):]
+    table = table[:table.index("</table>")]
+    assert table.count("<tr") == len(exp) + 1  # header + one row per boot
+    for e in exp:
+        assert f"<td>{exp_status(e)}" in table
+    imgs = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert imgs and all(base64.b64decode(i)[:8] == PNG_MAGIC for i in imgs)
+    assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing fetched from the network
+    # the newest boot is 014's ready restart: its statistics lines are the runtime section
+    assert f"{exp[-1]['metrics_lines']} statistics lines" in page
+    # last and prev are 014's two boots: the diff section is there
+    assert "Latest boot against the one before" in page
+
+
+# ------------------------------------------------------------------------------------ bench
+
+def test_genlog_is_deterministic_and_parses_into_its_boots(tmp_path):
+    sys.path.insert(0, str(ROOT / "bench"))
+    import genlog
+
+    a, b = tmp_path / "a.log", tmp_path / "b.log"
+    n = genlog.generate(2, str(a), boots=8, seed=3)
+    genlog.generate(2, str(b), boots=8, seed=3)
+    assert a.read_bytes() == b.read_bytes()
+    assert abs(n - 2 * 2**20) < 0.1 * 2**20
+    variants = genlog._variants(__import__("random").Random(3), 8)
+    res = run(tmp_path / "g.db", "history", "--json")  # empty first
+    assert json.loads(res.stdout) == []
+    assert run(tmp_path / "g.db", "ingest", str(a)).exit_code == 0
+    rows = json.loads(run(tmp_path / "g.db", "history", "--json", "--metric",
+                          "status,kv_cache_tokens,max_model_len,faults").stdout)
+    assert [r["status"] for r in rows] == ["failed" if v["fail"] else "ready" for v in variants]
+    for r, v in zip(rows, variants):
+        assert r["max_model_len"] == v["max_model_len"]
+        if not v["fail"]:
+            assert r["kv_cache_tokens"] == v["kv_tokens"]
+    # the gdn_hip burst (32 reported faults) lands in the boots that carry it
+    assert sum(r["faults"] for r in rows) >= 32
