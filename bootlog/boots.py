@@ -128,6 +128,16 @@ def api_pid(text: str) -> tuple[str, int] | None:
     return found
 
 
+def _gap(a: datetime | None, b: datetime | None, secs: float) -> bool:
+    """True when both times are known and more than secs apart."""
+    if a is None or b is None:
+        return False
+    try:
+        return abs((b - a).total_seconds()) > secs
+    except TypeError:
+        return False
+
+
 def _ver_tuple(ver: str) -> tuple[int, int]:
     m = re.match(r"(\d+)\.(\d+)", ver)
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
@@ -170,6 +180,8 @@ class _Acc:
         self.engine_word: str | None = None  # from wording: strongest evidence
         self.engine_tag: str | None = None  # from process tags
         self.v0_worker_ranks: dict[int, int] = {}
+        self.env_warnings: set[str] = set()
+        self.body = False
 
     # -- helpers -----------------------------------------------------------------------------
     def add_event(self, ev: Event, dedupe: bool = True) -> None:
@@ -300,6 +312,8 @@ class _Acc:
         mk = _marker(msg)
         if mk in _STRONG:
             self.keys.add(mk)
+        elif mk == "unknown_env" and v.role in (None, "api"):
+            self.env_warnings.add(msg.strip())
         if mk == "engine_cfg":
             m = _ENGINE_CFG.search(msg)
             if m and m.group(1):
@@ -366,7 +380,8 @@ class _Acc:
                         b.model = str(h.value["model"])
                 else:
                     for k, x in h.value.items():
-                        b.config.setdefault(k, str(x))
+                        if b.config.get(k, "None") == "None":
+                            b.config[k] = str(x)
             elif h.kind == "stat" and isinstance(h.value, dict):
                 vals = {k: float(x) for k, x in h.value.items()}
                 if "prompt_throughput_tps" in vals or not b.samples:
@@ -382,7 +397,8 @@ class _Acc:
                 det = dict(h.detail)
                 ev_rank = det.get("rank", rank) if h.name == "worker_died" else rank
                 self.add_event(Event(h.name, v.lineno, ev_rank, v.ts, msg.strip(), det))
-                self.progressed = True
+                if h.name != "warning":
+                    self.progressed = True
 
     # -- the end -------------------------------------------------------------------------------
     def finish(self, last_line: int) -> Boot:
@@ -400,6 +416,8 @@ class _Acc:
             eng = "v0"
         if eng is None and b.vllm_version:
             eng = "v1" if _ver_tuple(b.vllm_version) >= (0, 8) else "v0"
+        if eng is None:
+            eng = "v1"  # nothing says V0: V1 has been the default since 0.8 and the only engine since 0.11
         b.engine = eng
         if b.model is None and b.config.get("model"):
             b.model = b.config["model"]
@@ -483,10 +501,17 @@ class BootSplitter:
         lines = self.pending if take_pending else []
         if not take_pending:
             self._flush()
-        first = next((p.lineno for p, _ in lines if _is_vllm(p)), v.lineno)
-        # non-vLLM lines before the first vLLM one stay with the previous boot
-        keep = [(p, l) for p, l in lines if p.lineno < first]
-        lines = [(p, l) for p, l in lines if p.lineno >= first]
+        new_pid = api_pid(v.text) if v.role == "api" else None
+
+        def other_server(p: VLine) -> bool:
+            got = api_pid(p.text) if p.role == "api" else None
+            return bool(got and new_pid and got != new_pid)
+
+        lines = [(p, l) for p, l in lines]
+        keep = []
+        while lines and (not _is_vllm(lines[0][0]) or other_server(lines[0][0])):
+            keep.append(lines.pop(0))  # stays with the previous boot
+        first = lines[0][0].lineno if lines else v.lineno
         if self.cur is not None:
             for p, l in keep:
                 self.cur.feed(p, l)
@@ -532,7 +557,11 @@ class BootSplitter:
                 if "engine_cfg" in cur.keys and not cur.keys & {"version", "args"} and \
                         not self.pending_keys & {"version", "args"}:
                     trigger = "with_pending"
-            elif mk in _WEAK and (cur.progressed or cur.ready_line is not None or cur.root is not None):
+            elif mk == "unknown_env" and (cur.progressed or msg.strip() in cur.env_warnings):
+                trigger = "with_pending"  # printed once per variable, by the top process, at import
+            elif mk in _WEAK and (cur.engine_done or cur.ready_line is not None or cur.root is not None
+                                  or cur.terminal):
+                # spawned workers print these too (untagged) while the engine starts
                 trigger = "with_pending"
             if trigger is None and v.role == "api":
                 got = api_pid(v.text)
@@ -540,6 +569,13 @@ class BootSplitter:
                     trigger = "with_pending"
             if trigger is not None:
                 self._start(v, literal, take_pending=(trigger == "with_pending"))
+                return
+            own = v.role == "api" and (api_pid(v.text) or ("", -1))[1] in cur.api_pids.values()
+            burst = not cur.body and not self.pending and not _gap(cur.last_ts, v.ts, 60.0)
+            if mk in _STRONG or own or burst:
+                # the current server's own start line: it cannot open the next boot
+                self._flush()
+                self._target().feed(v, literal)
                 return
             # a start-ish line that does not split: wait to see whether a split follows
             self.pending.append((v, literal))
@@ -560,6 +596,8 @@ class BootSplitter:
             self._flush()
         target = self._target()
         target.feed(v, literal)
+        if _is_vllm(v):
+            target.body = True  # past the import-time burst of start-ish lines
         if self.resume is None and cur.terminal and len(self.accs) >= 2:
             self._maybe_resume(cur)
 
@@ -568,8 +606,8 @@ class BootSplitter:
         prev = self.accs[-2]
         if prev.terminal or prev.root is not None or prev.tagged_api or cur.tagged_api:
             return
-        if prev.ready_line is not None:
-            return
+        if prev.ready_line is not None or prev.engine_done or not prev.boot.metrics:
+            return  # only a boot caught mid-start (figures, no engine-ready yet) can go on
         if prev.last_ts is not None and cur.boot.started_at is not None:
             try:
                 gap = (cur.boot.started_at - prev.last_ts).total_seconds()
