@@ -48,6 +48,8 @@ UNITS: dict[str, str] = {
     "init_engine_s": "s",
     "init_engine_compile_s": "s",
     "autofit_max_model_len": "tokens",
+    "attn_block_size": "tokens",
+    "mamba_page_padding_pct": "%",
 }
 
 
@@ -189,7 +191,8 @@ def _parse_kv_list(s: str, start: int) -> dict[str, str]:
         key, eq, val = part.partition("=")
         key = key.strip()
         if not eq or not _KEY.fullmatch(key):
-            if last is not None:  # an unquoted value that itself held a comma
+            # an unquoted value that itself held a comma ("a, b"); quoted/bracketed values are whole
+            if last is not None and out[last][:1] not in ("'", '"', "[", "(", "{", "<"):
                 out[last] = out[last] + "," + raw
             continue
         val = val.strip()
@@ -316,25 +319,27 @@ def oom_detail(text: str) -> dict | None:
 
 
 _FREE_ON_DEVICE = re.compile(
-    r"Free memory on device(?: (?P<device>\S+))? \((?P<free>\d+(?:\.\d+)?)/(?P<total>\d+(?:\.\d+)?) GiB\) "
+    r"Free memory on device(?: (?P<device>[^\s(]+))? \((?P<free>\d+(?:\.\d+)?)/(?P<total>\d+(?:\.\d+)?) GiB"
+)
+_DESIRED = re.compile(
     r"on startup is less than (?:desired GPU memory utilization|the engine's budget[^(]*)"
-    r"\((?P<util>\d+(?:\.\d+)?), (?P<requested>\d+(?:\.\d+)?) GiB\)"
+    r"\s*\((?P<util>\d+(?:\.\d+)?), (?P<requested>\d+(?:\.\d+)?) GiB\)"
 )
 
 
 def value_error_detail(text: str) -> dict | None:
-    """{"free_gib", "total_gib", "gpu_memory_utilization", "requested_gib", "device"?} from the
+    """{"free_gib", "total_gib", "gpu_memory_utilization"?, "requested_gib"?, "device"?} from the
     start-up ValueError "Free memory on device (64.38/79.19 GiB) on startup is less than desired
-    GPU memory utilization (0.9, 71.27 GiB)"; None for other lines."""
+    GPU memory utilization (0.9, 71.27 GiB)" (v0.14+ adds the device: "on device cuda:0 (...)").
+    None for other lines, including the INFO "... on startup. Desired GPU memory ..." summary."""
     m = _FREE_ON_DEVICE.search(text)
-    if not m:
+    if not m or not ("is less than" in text or "ValueError" in text):
         return None
-    out: dict[str, Any] = {
-        "free_gib": float(m["free"]),
-        "total_gib": float(m["total"]),
-        "gpu_memory_utilization": float(m["util"]),
-        "requested_gib": float(m["requested"]),
-    }
+    out: dict[str, Any] = {"free_gib": float(m["free"]), "total_gib": float(m["total"])}
+    d = _DESIRED.search(text, m.end())
+    if d:
+        out["gpu_memory_utilization"] = float(d["util"])
+        out["requested_gib"] = float(d["requested"])
     if m["device"]:
         out["device"] = m["device"]
     return out
@@ -466,23 +471,32 @@ def _spec_post(m: Any, msg: str) -> list[Hit] | None:
 # boot identity and config hits
 
 
-def _engine_from_config_line(m: Any, msg: str) -> str:
+def _engine_from_config_line(m: Any, msg: str) -> str | None:
     if m["eng"]:
         return m["eng"].lower()
-    # "Initializing an LLM engine": V0 until v0.7.0 (fields inline ending ')' up to v0.6.4,
-    # '..., use_cached_outputs=True, ' from v0.6.5); V1 opt-in v0.6.4-v0.7.0 printed the bare
-    # VllmConfig, which ends with compilation_config={...}.
-    tail = msg.rstrip()
-    if "use_cached_outputs=" in msg or tail.endswith(")"):
+    # "Initializing an LLM engine" is V0 up to v0.7.0 (fields inline ending ')' to v0.6.4, then
+    # '..., use_cached_outputs=True, '), but also opt-in V1 v0.6.4-v0.7.0, which printed the bare
+    # VllmConfig ending with compilation_config={...}.  Say nothing when the line does not tell.
+    ver = m["vllm_version"] or ""
+    old = re.match(r"0\.(\d+)\.(\d+)", ver)
+    if "use_cached_outputs=" in msg or msg.rstrip().endswith(")"):
         return "v0"
-    return "v1"
+    if old and (int(old[1]), int(old[2])) < (6, 4):
+        return "v0"
+    if not ver:
+        return "v0"  # v0.3.x printed no version and had no V1
+    if "compilation_config=" in msg:
+        return "v1"
+    return None
 
 
 def _engine_config_post(m: Any, msg: str) -> list[Hit] | None:
     hits: list[Hit] = []
     if m["vllm_version"]:
         hits.append(Hit("boot", "vllm_version", m["vllm_version"], None, "", {}))
-    hits.append(Hit("boot", "engine", _engine_from_config_line(m, msg), None, "", {}))
+    engine = _engine_from_config_line(m, msg)
+    if engine:
+        hits.append(Hit("boot", "engine", engine, None, "", {}))
     cfg = _parse_kv_list(msg, m.end())
     if "max_seq_len" in cfg and "max_model_len" not in cfg:
         cfg["max_model_len"] = cfg["max_seq_len"]
@@ -782,6 +796,21 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(EngineCore pid=270) INFO 11-20 09:12:33 [kv_cache_planning.py:1404] Auto-fit max_model_len: reduced from "
          "131072 to 98304 to fit in available KV cache memory (37.5 GiB)", {"autofit_max_model_len": 98304}),
     ]),
+    # --- hybrid (mamba / GDN) models: page geometry the KV pool is built on --------------------
+    _p("attn_block_size/mamba", "metric", "attn_block_size", "Setting attention block size to ",
+       r"Setting attention block size to (?P<attn_block_size>\d+) tokens", "tokens", [
+        ("(APIServer pid=1) INFO 11-20 09:12:33 [config.py:281] Setting attention block size to 1056 tokens to ensure "
+         "that attention page size is >= mamba page size.", {"attn_block_size": 1056}),
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [interface.py:924] Setting attention block size to 32 tokens so the "
+         "quantized primary KV page covers the higher-precision padded-spec page.", {"attn_block_size": 32}),
+    ]),
+    _p("mamba_page_padding_pct/mamba", "metric", "mamba_page_padding_pct", "Padding mamba page size by ",
+       r"Padding mamba page size by (?P<mamba_page_padding_pct>" + _NUM + r")%", "%", [
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [interface.py:1132] Padding mamba page size by 1.56% to ensure that "
+         "mamba page size and attention page size are exactly equal.", {"mamba_page_padding_pct": 1.56}),
+        ("Padding mamba page size by 0.13% to ensure that mamba page size and attention page size are exactly equal.",
+         {"mamba_page_padding_pct": 0.13}),
+    ]),
     # --- boot identity -------------------------------------------------------------------------
     _p("vllm_version/api-server", "boot", "vllm_version", "vLLM API server version ",
        r"vLLM API server version (?P<vllm_version>\S+)", None, [
@@ -985,6 +1014,13 @@ CATALOGUE: tuple[Pattern, ...] = (
          "Hugging Face generation config recommended from the model creator. If this is not intended, please "
          "relaunch vLLM instance with `--generation-config vllm`.", {"what": "generation_config_override"}),
     ], post=_message_post("generation_config_override")),
+    _p("warning/free-memory-grew", "event", "warning", "Free memory grew by ",
+       r"Free memory grew by (?P<grew_gib>" + _NUM + r") GiB during profiling \(initial (?P<initial_gib>" + _NUM
+       + r") GiB, current (?P<current_gib>" + _NUM + r") GiB\)", None, [
+        ("(Worker_TP0 pid=412) WARNING 11-20 09:12:33 [gpu_worker.py:146] Free memory grew by 0.5 GiB during profiling "
+         "(initial 190.2 GiB, current 190.7 GiB). Sizing the KV cache from the 12.3 GiB torch reserved instead of the "
+         "profiling difference.", {"what": "free_memory_grew_during_profiling", "grew_gib": 0.5, "initial_gib": 190.2}),
+    ], post=_message_post("free_memory_grew_during_profiling")),
     _p("worker_died/v0", "event", "worker_died", " died, exit code: ",
        r"Worker (?P<proc>\S+) pid (?P<pid>\d+) died, exit code: (?P<exit_code>-?\d+|None)", None, [
         ("ERROR 11-20 09:12:33 [multiproc_worker_utils.py:116] Worker VllmWorkerProcess pid 413 died, exit code: -9",
@@ -1008,6 +1044,8 @@ CATALOGUE: tuple[Pattern, ...] = (
 )
 
 LITERALS: tuple[str, ...] = tuple(dict.fromkeys(p.literal for p in CATALOGUE))
+# Every figure a metric hit can carry (an entry's `name` plus the other figures on its line).
+METRIC_NAMES: tuple[str, ...] = tuple(UNITS)
 
 # literal -> [(pattern, compiled regex)], in catalogue order
 _BY_LITERAL: tuple[tuple[str, tuple[tuple[Pattern, Any], ...]], ...] = tuple(
