@@ -119,3 +119,37 @@ def seed_boot(n: int = 0, *, tag: str = "", ranks: int = 2, padding: int = 0, st
         model=config["model"], started_at=t0, ready_at=t0 + timedelta(seconds=520),
         metrics=metrics, config=config, events=events, samples=samples, fingerprint=fp,
     )
+
+
+def save_worker(url: str, tag: str, numbers: list[int], batch: int, start, results) -> None:
+    """Child process body for concurrency tests: open the db, wait for the others, save.
+
+    Puts ("ok", tag, [(id, created), ...]) or ("error", tag, message) on `results`.
+    """
+    from bootlog.store.db import open_db
+    from bootlog.store.queries import SourceInfo, save_boots
+
+    try:
+        start.wait(timeout=60)
+        engine = open_db(url)  # every child opens a possibly fresh file: migration races too
+        src = SourceInfo(f"podman:{tag}", "container", container=tag)
+        out = []
+        for i in range(0, len(numbers), batch):
+            boots = [seed_boot(n, tag=tag.split("#")[0]) for n in numbers[i : i + batch]]
+            out += save_boots(engine, src, boots)
+        engine.dispose()
+        results.put(("ok", tag, out))
+    except BaseException as err:  # report everything: the test asserts none escaped
+        results.put(("error", tag, f"{type(err).__name__}: {err}"))
+
+
+def crash_worker(url: str, numbers: list[int], padding: int, started) -> None:
+    """Child body for crash tests: save many large boots in one call; the parent kills it."""
+    from bootlog.store.db import open_db
+    from bootlog.store.queries import SourceInfo, save_boots
+
+    engine = open_db(url)
+    boots = [seed_boot(n, tag="crash", padding=padding) for n in numbers]
+    started.set()
+    save_boots(engine, SourceInfo("podman:crash", "container", container="crash"), boots)
+    engine.dispose()
