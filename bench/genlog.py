@@ -236,10 +236,9 @@ def generate(size_mb: float, out_path: str, *, boots: int = 6, seed: int = 7, po
     rng = random.Random(seed)
     total = int(size_mb * 1024 * 1024)
     variants = _variants(rng, boots)
-    ready = sum(1 for v in variants if v["fail"] is None) or 1
-    per_boot = int(noise_mb * 1024 * 1024) if noise_mb is not None else max(0, (total - 30_000 * boots) // ready)
     clock = datetime(2026, 10, 2, 16, 53, 1, tzinfo=timezone.utc)
     written = 0
+    produced = 0  # bytes emitted so far, flushed or not
     buf: list[str] = []
 
     def vllm_ts(t: datetime) -> str:
@@ -248,10 +247,11 @@ def generate(size_mb: float, out_path: str, *, boots: int = 6, seed: int = 7, po
     with open(out_path, "wb") as fh:
 
         def emit(t: datetime, text: str) -> None:
-            nonlocal written
+            nonlocal produced
             if podman:
                 text = t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond:06d}000Z " + text
             buf.append(text)
+            produced += len(text.encode("utf-8")) + 1
             if len(buf) >= 5000:
                 flush()
 
@@ -265,14 +265,24 @@ def generate(size_mb: float, out_path: str, *, boots: int = 6, seed: int = 7, po
 
         for i, variant in enumerate(variants):
             t = clock
+            before = produced
             for dt, text in _boot_lines(rng, i, variant):
                 t = clock + timedelta(seconds=dt)
                 emit(t, text.replace("{ts}", vllm_ts(t)) if "{ts}" in text else text)
+            boot_bytes = produced - before
             clock = t + timedelta(seconds=1)
-            if variant["fail"] is None and per_boot:
-                for t, line in _noise(rng, clock, per_boot, vllm_ts, faults=(i % 4 == 1)):
-                    emit(t, line)
-                clock = t
+            if variant["fail"] is None:
+                if noise_mb is not None:
+                    budget = int(noise_mb * 1024 * 1024)
+                else:
+                    # share what is left of the target among the ready boots still to come
+                    later = variants[i + 1:]
+                    ready_left = 1 + sum(1 for v in later if v["fail"] is None)
+                    budget = max(0, (total - produced - boot_bytes * len(later)) // ready_left)
+                if budget:
+                    for t, line in _noise(rng, clock, budget, vllm_ts, faults=(i % 4 == 1)):
+                        emit(t, line)
+                    clock = t
             clock += timedelta(minutes=3)
         flush()
     return written

@@ -40,16 +40,25 @@ def config_changes(docs: Sequence[dict]) -> list[tuple[int, list[str]]]:
 
 
 def series(docs: Sequence[dict], metric: str) -> dict[str, list[float | None]]:
-    """Label -> one value per boot.  One "all ranks" line when ranks agree, else one per rank."""
+    """Label -> one value per boot (None = no point).
+
+    The main series holds the boots whose ranks agree (the usual case, one value per boot).
+    A boot whose ranks disagree is shown instead as one point per rank, in series
+    "METRIC rank N", so a TP8 outlier rank is visible without drawing eight lines for everyone.
+    """
     per_boot = [metric_values(d, metric) for d in docs]
-    ranks = sorted({r for vals in per_boot for r, _ in vals}, key=lambda r: -1 if r is None else r)
-    disagree = any(len({v for _, v in vals}) > 1 for vals in per_boot)
-    if not disagree or len(ranks) <= 1:
-        return {metric: [vals[0][1] if vals else None for vals in per_boot]}
-    out: dict[str, list[float | None]] = {}
-    for r in ranks:
-        label = f"{metric} (engine)" if r is None else f"{metric} rank {r}"
-        out[label] = [next((v for rr, v in vals if rr == r), None) for vals in per_boot]
+    out: dict[str, list[float | None]] = {metric: [None] * len(docs)}
+    for i, vals in enumerate(per_boot):
+        if not vals:
+            continue
+        if len({v for _, v in vals}) == 1:
+            out[metric][i] = vals[0][1]
+            continue
+        for r, v in vals:
+            label = f"{metric} (engine)" if r is None else f"{metric} rank {r}"
+            out.setdefault(label, [None] * len(docs))
+            if out[label][i] is None:  # first printing of that rank
+                out[label][i] = v
     return out
 
 
@@ -68,7 +77,9 @@ def render_png(docs: Sequence[dict], metric: str, *, title: str | None = None) -
     try:
         for label, vals in lines.items():
             # NaN breaks the line: a boot without the figure is a gap, not an interpolation
-            ax.plot(xs, [float("nan") if v is None else v for v in vals], marker="o", ms=4, lw=1.4, label=label)
+            main = label == metric
+            ax.plot(xs, [float("nan") if v is None else v for v in vals], marker="o" if main else ".",
+                    ms=4 if main else 6, lw=1.4 if main else 0, label=label)
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.6g}"))
         ymin, ymax = ax.get_ylim()
         failed = [x for x, d in zip(xs, docs) if d["boot"].get("status") == "failed"]
@@ -83,8 +94,10 @@ def render_png(docs: Sequence[dict], metric: str, *, title: str | None = None) -
         for i, moved in config_changes(docs):
             ax.axvline(i - 0.5, color="grey", ls="--", lw=0.8)
             text = "; ".join(moved[:2]) + (f" (+{len(moved) - 2})" if len(moved) > 2 else "")
-            ax.annotate(text, xy=(i - 0.5, ymax), xytext=(2, -4), textcoords="offset points",
-                        rotation=90, va="top", ha="left", fontsize=7, color="dimgrey")
+            text = text if len(text) <= 60 else text[:59] + "…"
+            ann = ax.annotate(text, xy=(i - 0.5, ymax), xytext=(2, -4), textcoords="offset points",
+                              rotation=90, va="top", ha="left", fontsize=7, color="dimgrey", clip_on=True)
+            ann.set_in_layout(False)  # long notes must not squeeze the plot
         ax.set_ylim(ymin, ymax)
         step = max(1, n // 25)
         ax.set_xticks(xs[::step])

@@ -212,8 +212,8 @@ def test_export_json_has_three_arrays_consistent_with_csv(db, exp, tmp_path):
     assert len(data["events"]) == len(list(csv.DictReader((tmp_path / "b-events.csv").open())))
     assert len(data["samples"]) == len(list(csv.DictReader((tmp_path / "b-samples.csv").open())))
     for b, e in zip(data["boots"], exp):
-        if "kv_cache_tokens" in e and not isinstance(e["kv_cache_tokens"], list):
-            assert b["kv_cache_tokens"] == e["kv_cache_tokens"]
+        if "kv_cache_tokens" in e:
+            assert sorted(set(metric_cells(b, "kv_cache_tokens"))) == sorted(set(as_list(e["kv_cache_tokens"])))
         assert isinstance(b["config.max_model_len"], int)
 
 
@@ -276,10 +276,17 @@ def test_plot_annotates_the_config_changes_of_the_ground_truth(db, exp):
     for i in range(1, len(exp)):
         moved = exp[i]["max_model_len"] != exp[i - 1]["max_model_len"]
         assert any(t.startswith("max_model_len ") for t in changes.get(i, [])) == moved, i
-    # TP8 ranks disagree on torch.compile time: one line per rank; elsewhere a single series
+    # TP8 ranks disagree on torch.compile time: that boot becomes one point per rank, the
+    # other boots stay on the single main series
     lines = series(docs, "torch_compile_s")
-    assert len(lines) == max(len(e["torch_compile_s"]) for e in exp if isinstance(e.get("torch_compile_s"), list))
-    assert len(series(docs, "init_engine_s")) == 1
+    split = [i for i, e in enumerate(exp) if isinstance(e.get("torch_compile_s"), list)
+             and len(set(e["torch_compile_s"])) > 1]
+    assert len(lines) == 1 + sum(len(exp[i]["torch_compile_s"]) for i in split)
+    main = lines["torch_compile_s"]
+    for i, e in enumerate(exp):
+        want = None if i in split or "torch_compile_s" not in e else as_list(e["torch_compile_s"])[0]
+        assert main[i] == want, i
+    assert list(series(docs, "init_engine_s")) == ["init_engine_s"]
 
 
 def test_report_is_one_self_contained_html_page(db, exp, tmp_path):
@@ -291,8 +298,10 @@ def test_report_is_one_self_contained_html_page(db, exp, tmp_path):
     table = page[page.index('<table class="history">'):]
     table = table[:table.index("</table>")]
     assert table.count("<tr") == len(exp) + 1  # header + one row per boot
-    for e in exp:
-        assert f"<td>{exp_status(e)}" in table
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table)[1:]
+    for row, e in zip(rows, exp):
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+        assert cells[1].rstrip("*") == exp_status(e)
     imgs = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
     assert imgs and all(base64.b64decode(i)[:8] == PNG_MAGIC for i in imgs)
     assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing fetched from the network
