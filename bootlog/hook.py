@@ -167,12 +167,11 @@ def run_hook(db_engine, name: str, *, plan=None, timeout: float = 900, poll: flo
     """Wait for the container's current boot, ingest it, check it and diff it with the previous
     boot of the same container.  Exit code: 4 failed boot or hard violation, 3 drift, else 0."""
     from bootlog import compare
-    from bootlog.ingest import ingest
     from bootlog.store.queries import boots_like, list_boots, show_boot
 
     waited = wait_for_boot(name, timeout=timeout, poll=poll, engine=engine, progress=progress)
     notes: list[str] = []
-    stored = ingest(db_engine, None, container=name, container_engine=engine, plan=plan)
+    stored = ingest_container(db_engine, name, engine=engine, plan=plan)
     ours = _match(stored, waited.boot)
     if ours is None:
         notes.append(f"no vLLM boot found in {name}'s current run")
@@ -198,6 +197,39 @@ def run_hook(db_engine, name: str, *, plan=None, timeout: float = 900, poll: flo
     codes = [compare.exit_code(r) for r in (check, diff) if r is not None]
     code = int(Exit.VIOLATION) if failed else max(codes, default=0)
     return HookResult(name, waited.outcome, ours.id, show, prev_id, check, diff, waited.waited_s, code, notes)
+
+
+def container_log_source(name: str, engine: str = "podman"):
+    """The container's whole log as a sources.Source read through bootlog.podman (so the
+    BOOTLOG_PODMAN / BOOTLOG_PODMAN_ARGS settings apply and lines number as watch numbers them)."""
+    from bootlog.sources import Source
+
+    def reader(start: int, size: int):
+        for chunk in podman.logs(name, engine=engine):
+            if start >= len(chunk):
+                start -= len(chunk)
+                continue
+            yield chunk[start:]
+            start = 0
+
+    return Source(name=f"{engine}:{name}", kind="container", _reader=reader)
+
+
+def ingest_container(db_engine, name: str, *, engine: str = "podman", plan=None, host: str | None = None) -> list:
+    """ingest.ingest() for a container, read through bootlog.podman: same steps (parse all, one
+    transaction, idempotent by fingerprint)."""
+    from bootlog.ingest import IngestedBoot, apply_user_patterns, default_host, parse_source
+    from bootlog.store.queries import SourceInfo, save_boots
+
+    source = container_log_source(name, engine)
+    boots = parse_source(source)
+    if plan is not None:
+        apply_user_patterns(plan, source, boots)
+    if not boots:
+        return []
+    info = SourceInfo(name=source.name, kind=source.kind, container=name, host=host or default_host())
+    saved = save_boots(db_engine, info, boots)
+    return [IngestedBoot(id=i, created=c, boot=b) for (i, c), b in zip(saved, boots)]
 
 
 def _match(stored: list, boot: Boot | None) -> Any:

@@ -148,21 +148,23 @@ def until_ready(log: bytes) -> tuple[bytes, bytes]:
     return log[:end], log[end:]
 
 
-def runtime_oom(prefix: bytes = b"(Worker_TP1 pid=147) ", date: bytes = b"06-19 11:20:00") -> bytes:
-    """A runtime OOM in a worker after startup, in vLLM v1's wording (vllm-log-formats.tsv:
-    WorkerProc hit an exception + traceback, torch.OutOfMemoryError, EngineCore fatal error),
-    with the numbers of the operator's seed (50 MiB requested, 0 bytes free)."""
-    err = prefix + b"ERROR " + date + b" [multiproc_executor.py:671] "
-    core = b"(EngineCore_DP0 pid=130) ERROR " + date + b" [core.py:710] "
+def runtime_oom(prefix: bytes = b"(EngineCore_DP0 pid=130) ", date: bytes = b"06-19 11:20:00",
+                api_prefix: bytes = b"(APIServer pid=1) ") -> bytes:
+    """A runtime OOM after startup in vLLM v1's wording (vllm-log-formats.tsv: "EngineCore
+    encountered a fatal error." + traceback ending in torch.OutOfMemoryError, then the API
+    server's "Engine core proc ... died unexpectedly"), with the numbers of the operator's
+    seed (50 MiB requested, 0 bytes free)."""
+    err = prefix + b"ERROR " + date + b" [core.py:720] "
     lines = [
-        err + b"WorkerProc hit an exception.",
+        err + b"EngineCore encountered a fatal error.",
         err + b"Traceback (most recent call last):",
-        err + b'  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/executor/multiproc_executor.py", line 666, in worker_busy_loop',
-        err + b"    output = func(*args, **kwargs)",
-        err + b"torch.OutOfMemoryError: HIP out of memory. Tried to allocate 50.00 MiB. GPU 1 has a total "
-              b"capacity of 31.86 GiB of which 0 bytes is free. Of the allocated memory 30.12 GiB is allocated by PyTorch, "
-              b"and 112.00 MiB is reserved by PyTorch but unallocated.",
-        core + b"EngineCore encountered a fatal error.",
+        err + b'  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 711, in run_engine_core',
+        err + b"    engine_core.run_busy_loop()",
+        err + b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 50.00 MiB. GPU 0 has a total "
+              b"capacity of 31.86 GiB of which 0 bytes is free. Of the allocated memory 30.12 GiB is allocated by "
+              b"PyTorch, and 112.00 MiB is reserved by PyTorch but unallocated.",
+        api_prefix + b"ERROR " + date + b" [core_client.py:564] Engine core proc EngineCore_DP0 died unexpectedly, "
+                     b"shutting down client.",
     ]
     return b"\n".join(lines) + b"\n"
 

@@ -1,0 +1,100 @@
+"""`bootlog hook` against real podman: containers replaying corpus logs as a vLLM server would."""
+from __future__ import annotations
+
+import json
+import os
+
+from click.testing import CliRunner
+
+from bootlog.cli import cli
+from podman_util import (Boot, all_at_once, fixture_log, podman_ready, replayer,  # noqa: F401
+                         until_ready, wait_exit)
+
+SMALL = "012-v0.10.2-v1-small.log"  # v0.10.2, ready, KV 433,456 tokens / 105.82x
+OOM = "022-v0.13.0-oom-engine-failed.log"  # v0.13.0, fails: CUDA OOM loading weights (270 MiB)
+
+
+def hook(db, name, *args):
+    return CliRunner().invoke(cli, ["--db", str(db), "hook", "--container", name, "--poll", "0.2",
+                                    "--timeout", "60", *args], catch_exceptions=False)
+
+
+def second_boot(log: bytes) -> bytes:
+    """The same server booted again: new pids and times (as a real restart prints), and a KV
+    cache 2,256 tokens smaller at the same config (a capacity drift)."""
+    return (log.replace(b"pid=85301", b"pid=91301").replace(b"pid=85423", b"pid=91423")
+            .replace(b"09-26 05:", b"09-26 07:").replace(b"433,456 tokens", b"431,200 tokens"))
+
+
+def test_hook_waits_for_a_slow_boot_and_reports_it_ready(replayer, db_path):
+    log = fixture_log(SMALL).read_bytes()
+    head, rest = until_ready(log)
+    # 1.5 s of boot written in pieces; the server then keeps running
+    name = replayer.start([Boot().slowly(head, pieces=4, pause=0.5).out(rest).hold()])
+    res = hook(db_path, name, "--format", "json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["verdict"] == "OK" and out["boot"]["status"] == "ready"
+    assert out["boot"]["container"] == name
+    assert out["figures"]["kv_cache_tokens"] == 433456
+    assert out["figures"]["max_concurrency"] == 105.82
+    # it waited for the end of the boot: the stored boot reaches the startup line
+    assert out["boot"]["last_line"] >= head.count(b"\n")
+    assert any("nothing to diff against" in n for n in out["notes"])
+
+
+def test_hook_reports_a_failed_boot_with_its_root_cause(replayer, db_path):
+    name = replayer.start([all_at_once(fixture_log(OOM).read_bytes(), exit_code=1)])
+    res = hook(db_path, name)
+    assert res.exit_code == 4, res.output
+    first = res.stdout.splitlines()[0]
+    assert "FAILED (oom)" in first
+    assert "CUDA out of memory. Tried to allocate 270.00 MiB" in first
+    assert "Engine core initialization failed" not in first  # the wrapper is not the cause
+
+
+def test_hook_reports_the_new_boot_of_a_restarted_container_and_diffs_it(replayer, db_path):
+    log = fixture_log(SMALL).read_bytes()
+    name = replayer.start([all_at_once(log, exit_code=0),
+                           Boot().slowly(second_boot(log), pieces=3, pause=0.3).hold()])
+    wait_exit(name)
+    replayer.restart(name)
+    res = hook(db_path, name, "--format", "json")
+    out = json.loads(res.stdout)
+    assert res.exit_code == 3, res.output  # drift: KV tokens moved at an unchanged config
+    assert out["boot"]["status"] == "ready"
+    assert out["figures"]["kv_cache_tokens"] == 431200  # the new boot, not the one before
+    assert out["prev"] is not None and out["prev"] != out["boot"]["id"]
+    kv = [f for f in out["diff"]["findings"] if f["key"] == "kv_cache_tokens"]
+    assert kv and kv[0]["verdict"] == "drift" and (kv[0]["old"], kv[0]["new"]) == (433456, 431200)
+
+    md = hook(db_path, name, "--format", "markdown")
+    assert md.exit_code == 3
+    assert "MEASURED on the live deploy: KV cache 431,200 tokens" in md.stdout
+    # running the hook again stores nothing new
+    listed = json.loads(CliRunner().invoke(cli, ["--db", db_path, "list", "--json"]).stdout)
+    assert len(listed) == 2
+
+
+def test_hook_times_out_with_one_clear_line(replayer, db_path):
+    head, _ = until_ready(fixture_log(SMALL).read_bytes())
+    name = replayer.start([Boot().out(head[: head.index(b"GPU KV cache size")]).hold()])
+    res = CliRunner().invoke(cli, ["--db", db_path, "hook", "--container", name, "--poll", "0.2",
+                                   "--timeout", "1.5"], catch_exceptions=False)
+    assert res.exit_code == 1
+    assert res.stderr == f"bootlog: timed out after 1.5 s waiting for {name} to finish booting\n"
+    assert res.stdout == ""
+
+
+def test_hook_on_a_missing_container_is_one_clear_line(podman_ready, db_path):
+    res = hook(db_path, "bl-never-created")
+    assert res.exit_code == 1
+    assert res.stderr == "bootlog: no such container: bl-never-created\n"
+
+
+def test_hook_without_podman_on_path_is_one_clear_line(db_path, monkeypatch):
+    monkeypatch.setenv("PATH", os.devnull)
+    monkeypatch.delenv("BOOTLOG_PODMAN", raising=False)
+    res = hook(db_path, "anything")
+    assert res.exit_code == 1
+    assert res.stderr == "bootlog: podman not found on PATH\n"
