@@ -378,6 +378,17 @@ def show_boot(engine: Engine, boot_id: int) -> dict:
     return retry(run)
 
 
+def boot_samples(engine: Engine, boot_id: int) -> list[dict[str, Any]]:
+    """The boot's periodic statistics lines in log order: {"line", "ts", "values"} each."""
+    def run():
+        with engine.connect() as conn:
+            q = (select(SampleRow.line, SampleRow.ts, SampleRow.values)
+                 .where(SampleRow.boot_id == boot_id).order_by(SampleRow.line, SampleRow.id))
+            return [r._asdict() for r in conn.execute(q)]
+
+    return retry(run)
+
+
 def boot_config(engine: Engine, boot_id: int) -> dict[str, str]:
     """The stored config of a boot as printed (text values)."""
     with engine.connect() as conn:
