@@ -14,6 +14,10 @@ from bootlog.report import metric_values
 
 # Config keys that change with every boot or say nothing about capacity; never annotated.
 _NOISY_CONFIG = {"seed", "served_model_name", "model_tag", "port", "host"}
+# Shown first when several keys change at once: the ones that move capacity figures.
+_KEY_CONFIG = ("max_model_len", "max_num_seqs", "kv_cache_dtype", "gpu_memory_utilization",
+               "kv_cache_memory_bytes", "max_num_batched_tokens", "tensor_parallel_size",
+               "enable_prefix_caching", "quantization", "enforce_eager", "model")
 
 
 def _matplotlib():
@@ -28,12 +32,21 @@ def _matplotlib():
 
 
 def config_changes(docs: Sequence[dict]) -> list[tuple[int, list[str]]]:
-    """(index, ["key old→new", …]) for each boot whose config differs from the boot before."""
+    """(index, ["key old→new", …]) for each boot whose config differs from the boot before.
+
+    Capacity keys come first; long values (compilation_config dicts) are named, not printed;
+    object reprs (`<function … at 0x…>`, which differ every run) are ignored.
+    """
     out = []
     for i in range(1, len(docs)):
         old, new = docs[i - 1].get("config") or {}, docs[i].get("config") or {}
-        moved = [f"{k} {old.get(k, '∅')}→{new.get(k, '∅')}" for k in sorted(set(old) | set(new))
-                 if k not in _NOISY_CONFIG and str(old.get(k)) != str(new.get(k))]
+        keys = sorted(set(old) | set(new), key=lambda k: (_KEY_CONFIG.index(k) if k in _KEY_CONFIG else 99, k))
+        moved = []
+        for k in keys:
+            a, b = str(old.get(k, "∅")), str(new.get(k, "∅"))
+            if k in _NOISY_CONFIG or a == b or " at 0x" in a + b:
+                continue
+            moved.append(f"{k} {a}→{b}" if len(a) + len(b) <= 40 else f"{k} changed")
         if moved:
             out.append((i, moved))
     return out
@@ -107,7 +120,10 @@ def render_png(docs: Sequence[dict], metric: str, *, title: str | None = None) -
         ax.set_ylabel(f"{metric} [{unit}]" if unit else metric)
         ax.set_title(title or f"{metric} across {n} boot{'s' if n != 1 else ''}")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8, loc="best")
+        if len(lines) > 3:  # per-rank series: keep the legend off the data
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        else:
+            ax.legend(fontsize=8, loc="best")
         fig.tight_layout()
         buf = io.BytesIO()
         fig.savefig(buf, format="png")
