@@ -380,38 +380,45 @@ def kv_insufficient_detail(text: str) -> dict | None:
 # ---------------------------------------------------------------------------------------------
 # periodic stats lines: parts joined with ", " whose set and order changed by release
 
-_STAT_FIELDS: tuple[tuple[str, str, float], ...] = (
-    ("prompt_throughput_tps", r"Avg prompt throughput: (" + _NUM + r") tokens/s", 1.0),
-    ("generation_throughput_tps", r"Avg generation throughput: (" + _NUM + r") tokens/s", 1.0),
-    ("running_reqs", r"Running: (\d+) reqs", 1.0),
-    ("waiting_reqs", r"(?:Waiting|Pending): (\d+) reqs", 1.0),
-    ("swapped_reqs", r"Swapped: (\d+) reqs", 1.0),
-    ("deferred_reqs", r"Deferred: (\d+) reqs", 1.0),
-    ("preemptions", r"Preemptions: (\d+)", 1.0),
-    ("corrupted_reqs", r"Corrupted: (\d+) reqs", 1.0),
-    ("external_prefix_cache_hit_rate_pct", r"External prefix cache hit rate: (" + _NUM + r"|nan)%", 1.0),
-    ("mm_cache_hit_rate_pct", r"MM cache hit rate: (" + _NUM + r"|nan)%", 1.0),
-    ("prefix_cache_hit_rate_pct", r"(?<![A-Za-z] )Prefix cache hit rate: (?:GPU: )?(" + _NUM + r"|nan)%", 1.0),
-)
-_STAT_RES = tuple((name, re.compile(rx), scale) for name, rx, scale in _STAT_FIELDS)
-# "GPU KV cache usage: 3.1%" (also XPU/CPU/TPU v0.30+); V0 adds "CPU KV cache usage" after it
-_KV_USAGE = re.compile(r"(?P<dev>[A-Z][A-Za-z+ ]*?) KV cache usage: (?P<v>" + _NUM + r"|nan)%")
+# One pass over "Key: value" parts; the key decides the name.  Unknown parts are ignored, so new
+# parts (KV fetch, Corrupted, ...) do not break the line.
+_STAT_PART = re.compile(r"(?P<k>[A-Z][A-Za-z +]*?): (?P<v>-?\d+(?:\.\d+)?|nan)")
+_STAT_KEYS: dict[str, str] = {
+    "Avg prompt throughput": "prompt_throughput_tps",
+    "Avg generation throughput": "generation_throughput_tps",
+    "Running": "running_reqs",
+    "Waiting": "waiting_reqs",
+    "Pending": "waiting_reqs",  # V0 name of the waiting queue
+    "Swapped": "swapped_reqs",
+    "Deferred": "deferred_reqs",
+    "Preemptions": "preemptions",
+    "Corrupted": "corrupted_reqs",
+    "Prefix cache hit rate": "prefix_cache_hit_rate_pct",
+    "External prefix cache hit rate": "external_prefix_cache_hit_rate_pct",
+    "MM cache hit rate": "mm_cache_hit_rate_pct",
+}
+_V0_PREFIX = re.compile(r"Prefix cache hit rate: GPU: (?P<gpu>-?\d+(?:\.\d+)?|nan)%, CPU: (?P<cpu>-?\d+(?:\.\d+)?|nan)%")
 _ENGINE_IDX = re.compile(r"Engine (\d{3}): ")
 _AGG = re.compile(r"(\d+) Engines Aggregated: ")
 
 
 def _stats_post(m: Any, msg: str) -> list[Hit] | None:
     values: dict[str, float] = {}
-    for name, rx, scale in _STAT_RES:
-        f = rx.search(msg)
-        if f:
-            values[name] = float(f.group(1)) * scale
-    usages = list(_KV_USAGE.finditer(msg))
-    if usages:
-        values["kv_cache_usage_pct"] = float(usages[0]["v"])
-        for u in usages[1:]:
-            if u["dev"].endswith("CPU"):
-                values["cpu_kv_cache_usage_pct"] = float(u["v"])
+    usage_seen = False
+    v0p = _V0_PREFIX.search(msg)
+    if v0p:
+        values["prefix_cache_hit_rate_pct"] = float(v0p["gpu"])
+        values["cpu_prefix_cache_hit_rate_pct"] = float(v0p["cpu"])
+    for part in _STAT_PART.finditer(msg):
+        key = part["k"]
+        if key.endswith("KV cache usage"):
+            # "GPU KV cache usage" (XPU/CPU/TPU... v0.30+); V0 adds "CPU KV cache usage" after it
+            name = "cpu_kv_cache_usage_pct" if usage_seen and key.startswith("CPU") else "kv_cache_usage_pct"
+            usage_seen = True
+        else:
+            name = _STAT_KEYS.get(key)
+        if name and name not in values:
+            values[name] = float(part["v"])
     if not values:
         return None
     detail: dict[str, Any] = {}
@@ -1068,6 +1075,8 @@ def _hits_from_groups(p: Pattern, m: Any) -> list[Hit]:
 
 def match(msg: str) -> list[Hit]:
     """Every hit on one line (message part or whole raw line), in catalogue order."""
+    if "Received request " in msg:
+        return []  # request logging echoes user prompts, which may quote anything
     hits: list[Hit] = []
     for lit, entries in _BY_LITERAL:
         if lit not in msg:

@@ -144,6 +144,14 @@ def test_lookalike_lines_give_no_figures(line):
     assert [h for h in match(line) if h.kind in ("metric", "stat")] == []
 
 
+def test_request_logging_is_never_read_as_figures():
+    # request logging (corpus 001 wording) echoes the user's prompt verbatim
+    line = ("INFO 04-28 16:56:08 logger.py:36] Received request chat-45cf55a99b8544a6ae4e335a2ed6d622: prompt: "
+            "'<s>[INST] Why does my log say GPU KV cache size: 1,350,182 tokens, Maximum concurrency for 32,768 "
+            "tokens per request: 41.20x? [/INST]', params: SamplingParams(n=1)")
+    assert match(line) == []
+
+
 def test_encoder_graph_capture_is_not_the_model_graph_capture():
     hits = match("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [mm_encoder_model_runner.py:94] Encoder graph capturing "
                  "finished in 3 secs, took 0.11 GiB (12 graphs)")
