@@ -8,6 +8,7 @@ import dataclasses
 import json
 import os
 import stat
+from pathlib import Path
 import subprocess
 import sys
 
@@ -356,3 +357,43 @@ def test_backup_refuses_postgresql():
         with pytest.raises(StoreError, match="pg_dump"):
             housekeeping.backup(eng, "/tmp/never.db")
         eng.dispose()
+
+
+# ------------------------------------------------------------------ real logs, once the parser exists
+
+CORPUS = sorted((Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "raw").glob("*.log")) \
+    if (Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "raw").is_dir() else []
+
+
+def _parse_file(path):
+    envelope = pytest.importorskip("bootlog.envelope")
+    parse_mod = pytest.importorskip("bootlog.parse")
+    sources = pytest.importorskip("bootlog.sources")
+    src = sources.open_source(str(path))
+    return parse_mod.parse(envelope.records(src.chunks()))
+
+
+@pytest.mark.skipif(not CORPUS, reason="shared corpus not present")
+def test_corpus_boots_round_trip(engine):
+    """Every boot parsed from the real corpus comes back from show_boot as it went in, and no two
+    different boots share a fingerprint (a collision would silently drop one)."""
+    total = 0
+    for path in CORPUS:
+        boots = _parse_file(path)
+        src = SourceInfo(str(path), "file")
+        saved = save_boots(engine, src, boots)
+        assert [c for _, c in saved] == [True] * len(boots), f"{path.name}: a boot collided with a stored one"
+        total += len(boots)
+        for (bid, _), b in zip(saved, boots):
+            shown = show_boot(engine, bid)
+            assert shown["boot"]["status"] == b.status and shown["boot"]["failure"] == b.failure
+            assert shown["boot"]["first_line"] == b.first_line and shown["boot"]["last_line"] == b.last_line
+            assert shown["boot"]["started_at"] == (b.started_at.isoformat() if b.started_at else None)
+            assert [(m["name"], m["value"], m["rank"], m["line"]) for m in shown["metrics"]] == [
+                (m.name, m.value, m.rank, m.line) for m in b.metrics if m.value == m.value]
+            assert set(shown["config"]) == set(b.config)
+            assert [e["kind"] for e in shown["events"]] == [e.kind for e in b.events]
+            assert shown["runtime"]["stats_lines"] == len(b.samples)
+            json.dumps(shown, allow_nan=False)
+        assert save_boots(engine, src, boots) == [(bid, False) for bid, _ in saved]
+    assert count_rows(engine)["boots"] == total
