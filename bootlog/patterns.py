@@ -382,7 +382,7 @@ def kv_insufficient_detail(text: str) -> dict | None:
 
 # One pass over "Key: value" parts; the key decides the name.  Unknown parts are ignored, so new
 # parts (KV fetch, Corrupted, ...) do not break the line.
-_STAT_PART = re.compile(r"(?P<k>[A-Z][A-Za-z +]*?): (?P<v>-?\d+(?:\.\d+)?|nan)")
+_STAT_PART = re.compile(r"(?P<k>[A-Z][A-Za-z +]*): (?P<v>-?\d+(?:\.\d+)?|nan)")
 _STAT_KEYS: dict[str, str] = {
     "Avg prompt throughput": "prompt_throughput_tps",
     "Avg generation throughput": "generation_throughput_tps",
@@ -548,6 +548,24 @@ def _maybe_num(v: str) -> object:
         return _num(v)
     except ValueError:
         return v
+
+
+_GDN_FIELDS = (
+    ("slot", re.compile(r"\bslot=(\d+)")),
+    ("head", re.compile(r"\bhead=(\d+)")),
+    ("limit", re.compile(r"\blimit=([-+0-9.eE]+|inf|nan)")),
+    ("fault_no", re.compile(r"fault #(\d+)")),
+)
+
+
+def _gdn_fault_post(m: Any, msg: str) -> list[Hit] | None:
+    # the fork's HIP kernel guard; fields are read wherever they sit so a reworded guard still counts
+    detail: dict[str, Any] = {"kernel": m["kernel"]}
+    for key, rx in _GDN_FIELDS:
+        f = rx.search(msg, m.end())
+        if f:
+            detail[key] = _maybe_num(f.group(1))
+    return [Hit("event", "gdn_hip_fault", msg.strip(), None, "", detail)]
 
 
 def _worker_died_post(m: Any, msg: str) -> list[Hit] | None:
@@ -734,7 +752,7 @@ CATALOGUE: tuple[Pattern, ...] = (
     ]),
     # --- torch.compile -------------------------------------------------------------------------
     _p("torch_compile_s/all", "metric", "torch_compile_s", "torch.compile t",
-       r"torch\.compile (?:takes|took) (?P<torch_compile_s>" + _NUM + r") s in total", "s", [
+       r"(?:\[(?P<compile_tag>[^\]:]+)\] )?torch\.compile (?:takes|took) (?P<torch_compile_s>" + _NUM + r") s in total", "s", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [monitor.py:34] torch.compile takes 35.61 s in total",
          {"torch_compile_s": 35.61}),
         ("torch.compile takes 19.37 s in total", {"torch_compile_s": 19.37}),
@@ -754,13 +772,13 @@ CATALOGUE: tuple[Pattern, ...] = (
          {"profiling_run_s": 0.41}),
     ]),
     _p("dynamo_transform_s/all", "metric", "dynamo_transform_s", "Dynamo bytecode transform time: ",
-       r"Dynamo bytecode transform time: (?P<dynamo_transform_s>" + _NUM + r") s", "s", [
+       r"(?:\[(?P<compile_tag>[^\]:]+)\] )?Dynamo bytecode transform time: (?P<dynamo_transform_s>" + _NUM + r") s", "s", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [backends.py:559] Dynamo bytecode transform time: 7.35 s",
          {"dynamo_transform_s": 7.35}),
         ("Dynamo bytecode transform time: 4.60 s", {"dynamo_transform_s": 4.6}),
     ]),
     _p("compile_graph_s/all", "metric", "compile_graph_s", "Compiling a graph for ",
-       r"Compiling a graph for (?:(?P<shape_kind>general shape|dynamic shape)|shape (?P<shape>\S+)"
+       r"(?:\[(?P<compile_tag>[^\]:]+)\] )?Compiling a graph for (?:(?P<shape_kind>general shape|dynamic shape)|shape (?P<shape>\S+)"
        r"|compile range (?P<range>\([^)]*\))) takes (?P<compile_graph_s>" + _NUM + r") s", "s", [
         ("INFO 05-28 20:35:39 [backends.py:150] Compiling a graph for general shape takes 39.83 s",
          {"compile_graph_s": 39.83}),
@@ -773,7 +791,7 @@ CATALOGUE: tuple[Pattern, ...] = (
          "(1, 8192) takes 6.96 s", {"compile_graph_s": 6.96}),
     ]),
     _p("compile_cache_load_s/all", "metric", "compile_cache_load_s", "Directly load the compiled graph",
-       r"Directly load the compiled graph(?:\(s\))? for (?:dynamic shape|shape (?P<shape>\S+)"
+       r"(?:\[(?P<compile_tag>[^\]:]+)\] )?Directly load the compiled graph(?:\(s\))? for (?:dynamic shape|shape (?P<shape>\S+)"
        r"|compile range (?P<range>\([^)]*\))) from the cache, took (?P<compile_cache_load_s>" + _NUM + r") s", "s", [
         ("INFO 05-12 02:45:56 [backends.py:118] Directly load the compiled graph(s) for shape None from the cache, "
          "took 8.559 s", {"compile_cache_load_s": 8.559}),
@@ -999,13 +1017,12 @@ CATALOGUE: tuple[Pattern, ...] = (
     ], post=_spec_post),
     # --- events --------------------------------------------------------------------------------
     _p("gdn_hip_fault/fork", "event", "gdn_hip_fault", "[gdn_hip] ERROR ",
-       r"\[gdn_hip\] ERROR (?P<kernel>\w+): state out of ssm-cache range:.*?\(slot=(?P<slot>\d+)\s+head=(?P<head>\d+)"
-       r"(?:\s+limit=(?P<limit>[^)\s]+))?[^)]*\)\s*fault #(?P<fault_no>\d+)", None, [
+       r"\[gdn_hip\] ERROR (?P<kernel>\w+): state out of ssm-cache range", None, [
         ("[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite values (slot=42 head=3 "
          "limit=3.40282e+38) fault #1", {"slot": 42, "head": 3, "fault_no": 1, "limit": 3.40282e38}),
         ("[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite values (slot=42 head=8 "
-         "limit=3.40282e+38) fault #24", {"slot": 42, "head": 8, "fault_no": 24}),
-    ]),
+         "limit=3.40282e+38) fault #24", {"slot": 42, "head": 8, "fault_no": 24, "kernel": "gdn_decode_r"}),
+    ], post=_gdn_fault_post),
     _p("gdn_hip_fault_cap/fork", "event", "gdn_hip_fault_cap", "[gdn_hip] ERROR: state fault report limit",
        r"\[gdn_hip\] ERROR: state fault report limit \((?P<limit>\d+)\) reached", None, [
         ("[gdn_hip] ERROR: state fault report limit (32) reached; further faults are counted silently",

@@ -152,6 +152,16 @@ def test_request_logging_is_never_read_as_figures():
     assert match(line) == []
 
 
+def test_compile_tag_prefix_is_kept_apart_from_file_info():
+    # v0.32+ prefixes compile lines with "[<tag>] " (encoder compiles); [file:line] is not a tag
+    hits = match("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [monitor.py:62] [Qwen3VisionTransformer] "
+                 "torch.compile took 4.50 s in total")
+    assert [(h.name, h.value, h.detail.get("compile_tag")) for h in hits] == [
+        ("torch_compile_s", 4.5, "Qwen3VisionTransformer")]
+    hits = match("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [monitor.py:53] torch.compile took 35.61 s in total")
+    assert "compile_tag" not in hits[0].detail
+
+
 def test_encoder_graph_capture_is_not_the_model_graph_capture():
     hits = match("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [mm_encoder_model_runner.py:94] Encoder graph capturing "
                  "finished in 3 secs, took 0.11 GiB (12 graphs)")
