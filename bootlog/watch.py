@@ -86,7 +86,7 @@ class FileTail:
             data = data[: data.rfind(b"\n") + 1]
         out = []
         off = pos
-        for line in data.splitlines(keepends=True):
+        for line in split_lines(data):
             out.append((off, line))
             off += len(line)
         return out, off
@@ -133,13 +133,23 @@ class ContainerTail:
         data, end = podman.read_new(self.name, pos, final=final or not running, engine=self.engine)
         out = []
         cur = pos
-        for line in data.splitlines(keepends=True):
+        for line in split_lines(data):
             out.append((cur, line))
             cur = advance(cur, line)
         return out, end
 
     def year(self) -> int:
         return datetime.now().year
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """Physical lines, each with its newline: only \\n ends a line (a tqdm bar's \\r does not,
+    as in every line number bootlog prints)."""
+    lines = data.split(b"\n")
+    out = [ln + b"\n" for ln in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
 
 
 def advance(cursor: podman.Cursor, data: bytes) -> podman.Cursor:
@@ -254,7 +264,7 @@ def _store(db, tail, src, boots: list[Boot], win: _Window, known: dict[str, _Kno
         resume_line = win.end_line + 1  # no vLLM line: nothing to keep
     offset, head = tail.encode(win.position_of(resume_line))
     position = (tail.key, offset, f"{resume_line - 1}|{head}")
-    _load_known(db, boots, known)
+    _load_known(db, src, boots, known)
     saved = save_boots(db, src, boots, position=position)
     count = 0
     for (bid, created), boot in zip(saved, boots):
@@ -269,23 +279,50 @@ def _store(db, tail, src, boots: list[Boot], win: _Window, known: dict[str, _Kno
     return count
 
 
-def _load_known(db, boots: list[Boot], known: dict[str, _Known]) -> None:
-    """For boots first met in this run: what the store already holds (a restarted watch must
-    not announce again what it announced before)."""
-    from sqlalchemy import select
+def _load_known(db, src, boots: list[Boot], known: dict[str, _Known]) -> None:
+    """For boots first met in this run: what the store already holds, so a restarted watch does
+    not announce again what it announced before.
 
-    from bootlog.store.models import BootRow
+    A boot with few catalogue lines changes fingerprint as it grows (runtime lines join the
+    hash), so a stored boot of this source at the same first line and start time is the same
+    boot: it keeps the stored fingerprint and is updated in place instead of stored twice.
+    """
+    from sqlalchemy import and_, or_, select
+
+    from bootlog.store.models import BootRow, Source
     from bootlog.store.queries import show_boot
 
-    fresh = [b.fingerprint for b in boots if b.fingerprint and b.fingerprint not in known]
+    fresh = [b for b in boots if b.fingerprint and b.fingerprint not in known]
     if not fresh:
         return
     with db.connect() as conn:
-        rows = conn.execute(select(BootRow.id, BootRow.fingerprint, BootRow.status)
-                            .where(BootRow.fingerprint.in_(fresh))).all()
-    for bid, fp, status in rows:
-        evs = show_boot(db, bid).get("events") or []
-        known[fp] = _Known(bid, status, {(e.get("kind"), e.get("line"), e.get("rank")) for e in evs})
+        rows = conn.execute(
+            select(BootRow.id, BootRow.fingerprint, BootRow.status, BootRow.first_line, BootRow.started_at)
+            .join(Source, Source.id == BootRow.source_id)
+            .where(or_(BootRow.fingerprint.in_([b.fingerprint for b in fresh]),
+                       and_(Source.key == src.key, BootRow.first_line.in_([b.first_line for b in fresh]))))
+        ).all()
+    by_fp = {r.fingerprint: r for r in rows}
+    by_line = {r.first_line: r for r in rows}
+    for b in fresh:
+        r = by_fp.get(b.fingerprint)
+        if r is None:
+            r = by_line.get(b.first_line)
+            if r is None or _iso(r.started_at) != _iso(b.started_at):
+                continue
+            b.fingerprint = r.fingerprint
+            if b.fingerprint in known:
+                continue
+        evs = show_boot(db, r.id).get("events") or []
+        known[b.fingerprint] = _Known(r.id, r.status, {(e.get("kind"), e.get("line"), e.get("rank")) for e in evs})
+
+
+def _iso(ts: Any) -> str | None:
+    if ts is None:
+        return None
+    if isinstance(ts, datetime):
+        return ts.isoformat()
+    return datetime.fromisoformat(str(ts)).isoformat()
 
 
 def _new_events(bid: int, created: bool, boot: Boot, known: dict[str, _Known]) -> list[dict]:
@@ -308,7 +345,7 @@ def _new_events(bid: int, created: bool, boot: Boot, known: dict[str, _Known]) -
         k.status = boot.status
         msg = ((boot.failure_message or boot.failure or "") if boot.status == "failed"
                else "Application startup complete.")
-        out.append({**base, "kind": f"boot_{boot.status}", "rank": None, "line": boot.last_line,
+        out.append({**base, "kind": f"boot_{boot.status}", "rank": None, "line": None,
                     "ts": boot.ready_at if boot.status == "ready" else boot.ended_at, "message": msg,
                     "detail": {"failure": boot.failure} if boot.status == "failed" else {}})
     return out
@@ -320,7 +357,8 @@ def _line(ev: dict) -> str:
     msg = " ".join(str(ev.get("message") or "").split())
     if len(msg) > 200:
         msg = msg[:197] + "..."
-    return f"{ts} {ev['source']} boot #{ev['boot_id']} {ev['kind']}{rank} line {ev['line']}: {msg}".rstrip(": ")
+    where = f" line {ev['line']}" if ev.get("line") is not None else ""
+    return f"{ts} {ev['source']} boot #{ev['boot_id']} {ev['kind']}{rank}{where}: {msg}".rstrip(": ")
 
 
 def event_json(ev: dict) -> str:
