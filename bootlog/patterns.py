@@ -1060,6 +1060,11 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(EngineCore pid=270) ERROR 11-20 09:12:33 [multiproc_executor.py:380] Worker proc VllmWorker-1 died "
          "unexpectedly (exit code: -9), shutting down executor.", {"rank": 1, "exit_code": -9}),
     ], post=_worker_died_post),
+    _p("worker_died/process-exit", "event", "worker_died", ") died with exit code ",
+       r"Process (?P<proc>\S*Worker\S*) \(PID: (?P<pid>\d+)\) died with exit code (?P<exit_code>-?\d+)", None, [
+        ("(EngineCore pid=270) ERROR 11-20 09:12:33 [utils.py:720] Process VllmWorker-1 (PID: 413) died with exit "
+         "code -9", {"rank": 1, "pid": 413, "exit_code": -9}),
+    ], post=_worker_died_post),
     _p("worker_died/ray", "event", "worker_died", "RayWorkerProc rank=",
        r"RayWorkerProc rank=(?P<rank>\d+) died unexpectedly", None, [
         ("(EngineCore pid=270) ERROR 11-20 09:12:33 [ray_executor_v2.py:522] RayWorkerProc rank=1 died unexpectedly, "
