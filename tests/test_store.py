@@ -397,3 +397,35 @@ def test_corpus_boots_round_trip(engine):
             json.dumps(shown, allow_nan=False)
         assert save_boots(engine, src, boots) == [(bid, False) for bid, _ in saved]
     assert count_rows(engine)["boots"] == total
+
+
+@pytest.mark.skipif(not CORPUS, reason="shared corpus not present")
+def test_corpus_boot_read_while_starting_is_updated_in_place(engine, tmp_path):
+    """A log read at 30 %, then 60 % of its last boot, then whole (a hook or watcher during a
+    deploy) stores each boot once, under its first id, with the whole read's content."""
+    checked = 0
+    for path in CORPUS:
+        full = _parse_file(path)
+        if not full or full[-1].started_at is None:
+            continue
+        lines = path.read_bytes().split(b"\n")
+        last = full[-1]
+        src = SourceInfo(f"/var/log/{path.name}", "file")  # one source name for every read
+        ids = None
+        for frac in (0.3, 0.6):
+            cut = tmp_path / f"{path.stem}-{frac}.log"
+            cut.write_bytes(b"\n".join(lines[: last.first_line + int((last.last_line - last.first_line) * frac)]) + b"\n")
+            saved = save_boots(engine, src, _parse_file(cut))
+            ids = ids or [bid for bid, _ in saved]
+            assert [bid for bid, _ in saved] == ids[: len(saved)], path.name
+        saved = save_boots(engine, src, full)
+        assert [bid for bid, _ in saved][: len(ids)] == ids, path.name
+        shown = show_boot(engine, saved[-1][0])
+        assert shown["boot"]["last_line"] == last.last_line and shown["boot"]["status"] == last.status
+        assert len(shown["metrics"]) == len([m for m in last.metrics if m.value == m.value])
+        assert len(list_boots(engine)) == checked + len(full)
+        checked += len(full)
+        # an old partial read arriving late never overwrites the whole one
+        assert save_boots(engine, src, _parse_file(tmp_path / f"{path.stem}-0.3.log"))[-1][0] == saved[-1][0]
+        assert show_boot(engine, saved[-1][0])["boot"]["last_line"] == last.last_line
+    assert checked > 0

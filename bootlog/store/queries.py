@@ -167,37 +167,68 @@ def _should_replace(stored: dict[str, Any], new: _Prepared) -> bool:
     return stored["status"] == "incomplete" and new.boot["status"] != "incomplete" and new.nlines >= old_n
 
 
+_MATCH_COLUMNS = (BootRow.id, BootRow.fingerprint, BootRow.first_line, BootRow.last_line, BootRow.status,
+                  BootRow.started_at, BootRow.vllm_version, BootRow.model)
+
+
+def _same_start(stored: dict[str, Any], new: _Prepared) -> bool:
+    """The same boot read again at another length, though its fingerprint moved.
+
+    The parser's fingerprint settles only once a boot has printed 64 catalogue lines, so a boot
+    read while still starting (hook, watch, an ingest during a deploy) comes back later with
+    another one.  Same source, same first line and the same start time is the same boot; version
+    and model must agree where both reads know them.
+    """
+    b = new.boot
+    if stored["started_at"] is None or stored["started_at"] != b["started_at"]:
+        return False
+    if stored["first_line"] != b["first_line"]:
+        return False
+    return all(stored[k] is None or b[k] is None or stored[k] == b[k] for k in ("vllm_version", "model"))
+
+
 def _save_tx(engine: Engine, src: SourceInfo, prepared: list[_Prepared],
              position: tuple[str, int, str] | None) -> list[tuple[int, bool]]:
     with writer(engine).begin() as conn:
         sid = _source_id(conn, src)
         fps = list(dict.fromkeys(p.boot["fingerprint"] for p in prepared))
-        stored: dict[str, dict[str, Any]] = {}
+        by_fp: dict[str, dict[str, Any]] = {}
         for chunk in _chunks(fps):
-            q = select(BootRow.id, BootRow.fingerprint, BootRow.first_line, BootRow.last_line,
-                       BootRow.status).where(BootRow.fingerprint.in_(chunk))
-            stored.update({r.fingerprint: r._asdict() for r in conn.execute(q)})
+            q = select(*_MATCH_COLUMNS).where(BootRow.fingerprint.in_(chunk))
+            by_fp.update({r.fingerprint: r._asdict() for r in conn.execute(q)})
+        # boots of this source starting at the same lines, for reads whose fingerprint moved
+        firsts = list({p.boot["first_line"] for p in prepared if p.boot["fingerprint"] not in by_fp})
+        by_start: dict[int, list[dict[str, Any]]] = {}
+        for chunk in _chunks(firsts):
+            q = select(*_MATCH_COLUMNS).where(BootRow.source_id == sid, BootRow.first_line.in_(chunk))
+            for r in conn.execute(q.order_by(BootRow.id)):
+                by_start.setdefault(r.first_line, []).append(r._asdict())
 
         now = _now()
         result: list[tuple[int, bool] | None] = [None] * len(prepared)
         new_idx: list[int] = []
         replaced: list[tuple[int, _Prepared]] = []
+        claimed: set[int] = {r["id"] for r in by_fp.values()}
         seen: dict[str, int] = {}  # the same boot twice in one call counts once
         for i, p in enumerate(prepared):
             fp = p.boot["fingerprint"]
             if fp in seen:
                 continue
             seen[fp] = i
-            old = stored.get(fp)
+            old = by_fp.get(fp)
+            if old is None:
+                old = next((r for r in by_start.get(p.boot["first_line"], [])
+                            if r["id"] not in claimed and _same_start(r, p)), None)
+                if old is not None:
+                    claimed.add(old["id"])
             if old is None:
                 new_idx.append(i)
-            elif _should_replace(old, p):
+                continue
+            result[i] = (old["id"], False)
+            if _should_replace(old, p):
                 values = {k: v for k, v in p.boot.items() if k not in ("container", "host")}
                 conn.execute(update(BootRow).where(BootRow.id == old["id"]).values(**values, ingested_at=now))
                 replaced.append((old["id"], p))
-                result[i] = (old["id"], False)
-            else:
-                result[i] = (old["id"], False)
 
         if replaced:
             ids = [bid for bid, _ in replaced]
