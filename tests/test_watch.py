@@ -1,0 +1,163 @@
+"""`bootlog watch`: incremental, restart-safe following of a real podman container and of a
+growing file."""
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+import threading
+import time
+
+from click.testing import CliRunner
+
+from bootlog import podman
+from bootlog.cli import cli
+from podman_util import (Boot, fixture_log, podman_ready, replayer, run_podman,  # noqa: F401
+                         runtime_oom, until_ready, wait_exit)
+from test_podman_hook import SMALL, second_boot
+
+MULTI = "014-v0.10.2-nohup-multiboot.log"  # two boots: failed (value_error), then ready
+
+# 012's own process prefixes, so the appended OOM reads as that server's EngineCore/APIServer
+OOM_012 = runtime_oom(b"\x1b[1;36m(EngineCore_DP0 pid=85423)\x1b[0;0m ", b"09-26 05:58:00",
+                      b"\x1b[1;36m(APIServer pid=85301)\x1b[0;0m ")
+
+
+def watch(db, *args, input=None):
+    return CliRunner().invoke(cli, ["--db", str(db), "watch", "--poll", "0.2", *args],
+                              catch_exceptions=False, input=input)
+
+
+def rows(db, sql):
+    with sqlite3.connect(db) as con:
+        return con.execute(sql).fetchall()
+
+
+def wait_for_log(name: str, needle: bytes, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while needle not in b"".join(podman.logs(name)):
+        assert time.monotonic() < deadline, f"{needle!r} never appeared in {name}'s log"
+        time.sleep(0.1)
+
+
+def test_watch_once_stores_boots_and_runtime_oom_on_the_right_boot(replayer, db_path):
+    log = fixture_log(SMALL).read_bytes()
+    head, rest = until_ready(log)
+    name = replayer.start([
+        Boot().out(head).out(rest).sleep(3).out(OOM_012).exit(1),  # ready, then dies at runtime
+        Boot().out(second_boot(log)).hold(),                      # the restart
+    ])
+    wait_for_log(name, b"Application startup complete.")
+
+    first = watch(db_path, "--container", name, "--once")
+    assert first.exit_code == 0, first.output
+    lines = first.stdout.splitlines()
+    assert any(" boot #1 boot_started line 1:" in ln for ln in lines)
+    assert any(" boot #1 boot_ready" in ln for ln in lines)
+    assert not any(" oom " in ln for ln in lines)  # not written yet
+
+    wait_exit(name)
+    second = watch(db_path, "--container", name, "--once")
+    oom = [ln for ln in second.stdout.splitlines() if " oom " in ln]
+    assert len(oom) == 1 and " boot #1 oom " in oom[0] and "Tried to allocate 50.00 MiB" in oom[0]
+    assert "boot_started" not in second.stdout  # boot #1 was announced already
+
+    replayer.restart(name)
+    wait_for_log(name, b"431,200 tokens")
+    third = watch(db_path, "--container", name, "--once")
+    assert " boot #2 boot_started" in third.stdout and " boot #2 boot_ready" in third.stdout
+    assert " boot #1 " not in third.stdout
+
+    # a fourth run (a restarted watch) finds nothing new and stores nothing twice
+    again = watch(db_path, "--container", name, "--once")
+    assert again.exit_code == 0 and again.stdout == ""
+    assert rows(db_path, "select count(*) from boots") == [(2,)]
+    events = rows(db_path, "select b.id, e.kind from events e join boots b on b.id = e.boot_id "
+                           "where e.kind = 'oom'")
+    assert events == [(1, "oom")]
+    shown = json.loads(CliRunner().invoke(cli, ["--db", db_path, "show", "1", "--json"]).stdout)
+    oom_ev = [e for e in shown["events"] if e["kind"] == "oom"][0]
+    assert oom_ev["detail"]["requested_mib"] == 50.0 and oom_ev["detail"]["free_mib"] == 0.0
+    assert oom_ev["line"] > shown["boot"]["first_line"]
+    kv = {r[0]: r[1] for r in rows(db_path, "select b.id, m.value from metrics m join boots b "
+                                            "on b.id = m.boot_id where m.name = 'kv_cache_tokens'")}
+    assert kv == {1: 433456, 2: 431200}
+
+
+def test_watch_follows_a_container_live_across_a_restart(replayer, db_path, tmp_path):
+    from bootlog.store.db import open_db
+    from bootlog.watch import ContainerTail
+    from bootlog.watch import watch as follow
+
+    log = fixture_log(SMALL).read_bytes()
+    head, rest = until_ready(log)
+    name = replayer.start([
+        Boot().slowly(head, pieces=3, pause=0.3).out(rest).sleep(0.5).out(OOM_012).exit(1),
+        Boot().slowly(second_boot(log), pieces=2, pause=0.3).hold(),
+    ])
+    seen: list[str] = []
+    stop = threading.Event()
+    events_file = tmp_path / "events.jsonl"
+    hook_cmd = f"{sys.executable} -c \"import sys; open({str(events_file)!r}, 'a').write(sys.stdin.read() + chr(10))\""
+
+    def run():
+        follow(open_db(db_path), ContainerTail(name), poll=0.2, emit=seen.append, stop=stop.is_set,
+               on_event=hook_cmd)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    try:
+        wait_exit(name)
+        replayer.restart(name)
+        deadline = time.monotonic() + 30
+        while not any(" boot #2 boot_ready" in s for s in seen):
+            assert time.monotonic() < deadline and t.is_alive(), seen
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        t.join(10)
+    kinds = [[w.rstrip(":") for w in s.split(" boot #", 1)[1].split()[:2]] for s in seen]
+    assert ["1", "boot_started"] in kinds and ["1", "oom"] in kinds and ["1", "boot_ready"] in kinds
+    assert ["2", "boot_started"] in kinds and ["2", "oom"] not in kinds
+    assert len(seen) == len(set(seen))  # each event once
+    stored = rows(db_path, "select id, first_line from boots order by id")
+    assert [r[0] for r in stored] == [1, 2] and stored[0][1] == 1
+    # --on-event got every event as JSON on stdin
+    got = [json.loads(ln) for ln in events_file.read_text().splitlines()]
+    assert [(g["boot_id"], g["kind"]) for g in got] == [(int(k[0]), k[1]) for k in kinds]
+    assert all(g["container"] == name for g in got)
+
+
+def test_watch_file_matches_a_plain_ingest_and_survives_restarts(tmp_path, db_path):
+    log = fixture_log(MULTI).read_bytes()
+    path = tmp_path / "server.log"
+    lines = log.split(b"\n")
+    cut1, cut2 = len(lines) // 3, 2 * len(lines) // 3
+    path.write_bytes(b"\n".join(lines[:cut1]) + b"\n")
+    out = [watch(db_path, "--file", str(path), "--once").stdout]
+    with open(path, "ab") as f:
+        f.write(b"\n".join(lines[cut1:cut2]) + b"\n")
+    out.append(watch(db_path, "--file", str(path), "--once").stdout)
+    with open(path, "ab") as f:
+        f.write(b"\n".join(lines[cut2:]))
+    out.append(watch(db_path, "--file", str(path), "--once").stdout)
+    out.append(watch(db_path, "--file", str(path), "--once").stdout)
+    assert out[-1] == ""
+    watched = rows(db_path, "select status, failure, first_line, last_line from boots order by id")
+
+    ref = str(tmp_path / "ref.db")
+    assert CliRunner().invoke(cli, ["--db", ref, "ingest", str(path)]).exit_code == 0
+    assert watched == rows(ref, "select status, failure, first_line, last_line from boots order by id")
+    assert [w[0] for w in watched] == ["failed", "ready"]
+    text = "".join(out)
+    assert text.count("boot_started") == 2 and text.count("boot_failed") == 1
+    assert "value_error" in text
+
+
+def test_watch_errors_are_one_clear_line(podman_ready, db_path, tmp_path):
+    res = watch(db_path, "--container", "bl-never-created", "--once")
+    assert (res.exit_code, res.stderr) == (1, "bootlog: no such container: bl-never-created\n")
+    res = watch(db_path, "--file", str(tmp_path / "nope.log"), "--once")
+    assert res.exit_code == 1 and res.stderr.startswith("bootlog: no such file: ")
+    res = watch(db_path, "--once")
+    assert res.exit_code == 2
