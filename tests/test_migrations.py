@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
+
+from bootlog.errors import StoreError
 
 from bootlog.store import db as dbmod
 from bootlog.store.housekeeping import schema_diffs
@@ -121,3 +123,12 @@ def test_migrations_work_from_a_non_editable_install(tmp_path):
                          capture_output=True, text=True, cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == dbmod.HEAD_REVISION
+
+
+def test_schema_from_a_newer_bootlog_is_refused_clearly(url):
+    eng = dbmod.open_db(url)
+    with eng.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '0099_future'"))
+    eng.dispose()
+    with pytest.raises(StoreError, match="0099_future is newer than this bootlog"):
+        dbmod.open_db(url)

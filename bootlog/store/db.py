@@ -116,18 +116,26 @@ def one_line(err: BaseException) -> str:
     return msg or type(err).__name__
 
 
+def _version_in(conn: Connection) -> str | None:
+    if conn.dialect.name == "sqlite":
+        found = conn.exec_driver_sql(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='alembic_version'"
+        ).first()
+    elif conn.dialect.name == "postgresql":
+        found = conn.execute(text("SELECT to_regclass('alembic_version')")).scalar()
+    else:
+        from sqlalchemy import inspect
+
+        found = inspect(conn).has_table("alembic_version")
+    if not found:
+        return None
+    return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
 def current_revision(engine: Engine) -> str | None:
     """The alembic_version of the database, None when it was never migrated."""
     with engine.connect() as conn:
-        if engine.dialect.name == "sqlite":
-            found = conn.exec_driver_sql(
-                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='alembic_version'"
-            ).first()
-        else:
-            found = conn.execute(text("SELECT to_regclass('alembic_version')")).scalar()
-        if not found:
-            return None
-        return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        return _version_in(conn)
 
 
 def script_location() -> str:
@@ -155,11 +163,22 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     so the losers find the schema done and do nothing.
     """
     from alembic import command
+    from alembic.script import ScriptDirectory
 
+    cfg = alembic_config(engine)
+    known = {r.revision for r in ScriptDirectory.from_config(cfg).walk_revisions()}
     with writer(engine).begin() as conn:
         if engine.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(7162534)"))
-        command.upgrade(alembic_config(engine, conn), revision)
+        rev = _version_in(conn)
+        if rev is not None and rev not in known:
+            # written by a newer bootlog: migrating would fail obscurely, and downgrading is theirs
+            raise StoreError(
+                f"database schema {rev} is newer than this bootlog knows (newest {HEAD_REVISION}); "
+                "upgrade bootlog"
+            )
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, revision)
 
 
 def downgrade(engine: Engine, revision: str) -> None:
