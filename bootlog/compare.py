@@ -180,8 +180,9 @@ def _is_timing(name: str, plan: Plan | None) -> bool:
     return UNITS.get(name) == "s" or name.endswith("_s")
 
 
-def _metric_order(name: str) -> tuple:
-    return (_ORDER.get(name, len(_ORDER)), name)
+def _metric_order(name: str, plan: Plan | None = None) -> tuple:
+    # capacity before timings; the public vocabulary in its documented order, others by name
+    return (_is_timing(name, plan), _ORDER.get(name, len(_ORDER)), name)
 
 
 def _history_values(history: Iterable[dict], name: str, rank: int | None, idx: int) -> list[float]:
@@ -218,7 +219,8 @@ def judge_timing(new: float, hist: list[float], k: float = 3.0, min_pct: float =
 
 
 def _fmt(v: float) -> str:
-    return format(round(v, 3), ",")
+    v = round(v, 3)
+    return f"{int(v):,}" if float(v).is_integer() else format(v, ",")
 
 
 # ---------------------------------------------------------------------------- diff
@@ -253,10 +255,14 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
 
     # --- effect: the figures
     fa, fb = figures(a), figures(b)
-    for name in sorted(set(fa) | set(fb), key=_metric_order):
-        out.extend(_metric_findings(name, fa.get(name, {}), fb.get(name, {}), cause,
-                                    history, plan, k, min_pct))
     cache = _compile_cache_finding(fa, fb, cause)
+    for name in sorted(set(fa) | set(fb), key=lambda n: _metric_order(n, plan)):
+        rows = _metric_findings(name, fa.get(name, {}), fb.get(name, {}), cause,
+                                history, plan, k, min_pct)
+        if cache and name in ("compile_graph_s", "compile_cache_load_s"):
+            # the compile_cache row says it once: cold vs warm, and what it cost
+            rows = [r for r in rows if r["verdict"] not in ("new", "gone")]
+        out.extend(rows)
     if cache:
         out.append(cache)
 
@@ -446,9 +452,13 @@ def _fail(hard: bool) -> str:
     return "violation" if hard else "drift"
 
 
-def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str]) -> list[dict]:
+def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str], failed: bool = False) -> list[dict]:
     by_rank = fig.get(ex.name)
     if not by_rank:
+        if failed:
+            # the failure is the finding; figures it never reached are not more drift
+            return [finding(ex.name, "metric", None, None, "insufficient_history",
+                            "not printed: the boot failed before it")]
         if ex.name in user and not ex.hard:
             return [finding(ex.name, "metric", None, None, "insufficient_history",
                             "no value for this user pattern in the stored boot (re-ingest with "
@@ -514,7 +524,7 @@ def check(boot: dict, plan: Plan) -> dict:
 
     user = plan.user_names
     for ex in [*plan.metrics.values(), *plan.boot_metrics.values()]:
-        out.extend(_check_metric(ex, fig, cfg, user))
+        out.extend(_check_metric(ex, fig, cfg, user, failed=status == "failed"))
 
     cache = plan.boot.get("compile_cache")
     if cache in ("warm", "cold"):

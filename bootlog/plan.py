@@ -50,7 +50,7 @@ from typing import Any, Iterable
 import regex as _regex
 
 from bootlog.errors import PlanError
-from bootlog.records import Event, Metric
+from bootlog.records import Event, Metric, Record
 
 # The public vocabulary (metrics.md). Plans may name these, user patterns, and catalogue names.
 CAPACITY_METRICS = (
@@ -437,13 +437,29 @@ def user_pattern_hits(plan: Plan | None, text: str) -> list[Metric | Event]:
     out: list[Metric | Event] = []
     lines = text.splitlines() or [text]
     for no, line in enumerate(lines, 1):
+        if not any(up.literal is None or up.literal in line for up in plan.patterns):
+            continue
+        msg, rank = _msg_rank(line)
         for up in plan.patterns:
             try:
                 # one line in, no line number out: the caller knows where the line was
-                out.extend(user_pattern_hits_one(up, line, line=no if len(lines) > 1 else None))
+                out.extend(user_pattern_hits_one(up, msg, line=no if len(lines) > 1 else None,
+                                                 rank=rank))
             except TimeoutError:
                 continue  # a runaway pattern loses this line, the ingest goes on
     return out
+
+
+def _msg_rank(text: str) -> tuple[str, int | None]:
+    """The message part and TP rank of a raw line, so a user figure printed once per rank is
+    stored once per rank like a catalogue figure."""
+    try:
+        from bootlog.vline import parse_line
+
+        v = parse_line(Record(lineno=0, text=text))
+        return (v.msg or text), v.rank
+    except Exception:  # noqa: BLE001 - without the line parser the whole text is searched
+        return text, None
 
 
 def apply_user_patterns(plan: Plan | None, lines: Iterable[Any]) -> list[Metric | Event]:
