@@ -91,23 +91,30 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
             progress(msg)
             last_said = msg
 
+    hook_start_ns = podman.now_ns()
+    # a run that ended before the hook started may be the old container of a redeploy whose
+    # new run is seconds away: give it a moment before reporting the old run
+    grace_end = t0 + min(timeout, max(1.0, 2 * poll))
     while True:
         st = podman.state(name, engine=engine)
+        stale = (not st.running and st.finished_at is not None and st.finished_at < hook_start_ns
+                 and not data and time.monotonic() < grace_end)
         if st.status in BETWEEN_RUNS and not st.running:
             say(f"{name} is {st.status}; waiting for it to run")
+        elif stale:
+            say(f"{name} stopped before the hook started; waiting briefly for a new run")
         else:
             new_since = run_lower_bound(name, st, engine)
-            if new_since is not None and since is not None and new_since > since and data:
-                # a new run began while we waited (the engine restarted it): the boot we were
-                # following ended; report it, it is the deploy's outcome
-                new, cursor = podman.read_new(name, cursor, until=new_since, final=True, engine=engine)
-                data += new
-                boot = _last(parse(data))
-                return Waited(name, _outcome(boot, stopped=True), boot, since,
-                              time.monotonic() - t0, st, data)
-            if since is None:
-                since = new_since
-                cursor = podman.Cursor(since, 0) if since is not None else podman.Cursor()
+            if new_since is not None and (since is None or new_since > since):
+                if data:
+                    # a new run began while we waited (the engine restarted it): the boot we
+                    # followed ended; it is the deploy's outcome
+                    new, cursor = podman.read_new(name, cursor, until=new_since, final=True, engine=engine)
+                    data += new
+                    boot = _last(parse(data))
+                    return Waited(name, _outcome(boot, stopped=True), boot, since,
+                                  time.monotonic() - t0, st, data)
+                since, cursor = new_since, podman.Cursor(new_since, 0)
             new, cursor = podman.read_new(name, cursor, final=not st.running, engine=engine)
             if new:
                 data += new
