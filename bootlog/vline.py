@@ -23,11 +23,14 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # "(RayWorkerWrapper pid=4, ip=10.0.0.1)"
 _TAG = re.compile(r"\((?P<name>[A-Za-z_][\w\-]*)(?: (?P<sub>rank=\d+|[A-Z]{2}\d+(?:_[A-Z]{2}\d+)*))?"
                   r" pid=(?P<pid>\d+)(?:, ip=[\w.:\-]+)?\)\s?")
+# a run of tags right before a level, for lines with junk glued in front (podman partial lines)
+_TAG_RUN = re.compile(r"(?:\([A-Za-z_][\w\-]*(?: [^()]*?)? pid=\d+(?:, ip=[\w.:\-]+)?\)\s?)+$")
 _REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
 _LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 # vLLM logger: LEVEL MM-DD HH:MM:SS [file:line] msg   (bracket optional before v0.8)
 _VLLM = re.compile(rf"(?P<level>{_LEVELS}) (?P<mo>\d\d)-(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
                    r"(?:[.,]\d+)? \[?(?P<src>[^\s\]]+?:\d+)\] ?")
+_GLUED_UVICORN = re.compile(rf"\([A-Za-z_][\w\-]*(?: [^()]*?)? pid=\d+\) (?=(?:{_LEVELS}):\s)")
 _UVICORN = re.compile(rf"(?P<level>{_LEVELS}):\s+")
 _RANK_IN_NAME = re.compile(r"TP(\d+)")
 
@@ -87,6 +90,23 @@ def _json_line(rec: Record, text: str) -> VLine | None:
                  stream=rec.stream)
 
 
+def _tags(text: str, pos: int) -> tuple[str | None, str | None, int | None, int]:
+    """Nested process tags from pos on: the innermost one names the process that printed."""
+    proc = role = None
+    rank: int | None = None
+    while True:
+        m = _TAG.match(text, pos)
+        if not m:
+            break
+        proc = m["name"]
+        r = _role(proc)
+        role = r if r is not None else role
+        rk = _rank(proc, m["sub"])
+        rank = rk if rk is not None else (rank if r == "ray" or r is None else None)
+        pos = m.end()
+    return proc, role, rank, pos
+
+
 def parse_line(rec: Record, year: int | None = None) -> VLine:
     """Split one Record into vLLM's line parts; unknown shapes keep the whole text as msg."""
     text = rec.text
@@ -97,27 +117,23 @@ def parse_line(rec: Record, year: int | None = None) -> VLine:
             v = _json_line(rec, text)
             if v is not None:
                 return v
-        pos = 0
-        proc = role = None
-        rank: int | None = None
-        # nested tags: the innermost one names the process that printed the line
-        while True:
-            m = _TAG.match(text, pos)
-            if not m:
-                break
-            proc = m["name"]
-            r = _role(proc)
-            role = r if r is not None else role
-            rk = _rank(proc, m["sub"])
-            rank = rk if rk is not None else (rank if r == "ray" or r is None else None)
-            pos = m.end()
+        proc, role, rank, pos = _tags(text, 0)
         level = src = None
         ts = rec.ts
         rest = text[pos:]
         m = _VLLM.match(rest)
         if m is None and len(rest) > 8:
-            # VLLM_LOGGING_PREFIX junk or a partial line glued before the level
+            # VLLM_LOGGING_PREFIX junk or a partial line glued before the level (and its tags)
             m = _VLLM.search(rest)
+            if m is not None:
+                run = _TAG_RUN.search(rest, 0, m.start())
+                if run is not None:
+                    proc, role, rank, _ = _tags(rest, run.start())
+            else:
+                g = _GLUED_UVICORN.search(rest)
+                if g is not None:
+                    proc, role, rank, p2 = _tags(rest, g.start())
+                    rest = rest[p2:]
         if m is not None:
             level = "WARNING" if m["level"] == "WARN" else m["level"]
             src = m["src"]
