@@ -208,24 +208,29 @@ def _json_kind(line: bytes) -> str | None:
 
 # ---------------------------------------------------------------- entry point
 
+def sniff(chunks: Iterable[bytes]) -> tuple[str, Iterator[bytes]]:
+    """Detect the envelope from the first ~64 KiB; returns (format, the same chunks again)."""
+    it = iter(chunks)
+    head: list[bytes] = []
+    size = 0
+    for c in it:
+        head.append(c)
+        size += len(c)
+        if size >= HEAD_BYTES:
+            break
+    joined = b"".join(head)
+    return detect(joined[:HEAD_BYTES]), _chain(head, it)
+
+
 def records(chunks: Iterable[bytes], fmt: str | None = None, *, start_line: int = 1
             ) -> Iterator[Record]:
     """Records of a byte stream; the envelope is auto-detected from the first ~64 KiB when
     fmt is None. start_line numbers the first line (for sources read from an offset)."""
-    it = iter(chunks)
-    head: list[bytes] = []
     if fmt is None:
-        size = 0
-        for c in it:
-            head.append(c)
-            size += len(c)
-            if size >= HEAD_BYTES:
-                break
-        fmt = detect(b"".join(head)[:HEAD_BYTES] if size > HEAD_BYTES else b"".join(head))
+        fmt, chunks = sniff(chunks)
     if fmt not in FORMATS:
         raise ValueError(f"unknown log format: {fmt}")
-    lines = _numbered(_lines(_chain(head, it)), start_line)
-    return _PARSERS[fmt](lines)
+    return _PARSERS[fmt](_numbered(_lines(chunks), start_line))
 
 
 def _chain(head: list[bytes], it: Iterator[bytes]) -> Iterator[bytes]:

@@ -1,0 +1,285 @@
+"""Fast candidate search: only the Records whose text holds a literal (plus context after some).
+
+Scanner.records(chunks) yields exactly what `select(envelope.records(chunks), ...)` yields, with
+the same line numbers. For plain logs it gets there without touching most lines: it reads big
+blocks cut at a newline, strips ANSI codes and NULs from the whole block (they never span a
+newline, so line numbers do not move and the result equals envelope.clean() per line), finds
+literal hits over the whole block, and decodes only the lines holding them. The hit search uses
+pyahocorasick when importable (BOOTLOG_NO_ACCEL=1 turns it off) and bytes.find per literal
+otherwise; both only propose candidate lines, and every candidate is re-checked on its decoded
+text, so the two paths give identical output. Other envelopes (podman -t, CRI, JSON, compose)
+need their lines joined first, so they go through envelope.records() and the same filter.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from typing import Iterable, Iterator
+
+from bootlog import envelope
+from bootlog.records import Record
+
+BLOCK = 8 << 20  # bytes per search block: big enough that per-block overhead vanishes
+
+try:  # optional accelerator
+    import ahocorasick as _ac
+except ImportError:  # pragma: no cover - depends on the environment
+    _ac = None
+
+# Hit finders, fastest first. "rg"/"grep" run the system's ripgrep / GNU grep over each block
+# (`-F -a -o -b`: byte offset of every literal hit); pure Python cannot search ~70 literals
+# at more than a few tens of MB/s. "find" (bytes.find per literal) is the pure-Python fallback.
+ENGINES = ("rg", "grep", "ahocorasick", "find")
+_TMPDIR = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+
+
+def available_engines() -> list[str]:
+    out = [e for e in ("rg", "grep") if shutil.which(e)]
+    if _ac is not None:
+        out.append("ahocorasick")
+    return out + ["find"]
+
+
+def _pick_engine(accel: bool | str | None) -> str:
+    """accel: None = from the environment (BOOTLOG_NO_ACCEL=1 -> "find", BOOTLOG_ACCEL=NAME
+    picks one), True = fastest available, False = "find", or an engine name."""
+    if accel is None:
+        if os.environ.get("BOOTLOG_NO_ACCEL", "") in ("1", "true", "yes"):
+            return "find"
+        accel = os.environ.get("BOOTLOG_ACCEL") or True
+    if accel is False or accel == "none":
+        return "find"
+    have = available_engines()
+    if accel is True:
+        return have[0]
+    if accel not in ENGINES:
+        raise ValueError(f"unknown scan engine: {accel}")
+    return accel if accel in have else "find"
+
+
+def _minimal(literals: Iterable[bytes]) -> list[bytes]:
+    """Drop literals that contain another literal: a line holding the longer one holds the
+    shorter, so searching for the shorter alone finds the same lines."""
+    lits = sorted(set(x for x in literals if x), key=len)
+    out: list[bytes] = []
+    for lit in lits:
+        if not any(m in lit for m in out):
+            out.append(lit)
+    return out
+
+
+def select(records: Iterable[Record], literals: Iterable[str],
+           after: dict[str, int] | None = None) -> Iterator[Record]:
+    """The reference filter: records holding any literal (or an `after` key), plus the next N
+    records after each record holding an `after` key."""
+    after = dict(after or {})
+    lits = [x for x in dict.fromkeys([*literals, *after]) if x]
+    remaining = 0
+    for rec in records:
+        text = rec.text
+        keep = remaining > 0 or any(lit in text for lit in lits)
+        if remaining > 0:
+            remaining -= 1
+        for key, n in after.items():
+            if key in text and n > remaining:
+                remaining = n
+        if keep:
+            yield rec
+
+
+class Scanner:
+    """Candidate lines of a log. After a records() run, lines_seen holds the number of physical
+    lines read (the envelope's line count), also for lines that were never decoded."""
+
+    def __init__(self, literals: Iterable[str], after: dict[str, int] | None = None, *,
+                 accel: bool | str | None = None) -> None:
+        self.after = {k: int(v) for k, v in (after or {}).items() if k}
+        self.literals = [x for x in dict.fromkeys([*literals, *self.after]) if x]
+        self._bmin = _minimal(x.encode("utf-8") for x in self.literals)
+        self._tmin = [b.decode("utf-8") for b in self._bmin]
+        self.engine = _pick_engine(accel) if self._bmin else "find"
+        self.accelerated = self.engine != "find"
+        self._auto = None
+        self._argv: list[str] | None = None
+        if self.engine == "rg":
+            self._argv = [shutil.which("rg") or "rg", "--no-config", "-F", "-a", "-o", "-b", "-N",
+                          "--no-filename", "--color=never", "--encoding", "none"]
+        elif self.engine == "grep":
+            self._argv = [shutil.which("grep") or "grep", "-F", "-a", "-o", "-b", "--color=never"]
+        if self._argv is not None:
+            for b in self._bmin:
+                self._argv += ["-e", b.decode("utf-8")]
+        if self.engine == "ahocorasick":
+            auto = _ac.Automaton()
+            for b in self._bmin:
+                # latin-1 maps every byte to one code point: string offsets == byte offsets
+                auto.add_word(b.decode("latin-1"), len(b))
+            auto.make_automaton()
+            self._auto = auto
+        self.lines_seen = 0
+        self.format: str | None = None
+
+    # ------------------------------------------------------------ public
+
+    def records(self, chunks: Iterable[bytes], fmt: str | None = None, *, start_line: int = 1
+                ) -> Iterator[Record]:
+        self.lines_seen = 0
+        if fmt is None:
+            fmt, chunks = envelope.sniff(chunks)
+        self.format = fmt
+        if fmt == "plain":
+            return self._plain(chunks, start_line)
+        counted = self._count(chunks)
+        return select(envelope.records(counted, fmt, start_line=start_line),
+                      self.literals, self.after)
+
+    # ------------------------------------------------------------ helpers
+
+    def _count(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        last = b"\n"
+        for c in chunks:
+            if c:
+                self.lines_seen += c.count(b"\n")
+                last = c
+            yield c
+        if not last.endswith(b"\n"):
+            self.lines_seen += 1
+
+    def _blocks(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        """Blocks of about BLOCK bytes that end at a newline (the last one may not)."""
+        pending: list[bytes] = []
+        size = 0
+        nl_at = -1  # index in pending of the newest chunk holding a newline
+        for c in chunks:
+            if not c:
+                continue
+            pending.append(c)
+            size += len(c)
+            if b"\n" in c:
+                nl_at = len(pending) - 1
+            if size < BLOCK or nl_at < 0:
+                continue  # (nl_at < 0: one huge line so far, keep collecting)
+            tail = pending[nl_at]
+            cut = tail.rfind(b"\n") + 1
+            yield b"".join([*pending[:nl_at], tail[:cut]])  # one copy per block
+            pending = ([tail[cut:]] if cut < len(tail) else []) + pending[nl_at + 1:]
+            size = sum(len(x) for x in pending)
+            nl_at = -1
+        if pending:
+            yield b"".join(pending)
+
+    def _starts(self, cb: bytes) -> list[int]:
+        """Sorted start offsets of lines of `cb` that may hold a literal."""
+        out: list[int] = []
+        line_end = -1
+        find, rfind = cb.find, cb.rfind
+        if self._argv is not None:
+            hits = self._external(cb)
+            if hits is not None:
+                for pos in hits:
+                    if pos <= line_end:
+                        continue
+                    out.append(rfind(b"\n", 0, pos) + 1)
+                    line_end = find(b"\n", pos)
+                    if line_end < 0:
+                        break
+                return out
+        if self._auto is not None:
+            for end, n in self._auto.iter(cb.decode("latin-1")):
+                pos = end - n + 1
+                if pos <= line_end:
+                    continue  # another hit in a line already taken
+                out.append(rfind(b"\n", 0, pos) + 1)
+                line_end = find(b"\n", pos)
+                if line_end < 0:
+                    break
+            return out
+        seen: set[int] = set()
+        for lit in self._bmin:
+            i = find(lit)
+            while i >= 0:
+                seen.add(rfind(b"\n", 0, i) + 1)
+                nl = find(b"\n", i)
+                if nl < 0:
+                    break
+                i = find(lit, nl + 1)
+        return sorted(seen)
+
+    def _external(self, cb: bytes) -> list[int] | None:
+        """Hit offsets from rg/grep, in order; None when the tool failed (use Python instead).
+        The block goes through a temporary file: feeding 8 MiB through a pipe costs more
+        (thousands of small writes and polls) than the search itself."""
+        env = dict(os.environ, LC_ALL="C")
+        try:
+            with tempfile.NamedTemporaryFile(prefix="bootlog-scan-", dir=_TMPDIR) as f:
+                f.write(cb)
+                f.flush()
+                p = subprocess.run([*self._argv, f.name], capture_output=True, env=env,
+                                   stdin=subprocess.DEVNULL, check=False)
+        except OSError:
+            return None
+        if p.returncode == 1 and not p.stdout:
+            return []
+        if p.returncode != 0:
+            return None
+        out = []
+        for row in p.stdout.split(b"\n"):
+            colon = row.find(b":")
+            if colon > 0:
+                out.append(int(row[:colon]))
+        return out
+
+    def _plain(self, chunks: Iterable[bytes], start_line: int) -> Iterator[Record]:
+        remaining = 0  # context lines still owed to an `after` key, carried across blocks
+        lineno = start_line
+        after = self.after
+        tmin = self._tmin
+        ansi = envelope.ANSI_B
+        for block in self._blocks(chunks):
+            cb = block
+            if b"\x1b" in cb:
+                cb = ansi.sub(b"", cb)
+            if b"\x00" in cb:
+                cb = cb.replace(b"\x00", b"")
+            nlines = cb.count(b"\n") + (0 if cb.endswith(b"\n") else 1)
+            self.lines_seen += nlines
+            starts = self._starts(cb)
+            size = len(cb)
+            i, nstarts = 0, len(starts)
+            pos = 0  # offset of the next line not yet looked at
+            at, at_line = 0, lineno  # line-number bookkeeping: offset `at` is line `at_line`
+            while True:
+                if remaining <= 0:
+                    while i < nstarts and starts[i] < pos:
+                        i += 1
+                    if i == nstarts:
+                        break
+                    pos = starts[i]
+                elif pos >= size:
+                    break
+                end = cb.find(b"\n", pos)
+                if end < 0:
+                    end = size
+                raw = cb[pos:end]
+                if raw.endswith(b"\r"):
+                    raw = raw[:-1]
+                text = raw.decode("utf-8", "replace")
+                at_line += cb.count(b"\n", at, pos)
+                at = pos
+                keep = remaining > 0
+                if not keep:
+                    for lit in tmin:
+                        if lit in text:
+                            keep = True
+                            break
+                if remaining > 0:
+                    remaining -= 1
+                for key, n in after.items():
+                    if n > remaining and key in text:
+                        remaining = n
+                if keep:
+                    yield Record(at_line, text)
+                pos = end + 1
+            lineno += nlines

@@ -1,0 +1,191 @@
+"""sources.py: files, gzip (by magic bytes), stdin, and `podman logs -t` through a fake podman."""
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from bootlog.errors import InputError, SourceError
+from bootlog.sources import container_source, open_source
+
+CORPUS = Path("/work/shared/corpus/raw")
+LOG = CORPUS / "057-rocm-rdna4-gfx12-tp2-v0.22.69-fork-boot.log"
+
+
+def test_plain_file_streams_in_chunks(tmp_path):
+    data = LOG.read_bytes()
+    src = open_source(str(LOG))
+    assert (src.kind, src.name, src.size) == ("file", str(LOG), len(data))
+    assert src.mtime == pytest.approx(LOG.stat().st_mtime)
+    chunks = list(src.chunks(size=4096))
+    assert b"".join(chunks) == data
+    assert max(len(c) for c in chunks) == 4096 and len(chunks) == -(-len(data) // 4096)
+    assert b"".join(src.chunks(start=1000)) == data[1000:]
+
+
+def test_gzip_is_detected_by_magic_not_extension(tmp_path):
+    data = LOG.read_bytes()
+    disguised = tmp_path / "vllm.log"  # gzip bytes, no .gz
+    disguised.write_bytes(gzip.compress(data))
+    src = open_source(str(disguised))
+    assert src.kind == "gzip"
+    assert b"".join(src.chunks(size=10_000)) == data
+    assert b"".join(src.chunks(start=123)) == data[123:]
+    fake = tmp_path / "plain.log.gz"  # a .gz name on plain text
+    fake.write_bytes(data)
+    assert open_source(str(fake)).kind == "file"
+
+
+def test_truncated_gzip_raises_when_the_cut_is_reached(tmp_path):
+    data = LOG.read_bytes() * 4
+    gz = gzip.compress(data)
+    p = tmp_path / "cut.log.gz"
+    p.write_bytes(gz[: len(gz) // 2])
+    src = open_source(str(p))  # opening is fine: the cut only shows while reading
+    got = []
+    with pytest.raises(InputError) as err:
+        for c in src.chunks(size=4096):
+            got.append(c)
+    assert str(err.value) == f"truncated gzip: {p}"
+    assert got and data.startswith(b"".join(got))  # some bytes came before the error
+
+
+def test_corrupt_gzip_is_an_input_error(tmp_path):
+    p = tmp_path / "bad.gz"
+    p.write_bytes(b"\x1f\x8b\x08\x00" + b"\xff" * 200)
+    with pytest.raises(InputError, match="gzip"):
+        list(open_source(str(p)).chunks())
+
+
+def test_missing_directory_and_empty(tmp_path):
+    with pytest.raises(InputError) as e1:
+        open_source(str(tmp_path / "nope.log"))
+    assert str(e1.value) == f"no such file: {tmp_path / 'nope.log'}"
+    with pytest.raises(InputError) as e2:
+        open_source(str(tmp_path))
+    assert str(e2.value) == f"is a directory: {tmp_path}"
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    src = open_source(str(empty))
+    assert src.kind == "file" and src.size == 0 and list(src.chunks()) == []
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file(tmp_path):
+    p = tmp_path / "secret.log"
+    p.write_bytes(b"x\n")
+    p.chmod(0)
+    with pytest.raises(InputError, match="permission denied"):
+        open_source(str(p))
+
+
+class _Stdin:
+    def __init__(self, data: bytes) -> None:
+        self.buffer = io.BufferedReader(io.BytesIO(data))
+
+
+def test_stdin_plain_and_gzip(monkeypatch):
+    data = LOG.read_bytes()
+    monkeypatch.setattr(sys, "stdin", _Stdin(data))
+    src = open_source("-")
+    assert (src.kind, src.name, src.mtime) == ("stdin", "-", None)
+    assert b"".join(src.chunks(size=1000)) == data
+    monkeypatch.setattr(sys, "stdin", _Stdin(gzip.compress(data)))
+    assert b"".join(open_source("-").chunks()) == data
+
+
+# ---------------------------------------------------------------- container_source
+
+def _fake_podman(tmp_path: Path, body: str) -> dict:
+    """A `podman` on PATH that runs `body` (Python) and records its argv."""
+    script = tmp_path / "bin" / "podman"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(f"#!{sys.executable}\nimport sys, os, time\n"
+                      f"open({str(tmp_path / 'argv')!r}, 'w').write(' '.join(sys.argv[1:]))\n"
+                      "out, err = sys.stdout.buffer, sys.stderr.buffer\n" + body)
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return {"PATH": f"{script.parent}:{os.environ.get('PATH', '')}"}
+
+
+def test_engine_missing_from_path(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(SourceError) as err:
+        container_source("frank-primary-qwen")
+    assert str(err.value) == "podman not found on PATH"
+
+
+def test_no_such_container(monkeypatch, tmp_path):
+    env = _fake_podman(tmp_path, "err.write(b'Error: no such container ghost\\n'); sys.exit(125)\n")
+    monkeypatch.setenv("PATH", env["PATH"])
+    src = container_source("ghost")
+    assert (src.kind, src.name) == ("container", "podman:ghost")
+    with pytest.raises(SourceError) as err:
+        list(src.chunks())
+    assert str(err.value) == "no such container: ghost"
+    assert (tmp_path / "argv").read_text() == "logs --timestamps ghost"
+
+
+def test_other_podman_failure_carries_its_message(monkeypatch, tmp_path):
+    # podman.md: the 'none' log driver, exit 125
+    msg = ("Error: this container is using the 'none' log driver, cannot read logs: "
+           "this container is not logging output")
+    env = _fake_podman(tmp_path, f"err.write({msg!r}.encode() + b'\\n'); sys.exit(125)\n")
+    monkeypatch.setenv("PATH", env["PATH"])
+    with pytest.raises(SourceError) as err:
+        list(container_source("quiet").chunks())
+    assert "'none' log driver" in str(err.value) and "Error: Error" not in str(err.value)
+
+
+def test_merges_stdout_and_stderr_by_timestamp(monkeypatch, tmp_path):
+    # podman.md "run -d + logs -f -t on a slow printer": stdout and stderr as podman splits them
+    body = (
+        "out.write(b'2026-11-29T14:25:20.436989717Z tick 1\\n'); out.flush()\n"
+        "out.write(b'2026-11-29T14:25:21.438088399Z tick 2\\n'); out.flush()\n"
+        "err.write(b'2026-11-29T14:25:20.437102618Z err 1\\n'); err.flush()\n"
+        "err.write(b'2026-11-29T14:25:21.438320845Z err 2\\n'); err.flush()\n"
+        "out.write(b'2026-11-29T14:25:23.442154919Z bye'); out.flush()\n"
+        "err.write(b'2026-11-29T14:25:23.5Z late err\\n'); err.flush()\n"
+    )
+    env = _fake_podman(tmp_path, body)
+    monkeypatch.setenv("PATH", env["PATH"])
+    data = b"".join(container_source("slow", since="10m").chunks())
+    assert (tmp_path / "argv").read_text() == "logs --timestamps --since 10m slow"
+    assert data.split(b"\n") == [
+        b"2026-11-29T14:25:20.436989717Z tick 1",
+        b"2026-11-29T14:25:20.437102618Z err 1",
+        b"2026-11-29T14:25:21.438088399Z tick 2",
+        b"2026-11-29T14:25:21.438320845Z err 2",
+        # the unterminated stdout line is ended instead of glued to the stderr record
+        b"2026-11-29T14:25:23.442154919Z bye",
+        b"2026-11-29T14:25:23.5Z late err",
+        b"",
+    ]
+
+
+def test_merge_does_not_deadlock_when_one_stream_floods(monkeypatch, tmp_path):
+    # 20,000 stderr records before the first stdout one: more than the pipe and queue hold
+    body = (
+        "for i in range(20000):\n"
+        "    err.write(b'2026-11-29T14:00:00.%09dZ err %d\\n' % (i, i))\n"
+        "err.flush()\n"
+        "out.write(b'2026-11-29T14:00:01.000000000Z out last\\n')\n"
+    )
+    env = _fake_podman(tmp_path, body)
+    monkeypatch.setenv("PATH", env["PATH"])
+    lines = b"".join(container_source("flood").chunks(size=65536)).splitlines()
+    assert len(lines) == 20001
+    assert lines[0].endswith(b" err 0") and lines[-1].endswith(b" out last")
+    assert lines == sorted(lines)
+
+
+def test_podman_warnings_on_stderr_are_not_log_lines(monkeypatch, tmp_path):
+    body = ("err.write(b'time=\"2026-11-29T14:00:00Z\" level=warning msg=\"cgroupv1 is deprecated\"\\n')\n"
+            "out.write(b'2026-11-29T14:25:20.436989717Z tick 1\\n')\n")
+    env = _fake_podman(tmp_path, body)
+    monkeypatch.setenv("PATH", env["PATH"])
+    assert b"".join(container_source("w").chunks()) == b"2026-11-29T14:25:20.436989717Z tick 1\n"
