@@ -12,6 +12,7 @@ hand-built dicts. Two kinds of figure, judged differently:
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from typing import Any, Iterable
 
@@ -363,9 +364,21 @@ def event_counts(show: dict) -> dict[str, list[dict]]:
     return out
 
 
+_DEVICE = re.compile(r"\b(?:cuda|hip|rocm):(\d+)|\bGPU (\d+) has a total capacity")
+
+
 def _ranks_note(evs: list[dict]) -> str:
     ranks = sorted({e.get("rank") for e in evs if e.get("rank") is not None})
-    return f" on rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}" if ranks else ""
+    if ranks:
+        return f" on rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}"
+    # a worker tag without a TP suffix ("(Worker pid=231)"): the message names the device
+    devices = set()
+    for e in evs:
+        for m in _DEVICE.finditer(e.get("message") or ""):
+            devices.add(int(m.group(1) or m.group(2)))
+    if devices:
+        return f" on device{'s' if len(devices) > 1 else ''} " + ", ".join(f"cuda:{d}" for d in sorted(devices))
+    return ""
 
 
 def _event_findings(a: dict, b: dict) -> list[dict]:
