@@ -98,3 +98,22 @@ def test_hook_without_podman_on_path_is_one_clear_line(db_path, monkeypatch):
     res = hook(db_path, "anything")
     assert res.exit_code == 1
     assert res.stderr == "bootlog: podman not found on PATH\n"
+
+
+def test_hook_holds_the_boot_to_its_plan(replayer, db_path, tmp_path):
+    plan = tmp_path / "small.toml"
+    plan.write_text('[config]\nmax_model_len = 4096\n\n'
+                    '[metrics.kv_cache_tokens]\nmin = 500000\nhard = true\n')
+    name = replayer.start([all_at_once(fixture_log(SMALL).read_bytes())])
+    res = hook(db_path, name, "--plan", str(plan), "--format", "json")
+    assert res.exit_code == 4, res.output  # a hard floor missed: 433,456 < 500,000
+    out = json.loads(res.stdout)
+    assert out["verdict"] == "VIOLATION" and out["boot"]["status"] == "ready"
+    by_key = {f["key"]: f for f in out["check"]["findings"]}
+    assert by_key["kv_cache_tokens"]["verdict"] == "violation"
+    assert by_key["max_model_len"]["verdict"] == "same"
+    text = hook(db_path, name, "--plan", str(plan))
+    assert text.exit_code == 4 and "kv_cache_tokens" in text.stdout
+
+    plan.write_text('[config]\nmax_model_len = 4096\n\n[metrics.kv_cache_tokens]\nmin = 400000\n')
+    assert hook(db_path, name, "--plan", str(plan)).exit_code == 0
