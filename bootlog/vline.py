@@ -21,11 +21,11 @@ from bootlog.records import Record, VLine
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # one process tag: "(Name pid=1)", "(VllmWorker rank=1 pid=2)", "(VllmWorker TP0 pid=3)",
 # "(RayWorkerWrapper pid=4, ip=10.0.0.1)"
-_TAG = re.compile(r"\((?P<name>[A-Za-z_][\w\-]*)(?: (?P<sub>rank=\d+|[A-Z]{2}\d+(?:_[A-Z]{2}\d+)*))?"
-                  r" pid=(?P<pid>\d+)(?:, ip=[\w.:\-]+)?\)\s?")
+_TAG = re.compile(r"\((?:(?P<name>[A-Za-z_][\w\-]*)(?: (?P<sub>rank=\d+|[A-Z]{2}\d+(?:_[A-Z]{2}\d+)*))? )?"
+                  r"pid=(?P<pid>\d+)(?:, ip=[\w.:\-]+)?\)\s?")
 # a run of tags right before a level, for lines with junk glued in front (podman partial lines)
-_TAG_RUN = re.compile(r"(?:\([A-Za-z_][\w\-]*(?: [^()]*?)? pid=\d+(?:, ip=[\w.:\-]+)?\)\s?)+$")
-_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
+_TAG_RUN = re.compile(r"(?:\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+(?:, ip=[\w.:\-]+)?\)\s?)+$")
+_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\].*$")  # Ray adds a hint after it
 _LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 # vLLM logger: LEVEL MM-DD HH:MM:SS [file:line] msg   (bracket optional before v0.8)
 _VLLM = re.compile(rf"(?P<level>{_LEVELS}) (?P<mo>\d\d)-(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
@@ -98,8 +98,8 @@ def _tags(text: str, pos: int) -> tuple[str | None, str | None, int | None, int]
         m = _TAG.match(text, pos)
         if not m:
             break
-        proc = m["name"]
-        r = _role(proc)
+        proc = m["name"] or "ray"  # Ray prints "(pid=N, ip=A)" for actors without a name
+        r = _role(proc) if m["name"] else "ray"
         role = r if r is not None else role
         rk = _rank(proc, m["sub"])
         rank = rk if rk is not None else (rank if r == "ray" or r is None else None)
