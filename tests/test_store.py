@@ -429,3 +429,23 @@ def test_corpus_boot_read_while_starting_is_updated_in_place(engine, tmp_path):
         assert save_boots(engine, src, _parse_file(tmp_path / f"{path.stem}-0.3.log"))[-1][0] == saved[-1][0]
         assert show_boot(engine, saved[-1][0])["boot"]["last_line"] == last.last_line
     assert checked > 0
+
+
+def test_prune_one_container_keeps_the_others(engine):
+    ids = _interleaved(engine)  # P0 S0 P1 S1 P2
+    out = housekeeping.prune(engine, keep_last=1, container="frank-primary-qwen")
+    assert out == {"boots": 0, "samples": 6}  # P0 and P1 lose their samples
+    assert show_boot(engine, ids["P2"])["runtime"]["stats_lines"] == 3
+    assert show_boot(engine, ids["P1"])["runtime"]["stats_lines"] == 0
+    assert show_boot(engine, ids["P1"])["metrics"]  # figures stay
+    assert show_boot(engine, ids["S0"])["runtime"]["stats_lines"] == 3
+    with pytest.raises(StoreError):
+        housekeeping.prune(engine, keep_last=-1)
+
+
+def test_db_path_and_upgrade(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOOTLOG_DB", str(tmp_path / "env.db"))
+    assert housekeeping.db_path(None) == str(tmp_path / "env.db")
+    assert housekeeping.db_path("postgresql+psycopg://u:secret@h/db") == "postgresql+psycopg://u:***@h/db"
+    assert housekeeping.upgrade(None) == (None, HEAD_REVISION)
+    assert housekeeping.upgrade(None) == (HEAD_REVISION, HEAD_REVISION)
