@@ -335,8 +335,12 @@ class _Acc:
         # exceptions printed as single ERROR lines (no traceback of their own)
         if v.level in ("ERROR", "CRITICAL") and _EXC.match(msg):
             self.exception_line(v, msg, None)
-        elif v.level in ("ERROR", "CRITICAL") and ("not enough GPU memory" in msg):
-            self.exception_line(v, msg, None)
+        elif v.level in ("ERROR", "CRITICAL") and _OOM.search(msg):
+            # "Failed to load model - not enough GPU memory ... (original error: ...)": an oom
+            # event, but the root cause is the exception it quotes
+            from bootlog import patterns
+
+            self.add_event(Event("oom", v.lineno, rank, v.ts, msg, patterns.oom_detail(msg) or {}))
         elif v.level is None and v.src is None and _EXC.match(msg) and msg.startswith(("KeyboardInterrupt", "SystemExit")):
             self.exception_line(v, msg, None)
         if not literal:

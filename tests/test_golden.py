@@ -155,6 +155,13 @@ def test_golden(log: Path) -> None:
             ok = check_key(k, v, b)
             if ok is False:
                 misses.append(f"boot{i} {k}: want {v!r}")
+        # unscored labels the parser can still be held to: root-cause text and the ready line
+        if "failure_message" in wb and wb["failure_message"] != b.failure_message:
+            misses.append(f"boot{i} failure_message: want {wb['failure_message'][:80]!r} got {b.failure_message!r}")
+        if "ready_line" in wb:
+            lines = [m.line for m in b.metrics if m.name == "boot_to_ready_s"]
+            if lines != [wb["ready_line"]]:
+                misses.append(f"boot{i} ready_line: want {wb['ready_line']} got {lines}")
         # no invented figures: a scored metric the label does not list must not appear
         for name in {m.name for m in b.metrics} & METRIC_KEYS:
             if name not in wb:
