@@ -43,10 +43,31 @@ def _num(v: Any) -> float | None:
         return None
 
 
+# Object reprs carry a memory address that changes every start ("<function … at 0x7f…>").
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+# Config keys that cannot size GPU memory: they are reported as config changes but never offered
+# as the explanation of a capacity move (a port change does not move the KV cache).
+NON_CAPACITY_KEYS = frozenset({
+    "host", "port", "api_key", "served_model_name", "dispatch_function", "model_tag",
+    "uvicorn_log_level", "disable_log_requests", "enable_log_requests", "disable_log_stats",
+    "allowed_origins", "allowed_methods", "allowed_headers", "allow_credentials", "root_path",
+    "ssl_keyfile", "ssl_certfile", "ssl_ca_certs", "ssl_cert_reqs", "middleware",
+    "chat_template", "chat_template_content_format", "default_chat_template_kwargs",
+    "response_role", "tool_call_parser", "enable_auto_tool_choice", "reasoning_parser",
+    "tool_parser_plugin", "enable_request_id_headers", "disable_fastapi_docs",
+    "disable_frontend_multiprocessing", "return_tokens_as_token_ids", "max_log_len",
+    "log_config_file", "enable_server_load_tracking", "enable_force_include_usage",
+    "enable_prompt_tokens_details", "h11_max_incomplete_event_size", "h11_max_header_count",
+    "lora_modules", "prompt_adapters", "observability_config", "collect_detailed_traces",
+    "otlp_traces_endpoint", "show_hidden_metrics_for_version", "seed",
+})
+
+
 def _norm(v: Any) -> Any:
     """Config values as comparable things: '200704' == 200704, 'True' == True, '' == None."""
     if isinstance(v, str):
-        s = v.strip().strip("'\"")
+        s = _ADDRESS.sub(" at 0x…", v.strip().strip("'\""))
         low = s.lower()
         if low in ("", "none", "null"):
             return None
@@ -250,16 +271,20 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
             changed_keys.append(key)
             out.append(finding(key, "config", cb.get(key), ca.get(key), "changed"))
     out.extend(_status_findings(ba, bb))
-    cause = changed_keys[:]
+    cause = [k for k in changed_keys if k not in NON_CAPACITY_KEYS]
+    inert = [k for k in changed_keys if k in NON_CAPACITY_KEYS]
     if version_changed:
         cause.insert(0, "vllm_version")
+    for f in ("model", "engine"):
+        if not values_equal(ba.get(f), bb.get(f)) and f not in cause:
+            cause.append(f)
 
     # --- effect: the figures
     fa, fb = figures(a), figures(b)
     cache = _compile_cache_finding(fa, fb, cause)
     for name in sorted(set(fa) | set(fb), key=lambda n: _metric_order(n, plan)):
         rows = _metric_findings(name, fa.get(name, {}), fb.get(name, {}), cause,
-                                history, plan, k, min_pct)
+                                history, plan, k, min_pct, inert)
         if cache and name in ("compile_graph_s", "compile_cache_load_s"):
             # the compile_cache row says it once: cold vs warm, and what it cost
             rows = [r for r in rows if r["verdict"] not in ("new", "gone")]
@@ -292,7 +317,7 @@ def _status_findings(ba: dict, bb: dict) -> list[dict]:
 
 
 def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: list[dict],
-                     plan: Plan | None, k: float, min_pct: float) -> list[dict]:
+                     plan: Plan | None, k: float, min_pct: float, inert: list[str] = ()) -> list[dict]:
     ca, cb = _collapse(ra), _collapse(rb)
     if (len(ca) == 1 and None in ca) == (len(cb) == 1 and None in cb) or not ra or not rb:
         ra, rb = ca, cb  # collapse only when both sides do, so ranks stay comparable
@@ -323,6 +348,8 @@ def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: l
                 verdict, why = "changed", "explained by a change of " + ", ".join(cause[:6])
             else:
                 verdict, why = "drift", "capacity figures must not move at an unchanged config"
+                if inert:
+                    why += f" (only {', '.join(inert[:4])} changed, which do not size memory)"
             out.append(finding(name, "metric", old, new, verdict, why, rank))
     return out
 

@@ -330,3 +330,21 @@ def test_markdown_table():
     md = render.render_markdown(compare.diff(a, shape_d(8)))
     assert md.startswith("### bootlog diff 9 → 8")
     assert "| ! | metric | `kv_cache_tokens` |  | 398,658 | 401,408 | +2,750 | +0.69% |" in md
+
+
+def test_object_addresses_are_not_config_changes():
+    # corpus 053: every start prints dispatch_function with a fresh address
+    a = shape_d(9, config={**CFG_D, "dispatch_function": "<function ServeSubcommand.cmd at 0x14840cdac400>"})
+    b = shape_d(8, config={**CFG_D, "dispatch_function": "<function ServeSubcommand.cmd at 0x150b7a614400>"})
+    r = compare.diff(a, b)
+    assert [f for f in r["findings"] if f["section"] == "config"] == []
+
+
+def test_a_port_change_does_not_explain_a_capacity_move():
+    a = shape_d(9, config={**CFG_D, "port": 7773})
+    a["metrics"][2]["value"] = 401408
+    r = compare.diff(a, shape_d(8, config={**CFG_D, "port": 7770}))
+    assert [(f["key"], f["verdict"]) for f in r["findings"] if f["section"] == "config"] == [("port", "changed")]
+    (kv,) = by_key(r, "kv_cache_tokens")
+    assert kv["verdict"] == "drift" and "port" in kv["why"]
+    assert compare.exit_code(r) == 3
