@@ -309,15 +309,17 @@ def _headline(r: HookResult) -> str:
         return f"{r.container}: {r.outcome}, no vLLM boot found"
     b = r.show["boot"]
     if b["status"] == "failed":
-        why = b.get("failure") or "other"
-        return f"{r.container} boot #{r.boot_id} FAILED ({why}): {b.get('failure_message') or 'no error line'}"
+        return f"{r.container} boot #{r.boot_id} failed ({b.get('failure') or 'other'})"
     if r.outcome == "exited":
-        return f"{r.container} boot #{r.boot_id} FAILED: the container stopped before the boot was ready"
+        return f"{r.container} boot #{r.boot_id} {b['status']}: the container stopped before the boot was ready"
     return f"{r.container} boot #{r.boot_id} {b['status']} ({b.get('vllm_version') or '?'}, {b.get('model') or '?'})"
 
 
-def _figure_lines(figs: dict[str, Any]) -> list[tuple[str, str]]:
+def _figure_lines(figs: dict[str, Any], show: dict | None = None) -> list[tuple[str, str]]:
     rows = []
+    b = (show or {}).get("boot") or {}
+    if b.get("status") == "failed":
+        rows.append(("root cause", b.get("failure_message") or "no error line found"))
     for name, label, unit in KEY_FIGURES:
         if name in figs:
             text = _fmt(figs[name], unit)
@@ -337,7 +339,7 @@ def render_text(r: HookResult, plan_name: str | None = None) -> str:
 
     lines = [f"bootlog hook: {_verdict(r)}: {_headline(r)}  (waited {r.waited_s:.1f} s)"]
     if r.show is not None:
-        for label, text in _figure_lines(key_figures(r.show)):
+        for label, text in _figure_lines(key_figures(r.show), r.show):
             lines.append(f"  {label:<14} {text}")
     lines += [f"  note: {n}" for n in r.notes]
     if r.check is not None:
@@ -353,6 +355,9 @@ def render_markdown(r: HookResult, plan_name: str | None = None) -> str:
 
     lines = [f"**bootlog hook: {_verdict(r)}** — {_headline(r)}", ""]
     if r.show is not None:
+        b = r.show["boot"]
+        if b["status"] == "failed":
+            lines.append(f"Root cause: `{b.get('failure_message') or 'no error line found'}`")
         figs = _figure_lines(key_figures(r.show))
         if figs:
             lines.append("MEASURED on the live deploy: " + ", ".join(f"{label} {text}" for label, text in figs)

@@ -47,10 +47,11 @@ def test_hook_reports_a_failed_boot_with_its_root_cause(replayer, db_path):
     name = replayer.start([all_at_once(fixture_log(OOM).read_bytes(), exit_code=1)])
     res = hook(db_path, name)
     assert res.exit_code == 4, res.output
-    first = res.stdout.splitlines()[0]
-    assert "FAILED (oom)" in first
-    assert "CUDA out of memory. Tried to allocate 270.00 MiB" in first
-    assert "Engine core initialization failed" not in first  # the wrapper is not the cause
+    first, cause = res.stdout.splitlines()[:2]
+    assert first.startswith(f"bootlog hook: FAILED: {name} boot #1 failed (oom)")
+    assert cause.split()[:2] == ["root", "cause"]
+    assert "CUDA out of memory. Tried to allocate 270.00 MiB" in cause
+    assert "Engine core initialization failed" not in cause  # the wrapper is not the cause
 
 
 def test_hook_reports_the_new_boot_of_a_restarted_container_and_diffs_it(replayer, db_path):
