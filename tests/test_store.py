@@ -449,3 +449,11 @@ def test_db_path_and_upgrade(tmp_path, monkeypatch):
     assert housekeeping.db_path("postgresql+psycopg://u:secret@h/db") == "postgresql+psycopg://u:***@h/db"
     assert housekeeping.upgrade(None) == (None, HEAD_REVISION)
     assert housekeeping.upgrade(None) == (HEAD_REVISION, HEAD_REVISION)
+
+
+def test_save_without_returning_support(engine, monkeypatch):
+    # SQLite < 3.35 (Ubuntu 20.04) cannot INSERT ... RETURNING; ids must still come back in order
+    monkeypatch.setattr(engine.dialect, "insert_executemany_returning_sort_by_parameter_order", False)
+    saved = save_boots(engine, PRIMARY, [seed_boot(i) for i in range(3)])
+    assert [c for _, c in saved] == [True] * 3
+    assert [show_boot(engine, bid)["boot"]["first_line"] for bid, _ in saved] == [1, 1001, 2001]

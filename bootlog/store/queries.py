@@ -159,6 +159,16 @@ def _insert_children(conn: Connection, pairs: list[tuple[int, _Prepared]]) -> No
             conn.execute(insert(model), rows)
 
 
+def _insert_ids(conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
+    """Insert boot rows, their new ids in row order."""
+    if getattr(conn.dialect, "insert_executemany_returning_sort_by_parameter_order", False):
+        return list(conn.execute(
+            insert(BootRow).returning(BootRow.id, sort_by_parameter_order=True), rows
+        ).scalars())
+    # SQLite before 3.35 has no RETURNING (Ubuntu 20.04 ships 3.31): one INSERT per boot
+    return [conn.execute(insert(BootRow).values(**r)).inserted_primary_key[0] for r in rows]
+
+
 def _should_replace(stored: dict[str, Any], new: _Prepared) -> bool:
     # the stored copy was read while the boot was still running: the new read knows more
     old_n = stored["last_line"] - stored["first_line"] + 1
@@ -238,9 +248,7 @@ def _save_tx(engine: Engine, src: SourceInfo, prepared: list[_Prepared],
         created: list[tuple[int, _Prepared]] = []
         if new_idx:
             rows = [dict(prepared[i].boot, source_id=sid, ingested_at=now) for i in new_idx]
-            ids = conn.execute(
-                insert(BootRow).returning(BootRow.id, sort_by_parameter_order=True), rows
-            ).scalars().all()
+            ids = _insert_ids(conn, rows)
             for i, bid in zip(new_idx, ids):
                 result[i] = (bid, True)
                 created.append((bid, prepared[i]))
