@@ -180,8 +180,9 @@ class Replayer:
         """Create and start a container that replays `boots[0]` now and `boots[i]` on its
         i-th restart.  Returns the container name."""
         name = name or f"bl-{uuid.uuid4().hex[:10]}"
-        data = self.tmp / name / "data"
-        state = self.tmp / name / "state"
+        run_dir = self.tmp / f"{name}-{uuid.uuid4().hex[:6]}"  # a name may be reused (rm + run)
+        data = run_dir / "data"
+        state = run_dir / "state"
         state.mkdir(parents=True)
         for i, boot in enumerate(boots, 1):
             d = data / f"boot{i}"

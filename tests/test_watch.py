@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from bootlog import podman
 from bootlog.cli import cli
-from podman_util import (Boot, fixture_log, podman_ready, replayer,  # noqa: F401
+from podman_util import (Boot, fixture_log, podman_ready, replayer, run_podman,  # noqa: F401
                          runtime_oom, until_ready, wait_exit)
 from test_podman_hook import SMALL, second_boot
 
@@ -161,3 +161,22 @@ def test_watch_errors_are_one_clear_line(podman_ready, db_path, tmp_path):
     assert res.exit_code == 1 and res.stderr.startswith("bootlog: no such file: ")
     res = watch(db_path, "--once")
     assert res.exit_code == 2
+
+
+def test_watch_follows_a_container_recreated_under_the_same_name(replayer, db_path):
+    """The operator's deploy: `podman rm -f NAME` then `podman run --name NAME` (a new log)."""
+    log = fixture_log(SMALL).read_bytes()
+    name = replayer.start([Boot().out(log).hold()])
+    wait_for_log(name, b"Application startup complete.")
+    first = watch(db_path, "--container", name, "--once")
+    assert " boot #1 boot_ready" in first.stdout
+    run_podman("rm", "-f", "-t", "0", name)
+    replayer.names.remove(name)
+    replayer.start([Boot().out(second_boot(log)).hold()], name=name)
+    wait_for_log(name, b"Application startup complete.")
+    second = watch(db_path, "--container", name, "--once")
+    assert " boot #2 boot_started" in second.stdout and " boot #1 " not in second.stdout
+    assert watch(db_path, "--container", name, "--once").stdout == ""
+    kv = rows(db_path, "select b.id, m.value from metrics m join boots b on b.id = m.boot_id "
+                       "where m.name = 'kv_cache_tokens' order by b.id")
+    assert kv == [(1, 433456), (2, 431200)]
