@@ -9,38 +9,55 @@ For a stored boot (REF) the stored metrics and their pattern column are shown.
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-# Words that only appear on lines carrying a figure or a failure. Lowercased, matched on the
-# lowercased line; the catalogue's own literals are added at run time.
-MARKERS = (
-    "kv cache", "graph capturing", "torch.compile", "out of memory", "outofmemoryerror",
-    "gdn_hip", "maximum concurrency", "model loading", "loading weights took",
-    "loading model weights", "gpu blocks", "cuda blocks", "rocm blocks", "num_gpu_blocks",
-    "memory profiling", "compiling a graph", "compiled graph", "init engine",
-    "cuda graph memory", "dynamo bytecode transform", "engine core initialization failed",
-    "hiperroroutofmemory", "valueerror", "avg prompt throughput",
+# Words that introduce a figure: a line holding one AND a quantity with a unit that no pattern
+# read is a wording the catalogue does not know. Lowercased; catalogue literals join at run time.
+FIGURE_MARKERS = (
+    "kv cache", "graph capturing", "torch.compile", "maximum concurrency", "model loading",
+    "loading weights took", "loading model weights", "gpu blocks", "cuda blocks", "rocm blocks",
+    "num_gpu_blocks", "memory profiling", "compiling a graph", "compiled graph", "init engine",
+    "cuda graph memory", "dynamo bytecode transform", "avg prompt throughput",
 )
+# Words that mark a failure: reported whenever nothing read them, quantity or not.
+FAILURE_MARKERS = (
+    "out of memory", "outofmemoryerror", "hiperroroutofmemory", "[gdn_hip] error",
+    "valueerror", "engine core initialization failed",
+)
+# Advice vLLM prints next to the real lines; it holds marker words but no fact about this boot.
+HINTS = ("if you are running out of memory", "this typically happens", "consider decreasing",
+         "may cause accuracy issues")
+MARKERS = (*FIGURE_MARKERS, *FAILURE_MARKERS)
+_QUANTITY = re.compile(r"\d(?:[\d,]*\d)?(?:\.\d+)?\s*(?:GiB|GB|MiB|MB|tokens|seconds|secs|s\b|x\b|blocks|%)")
 
 
 def markers() -> tuple[str, ...]:
+    """Figure markers: the built-in ones plus the catalogue's literals."""
     extra: list[str] = []
     try:
         from bootlog import patterns
 
         extra = [lit.lower() for lit in getattr(patterns, "LITERALS", ()) if isinstance(lit, str)
-                 and len(lit) >= 6]
+                 and len(lit.strip()) >= 6]
     except Exception:  # noqa: BLE001 - explain still works with the built-in markers
         pass
-    return tuple(dict.fromkeys((*MARKERS, *extra)))
+    return tuple(dict.fromkeys((*FIGURE_MARKERS, *extra)))
 
 
 def _marker_of(text: str, marks: tuple[str, ...]) -> str | None:
     low = text.lower()
-    for m in marks:
+    if any(h in low for h in HINTS):
+        return None
+    for m in FAILURE_MARKERS:
         if m in low:
             return m
+    if not _QUANTITY.search(text):
+        return None
+    for m in marks:
+        if m in low:
+            return m.strip()
     return None
 
 
