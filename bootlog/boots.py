@@ -77,9 +77,13 @@ _OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOu
 _KV_INSUFFICIENT = "KV cache is needed, which is larger than the available KV cache memory"
 _VERSION = re.compile(r"vLLM API server version (\S+)|vLLM server version ([^\s,]+)|\u2588\s+version\s+(\S+)")
 _ENGINE_CFG = re.compile(r"Initializing an? (?:(V[01]) )?LLM engine(?: \(v([^)\s]*)\))?")
+_LINE_START = re.compile(r"\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+|"
+                         r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:|(?:INFO|WARNING|ERROR):  ")
 _TAG_PID = re.compile(r"\(([A-Za-z_][\w\-]*)(?: [^()]*?)? pid=(\d+)")
 
 # start markers: key -> (literal tests); "strong" ones are printed once per server start
+_PER_WORKER = frozenset({"model_load_gib", "model_load_s", "weights_load_s", "memory_profiling_s",
+                         "graph_capture_s", "graph_capture_gib", "kv_cache_available_gib"})
 _STRONG = ("version", "args", "engine_cfg")
 _WEAK = ("platform", "plugins", "unknown_env", "tpu_info")
 
@@ -287,7 +291,9 @@ class _Acc:
             self.last_ts = v.ts
             b.ended_at = v.ts
         if literal and len(self.fp) < 64:
-            self.fp.append(v.text)
+            # from the vLLM part on: a partial line podman glued in front is not this boot's content
+            m = _LINE_START.search(v.text)
+            self.fp.append(v.text[m.start():] if m else v.text)
         if v.role in ("engine", "worker", "ray"):
             self.progressed = True
             if v.proc and (v.proc.startswith("EngineCore") or v.proc.startswith("Worker")
@@ -442,6 +448,11 @@ class _Acc:
             if ev.kind == "engine_init_failed" and "root_cause" not in ev.detail and b.failure_message \
                     and self.root is not None:
                 ev.detail["root_cause"] = b.failure_message
+        if self.v0_worker_ranks:
+            # V0 TP: the untagged driver worker is rank 0 (its VllmWorkerProcess peers are 1..N)
+            for m in b.metrics:
+                if m.rank is None and m.name in _PER_WORKER:
+                    m.rank = 0
         b.events.sort(key=lambda e: e.line)
         _derive(b, self.ready_line)
         b.fingerprint = hashlib.sha256("\n".join(self.fp).encode("utf-8", "replace")).hexdigest()

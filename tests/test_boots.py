@@ -1,0 +1,221 @@
+"""Boot splitting, status and failure logic on real corpus logs and restarts built from them."""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from bootlog import boots as boots_mod
+from bootlog.parse import all_literals, parse
+from bootlog.records import Boot, Record
+from test_golden import LOGS, labels, read_records
+
+_VTS = re.compile(r"(?P<lvl>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)")
+
+
+def fixture(prefix: str) -> Path:
+    return next(LOGS.glob(prefix + "-*.log"))
+
+
+def run(prefix: str) -> tuple[list[Record], list[Boot]]:
+    recs = read_records(fixture(prefix))
+    return recs, parse(recs, year=2026, total_lines=len(recs))
+
+
+def test_nohup_two_boots_failed_then_ready():
+    recs, bs = run("014")
+    want = labels(fixture("014"))
+    assert [b.status for b in bs] == ["failed", "ready"]
+    assert bs[0].first_line == want[0]["boot_start_line"]
+    assert bs[1].first_line == want[1]["boot_start_line"]
+    assert bs[0].last_line == bs[1].first_line - 1 and bs[1].last_line == len(recs)
+    assert bs[0].failure == "value_error"
+    assert bs[0].failure_message == want[0]["failure_message"]
+
+
+def test_root_cause_not_wrapper():
+    _, bs = run("048")
+    b = bs[0]
+    assert b.failure == "value_error"
+    assert b.failure_message.startswith("ValueError: To serve at least one request")
+    kinds = [e.kind for e in b.events]
+    assert "kv_cache_insufficient" in kinds and "value_error" in kinds
+    wrapper = next(e for e in b.events if e.kind == "engine_init_failed")
+    assert "See root cause above" in wrapper.message
+    assert wrapper.detail["root_cause"] == b.failure_message
+    kv = next(e for e in b.events if e.kind == "kv_cache_insufficient")
+    assert kv.detail["needed_gib"] == 18.35 and kv.detail["estimated_max_model_len"] == 121840
+
+
+def test_warning_logged_traceback_is_not_the_root_cause():
+    _, bs = run("044")
+    b = bs[0]
+    tbs = [e for e in b.events if e.kind == "traceback"]
+    assert tbs[0].detail["exception"] == "AssertionError"  # deep_gemm import, logged at WARNING
+    assert b.failure == "engine_init_failed"
+    assert b.failure_message.startswith("RuntimeError: Could not find nvcc")
+
+
+def test_traceback_is_one_event_with_all_its_lines():
+    recs, bs = run("053")
+    b = bs[3]
+    tbs = [e for e in b.events if e.kind == "traceback"]
+    first = tbs[0]
+    # the ERROR-logged copy: "Traceback" at 245 down to the exception at 273, one event
+    assert first.line == 245 and len(first.detail["lines"]) == 273 - 245 + 1
+    assert first.detail["exception"] == labels(fixture("053"))[3]["failure_message"]
+    assert first.detail["lines"][0].startswith("Traceback (most recent call last)")
+    # the raw stderr copy and the API server's own traceback are separate events
+    assert [e.line for e in tbs] == [245, 279, 318]
+    assert tbs[-1].detail["exception"].startswith("RuntimeError: Engine core initialization failed")
+
+
+def test_interleaved_tracebacks_of_one_process_stay_apart():
+    # corpus 028: the raw stderr traceback and the logger's copy start two lines apart
+    _, bs = run("028")
+    tbs = [e for e in bs[0].events if e.kind == "traceback"][:2]
+    assert [e.line for e in tbs] == [44, 46]
+    assert all("HIP out of memory" in e.detail["exception"] for e in tbs)
+    assert bs[0].failure == "oom"
+
+
+def test_runtime_oom_after_ready_keeps_ready():
+    _, bs = run("042")
+    b = bs[0]
+    ready_line = labels(fixture("042"))[0]["ready_line"]
+    assert b.status == "ready" and b.failure is None
+    ooms = [e for e in b.events if e.kind == "oom"]
+    assert ooms and all(e.line > ready_line for e in ooms)
+    assert "out of memory" in ooms[0].message
+
+
+def test_other_programs_startup_complete_is_not_ready():
+    recs, bs = run("025")
+    assert bs[0].status == "ready"
+    ready_line = labels(fixture("025"))[0]["ready_line"]
+    # cut before vLLM's own line: the two earlier uvicorn "Application startup complete." do not count
+    cut = recs[:ready_line - 1]
+    assert parse(cut, year=2026, total_lines=len(recs))[0].status == "incomplete"
+
+
+def test_concurrent_boots_resume_the_older_one():
+    _, bs = run("053")
+    older, newer = bs[2], bs[3]
+    assert newer.status == "failed" and newer.last_line < 368
+    assert older.status == "ready" and older.last_line >= 399
+    late = [m for m in older.metrics if m.name in ("graph_capture_s", "init_engine_s")]
+    assert late and all(368 <= m.line <= 413 for m in late)
+
+
+def test_incomplete_when_log_stops():
+    _, bs = run("047")
+    assert [b.status for b in bs] == ["incomplete"] and bs[0].failure is None
+
+
+def _podman_records(parts: list[list[Record]], start: datetime, glue: str) -> list[Record]:
+    """Concatenate boots as `podman logs -t` shows a restarted container: one stream, envelope
+    times, and each boot's trailing partial line glued onto the next boot's first line."""
+    out: list[Record] = []
+    t = start
+    for i, part in enumerate(parts):
+        for j, r in enumerate(part):
+            text = r.text
+            if i > 0 and j == 0:
+                text = glue + text
+            t += timedelta(milliseconds=250)
+            out.append(Record(lineno=len(out) + 1, text=text, ts=t, stream="stdout"))
+        t += timedelta(seconds=5)
+    return out
+
+
+def test_podman_crash_loop_with_glued_partial_lines():
+    oom = read_records(fixture("022"))
+    ok = read_records(fixture("012"))
+    recs = _podman_records([oom, oom, ok], datetime(2026, 10, 2, 9, 0, tzinfo=timezone.utc),
+                           "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01,  1.2s/it]")
+    bs = parse(recs, total_lines=len(recs))
+    assert [b.status for b in bs] == ["failed", "failed", "ready"]
+    assert [b.failure for b in bs] == ["oom", "oom", None]
+    assert [b.first_line for b in bs] == [1, len(oom) + 1, 2 * len(oom) + 1]
+    assert bs[-1].last_line == len(recs)
+    want = labels(fixture("012"))[0]
+    got = [m.value for m in bs[2].metrics if m.name == "kv_cache_tokens"]
+    assert got == [want["kv_cache_tokens"]]
+    # envelope times: timezone-aware, and boot_to_ready_s from them
+    assert bs[2].started_at.tzinfo is not None and bs[2].ready_at > bs[2].started_at
+    assert any(m.name == "boot_to_ready_s" and m.value > 0 for m in bs[2].metrics)
+    # the same text makes the same fingerprint: two identical OOM boots dedup, the third differs
+    assert bs[0].fingerprint == bs[1].fingerprint != bs[2].fingerprint
+
+
+def _shift_dates(recs: list[Record], first: datetime, year: int) -> list[Record]:
+    """The same log as if it had started at `first` (vLLM prints MM-DD without a year)."""
+    base = None
+    out = []
+    for r in recs:
+        def sub(m: re.Match[str]) -> str:
+            nonlocal base
+            t = datetime.strptime(f"{year}-{m['ts']}", "%Y-%m-%d %H:%M:%S")
+            base = base or t
+            return f"{m['lvl']} {(first + (t - base)).strftime('%m-%d %H:%M:%S')}"
+        out.append(Record(r.lineno, _VTS.sub(sub, r.text)))
+    return out
+
+
+def test_year_roll_over_does_not_go_backwards():
+    recs, bs = run("006")
+    b = bs[0]
+    shifted = _shift_dates(recs, datetime(2025, 12, 31, 23, 59, 30), 2026)
+    nb = parse(shifted, year=2025, total_lines=len(recs))[0]
+    assert nb.started_at.year == 2025 and nb.ended_at.year == 2026
+    assert nb.ready_at >= nb.started_at
+    secs = lambda x: [m.value for m in x.metrics if m.name == "boot_to_ready_s"]  # noqa: E731
+    assert secs(nb) == secs(b) and secs(b)[0] > 0
+
+
+def test_fingerprint_ignores_line_offset_and_growth():
+    recs, bs = run("020")
+    b = bs[0]
+    noise = [Record(i, f"unrelated line {i}") for i in range(1, 11)]
+    moved = noise + [Record(r.lineno + 10, r.text) for r in recs]
+    mb = parse(moved, year=2026, total_lines=len(moved))[0]
+    assert mb.first_line == b.first_line + 10 and mb.fingerprint == b.fingerprint
+    grown = parse(recs[:400], year=2026, total_lines=400)[0]
+    assert grown.fingerprint == b.fingerprint
+    _, many = run("053")
+    assert len({x.fingerprint for x in many}) == len(many)
+
+
+def test_v0_driver_is_rank_zero():
+    _, bs = run("002")
+    ranks = sorted(m.rank for m in bs[0].metrics if m.name == "model_load_gib")
+    assert ranks == [0, 1]
+    assert all(m.rank is None for m in bs[0].metrics if m.name == "num_gpu_blocks")
+
+
+def test_config_engine_line_wins_then_args_fill_gaps():
+    _, bs = run("053")
+    cfg = bs[0].config
+    # max_num_batched_tokens: None in Namespace, filled by "Chunked prefill is enabled with ..."
+    assert cfg["max_num_batched_tokens"] == "8192"
+    assert cfg["model"] == "ibm-granite/granite-3.2-8b-instruct" == bs[0].model
+    assert "port" in cfg  # args keys are kept too
+
+
+def test_literals_cover_the_markers():
+    lits = all_literals()
+    for needed in ("Application startup complete", "Traceback (most recent call last)", "non-default args",
+                   "Automatically detected platform", "initialization failed"):
+        assert needed in boots_mod.LITERALS and needed in lits
+
+
+@pytest.mark.parametrize("prefix", ["009", "022", "038", "046", "052", "055"])
+def test_failed_boots_have_root_cause_events(prefix):
+    _, bs = run(prefix)
+    b = bs[0]
+    assert b.status == "failed"
+    assert any(e.kind == "traceback" and e.detail["exception"] == b.failure_message for e in b.events)
+    if b.failure == "oom":
+        assert any(e.kind == "oom" and e.detail.get("requested_mib") for e in b.events)
