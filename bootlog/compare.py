@@ -174,8 +174,8 @@ def figures(show: dict) -> dict[str, dict[int | None, list[float]]]:
     out: dict[str, dict[int | None, list[float]]] = {}
     for m in derived_metrics(show):
         v = _num(m.get("value"))
-        if v is None:
-            continue
+        if v is None or not math.isfinite(v):
+            continue  # a nan/inf print is no figure to compare
         out.setdefault(m["name"], {}).setdefault(m.get("rank"), []).append(v)
     return out
 
@@ -208,9 +208,10 @@ def _metric_order(name: str, plan: Plan | None = None) -> tuple:
 
 
 def _history_values(history: Iterable[dict], name: str, rank: int | None, idx: int) -> list[float]:
+    """One value per earlier boot; `history` holds figures() dicts (computed once per diff)."""
     vals = []
     for h in history:
-        by_rank = figures(h).get(name)
+        by_rank = h.get(name)
         if not by_rank:
             continue
         if rank in by_rank:
@@ -249,7 +250,8 @@ def _fmt(v: float) -> str:
 
 def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = None) -> dict:
     """Compare boot `a` (newer) with boot `b` (older); `history` = earlier boots of a's shape."""
-    history = [h for h in history if h.get("boot", {}).get("id") != a.get("boot", {}).get("id")]
+    history = [figures(h) for h in history
+               if h.get("boot", {}).get("id") != a.get("boot", {}).get("id")]
     k = plan.k if plan else 3.0
     min_pct = plan.min_pct if plan else 20.0
     ba, bb = a.get("boot", {}), b.get("boot", {})
