@@ -85,7 +85,7 @@ def run_once(argv: list[str], *, ok: tuple[int, ...] = (0,)) -> tuple[float, int
     return wall, peak, rc, out
 
 
-def median_run(argv_fn, runs: int, setup=None, ok: tuple[int, ...] = (0,)) -> dict:
+def median_run(argv_fn, runs: int, setup=None, ok: tuple[int, ...] = (0,), label: str = "") -> dict:
     """Median wall time and max peak RSS over `runs` runs; setup() runs before each, untimed."""
     walls, rss, rc, out = [], [], 0, b""
     for i in range(runs):
@@ -94,6 +94,9 @@ def median_run(argv_fn, runs: int, setup=None, ok: tuple[int, ...] = (0,)) -> di
         w, m, rc, out = run_once(argv_fn(i), ok=ok)
         walls.append(w)
         rss.append(m)
+    if label:
+        print(f"bench: {label}: median {statistics.median(walls):.3f} s, peak {max(rss) / 1024:.0f} MiB, rc {rc}",
+              file=sys.stderr, flush=True)
     return {"median_s": statistics.median(walls), "min_s": min(walls), "max_s": max(walls),
             "peak_rss_mib": max(rss) / 1024, "rc": rc, "ok": rc in ok, "stdout": out.decode(errors="replace").strip()[:200]}
 
@@ -103,9 +106,13 @@ def bootlog_argv() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "bootlog.cli"]
 
 
-def build_many_boots_db(db: str, n: int, log: str) -> str:
-    """A database with n boots: the generated log's boots saved n/k times through the store API,
-    each copy with its own fingerprint (so they are distinct boots, as restarts are)."""
+def build_many_boots_db(db: str, n: int, log: str, samples_per_boot: int = 10) -> str:
+    """A database with n boots: a generated log's boots saved n/k times through the store API,
+    each copy with its own fingerprint (so they are distinct boots, as restarts are).
+
+    Copies keep `samples_per_boot` stats samples: 10,000 boots with hours of stats lines each
+    would be a 3+ GiB database whose build dominates the run, and diff reads no samples.
+    """
     from dataclasses import replace
 
     from bootlog.store.db import open_db
@@ -131,7 +138,7 @@ def build_many_boots_db(db: str, n: int, log: str) -> str:
     for i in range(n):
         b = template[i % len(template)]
         batch.append(replace(b, fingerprint=f"{b.fingerprint}-{i}", first_line=b.first_line + i * 100_000,
-                             last_line=b.last_line + i * 100_000))
+                             last_line=b.last_line + i * 100_000, samples=b.samples[:samples_per_boot]))
         if len(batch) == 500:
             save_boots(engine, src, batch)
             batch = []
@@ -152,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
 
     tmp = Path(tempfile.mkdtemp(prefix="bootlog-bench-"))
-    results: dict = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}, "runs": a.runs}
+    results: dict = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
+                                 "load_avg_at_start": os.getloadavg()}, "runs": a.runs}
     try:
         log = Path(a.log) if a.log else tmp / f"gen-{a.size_mb:g}.log"
         if not a.log:
@@ -174,13 +182,13 @@ def main(argv: list[str] | None = None) -> int:
         rows: dict[str, dict] = {}
         rg = shutil.which("rg")
         if rg:
-            rows["rg -cF"] = median_run(lambda i: [rg, "-cF", *eargs, str(log)], a.runs, ok=(0, 1))
+            rows["rg -cF"] = median_run(lambda i: [rg, "-cF", *eargs, str(log)], a.runs, ok=(0, 1), label="rg -cF")
         else:
             print("bench: ripgrep (rg) not found; apt-get install -y ripgrep", file=sys.stderr)
-        rows["grep -cF"] = median_run(lambda i: ["grep", "-cF", *eargs, str(log)], a.runs, ok=(0, 1))
+        rows["grep -cF"] = median_run(lambda i: ["grep", "-cF", *eargs, str(log)], a.runs, ok=(0, 1), label="grep -cF")
 
         dbs = [tmp / f"ingest-{i}.db" for i in range(a.runs)]
-        rows["bootlog ingest"] = median_run(lambda i: [*bl, "--db", str(dbs[i]), "ingest", str(log)], a.runs)
+        rows["bootlog ingest"] = median_run(lambda i: [*bl, "--db", str(dbs[i]), "ingest", str(log)], a.runs, label="bootlog ingest")
         rows["bootlog ingest"]["boots_line"] = rows["bootlog ingest"].pop("stdout")
 
         # incremental: the database already holds the file; append 1 MiB of runtime noise, ingest again
@@ -200,24 +208,28 @@ def main(argv: list[str] | None = None) -> int:
                 fh.write(tail)
 
         rows["re-ingest +1 MiB"] = median_run(
-            lambda i: [*bl, "--db", str(tmp / f"inc-{i}.db"), "ingest", str(grown[i])], a.runs, setup=prepare_incremental)
+            lambda i: [*bl, "--db", str(tmp / f"inc-{i}.db"), "ingest", str(grown[i])], a.runs, setup=prepare_incremental, label="re-ingest +1 MiB")
         for p in grown:
             p.unlink(missing_ok=True)
 
-        rows["bootlog --help"] = median_run(lambda i: [*bl, "--help"], max(a.runs, 5))
+        rows["bootlog --help"] = median_run(lambda i: [*bl, "--help"], max(a.runs, 5), label="bootlog --help")
 
         if a.boots_db:
             many = tmp / "many.db"
             t0 = time.perf_counter()
-            results["many_boots_db"] = {"boots": a.boots_db, "built_from": build_many_boots_db(str(many), a.boots_db, str(log)),
+            small = tmp / "template.log"
+            genlog.generate(1, str(small), boots=6)
+            results["many_boots_db"] = {"boots": a.boots_db, "built_from": build_many_boots_db(str(many), a.boots_db, str(small)),
                                         "build_s": round(time.perf_counter() - t0, 1),
                                         "mib": round(many.stat().st_size / 2**20, 1)}
             rows[f"diff last prev ({a.boots_db:,} boots)"] = median_run(
-                lambda i: [*bl, "--db", str(many), "diff", "last", "prev"], a.runs, ok=(0, 3))
+                lambda i: [*bl, "--db", str(many), "diff", "last", "prev"], a.runs, ok=(0, 3), label="diff")
 
         ing = rows["bootlog ingest"]["median_s"]
         for name, r in rows.items():
-            r.pop("stdout", None)
+            out = r.pop("stdout", None)
+            if name in ("rg -cF", "grep -cF"):
+                r["matching_lines"] = out  # the two must agree: same markers, same file
         results["rows"] = rows
         results["derived"] = {
             "ingest_mb_per_s": round(size_mb / ing, 1),
@@ -245,6 +257,10 @@ def render(res: dict) -> str:
         mbps = f"{size / r['median_s']:.1f}" if name in ("rg -cF", "grep -cF", "bootlog ingest") else ""
         name = name if r["ok"] else f"{name} (FAILED rc={r['rc']})"
         out.append(f"| {name} | {r['median_s']:.3f} | {r['min_s']:.3f} | {r['max_s']:.3f} | {r['peak_rss_mib']:.0f} | {mbps} |")
+    counts = {n: r.get("matching_lines") for n, r in res["rows"].items() if "matching_lines" in r}
+    if counts:
+        out.append("")
+        out.append("matching lines: " + ", ".join(f"{n} {c}" for n, c in counts.items()))
     d = res["derived"]
     out += ["", f"ingest / rg: {d['ingest_over_rg']}x   ingest / grep: {d['ingest_over_grep']}x   "
                 f"ingest: {d['ingest_mb_per_s']} MB/s   re-ingest(+1 MiB) / full ingest: {d['reingest_over_full']}"]
