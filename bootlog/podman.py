@@ -125,11 +125,13 @@ def _lines(f: IO[bytes]) -> Iterator[tuple[int, bytes]]:
     stamp in 4.3.1); the line sorts by its first stamp.  Bytes without a stamp (the engine's own
     output, or timestamps off) inherit the previous stamp so order is kept.
     """
-    last = 0
+    last, last_stamp = 0, b""
     for line in f:
         m = TS_RE.match(line)
         if m:
-            last = ts_ns(m)
+            stamp = m.group(0)
+            if stamp != last_stamp:  # one conmon read batch shares a stamp: parse it once
+                last, last_stamp = ts_ns(m), stamp
         yield last, line
 
 
@@ -199,33 +201,68 @@ class Cursor:
         return cls(int(ts) or None, int(n or 0))
 
 
-def read_new(name: str, cursor: Cursor, *, until: int | None = None, final: bool = False,
-             engine: str = "podman") -> tuple[bytes, Cursor]:
-    """Log bytes after `cursor` and the cursor after them.
+def read_batches(name: str, cursor: Cursor, *, until: int | None = None, final: bool = False,
+                 engine: str = "podman", batch: int = 8 << 20) -> Iterator[tuple[bytes, Cursor]]:
+    """Log bytes after `cursor` in batches of about `batch` bytes cut at line ends, each with
+    the cursor after it: memory stays bounded however long the log is.
 
     Unless `final` (the container has stopped writing), a trailing partial line (a P record
     whose rest is not written yet) is left for the next call.
     """
     since = None if cursor.ts is None else cursor.ts - 1  # exclusive bound: keep records AT ts
-    data = b"".join(logs(name, since=since, until=until, engine=engine))
+    skip = cursor.at_ts if cursor.ts is not None else 0
+    pending = b""
+    for chunk in logs(name, since=since, until=until, engine=engine):
+        pending += chunk
+        while len(pending) >= batch:
+            # cut at the last line end within the batch (or after a line longer than it)
+            cut = pending.rfind(b"\n", 0, batch) + 1 or pending.find(b"\n", batch) + 1
+            if not cut:
+                break
+            data, pending = pending[:cut], pending[cut:]
+            data, skip = _skip_seen(data, cursor, skip)
+            if data:
+                cursor = advance(cursor, data)
+                yield data, cursor
     if not final:
-        data = data[: data.rfind(b"\n") + 1]
-    start = 0
-    if cursor.ts is not None:
-        start, skip = len(data), cursor.at_ts
-        for m in TS_RE.finditer(data):
-            if skip > 0 and ts_ns(m) == cursor.ts:
-                skip -= 1
-                continue
-            start = m.start()
-            break
-    new = data[start:]
-    stamps = [ts_ns(m) for m in TS_RE.finditer(new)]
-    if not stamps:
-        return new, cursor
-    last = stamps[-1]
-    count = stamps.count(last) + (cursor.at_ts if cursor.ts == last else 0)
-    return new, Cursor(last, count)
+        pending = pending[: pending.rfind(b"\n") + 1]
+    data, skip = _skip_seen(pending, cursor, skip)
+    if data:
+        yield data, advance(cursor, data)
+
+
+def _skip_seen(data: bytes, cursor: Cursor, skip: int) -> tuple[bytes, int]:
+    """Drop the `skip` records stamped exactly cursor.ts that an earlier read consumed."""
+    if skip <= 0:
+        return data, 0
+    for m in TS_RE.finditer(data):
+        if skip > 0 and ts_ns(m) == cursor.ts:
+            skip -= 1
+            continue
+        return data[m.start():], 0
+    return b"", skip
+
+
+def advance(cursor: Cursor, data: bytes) -> Cursor:
+    """The cursor after consuming `data` (every stamped record in it)."""
+    ts, n, last_stamp = cursor.ts, cursor.at_ts, b""
+    for m in TS_RE.finditer(data):
+        stamp = m.group(0)
+        if stamp != last_stamp:
+            last_stamp, s = stamp, ts_ns(m)
+            if s != ts:
+                ts, n = s, 0
+        n += 1
+    return Cursor(ts, n)
+
+
+def read_new(name: str, cursor: Cursor, *, until: int | None = None, final: bool = False,
+             engine: str = "podman") -> tuple[bytes, Cursor]:
+    """Everything after `cursor` at once (see read_batches) and the cursor after it."""
+    parts = []
+    for data, cursor in read_batches(name, cursor, until=until, final=final, engine=engine):
+        parts.append(data)
+    return b"".join(parts), cursor
 
 
 # ------------------------------------------------------------------------------ inspect, events

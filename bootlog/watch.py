@@ -18,7 +18,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from bootlog import podman
 from bootlog.errors import InputError, SourceError
@@ -26,6 +26,8 @@ from bootlog.records import Boot, Record
 
 HEAD_HASH_BYTES = 4096
 ON_EVENT_TIMEOUT_S = 60
+BATCH = 8 << 20  # bytes read, parsed and stored at a time: bounds memory during a catch-up
+AFTER = {"Traceback (most recent call last)": 200}  # as ingest.read_records keeps context
 
 
 # ------------------------------------------------------------------------------ what is read
@@ -75,21 +77,26 @@ class FileTail:
         except FileNotFoundError:
             raise InputError(f"no such file: {self.path}", path=self.path) from None
 
-    def read(self, pos: int, final: bool) -> tuple[list[tuple[int, bytes]], int]:
-        """New lines after `pos` with the offset before each, and the offset after them."""
+    def read(self, pos: int, final: bool) -> Iterator[tuple[list[tuple[int, bytes]], int]]:
+        """New lines after `pos` in batches: (lines with the offset before each, offset after)."""
         if self._size() < pos:
             pos = 0  # truncated in place (copytruncate rotation): start over
         with open(self.path, "rb") as f:
             f.seek(pos)
-            data = f.read()
-        if not final:
-            data = data[: data.rfind(b"\n") + 1]
-        out = []
-        off = pos
-        for line in split_lines(data):
-            out.append((off, line))
-            off += len(line)
-        return out, off
+            pending = b""
+            while True:
+                block = f.read(BATCH)
+                pending += block
+                cut = len(pending) if (not block and final) else pending.rfind(b"\n") + 1
+                if cut:
+                    lines = []
+                    for line in split_lines(pending[:cut]):
+                        lines.append((pos, line))
+                        pos += len(line)
+                    pending = pending[cut:]
+                    yield lines, pos
+                if not block:
+                    return
 
     def year(self) -> int:
         try:
@@ -128,15 +135,18 @@ class ContainerTail:
         except ValueError:
             return None
 
-    def read(self, pos: podman.Cursor, final: bool) -> tuple[list[tuple[podman.Cursor, bytes]], podman.Cursor]:
+    def read(self, pos: podman.Cursor, final: bool
+             ) -> Iterator[tuple[list[tuple[podman.Cursor, bytes]], podman.Cursor]]:
+        """New lines after `pos` in batches: (lines with the cursor before each, cursor after)."""
         running = podman.state(self.name, engine=self.engine).running
-        data, end = podman.read_new(self.name, pos, final=final or not running, engine=self.engine)
-        out = []
-        cur = pos
-        for line in split_lines(data):
-            out.append((cur, line))
-            cur = advance(cur, line)
-        return out, end
+        for data, end in podman.read_batches(self.name, pos, final=final or not running,
+                                             engine=self.engine, batch=BATCH):
+            lines = []
+            for line in split_lines(data):
+                lines.append((pos, line))
+                pos = podman.advance(pos, line)
+            yield lines, end
+            pos = end
 
     def year(self) -> int:
         return datetime.now().year
@@ -152,40 +162,27 @@ def split_lines(data: bytes) -> list[bytes]:
     return out
 
 
-def advance(cursor: podman.Cursor, data: bytes) -> podman.Cursor:
-    """The cursor after consuming `data` (every stamped record in it)."""
-    ts, n = cursor.ts, cursor.at_ts
-    for m in podman.TS_RE.finditer(data):
-        s = podman.ts_ns(m)
-        if s == ts:
-            n += 1
-        else:
-            ts, n = s, 1
-    return podman.Cursor(ts, n)
-
-
 # --------------------------------------------------------------------------------- the loop
 
 
 @dataclass
 class _Window:
-    """The lines not yet settled: those of the last boot (and any after it)."""
+    """What is not settled yet: the candidate lines of the last boot (and any after it), with
+    the read position before each of them (a boot starts on a candidate line)."""
 
-    first: int = 1  # line number of the window's first line
-    positions: list[Any] = field(default_factory=list)  # position before each line
     records: list[Record] = field(default_factory=list)
+    positions: dict[int, Any] = field(default_factory=dict)  # line number -> position before it
     end_line: int = 0  # last line number read
     end: Any = None  # position after the last line read
+    carry: int = 0  # lines still to keep after a traceback start seen in an earlier batch
 
     def cut(self, line: int) -> None:
         """Forget lines before `line`."""
-        drop = max(0, line - self.first)
-        self.positions = self.positions[drop:]
         self.records = [r for r in self.records if r.lineno >= line]
-        self.first = line
+        self.positions = {n: p for n, p in self.positions.items() if n >= line}
 
     def position_of(self, line: int) -> Any:
-        return self.positions[line - self.first] if line - self.first < len(self.positions) else self.end
+        return self.positions.get(line, self.end)
 
 
 @dataclass
@@ -210,38 +207,63 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
     warn = warn or emit
     src = tail.source(host or default_host())
     win = _resume(tail, get_position(db, tail.key))
+    keep = _candidates()
     fmt: str | None = None
     known: dict[str, _Known] = {}
     emitted = 0
     missing_said = False
 
     while not stop():
+        got = False
         try:
-            lines, end = tail.read(win.end, final=once)
-            missing_said = False
+            for lines, end in tail.read(win.end, final=once):
+                missing_said = False
+                if not lines:
+                    continue
+                got = True
+                data = b"".join(line for _, line in lines)
+                fmt = fmt or detect(data[:64 * 1024])
+                first = win.end_line + 1
+                new = keep(win, list(records([data], fmt, start_line=first)))
+                win.records.extend(new)
+                win.positions.update((r.lineno, lines[r.lineno - first][0]) for r in new)
+                win.end_line += len(lines)
+                win.end = end
+                boots = parse(win.records, year=tail.year(), total_lines=win.end_line)
+                emitted += _store(db, tail, src, boots, win, known, emit, on_event, warn, save_boots)
         except SourceError as err:
             if once or "no such container" not in str(err):
                 raise
             if not missing_said:  # between `rm` and `run` of a redeploy: wait for it to return
                 warn(f"{tail.label}: {err}; waiting for it to come back")
                 missing_said = True
-            time.sleep(poll)
-            continue
-        if lines:
-            data = b"".join(line for _, line in lines)
-            fmt = fmt or detect(data[:64 * 1024])
-            new = list(records([data], fmt, start_line=win.end_line + 1))
-            win.positions.extend(p for p, _ in lines)
-            win.records.extend(new)
-            win.end_line += len(lines)
-            win.end = end
-            boots = parse(win.records, year=tail.year(), total_lines=win.end_line)
-            emitted += _store(db, tail, src, boots, win, known, emit, on_event, warn, save_boots)
-        elif once:
+        if once and not got:
             break
         if not once:
             time.sleep(poll)
     return emitted
+
+
+def _candidates() -> Callable[[_Window, list[Record]], list[Record]]:
+    """The filter ingest's fast path applies (catalogue literals, plus the lines after a
+    traceback start), with the traceback context carried from one batch to the next."""
+    from bootlog.ingest import scan_literals
+    from bootlog.scan import select
+
+    if os.environ.get("BOOTLOG_FULL_SCAN"):
+        return lambda win, recs: recs
+    literals = scan_literals()
+
+    def keep(win: _Window, recs: list[Record]) -> list[Record]:
+        head, rest = recs[:win.carry], recs[win.carry:]
+        left = max(0, win.carry - len(recs))
+        for i, rec in enumerate(recs):
+            if any(k in rec.text for k in AFTER):
+                left = max(left, max(n for k, n in AFTER.items() if k in rec.text) - (len(recs) - 1 - i))
+        win.carry = left
+        return head + list(select(rest, literals, AFTER))
+
+    return keep
 
 
 def _resume(tail, stored: tuple[int, str] | None) -> _Window:
@@ -251,17 +273,19 @@ def _resume(tail, stored: tuple[int, str] | None) -> _Window:
         base, _, inner = head.partition("|")
         start = tail.decode(offset, inner) if base.isdigit() else None
         if start is not None:
-            return _Window(first=int(base) + 1, end_line=int(base), end=start)
-    return _Window(first=1, end_line=0, end=tail.start())
+            return _Window(end_line=int(base), end=start)
+    return _Window(end_line=0, end=tail.start())
 
 
 def _store(db, tail, src, boots: list[Boot], win: _Window, known: dict[str, _Known],
            emit, on_event, warn, save_boots) -> int:
     """Save the window's boots and the position in one transaction; emit what is new."""
+    resume_line = win.end_line + 1  # no vLLM line: nothing to keep
     if boots:
-        resume_line = boots[-1].first_line
-    else:
-        resume_line = win.end_line + 1  # no vLLM line: nothing to keep
+        # the last boot's first line, else the nearest kept line before it (re-read, never skip)
+        first = boots[-1].first_line
+        resume_line = first if first in win.positions else max(
+            (n for n in win.positions if n <= first), default=resume_line)
     offset, head = tail.encode(win.position_of(resume_line))
     position = (tail.key, offset, f"{resume_line - 1}|{head}")
     _load_known(db, src, boots, known)

@@ -138,3 +138,18 @@ def test_inspect_state_and_events_mark_each_boot(replayer):
     stamps = [podman.ts_ns(podman.TS_RE.match(ln)) for ln in lines]
     assert inits[0] < stamps[0] < dieds[0] < inits[1] < stamps[1] < dieds[1]
     assert b"".join(podman.logs(name, since=inits[1], timestamps=False)) == b"boot two\n"
+
+
+def test_read_batches_cut_a_long_log_at_line_ends_and_lose_nothing(replayer):
+    log = fixture_log("022-v0.13.0-oom-engine-failed.log").read_bytes()
+    name = replayer.start([all_at_once(log, exit_code=0)], attach=True)
+    whole, end = podman.read_new(name, podman.Cursor(), final=True)
+    batches = list(podman.read_batches(name, podman.Cursor(), final=True, batch=4096))
+    assert len(batches) > 5
+    assert all(data.endswith(b"\n") for data, _ in batches[:-1])
+    assert b"".join(data for data, _ in batches) == whole
+    assert batches[-1][1] == end
+    # resuming from any batch's cursor gives exactly the rest
+    for i in (0, len(batches) // 2):
+        rest, _ = podman.read_new(name, batches[i][1], final=True)
+        assert rest == b"".join(data for data, _ in batches[i + 1:])

@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 
+import pytest
 from click.testing import CliRunner
 
 from bootlog import podman
@@ -128,7 +129,11 @@ def test_watch_follows_a_container_live_across_a_restart(replayer, db_path, tmp_
     assert all(g["container"] == name for g in got)
 
 
-def test_watch_file_matches_a_plain_ingest_and_survives_restarts(tmp_path, db_path):
+@pytest.mark.parametrize("batch", [8 << 20, 2048])  # one read, and many small batches
+def test_watch_file_matches_a_plain_ingest_and_survives_restarts(tmp_path, db_path, monkeypatch, batch):
+    import bootlog.watch
+
+    monkeypatch.setattr(bootlog.watch, "BATCH", batch)
     log = fixture_log(MULTI).read_bytes()
     path = tmp_path / "server.log"
     lines = log.split(b"\n")
