@@ -135,8 +135,13 @@ def build_many_boots_db(db: str, n: int, log: str, samples_per_boot: int = 10) -
         raise SystemExit("bench: the generated log produced no boots")
     src = SourceInfo("bench-many-boots.log", "file", container="frank-primary-qwen", host="bench")
     batch = []
+    # rotate so the newest two copies are ready boots: `diff last prev` then compares two
+    # healthy boots, the common case (a failed `last` makes diff exit 4 by contract)
+    k = len(template)
+    ready = [j for j, b in enumerate(template) if b.status == "ready"]
+    offset = next((o for o in range(k) if (n - 1 + o) % k in ready and (n - 2 + o) % k in ready), 0)
     for i in range(n):
-        b = template[i % len(template)]
+        b = template[(i + offset) % k]
         batch.append(replace(b, fingerprint=f"{b.fingerprint}-{i}", first_line=b.first_line + i * 100_000,
                              last_line=b.last_line + i * 100_000, samples=b.samples[:samples_per_boot]))
         if len(batch) == 500:
