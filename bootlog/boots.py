@@ -88,7 +88,18 @@ _STRONG = ("version", "args", "engine_cfg")
 _WEAK = ("platform", "plugins", "unknown_env", "tpu_info")
 
 
+_memo_marker: list = [None, None]  # one-entry memo: the splitter and the boot ask about the same line
+
+
 def _marker(msg: str) -> str | None:
+    if msg is _memo_marker[0]:
+        return _memo_marker[1]
+    got = _marker_of(msg)
+    _memo_marker[0], _memo_marker[1] = msg, got
+    return got
+
+
+def _marker_of(msg: str) -> str | None:
     if "vLLM API server version" in msg or "vLLM server version" in msg or "\u2588  version" in msg:
         return "version"
     if "non-default args" in msg or "args: Namespace(" in msg:
@@ -122,8 +133,19 @@ def _kv_known(msg: str) -> bool:
     return "KV cache size" in msg or " blocks: " in msg or "num_gpu_blocks is" in msg
 
 
+_memo_pid: list = [None, None]
+
+
 def api_pid(text: str) -> tuple[str, int] | None:
     """(name, pid) of the innermost API-server tag on a raw line, if any."""
+    if text is _memo_pid[0]:
+        return _memo_pid[1]
+    found = _api_pid_of(text)
+    _memo_pid[0], _memo_pid[1] = text, found
+    return found
+
+
+def _api_pid_of(text: str) -> tuple[str, int] | None:
     found = None
     for m in _TAG_PID.finditer(text[:200]):
         name = m.group(1)
@@ -186,6 +208,7 @@ class _Acc:
         self.v0_worker_ranks: dict[int, int] = {}
         self.env_warnings: set[str] = set()
         self.body = False
+        self.superseded = False  # a newer concurrent boot died and the older one took over
 
     # -- helpers -----------------------------------------------------------------------------
     def add_event(self, ev: Event, dedupe: bool = True) -> None:
@@ -510,7 +533,9 @@ class BootSplitter:
         self.pending: list[tuple[VLine, bool]] = []
         self.pending_keys: set[str] = set()
         self.resume: _Acc | None = None  # older concurrent boot that gets lines again
-        self.segments: dict[int, int] = {}  # id(acc) -> last line routed
+        # vLLM lines before the first start marker: a boot whose start was cut off (rotated log,
+        # `podman logs --since`); kept only if it printed figures or stats
+        self.orphan: _Acc | None = None
 
     def _start(self, v: VLine, lit: bool, take_pending: bool) -> None:
         lines = self.pending if take_pending else []
@@ -598,7 +623,12 @@ class BootSplitter:
                 self.pending_keys.add(mk)
             return
         if cur is None:
-            return  # orphan lines before the first boot
+            if _is_vllm(v):
+                if self.orphan is None:
+                    self.orphan = _Acc(v.lineno)
+                    self.orphan.body = True
+                self.orphan.feed(v, literal)
+            return
         if v.role == "api":
             got = api_pid(v.text)
             if got and got[0] in cur.api_pids and cur.api_pids[got[0]] != got[1]:
@@ -631,15 +661,18 @@ class BootSplitter:
             if gap > self.RESUME_WINDOW_S:
                 return
         self.resume = prev
-        cur.terminal_line = cur.last_seen  # type: ignore[attr-defined]
+        cur.superseded = True
 
     def finish(self, total_lines: int | None = None) -> list[Boot]:
         if self.cur is not None:
             self._flush()
         out: list[Boot] = []
-        starts = sorted(a.boot.first_line for a in self.accs)
-        for acc in self.accs:
-            if getattr(acc, "terminal_line", None):
+        accs = list(self.accs)
+        if self.orphan is not None and (self.orphan.boot.metrics or self.orphan.boot.samples):
+            accs.insert(0, self.orphan)
+        starts = sorted(a.boot.first_line for a in accs)
+        for acc in accs:
+            if acc.superseded:
                 end = acc.last_seen  # its lines stopped when the older boot resumed
             else:
                 later = [s for s in starts if s > acc.last_seen]
