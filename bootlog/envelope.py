@@ -33,7 +33,8 @@ rule, `_continues()`:
 For podman_ts rule 4 is not used: the output does not say which stream a piece came from, and
 `podman logs -t 2>&1` glues a stdout partial line to the very next stderr record (podman.md:
 "tail-no-newline<TS> boot err", 0.1 ms apart), which must be split.
-An embedded timestamp is only taken as one when it is not earlier than the piece before it.
+An embedded timestamp is only taken as one when it has the same zone suffix as the line's own
+stamp ("Z" from podman) and is not earlier than the piece before it.
 """
 from __future__ import annotations
 
@@ -270,56 +271,87 @@ def _compose(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
 
 # ---------------------------------------------------------------- podman logs --timestamps
 
-def _podman_ts(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
-    run_ts = b""  # timestamp of the last piece seen ...
-    run_bytes = 0  # ... and the bytes printed under it so far (one conmon read)
-    cache_key, cache_val = b"", None
-    for n, raw in lines:
+class PodmanTs:
+    """`podman logs -t` lines -> Records, one physical line at a time (scan.py feeds it only
+    the lines it needs, and keeps `run_ts`/`run_bytes` current for the others itself)."""
+
+    __slots__ = ("run_ts", "run_bytes", "_key", "_val")
+
+    def __init__(self) -> None:
+        self.run_ts = b""  # timestamp of the last piece seen ...
+        self.run_bytes = 0  # ... and the bytes printed under it so far (one conmon read)
+        self._key: bytes = b""
+        self._val: datetime | None = None
+
+    def line(self, n: int, raw: bytes) -> list[Record]:
         m = TS_LEAD.match(raw)
         if m is None:
-            yield Record(n, clean(raw))
-            continue
+            return [Record(n, clean(raw))]
         tsb = m.group(1)
-        if tsb != cache_key:
-            cache_key, cache_val = tsb, parse_ts(tsb)
-        ts = cache_val
-        if tsb != run_ts:
-            run_ts, run_bytes = tsb, 0
+        if tsb != self._key:
+            self._key, self._val = tsb, parse_ts(tsb)
+        ts = self._val
+        if tsb != self.run_ts:
+            self.run_ts, self.run_bytes = tsb, 0
         pos = m.end()
         if raw.find(b"T", pos) < 0 or TS_EMBED.search(raw, pos) is None:
-            run_bytes += len(raw) - pos + 1
-            yield Record(n, clean(raw[pos:]), ts)
-            continue
+            self.run_bytes += len(raw) - pos + 1
+            return [Record(n, clean(raw[pos:]), ts)]
+        return self._embedded(n, raw, tsb, ts, pos)
+
+    def _stamp_at(self, raw: bytes, e: re.Match, zone: bytes, cur: datetime | None
+                  ) -> datetime | None:
+        """The time of an embedded stamp, or None when it is text: podman writes every stamp
+        of a line the same way (same zone suffix), and never earlier than the piece before."""
+        if not e.group(1).endswith(zone):
+            return None
+        ets = parse_ts(e.group(1))
+        if ets is None or (cur is not None and ets < cur):
+            return None
+        return ets
+
+    def _embedded(self, n: int, raw: bytes, tsb: bytes, ts: datetime | None, pos: int
+                  ) -> list[Record]:
         # embedded timestamps: P continuations (join) or a new record after a partial line
-        parts = [raw[pos:pos]]
-        cur_ts, piece_start = ts, pos
-        first_ts = ts
-        search = pos
+        zone = b"Z" if tsb[-1:] in (b"Z", b"z") else tsb[-6:]
+        out: list[Record] = []
+        parts: list[bytes] = []
+        cur_ts, first_ts, piece_start, search = ts, ts, pos, pos
         while True:
             e = TS_EMBED.search(raw, search)
             if e is None:
                 break
-            ets = parse_ts(e.group(1))
-            if ets is None or (cur_ts is not None and ets < cur_ts):
+            ets = self._stamp_at(raw, e, zone, cur_ts)
+            if ets is None:
                 search = e.start() + 1  # a date inside the message, not podman's stamp
                 continue
             piece = raw[piece_start:e.start()]
-            nxt_end = TS_EMBED.search(raw, e.end())
-            nxt = raw[e.end():nxt_end.start() if nxt_end else len(raw)]
-            run_bytes += len(piece)
+            nxt = raw[e.end():e.end() + 1]
+            if nxt and nxt != b"\r":
+                again = TS_EMBED.match(raw, e.end())
+                if again is not None and self._stamp_at(raw, again, zone, ets) is not None:
+                    nxt = b""  # the next piece is empty: another stamp follows at once
+            self.run_bytes += len(piece)
             parts.append(piece)
-            if not _continues(run_bytes, CONMON_BUF, nxt, None):
-                yield Record(n, clean(b"".join(parts)), first_ts)
+            if not _continues(self.run_bytes, CONMON_BUF, nxt, None):
+                out.append(Record(n, clean(b"".join(parts)), first_ts))
                 parts = []
                 first_ts = ets
             etsb = e.group(1)
-            if etsb != run_ts:
-                run_ts, run_bytes = etsb, 0
+            if etsb != self.run_ts:
+                self.run_ts, self.run_bytes = etsb, 0
             cur_ts, piece_start = ets, e.end()
             search = e.end()
-        run_bytes += len(raw) - piece_start + 1
+        self.run_bytes += len(raw) - piece_start + 1
         parts.append(raw[piece_start:])
-        yield Record(n, clean(b"".join(parts)), first_ts)
+        out.append(Record(n, clean(b"".join(parts)), first_ts))
+        return out
+
+
+def _podman_ts(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
+    p = PodmanTs()
+    for n, raw in lines:
+        yield from p.line(n, raw)
 
 
 # ---------------------------------------------------------------- partial-line joining

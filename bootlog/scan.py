@@ -13,6 +13,7 @@ need their lines joined first, so they go through envelope.records() and the sam
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -131,6 +132,8 @@ class Scanner:
         self.format = fmt
         if fmt == "plain":
             return self._plain(chunks, start_line)
+        if fmt == "podman_ts":
+            return self._podman(chunks, start_line)
         counted = self._count(chunks)
         return select(envelope.records(counted, fmt, start_line=start_line),
                       self.literals, self.after)
@@ -170,6 +173,21 @@ class Scanner:
         if pending:
             yield b"".join(pending)
 
+    @staticmethod
+    def _lines_with(cb: bytes, needles: Iterable[bytes]) -> set[int]:
+        """Start offsets of the lines of `cb` holding any of `needles` (bytes.find)."""
+        find, rfind = cb.find, cb.rfind
+        seen: set[int] = set()
+        for lit in needles:
+            i = find(lit)
+            while i >= 0:
+                seen.add(rfind(b"\n", 0, i) + 1)
+                nl = find(b"\n", i)
+                if nl < 0:
+                    break
+                i = find(lit, nl + 1)
+        return seen
+
     def _starts(self, cb: bytes) -> list[int]:
         """Sorted start offsets of lines of `cb` that may hold a literal."""
         out: list[int] = []
@@ -196,16 +214,7 @@ class Scanner:
                 if line_end < 0:
                     break
             return out
-        seen: set[int] = set()
-        for lit in self._bmin:
-            i = find(lit)
-            while i >= 0:
-                seen.add(rfind(b"\n", 0, i) + 1)
-                nl = find(b"\n", i)
-                if nl < 0:
-                    break
-                i = find(lit, nl + 1)
-        return sorted(seen)
+        return sorted(self._lines_with(cb, self._bmin))
 
     def _external(self, cb: bytes) -> list[int] | None:
         """Hit offsets from rg/grep, in order; None when the tool failed (use Python instead).
@@ -283,3 +292,59 @@ class Scanner:
                     yield Record(at_line, text)
                 pos = end + 1
             lineno += nlines
+
+    def _podman(self, chunks: Iterable[bytes], start_line: int) -> Iterator[Record]:
+        """`podman logs -t`: lines in the usual shape (one stamp "…nnnnnnnnnZ ", no second
+        "Z " later in the line) only advance the parser's run state, unless the hit search
+        proposed them or context is owed; every other line goes to envelope.PodmanTs in full."""
+        parser = envelope.PodmanTs()
+        line_of = parser.line
+        normal = _PODMAN_NORMAL.match
+        after, tmin = self.after, self._tmin
+        remaining = 0
+        n = start_line - 1
+        for block in self._blocks(chunks):
+            starts = self._starts(block)
+            # raw lines: ESC or NUL bytes can hide a literal from the byte search
+            odd = self._lines_with(block, (b"\x1b", b"\x00"))
+            if odd:
+                starts = sorted(odd.union(starts))
+            lines = block.split(b"\n")
+            if block.endswith(b"\n"):
+                lines.pop()
+            self.lines_seen += len(lines)
+            ci, ncand = 0, len(starts)
+            nxt = starts[0] if ncand else -1
+            off = 0
+            for raw in lines:
+                n += 1
+                cand = off == nxt
+                if cand:
+                    ci += 1
+                    nxt = starts[ci] if ci < ncand else -1
+                off += len(raw) + 1
+                if not cand and remaining <= 0 and normal(raw) and raw.find(b"Z ", 31) < 0:
+                    tsb = raw[:30]
+                    if tsb != parser.run_ts:
+                        parser.run_ts, parser.run_bytes = tsb, 0
+                    parser.run_bytes += len(raw) - 30
+                    continue
+                for rec in line_of(n, raw):
+                    text = rec.text
+                    keep = remaining > 0
+                    if not keep:
+                        for lit in tmin:
+                            if lit in text:
+                                keep = True
+                                break
+                    if remaining > 0:
+                        remaining -= 1
+                    for key, k in after.items():
+                        if k > remaining and key in text:
+                            remaining = k
+                    if keep:
+                        yield rec
+
+
+# podman's own stamp: RFC 3339 UTC with nanoseconds and "Z", then one space (31 bytes)
+_PODMAN_NORMAL = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ")

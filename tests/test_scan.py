@@ -112,3 +112,33 @@ def test_gzip_source_and_start_line(tmp_path):
     want = list(select(envelope.records(src.chunks(), start_line=10), LITERALS, AFTER))
     got = list(Scanner(LITERALS, AFTER).records(src.chunks(), start_line=10))
     assert got == want and got[0].lineno >= 10
+
+
+def _podman_t(path: Path) -> bytes:
+    """A corpus log as `podman logs -t 2>&1` prints it after conmon split it into reads: a
+    stamp before every record, P continuations and glued partial lines inside lines."""
+    from datetime import datetime, timedelta, timezone
+
+    from test_envelope import _conmon, _stamp
+
+    lines = path.read_bytes().split(b"\n")
+    rng = random.Random(path.name)
+    t0 = datetime(2026, 11, 29, 14, 0, tzinfo=timezone.utc)
+    out = list(_conmon(lines[:-1], rng, t0))
+    err = list(_conmon([b"Traceback (most recent call last):", b"  x", b"tail-no-newline"], rng,
+                       t0 + timedelta(seconds=1), final_nl=False))
+    merged = sorted(out + err, key=lambda r: r[0])
+    return b"".join(_stamp(t, True) + b" " + m + (b"\n" if tag == b"F" else b"")
+                    for t, tag, m in merged)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("path", CORPUS[::3], ids=lambda p: p.name[:3])
+def test_podman_t_fast_path_equals_envelope(monkeypatch, path, engine):
+    monkeypatch.setattr(scan, "BLOCK", 20_000)
+    data = _podman_t(path)
+    assert envelope.detect(data[:65536]) == "podman_ts"
+    sc = Scanner(LITERALS, AFTER, accel=engine)
+    got = list(sc.records(_chunks(data, 7000)))
+    assert got == list(select(envelope.records(_chunks(data)), LITERALS, AFTER))
+    assert sc.format == "podman_ts" and sc.lines_seen == _physical_lines(data)
