@@ -179,6 +179,7 @@ class _Tb:
     lines: list[str] = field(default_factory=list)
     exception: str | None = None
     closed_at: int = 0
+    event: Event | None = None  # the one traceback event, updated while a chain grows
 
 
 class _Acc:
@@ -220,21 +221,16 @@ class _Acc:
         self.boot.events.append(ev)
 
     def exception_line(self, v: VLine, msg: str, in_tb: _Tb | None) -> None:
-        """A real exception text: events, root cause."""
-        b = self.boot
+        """A real exception text: its events, and the root cause if it is the first one."""
+        from bootlog import patterns
+
         rank = v.rank
         if _OOM.search(msg):
-            from bootlog import patterns
-
             self.add_event(Event("oom", v.lineno, rank, v.ts, msg, patterns.oom_detail(msg) or {}))
         if _KV_INSUFFICIENT in msg:
-            from bootlog import patterns
-
             self.add_event(Event("kv_cache_insufficient", v.lineno, rank, v.ts, msg,
                                  patterns.kv_insufficient_detail(msg) or {}))
         if msg.startswith("ValueError"):
-            from bootlog import patterns
-
             self.add_event(Event("value_error", v.lineno, rank, v.ts, msg,
                                  patterns.value_error_detail(msg) or {}))
         if _INIT_WRAPPER in msg or "Engine core initialization failed" in msg:
@@ -247,28 +243,29 @@ class _Acc:
             return
         if _WRAPPER.search(msg):
             return
+        # a traceback logged at WARNING/INFO was survived; after "ready" it is a runtime fault
         warn = (in_tb.level if in_tb is not None else v.level) in ("WARNING", "INFO", "DEBUG")
         if warn or self.ready_line is not None or self.root is not None:
             return
         self.root = (v.lineno, msg, self.engine_done)
-        if b.failure_message is None:
-            pass
 
     def traceback(self, v: VLine, msg: str) -> bool:
-        """Group traceback lines; True when the line belonged to one."""
+        """Group traceback lines per printing stream; True when the line belonged to one.
+
+        A stream is (process tag, rank, level, file:line): the logger's ERROR copy and the raw
+        stderr copy of the same traceback interleave and must not mix.  Chained tracebacks
+        ("The above exception was the direct cause ...") stay one event.
+        """
         key = (v.proc, v.rank, v.level, v.src)
         tb = self.tbs.get(key)
-        if msg.startswith(_TB_START) or _TB_START in msg and tb is None and not msg.strip().startswith("File"):
-            if tb is not None and tb.exception is None and not tb.lines[-1].startswith(_CHAIN):
-                self.close_tb(key)
+        if _TB_START in msg and not msg.lstrip().startswith("File"):
+            if tb is not None and not tb.lines[-1].startswith(_CHAIN):
+                self.close_tb(key)  # a new traceback before the old one printed its exception
                 tb = None
             if tb is None:
                 last = self.closed.get(key)
-                if last is not None and v.lineno - last.closed_at <= 4 and last.lines and \
-                        last.lines[-1].startswith(_CHAIN):
-                    tb = last
-                    del self.closed[key]
-                    tb.exception = None
+                if last is not None and v.lineno - last.closed_at <= 4 and last.lines[-1].startswith(_CHAIN):
+                    tb = self.closed.pop(key)  # the next link of a chain
                 else:
                     tb = _Tb(key, v.lineno, v.rank, v.ts, v.level)
                 self.tbs[key] = tb
@@ -276,19 +273,16 @@ class _Acc:
             return True
         if tb is None:
             last = self.closed.get(key)
-            if last is not None and v.lineno - last.closed_at <= 3 and (
-                    msg.startswith(_CHAIN) or not msg.strip()):
+            if last is not None and v.lineno - last.closed_at <= 3 and (msg.startswith(_CHAIN) or not msg.strip()):
                 if msg.strip():
                     last.lines.append(msg)
                 last.closed_at = v.lineno
                 return True
             return False
-        if not msg.strip() or msg[:1] in (" ", "\t") or msg.startswith(_CHAIN):
-            tb.lines.append(msg)
-            return True
-        # first unindented line: the exception
         tb.lines.append(msg)
-        tb.exception = msg
+        if not msg.strip() or msg[:1] in (" ", "\t") or msg.startswith(_CHAIN):
+            return True
+        tb.exception = msg  # the first unindented line ends a traceback
         self.exception_line(v, msg, tb)
         self.close_tb(key, v.lineno)
         return True
@@ -298,9 +292,11 @@ class _Acc:
         if tb is None:
             return
         tb.closed_at = at or tb.line
-        ev = Event("traceback", tb.line, tb.rank, tb.ts, tb.exception or "",
-                   {"exception": tb.exception, "lines": tb.lines})
-        self.boot.events.append(ev)
+        if tb.event is None:
+            tb.event = Event("traceback", tb.line, tb.rank, tb.ts, "", {"lines": tb.lines})
+            self.boot.events.append(tb.event)
+        tb.event.message = tb.exception or ""
+        tb.event.detail["exception"] = tb.exception
         self.closed[key] = tb
 
     # -- one line ----------------------------------------------------------------------------

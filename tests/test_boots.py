@@ -219,3 +219,16 @@ def test_failed_boots_have_root_cause_events(prefix):
     assert any(e.kind == "traceback" and e.detail["exception"] == b.failure_message for e in b.events)
     if b.failure == "oom":
         assert any(e.kind == "oom" and e.detail.get("requested_mib") for e in b.events)
+
+
+def test_chained_traceback_is_one_event():
+    # corpus 025 (runtime, after ready): HFValidationError, "The above exception was the direct
+    # cause of the following exception:", then OSError -- printed as one chain, kept as one event
+    _, bs = run("025")
+    tbs = [e for e in bs[0].events if e.kind == "traceback"]
+    assert [e.line for e in tbs] == [575, 641, 719]
+    lines = tbs[0].detail["lines"]
+    assert lines[0].startswith("Traceback") and any(x.startswith("The above exception") for x in lines)
+    assert sum(x.startswith("Traceback") for x in lines) == 2
+    assert tbs[0].detail["exception"].startswith("OSError: Incorrect path_or_model_id")
+    assert bs[0].status == "ready"  # runtime faults after ready do not fail the boot
