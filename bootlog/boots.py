@@ -188,6 +188,7 @@ class _Acc:
     def __init__(self, first_line: int) -> None:
         self.boot = Boot(first_line=first_line, last_line=first_line)
         self.keys: set[str] = set()
+        self.key_procs: dict[str, set[str | None]] = {}  # start marker -> process names that printed it
         self.api_pids: dict[str, int] = {}
         self.tagged_api = False
         self.progressed = False
@@ -337,6 +338,7 @@ class _Acc:
         mk = _marker(msg)
         if mk in _STRONG:
             self.keys.add(mk)
+            self.key_procs.setdefault(mk, set()).add(v.proc)
         elif mk == "unknown_env" and v.role in (None, "api"):
             self.env_warnings.add(msg.strip())
         if mk == "engine_cfg":
@@ -350,7 +352,10 @@ class _Acc:
         if _kv_known(msg):
             self.kv_known = True
         if "Application startup complete" in msg and self.ready_line is None:
-            ok = self.engine_done or self.kv_known
+            # vLLM's own uvicorn: after engine init, or tagged by this boot's API server (a
+            # WARNING-level log may have no INFO engine lines at all)
+            got = api_pid(v.text) if v.role == "api" else None
+            ok = self.engine_done or self.kv_known or bool(got and self.api_pids.get(got[0]) == got[1])
             if self.tagged_api and v.role != "api":
                 ok = False  # another program's uvicorn (corpus 025)
             if ok:
@@ -580,11 +585,13 @@ class BootSplitter:
             if cur is None:
                 trigger = "with_pending"
             elif mk in ("version", "args"):
+                # printed once per server start; with --api-server-count N each ApiServer_i may
+                # print its own, so only a repeat by the same process name counts
                 order = {"version": 0, "args": 1}[mk]
-                later = {k for k in cur.keys if k in ("version", "args") and
-                         {"version": 0, "args": 1}[k] >= order}
-                if cur.keys & {"engine_cfg"} and mk == "version":
-                    later.add("engine_cfg")
+                later = {k for k in ("version", "args") if order <= {"version": 0, "args": 1}[k]
+                         and v.proc in cur.key_procs.get(k, ())}
+                if mk == "version" and "engine_cfg" in cur.keys and v.proc in (None, "APIServer", "MainProcess"):
+                    later.add("engine_cfg")  # the banner never follows the engine config
                 if mk in self.pending_keys:
                     trigger = "after_pending"
                 elif later:

@@ -232,3 +232,26 @@ def test_chained_traceback_is_one_event():
     assert sum(x.startswith("Traceback") for x in lines) == 2
     assert tbs[0].detail["exception"].startswith("OSError: Incorrect path_or_model_id")
     assert bs[0].status == "ready"  # runtime faults after ready do not fail the boot
+
+
+def test_second_api_server_banner_is_not_a_restart():
+    # --api-server-count 2: ApiServer_1 printing its own banner must not split the boot
+    recs, bs = run("034")
+    i = next(k for k, r in enumerate(recs) if "version 0.17.1" in r.text)
+    extra = Record(recs[i].lineno, recs[i].text.replace("(APIServer pid=229492)", "(ApiServer_1 pid=229999)"))
+    more = recs[:i + 1] + [extra] + recs[i + 1:]
+    more = [Record(n, r.text) for n, r in enumerate(more, 1)]
+    got = parse(more, year=2026, total_lines=len(more))
+    assert len(bs) == len(got) == 1 and got[0].status == "ready"
+    # while the same API server printing it again is a new start
+    again = more + [Record(len(more) + 1 + n, r.text) for n, r in enumerate(recs[:10])]
+    assert len(parse(again, year=2026, total_lines=len(again))) == 2
+
+
+def test_tagged_startup_complete_is_ready_without_engine_lines():
+    # a WARNING-level log has no INFO engine lines; the API server's own uvicorn line still counts
+    recs, _ = run("034")
+    quiet = [r for r in recs if " INFO " not in r.text or "INFO:  " in r.text or "version" in r.text]
+    b = parse(quiet, year=2026, total_lines=len(recs))[0]
+    assert b.status == "ready"
+    assert not any(m.name == "kv_cache_tokens" for m in b.metrics)
