@@ -44,11 +44,11 @@ class Waited:
 
 
 def parse_bytes(data: bytes) -> list[Boot]:
-    """Boots in `podman logs --timestamps` bytes (envelope + vLLM line shape + boot split)."""
-    from bootlog.envelope import records
-    from bootlog.parse import parse
+    """Boots in `podman logs --timestamps` bytes, parsed exactly as ingest parses a source."""
+    from bootlog.ingest import parse_source
+    from bootlog.sources import Source
 
-    return parse(records([data]), total_lines=data.count(b"\n"))
+    return parse_source(Source(name="-", kind="container", _reader=lambda start, size: iter([data[start:]])))
 
 
 def run_lower_bound(name: str, st: podman.State, engine: str = "podman") -> int | None:
