@@ -335,3 +335,25 @@ def test_genlog_is_deterministic_and_parses_into_its_boots(tmp_path):
             assert r["kv_cache_tokens"] == v["kv_tokens"]
     # the gdn_hip burst (32 reported faults) lands in the boots that carry it
     assert sum(r["faults"] for r in rows) >= 32
+
+
+# ------------------------------------------------------------------- optional extras missing
+
+def test_missing_matplotlib_is_a_one_line_error_and_the_report_still_renders(db, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now raises ImportError
+    res = run(db, "plot", "kv_cache_tokens", "-o", str(tmp_path / "kv.png"))
+    assert res.exit_code == 1
+    assert res.stderr.strip() == "bootlog: plots need matplotlib: pip install 'bootlog[plot]'"
+    res = run(db, "report", "-o", str(tmp_path / "r.html"))
+    assert res.exit_code == 0, res.output
+    page = (tmp_path / "r.html").read_text()
+    assert '<table class="history">' in page and "data:image/png" not in page
+    assert "Plots left out: plots need matplotlib" in page
+
+
+def test_missing_pyarrow_is_a_one_line_error(db, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    res = run(db, "export", "--format", "parquet", str(tmp_path / "b.parquet"))
+    assert res.exit_code == 1
+    assert res.stderr.strip() == "bootlog: parquet export needs pyarrow: pip install 'bootlog[parquet]'"
+    assert not (tmp_path / "b.parquet").exists()
