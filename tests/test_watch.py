@@ -80,6 +80,8 @@ def test_watch_once_stores_boots_and_runtime_oom_on_the_right_boot(replayer, db_
     oom_ev = [e for e in shown["events"] if e["kind"] == "oom"][0]
     assert oom_ev["detail"]["requested_mib"] == 50.0 and oom_ev["detail"]["free_mib"] == 0.0
     assert oom_ev["line"] > shown["boot"]["first_line"]
+    assert shown["runtime"]["stats_lines"] == log.count(b"Avg prompt throughput") == 4
+    assert shown["runtime"]["max"]["prefix_cache_hit_rate_pct"] == 47.4
     kv = {r[0]: r[1] for r in rows(db_path, "select b.id, m.value from metrics m join boots b "
                                             "on b.id = m.boot_id where m.name = 'kv_cache_tokens'")}
     assert kv == {1: 433456, 2: 431200}
