@@ -33,9 +33,11 @@ def pg_schema(base_url: str) -> Iterator[str]:
     The yielded URL is a plain string, so child processes (concurrency/crash tests) can open it.
     """
     from sqlalchemy import create_engine, text
+    from sqlalchemy.pool import NullPool
 
     schema = f"bootlog_test_{secrets.token_hex(6)}"
-    admin = create_engine(base_url, isolation_level="AUTOCOMMIT")
+    # NullPool: no idle connection for a forked test child to inherit (and close under us)
+    admin = create_engine(base_url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
     try:
         with admin.connect() as conn:
             conn.execute(text(f'CREATE SCHEMA "{schema}"'))
