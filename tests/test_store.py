@@ -308,6 +308,8 @@ def test_boots_like_same_container_same_config_earlier(engine):
     ("{'enable_thinking': True}", {"enable_thinking": True}), ("(1, 1024)", [1, 1024]),
     ("/models/Qwen3.8-Flash-Next-Uncensored-FP8", "/models/Qwen3.8-Flash-Next-Uncensored-FP8"),
     ("nan", "nan"), ("[unclosed", "[unclosed"), ("1.0.3", "1.0.3"),
+    ('{"level":3,"use_inductor":true,"local_cache_dir":null}', {"level": 3, "use_inductor": True, "local_cache_dir": None}),
+    ("DecodingConfig(backend='auto')", "DecodingConfig(backend='auto')"),
 ])
 def test_config_values_typed_for_json(printed, value):
     assert typed_config_value(printed) == value

@@ -366,7 +366,11 @@ def typed_config_value(text: str) -> Any:
     if s[:1] in "[{(":
         try:
             return _jsonable(ast.literal_eval(s))
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            pass
+        try:  # compilation_config and friends are printed as JSON (true/null), not Python
+            return _jsonable(json.loads(s))
+        except (ValueError, RecursionError):
             return s
     return s
 
