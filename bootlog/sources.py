@@ -256,13 +256,13 @@ def _merged_lines(argv: list[str], name: str, engine: str) -> Iterator[bytes]:
             if live and waiting:
                 # One stream is quiet. podman writes records in log order and both pipes are
                 # drained concurrently, so once a line has waited _SETTLE seconds any earlier
-                # record of the quiet stream would have arrived; a full queue means podman is
-                # blocked on that pipe, so waiting longer could only deadlock.
+                # record of the quiet stream would have arrived; a filling queue means podman
+                # is racing ahead on (or blocked on) that pipe, so waiting could only stall.
                 s = live[0]
                 age = time.monotonic() - heads[s][1]
-                if age < _SETTLE and not qs[s].full():
+                if age < _SETTLE and qs[s].qsize() < _QMAX // 2:
                     try:
-                        take(waiting[0], qs[waiting[0]].get(timeout=_SETTLE - age))
+                        take(waiting[0], qs[waiting[0]].get(timeout=min(_SETTLE - age, 0.005)))
                     except queue.Empty:
                         pass
                     continue
