@@ -273,12 +273,16 @@ def test_refs(engine):
         resolve_ref(engine, "latest")
 
 
-def test_prev_of_a_plain_file_is_the_same_file(engine):
-    a, b = SourceInfo("/logs/a.log", "file"), SourceInfo("/logs/b.log", "file")
+@pytest.mark.parametrize("host", [None, "dankserver"])
+def test_prev_of_a_plain_file_is_the_same_file(engine, host):
+    a, b = SourceInfo("/logs/a.log", "file", host=host), SourceInfo("/logs/b.log", "file", host=host)
     (a0, _), (a1, _) = save_boots(engine, a, [seed_boot(0, tag="a"), seed_boot(1, tag="a")])
-    save_boots(engine, b, [seed_boot(0, tag="b")])
+    [(b0, _)] = save_boots(engine, b, [seed_boot(0, tag="b")])
     [(a2, _)] = save_boots(engine, a, [seed_boot(2, tag="a")])
     assert resolve_ref(engine, "last") == a2 and resolve_ref(engine, "prev") == a1
+    assert resolve_ref(engine, "last~2") == a0
+    # timing history is wider: every earlier same-config boot of the host (or of the file)
+    assert boots_like(engine, a2) == ([a0, a1, b0] if host else [a0, a1])
 
 
 def test_list_boots_newest_last_and_filtered(engine):

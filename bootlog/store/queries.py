@@ -442,14 +442,15 @@ def boot_config(engine: Engine, boot_id: int) -> dict[str, str]:
 _REF_RE = re.compile(r"^(last|prev)(?:~(\d+))?$")
 
 
-def _group_filter(q, row):
-    """Boots of the same container (and host); without a container, of the same source."""
+def _group_filter(q, row, by_host: bool = False):
+    """Boots of the same container (and host); without a container, of the same source, or
+    with by_host of the same host (timing history may span several log files of one server)."""
     if row.container is not None:
         q = q.where(BootRow.container == row.container)
         if row.host is not None:
             q = q.where(BootRow.host == row.host)
         return q
-    if row.host is not None:
+    if by_host and row.host is not None:
         return q.where(BootRow.host == row.host, BootRow.container.is_(None))
     return q.where(BootRow.source_id == row.source_id)
 
@@ -486,7 +487,7 @@ def resolve_ref(engine: Engine, ref: str, container: str | None = None, host: st
 
 
 def boots_like(engine: Engine, boot_id: int, limit: int = 50) -> list[int]:
-    """Earlier boots of the same container/host (else source) with the same config, oldest first."""
+    """Earlier boots of the same container (else host, else source) with the same config, oldest first."""
     with engine.connect() as conn:
         row = conn.execute(
             select(BootRow.id, BootRow.container, BootRow.host, BootRow.source_id, BootRow.config_hash)
@@ -494,7 +495,7 @@ def boots_like(engine: Engine, boot_id: int, limit: int = 50) -> list[int]:
         ).first()
         if row is None:
             raise RefError(f"no boot with id {boot_id}")
-        q = _group_filter(select(BootRow.id), row).where(
+        q = _group_filter(select(BootRow.id), row, by_host=True).where(
             BootRow.id < boot_id, BootRow.config_hash == row.config_hash
         )
         ids = list(conn.execute(q.order_by(BootRow.id.desc()).limit(limit)).scalars())
