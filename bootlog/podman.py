@@ -160,6 +160,13 @@ def logs(name: str, *, since: int | datetime | str | None = None, until: int | d
             raise _fail(engine, "logs", name, rc, err.read().decode("utf-8", "replace"))
         out.seek(0)
         err.seek(0)
+        sizes = [os.fstat(f.fileno()).st_size for f in (out, err)]
+        if timestamps and 0 in sizes:
+            # one stream only: nothing to merge, copy it through in big blocks
+            only = out if sizes[0] else err
+            while block := only.read(CHUNK):
+                yield block
+            return
         merged = heapq.merge(_lines(out), _lines(err), key=lambda item: item[0])
         buf: list[bytes] = []
         size = 0
