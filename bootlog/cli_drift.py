@@ -92,11 +92,13 @@ def _emit(result: dict, as_json: bool, markdown: bool, plan_file: str | None) ->
 
 @click.command()
 @click.argument("target", default="last")
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False),
+              help="Also run the plan's user patterns over the log.")
 @click.option("--container", metavar="NAME", help="Resolve REF among this container's boots.")
 @click.option("--host", metavar="NAME", help="Resolve REF among this host's boots.")
 @click.option("--json", "as_json", is_flag=True, help="The explanation as JSON.")
 @click.pass_context
-def explain(ctx, target, container, host, as_json) -> None:
+def explain(ctx, target, plan_file, container, host, as_json) -> None:
     """Where each figure came from (line + catalogue entry), and marker lines nothing read.
 
     TARGET is a log file (parsed in memory, nothing stored) or a stored boot REF.
@@ -105,7 +107,7 @@ def explain(ctx, target, container, host, as_json) -> None:
     from bootlog import render
 
     if os.path.exists(target) or target == "-":
-        report = ex.explain_log(target)
+        report = ex.explain_log(target, plan=_load_plan(plan_file))
     else:
         from bootlog.store.queries import resolve_ref
 

@@ -115,8 +115,9 @@ def _figure_rows(metrics: Iterable[Any], lines: dict[int, str]) -> list[dict]:
     return rows
 
 
-def explain_log(path: str | Path) -> dict:
-    """Run the pipeline in memory over a log file; figures with their lines, unread lines."""
+def explain_log(path: str | Path, plan: Any = None) -> dict:
+    """Run the pipeline in memory over a log file; figures with their lines, unread lines.
+    With a plan, its user patterns read the lines too (as `ingest --plan` would)."""
     from bootlog.envelope import records
     from bootlog.parse import parse
     from bootlog.sources import open_source
@@ -124,6 +125,14 @@ def explain_log(path: str | Path) -> dict:
     src = open_source(str(path))
     keep = _Keep(records(src.chunks()))
     boots = parse(keep)
+    if plan is not None and getattr(plan, "patterns", None):
+        from bootlog.plan import apply_user_patterns
+        from bootlog.records import Metric
+
+        for hit in apply_user_patterns(plan, (keep.recs[n] for n in sorted(keep.recs))):
+            boot = next((b for b in reversed(boots) if b.first_line <= (hit.line or 0) <= b.last_line), None)
+            if boot is not None:
+                (boot.metrics if isinstance(hit, Metric) else boot.events).append(hit)
     used: set[int] = set()
     messages: set[str] = set()
     out_boots = []

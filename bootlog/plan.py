@@ -472,9 +472,14 @@ def apply_user_patterns(plan: Plan | None, lines: Iterable[Any]) -> list[Metric 
         if isinstance(item, tuple):
             lineno, msg, rank, ts = item[0], item[1], None, None
         else:
-            lineno = getattr(item, "lineno", None)
-            msg = getattr(item, "msg", None) or getattr(item, "text", "")
-            rank, ts = getattr(item, "rank", None), getattr(item, "ts", None)
+            lineno, ts = getattr(item, "lineno", None), getattr(item, "ts", None)
+            if hasattr(item, "msg"):  # a VLine: prefix already parsed
+                msg, rank = item.msg or item.text, item.rank
+            else:  # a Record: parse the prefix only when some pattern could match
+                text = getattr(item, "text", "")
+                if not any(up.literal is None or up.literal in text for up in plan.patterns):
+                    continue
+                msg, rank = _msg_rank(text)
         for up in plan.patterns:
             try:
                 out.extend(user_pattern_hits_one(up, msg, line=lineno, rank=rank, ts=ts))

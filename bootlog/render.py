@@ -77,7 +77,10 @@ def title(result: dict, plan_name: str | None = None) -> str:
             what += f" against {plan_name}"
     else:
         what = f"bootlog diff {result.get('a')} → {result.get('b')}"
-    return f"{what}   {LEGEND}"
+    legend = LEGEND
+    if any(f["verdict"] == "insufficient_history" for f in result.get("findings", [])):
+        legend = legend[:-1] + "  ? too little history)"
+    return f"{what}   {legend}"
 
 
 def render_text(result: dict, *, plan_name: str | None = None, show_same: bool = True) -> str:

@@ -348,3 +348,33 @@ def test_a_port_change_does_not_explain_a_capacity_move():
     (kv,) = by_key(r, "kv_cache_tokens")
     assert kv["verdict"] == "drift" and "port" in kv["why"]
     assert compare.exit_code(r) == 3
+
+
+def test_check_eq_approx_and_single_rank_bounds():
+    plan = Plan(metrics={
+        "max_concurrency_request_tokens": Expect("max_concurrency_request_tokens", eq="max_model_len"),
+        "max_concurrency": Expect("max_concurrency", approx=2.0, tol=0.001),
+        "graph_capture_gib": Expect("graph_capture_gib", max=0.0, rank=1, hard=True),
+    })
+    g = shape_g()
+    g["metrics"].append({"name": "max_concurrency_request_tokens", "value": 200704, "unit": "tokens",
+                         "rank": None, "line": 99})
+    r = compare.check(g, plan)
+    (mcrt,) = by_key(r, "max_concurrency_request_tokens")
+    assert mcrt["verdict"] == "same" and "max_model_len 200,704" in mcrt["why"]
+    assert by_key(r, "max_concurrency")[0]["verdict"] == "same"
+    (gc,) = by_key(r, "graph_capture_gib")
+    assert gc["rank"] == 1 and gc["verdict"] == "same"
+    # 1.99x is not within 0.1% of 2.0; rank 1 capturing +0.17 GiB breaks a hard max of 0
+    r = compare.check(shape_d(7), plan)
+    assert by_key(r, "max_concurrency")[0]["verdict"] == "drift"
+    (gc,) = by_key(r, "graph_capture_gib")
+    assert (gc["rank"], gc["new"], gc["verdict"]) == (1, 0.17, "violation")
+    assert compare.exit_code(r) == 4
+
+
+def test_legend_mentions_history_only_when_needed():
+    a, b = shape_d(9), shape_d(8)
+    a["metrics"][7]["value"] = 44.0
+    head = render.render_text(compare.diff(a, b)).splitlines()[0]
+    assert head.endswith("- gone  ? too little history)")

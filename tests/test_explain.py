@@ -103,3 +103,22 @@ def test_golden_logs_every_figure_is_traceable(path):
                 continue
             assert f["pattern"] and f["line"] is not None, f
             assert f["text"] is not None, f
+
+
+def test_explain_with_plan_runs_user_patterns(tmp_path):
+    plan_file = tmp_path / "p.toml"
+    plan_file.write_text("""
+[[pattern]]
+name = "kv_pool_tokens"
+regex = 'KV cache pool holds (?P<value>[\\d,]+) tokens'
+unit = "tokens"
+samples = [{ line = "KV cache pool holds 433,456 tokens", value = 433456 }]
+""")
+    log = tmp_path / "vllm.log"
+    log.write_bytes(LOG.encode())
+    res = CliRunner().invoke(cli, ["explain", str(log), "--plan", str(plan_file), "--json"],
+                             catch_exceptions=False)
+    data = json.loads(res.output)
+    (fig,) = [f for f in data["boots"][0]["figures"] if f["name"] == "kv_pool_tokens"]
+    assert (fig["value"], fig["line"], fig["pattern"]) == (433456, 11, "user:kv_pool_tokens")
+    assert 11 not in [u["line"] for u in data["unmatched"]]  # the user pattern read it
