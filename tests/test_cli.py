@@ -1,0 +1,188 @@
+"""The command-line contract on real logs: ingest, list, show, refs, --db resolution, bad input."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from bootlog.cli import cli
+from conftest import FIXTURES
+
+TWO_BOOTS = FIXTURES / "014-v0.10.2-nohup-multiboot.log"   # failed boot, then a ready restart
+TP2 = FIXTURES / "005-v0.8.4-v1-tp2.log"
+
+
+def run(db, *args, input=None):
+    res = CliRunner().invoke(cli, ["--db", str(db), *args], input=input, catch_exceptions=False)
+    return res
+
+
+def boot_count(db) -> int:
+    if not os.path.exists(db):
+        return 0
+    with sqlite3.connect(db) as con:
+        return con.execute("select count(*) from boots").fetchone()[0]
+
+
+def test_ingest_prints_one_line_per_boot_and_show_last(db_path):
+    res = run(db_path, "ingest", str(TWO_BOOTS))
+    assert res.exit_code == 0, res.output
+    lines = [l for l in res.stdout.splitlines() if l.startswith("#")]
+    assert len(lines) == 2
+    assert "failed (value_error)" in lines[0] and "ready" in lines[1]
+    shown = json.loads(run(db_path, "show", "last", "--json").stdout)
+    assert shown["boot"]["status"] == "ready"
+    assert set(shown) >= {"boot", "metrics", "config", "events", "runtime"}
+    kv = [m for m in shown["metrics"] if m["name"] == "kv_cache_tokens"]
+    assert [m["value"] for m in kv] == [18400] and kv[0]["unit"] == "tokens"
+    assert shown["config"]["max_model_len"] == 4096            # numbers render as JSON numbers
+    assert shown["config"]["enable_prefix_caching"] is True    # booleans as JSON booleans
+    assert shown["runtime"]["stats_lines"] == 37
+    prev = json.loads(run(db_path, "show", "prev", "--json").stdout)
+    assert prev["boot"]["status"] == "failed" and prev["boot"]["failure"] == "value_error"
+    assert prev["boot"]["failure_message"].startswith("ValueError: Free memory on device (13.58/15.99 GiB)")
+    same = json.loads(run(db_path, "show", "last~1", "--json").stdout)
+    assert same["boot"]["id"] == prev["boot"]["id"]
+    text = run(db_path, "show", "last").stdout
+    assert "kv_cache_tokens" in text and "18,400" in text
+
+
+def test_reingest_adds_nothing(db_path):
+    assert run(db_path, "ingest", str(TWO_BOOTS)).exit_code == 0
+    before = boot_count(db_path)
+    res = run(db_path, "ingest", str(TWO_BOOTS))
+    assert res.exit_code == 0 and "already stored" in res.stdout
+    assert boot_count(db_path) == before == 2
+
+
+def test_list_json_newest_last(db_path):
+    run(db_path, "ingest", str(TP2), str(TWO_BOOTS))
+    boots = json.loads(run(db_path, "list", "--json").stdout)
+    assert [b["id"] for b in boots] == sorted(b["id"] for b in boots)
+    assert len(boots) == 3
+    for key in ("id", "status", "failure", "failure_message", "vllm_version", "engine", "model",
+                "container", "host", "source", "started_at", "ready_at", "ended_at",
+                "first_line", "last_line"):
+        assert key in boots[0]
+
+
+def test_tp2_figures_per_rank(db_path):
+    run(db_path, "ingest", str(TP2))
+    shown = json.loads(run(db_path, "show", "last", "--json").stdout)
+    ranks = sorted(m["rank"] for m in shown["metrics"] if m["name"] == "graph_capture_gib")
+    assert len(ranks) == 2 and ranks[0] != ranks[1]
+
+
+def test_stdin_and_gzip(db_path, tmp_path):
+    gz = tmp_path / "log.gz"
+    gz.write_bytes(gzip.compress(TP2.read_bytes()))
+    assert run(db_path, "ingest", str(gz)).exit_code == 0
+    assert boot_count(db_path) == 1
+    res = run(db_path, "ingest", "-", input=TP2.read_bytes())
+    assert res.exit_code == 0 and "already stored" in res.stdout
+
+
+def test_bad_ref_is_one_line(db_path):
+    run(db_path, "ingest", str(TP2))
+    res = run(db_path, "show", "prev")
+    assert res.exit_code == 1
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("make, code, says", [
+    (lambda p: p / "missing.log", 1, "missing.log"),
+    (lambda p: p, 1, "directory"),
+])
+def test_unreadable_inputs(db_path, tmp_path, make, code, says):
+    res = run(db_path, "ingest", str(make(tmp_path)))
+    assert res.exit_code == code
+    err = res.stderr.strip().splitlines()
+    assert len(err) == 1 and says in err[0] and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("content", [
+    b"",
+    bytes(range(256)) * 4000,                                  # binary garbage
+    b"\xff\xfe caf\xe9 \x00\x00 not utf-8\n" * 100,
+    b"2024-01-01 nginx: GET / 200\n" * 1000,                  # another program's log
+])
+def test_no_vllm_boot(db_path, tmp_path, content):
+    f = tmp_path / "other.log"
+    f.write_bytes(content)
+    res = run(db_path, "ingest", str(f))
+    assert res.exit_code == 0, res.output
+    assert f"no vLLM boot found in {f}" in res.stdout
+    assert boot_count(db_path) == 0
+
+
+def test_truncated_gzip_leaves_database_as_it_was(db_path, tmp_path):
+    run(db_path, "ingest", str(TP2))
+    data = gzip.compress(TWO_BOOTS.read_bytes())
+    bad = tmp_path / "cut.log.gz"
+    bad.write_bytes(data[: len(data) // 2])
+    res = run(db_path, "ingest", str(bad))
+    assert res.exit_code == 1
+    assert "truncated" in res.stderr.lower() and "Traceback" not in res.output
+    assert boot_count(db_path) == 1
+
+
+def test_huge_line(db_path, tmp_path):
+    f = tmp_path / "huge.log"
+    f.write_bytes(b"x" * (10 * 2**20) + b"\n" + TP2.read_bytes())
+    res = run(db_path, "ingest", str(f))
+    assert res.exit_code == 0, res.output
+    assert boot_count(db_path) == 1
+
+
+def test_missing_podman_and_container(db_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))       # no podman anywhere
+    res = run(db_path, "ingest", "--container", "frank-primary-qwen")
+    assert res.exit_code == 1 and "podman" in res.stderr and "Traceback" not in res.output
+    fake = tmp_path / "podman"
+    fake.write_text("#!/bin/sh\necho 'Error: no container with name or ID \"nope\" found: no such container' >&2\nexit 125\n")
+    fake.chmod(0o755)
+    res = run(db_path, "ingest", "--container", "nope")
+    assert res.exit_code == 1 and "nope" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_usage_errors_exit_2(db_path):
+    assert run(db_path, "ingest").exit_code == 2
+    assert run(db_path, "frobnicate").exit_code == 2
+
+
+def test_db_resolution(tmp_path, monkeypatch):
+    env_db = tmp_path / "env.db"
+    monkeypatch.setenv("BOOTLOG_DB", str(env_db))
+    res = CliRunner().invoke(cli, ["ingest", str(TP2)], catch_exceptions=False)
+    assert res.exit_code == 0 and boot_count(env_db) == 1
+    assert stat.S_IMODE(os.stat(env_db).st_mode) == 0o600
+    monkeypatch.delenv("BOOTLOG_DB")
+    res = CliRunner().invoke(cli, ["ingest", str(TP2)], catch_exceptions=False)
+    assert res.exit_code == 0
+    assert boot_count(tmp_path / "xdg" / "bootlog" / "bootlog.db") == 1
+
+
+def test_installed_entry_point_runs_from_another_directory(tmp_path):
+    # the console script must find its migrations wherever it runs from
+    db = tmp_path / "x.db"
+    p = subprocess.run([sys.executable, "-m", "bootlog.cli", "--db", str(db), "ingest", str(TP2)],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert boot_count(db) == 1
+
+
+def test_every_command_has_help():
+    runner = CliRunner()
+    root = runner.invoke(cli, ["--help"])
+    assert root.exit_code == 0
+    for name in cli.list_commands(None):
+        res = runner.invoke(cli, [name, "--help"])
+        assert res.exit_code == 0 and "Usage:" in res.output, name
+        assert len(res.output.splitlines()) > 3, name
