@@ -61,6 +61,8 @@ def _run(engine: str, args: list[str], name: str, what: str, timeout: float = 60
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired as err:
         raise SourceError(f"{engine} {what} {name} did not answer within {timeout:.0f} s") from err
+    except OSError as e:
+        raise SourceError(f"cannot run {argv[0]}: {e.strerror or e}", engine=engine) from None
     if done.returncode != 0:
         raise _fail(engine, what, name, done.returncode, done.stderr.decode("utf-8", "replace"))
     return done.stdout.decode("utf-8", "replace")
@@ -152,7 +154,10 @@ def logs(name: str, *, since: int | datetime | str | None = None, until: int | d
         args += ["--until", u]
     argv = [*command(engine), *args, name]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        rc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err).returncode
+        try:
+            rc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err).returncode
+        except OSError as e:
+            raise SourceError(f"cannot run {argv[0]}: {e.strerror or e}", engine=engine) from None
         if rc != 0:
             err.seek(0)
             # only the tail: the engine's own message is the last line after any stderr records

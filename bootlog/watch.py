@@ -382,7 +382,8 @@ def _line(ev: dict) -> str:
     if len(msg) > 200:
         msg = msg[:197] + "..."
     where = f" line {ev['line']}" if ev.get("line") is not None else ""
-    return f"{ts} {ev['source']} boot #{ev['boot_id']} {ev['kind']}{rank}{where}: {msg}".rstrip(": ")
+    said = f": {msg}" if msg else ""
+    return f"{ts} {ev['source']} boot #{ev['boot_id']} {ev['kind']}{rank}{where}{said}"
 
 
 def event_json(ev: dict) -> str:
