@@ -17,7 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from bootlog import envelope
 from bootlog.records import Record
@@ -190,71 +190,90 @@ class Scanner:
 
     def _starts(self, cb: bytes) -> list[int]:
         """Sorted start offsets of lines of `cb` that may hold a literal."""
+        return self._begin(cb)()
+
+    def _begin(self, cb: bytes) -> Callable[[], list[int]]:
+        """Start the hit search of a block; the returned call gives its line starts. rg/grep
+        run in the background meanwhile, so Python works on the previous block in parallel."""
+        if self._argv is not None:
+            env = dict(os.environ, LC_ALL="C")
+            f = None
+            try:
+                # a temporary file, not a pipe: 8 MiB through a pipe costs thousands of small
+                # writes and polls, more than the search itself
+                f = tempfile.NamedTemporaryFile(prefix="bootlog-scan-", dir=_TMPDIR)
+                f.write(cb)
+                f.flush()
+                proc = subprocess.Popen([*self._argv, f.name], stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                                        env=env)
+            except OSError:
+                if f is not None:
+                    f.close()
+                return lambda: self._starts_py(cb)
+
+            def finish() -> list[int]:
+                try:
+                    out, _ = proc.communicate()
+                finally:
+                    f.close()
+                if proc.returncode == 1 and not out:
+                    return []
+                if proc.returncode != 0:
+                    return self._starts_py(cb)  # the tool failed: same answer, slower
+                return self._hit_lines(cb, (int(row[:row.find(b":")])
+                                            for row in out.split(b"\n") if b":" in row))
+            return finish
+        return lambda: self._starts_py(cb)
+
+    @staticmethod
+    def _hit_lines(cb: bytes, hits: Iterable[int]) -> list[int]:
+        """Ordered hit offsets -> start offsets of the lines holding them."""
         out: list[int] = []
         line_end = -1
         find, rfind = cb.find, cb.rfind
-        if self._argv is not None:
-            hits = self._external(cb)
-            if hits is not None:
-                for pos in hits:
-                    if pos <= line_end:
-                        continue
-                    out.append(rfind(b"\n", 0, pos) + 1)
-                    line_end = find(b"\n", pos)
-                    if line_end < 0:
-                        break
-                return out
+        for pos in hits:
+            if pos <= line_end:
+                continue  # another hit in a line already taken
+            out.append(rfind(b"\n", 0, pos) + 1)
+            line_end = find(b"\n", pos)
+            if line_end < 0:
+                break
+        return out
+
+    def _starts_py(self, cb: bytes) -> list[int]:
         if self._auto is not None:
-            for end, n in self._auto.iter(cb.decode("latin-1")):
-                pos = end - n + 1
-                if pos <= line_end:
-                    continue  # another hit in a line already taken
-                out.append(rfind(b"\n", 0, pos) + 1)
-                line_end = find(b"\n", pos)
-                if line_end < 0:
-                    break
-            return out
+            return self._hit_lines(cb, (end - n + 1 for end, n in
+                                        self._auto.iter(cb.decode("latin-1"))))
         return sorted(self._lines_with(cb, self._bmin))
 
-    def _external(self, cb: bytes) -> list[int] | None:
-        """Hit offsets from rg/grep, in order; None when the tool failed (use Python instead).
-        The block goes through a temporary file: feeding 8 MiB through a pipe costs more
-        (thousands of small writes and polls) than the search itself."""
-        env = dict(os.environ, LC_ALL="C")
+    def _searched(self, blocks: Iterable[bytes], prep: Callable[[bytes], bytes]
+                  ) -> Iterator[tuple[bytes, list[int]]]:
+        """(prepared block, candidate line starts), searching one block ahead."""
+        pending: tuple[bytes, Callable[[], list[int]]] | None = None
         try:
-            with tempfile.NamedTemporaryFile(prefix="bootlog-scan-", dir=_TMPDIR) as f:
-                f.write(cb)
-                f.flush()
-                p = subprocess.run([*self._argv, f.name], capture_output=True, env=env,
-                                   stdin=subprocess.DEVNULL, check=False)
-        except OSError:
-            return None
-        if p.returncode == 1 and not p.stdout:
-            return []
-        if p.returncode != 0:
-            return None
-        out = []
-        for row in p.stdout.split(b"\n"):
-            colon = row.find(b":")
-            if colon > 0:
-                out.append(int(row[:colon]))
-        return out
+            for block in blocks:
+                cb = prep(block)
+                nxt = (cb, self._begin(cb))
+                if pending is not None:
+                    yield pending[0], pending[1]()
+                pending = nxt
+            if pending is not None:
+                cb, done = pending
+                pending = None
+                yield cb, done()
+        finally:
+            if pending is not None:
+                pending[1]()  # reap the background search of an abandoned run
 
     def _plain(self, chunks: Iterable[bytes], start_line: int) -> Iterator[Record]:
         remaining = 0  # context lines still owed to an `after` key, carried across blocks
         lineno = start_line
         after = self.after
         tmin = self._tmin
-        ansi = envelope.ANSI_B
-        for block in self._blocks(chunks):
-            cb = block
-            if b"\x1b" in cb:
-                cb = ansi.sub(b"", cb)
-            if b"\x00" in cb:
-                cb = cb.replace(b"\x00", b"")
+        for cb, starts in self._searched(self._blocks(chunks), _clean_block):
             nlines = cb.count(b"\n") + (0 if cb.endswith(b"\n") else 1)
             self.lines_seen += nlines
-            starts = self._starts(cb)
             size = len(cb)
             i, nstarts = 0, len(starts)
             pos = 0  # offset of the next line not yet looked at
@@ -303,8 +322,7 @@ class Scanner:
         after, tmin = self.after, self._tmin
         remaining = 0
         n = start_line - 1
-        for block in self._blocks(chunks):
-            starts = self._starts(block)
+        for block, starts in self._searched(self._blocks(chunks), _same):
             # raw lines: ESC or NUL bytes can hide a literal from the byte search
             odd = self._lines_with(block, (b"\x1b", b"\x00"))
             if odd:
@@ -344,6 +362,19 @@ class Scanner:
                             remaining = k
                     if keep:
                         yield rec
+
+
+def _clean_block(block: bytes) -> bytes:
+    """envelope.clean()'s ANSI and NUL removal over a whole block (neither spans a newline)."""
+    if b"\x1b" in block:
+        block = envelope.ANSI_B.sub(b"", block)
+    if b"\x00" in block:
+        block = block.replace(b"\x00", b"")
+    return block
+
+
+def _same(block: bytes) -> bytes:
+    return block
 
 
 # podman's own stamp: RFC 3339 UTC with nanoseconds and "Z", then one space (31 bytes)
