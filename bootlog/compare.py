@@ -24,7 +24,7 @@ from bootlog.plan import (
 FAULT_EVENTS = ("oom", "engine_init_failed", "value_error", "kv_cache_insufficient",
                 "gdn_hip_fault", "gdn_hip_fault_cap", "worker_died", "traceback")
 # Boot fields compared before config: a version change explains capacity moves.
-BOOT_FIELDS = ("vllm_version", "engine", "model", "status")
+BOOT_FIELDS = ("vllm_version", "engine", "model", "host", "status")
 _ORDER = {n: i for i, n in enumerate((*CAPACITY_METRICS, *TIMING_METRICS))}
 _EVENT_ORDER = {k: i for i, k in enumerate(EVENT_KINDS)}
 MIN_HISTORY = 3
@@ -277,7 +277,7 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
     inert = [k for k in changed_keys if k in NON_CAPACITY_KEYS]
     if version_changed:
         cause.insert(0, "vllm_version")
-    for f in ("model", "engine"):
+    for f in ("model", "engine", "host"):  # another machine may hold another GPU
         if not values_equal(ba.get(f), bb.get(f)) and f not in cause:
             cause.append(f)
 
@@ -540,7 +540,10 @@ def check(boot: dict, plan: Plan) -> dict:
 
     for key, want in plan.config.items():
         have = cfg.get(key)
-        if key not in cfg and want is not None:
+        if key not in cfg and want is False:
+            # an absent flag is off: nothing was dropped
+            out.append(finding(key, "config", want, None, "same", "absent (off)"))
+        elif key not in cfg and want is not None:
             out.append(finding(key, "config", want, None, "violation",
                                f"silently dropped: the plan sets {key} but the boot's config "
                                "does not have it"))

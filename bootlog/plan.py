@@ -184,9 +184,19 @@ def load_env(path: str | Path) -> dict[str, Any]:
         except ValueError:
             raise PlanError(f"env file {p} line {no}: unterminated quote", path=str(p), line=no)
         quoted = m.group(2)[:1] in ("'", '"')
+        if m.group(2)[:1] != "'":
+            # as the shell does: ${NAME} inside an unquoted or "double-quoted" value refers to a
+            # key defined above it (or the process environment); single quotes stay literal
+            raw = _VAR.sub(lambda v: _env_ref(v, env), raw)
         # a quoted value stays text unless it reads as a number; "" still means unset
         env[m.group(1)] = coerce(raw) if (not quoted or raw == "" or _numberish(raw)) else raw
     return env
+
+
+def _env_ref(m: re.Match, env: dict[str, Any]) -> str:
+    name = m.group(1) or m.group(2)
+    v = env.get(name, os.environ.get(name, ""))
+    return "" if v is None else str(v)
 
 
 def _numberish(s: str) -> bool:
@@ -334,7 +344,14 @@ def load_plan(path: str | Path) -> Plan:
     try:
         return _build(data, text, p)
     except PlanError as e:
-        raise PlanError(f"{p.name}: {e}", path=str(p), **e.data) from None
+        msg, data_ = str(e), dict(e.data)
+        if data_.get("line") is None and data_.get("key"):
+            # name the line for errors found after parsing (an undefined ${NAME}, ...)
+            no = _line_of(text, str(data_["key"]).split(".")[-1])
+            if no:
+                data_["line"] = no
+                msg = f"plan line {no}: {msg}"
+        raise PlanError(f"{p.name}: {msg}", path=str(p), **{k: v for k, v in data_.items() if k != "path"}) from None
 
 
 def _build(data: dict, text: str, p: Path) -> Plan:

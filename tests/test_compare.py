@@ -378,3 +378,14 @@ def test_legend_mentions_history_only_when_needed():
     a["metrics"][7]["value"] = 44.0
     head = render.render_text(compare.diff(a, b)).splitlines()[0]
     assert head.endswith("- gone  ? too little history)")
+
+
+def test_another_host_explains_a_capacity_move_and_absent_off_flag_is_off():
+    a, b = shape_d(9), shape_d(8)
+    a["boot"]["host"], b["boot"]["host"] = "dankserver", "frankserver"
+    a["metrics"][2]["value"] = 401408
+    r = compare.diff(a, b)
+    assert r["findings"][0]["key"] == "host"
+    assert by_key(r, "kv_cache_tokens")[0]["verdict"] == "changed"
+    r = compare.check(shape_g(), Plan(config={"enforce_eager": False, "expert_prefetch": False}))
+    assert compare.exit_code(r) == 0  # neither key printed: both off, nothing dropped

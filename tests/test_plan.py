@@ -216,3 +216,24 @@ def test_shipped_plan_loads():
     plan = load_plan(plan_file)
     assert plan.config["max_model_len"] == 200704
     assert "kv_cache_tokens" in plan.metrics
+
+
+def test_env_values_refer_to_earlier_keys_like_the_shell(tmp_path):
+    (tmp_path / "e.env").write_text(
+        "FRANK_PRIMARY_CACHE_DIR=/home/dank/.cache/frank-primary\n"
+        'FRANK_PRIMARY_VLLM_CACHE="${FRANK_PRIMARY_CACHE_DIR}/vllm"\n'
+        "FRANK_PRIMARY_LITERAL='${FRANK_PRIMARY_CACHE_DIR}'\n")
+    env = load_env(tmp_path / "e.env")
+    assert env["FRANK_PRIMARY_VLLM_CACHE"] == "/home/dank/.cache/frank-primary/vllm"
+    assert env["FRANK_PRIMARY_LITERAL"] == "${FRANK_PRIMARY_CACHE_DIR}"
+
+
+def test_undefined_variable_names_its_line(tmp_path):
+    err = _error(tmp_path, 'env_file = "frank-primary.env"\nenv_prefix = "FRANK_PRIMARY_"\n'
+                           '[config]\nmax_num_seqs = 3\nmax_model_len = "${MAX_LEN}"\n')
+    assert "line 5" in str(err) and err.data["line"] == 5
+
+
+def test_bad_env_line(tmp_path):
+    err = _error(tmp_path, 'env_file = "frank-primary.env"\n', env=ENV_TEXT + "this is not an assignment\n")
+    assert "not KEY=VALUE" in str(err) and f"line {ENV_TEXT.count(chr(10)) + 1}" in str(err)
