@@ -40,7 +40,6 @@ class Waited:
     since_ns: int | None  # lower bound of the run's records
     waited_s: float
     state: podman.State | None = None
-    log: bytes = b""  # the run's bytes as read (stamped), for callers that parse again
 
 
 def parse_bytes(data: bytes) -> list[Boot]:
@@ -113,7 +112,7 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
                     data += new
                     boot = _last(parse(data))
                     return Waited(name, _outcome(boot, stopped=True), boot, since,
-                                  time.monotonic() - t0, st, data)
+                                  time.monotonic() - t0, st)
                 since, cursor = new_since, podman.Cursor(new_since, 0)
             new, cursor = podman.read_new(name, cursor, final=not st.running, engine=engine)
             if new:
@@ -121,14 +120,14 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
                 boot = _last(parse(data))
             if not st.running and st.status not in BETWEEN_RUNS:
                 return Waited(name, _outcome(boot, stopped=True), boot, since,
-                              time.monotonic() - t0, st, data)
+                              time.monotonic() - t0, st)
             if boot is not None and boot.status == "ready":
-                return Waited(name, "ready", boot, since, time.monotonic() - t0, st, data)
+                return Waited(name, "ready", boot, since, time.monotonic() - t0, st)
             if boot is not None and boot.status == "failed":
                 # the process is dying: let it finish its traceback (or exit) first
                 fatal_at = fatal_at or time.monotonic()
                 if time.monotonic() - fatal_at >= min(SETTLE_S, max(0.0, deadline - time.monotonic())):
-                    return Waited(name, "failed", boot, since, time.monotonic() - t0, st, data)
+                    return Waited(name, "failed", boot, since, time.monotonic() - t0, st)
             say(f"waiting for {name} to finish booting ({_progress_note(boot)})")
         if time.monotonic() >= deadline:
             raise HookTimeout(f"timed out after {timeout:g} s waiting for {name} to finish booting",

@@ -176,9 +176,11 @@ class Replayer:
         self.tmp = tmp
         self.names: list[str] = []
 
-    def start(self, boots: list[Boot], *, name: str | None = None, attach: bool = False) -> str:
+    def start(self, boots: list[Boot], *, name: str | None = None, attach: bool = False,
+              restart: str | None = None) -> str:
         """Create and start a container that replays `boots[0]` now and `boots[i]` on its
-        i-th restart.  Returns the container name."""
+        i-th restart (`restart`: a podman restart policy such as "on-failure:1", which
+        restarts it by itself as systemd's Restart= would).  Returns the container name."""
         name = name or f"bl-{uuid.uuid4().hex[:10]}"
         run_dir = self.tmp / f"{name}-{uuid.uuid4().hex[:6]}"  # a name may be reused (rm + run)
         data = run_dir / "data"
@@ -195,7 +197,8 @@ class Replayer:
                     path.write_text("" if value is None else str(value))
         (data / "replay.sh").write_text(REPLAY_SH)
         self.names.append(name)
-        run_podman("run", "-d", "--name", name, "--network=none",
+        policy = ["--restart", restart] if restart else []
+        run_podman("run", "-d", "--name", name, "--network=none", *policy,
                    "-v", f"{data}:/data:ro", "-v", f"{state}:/state",
                    IMAGE, "/bin/sh", "/data/replay.sh")
         if attach:

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 from click.testing import CliRunner
 
+from bootlog import podman
 from bootlog.cli import cli
 from podman_util import (Boot, all_at_once, fixture_log, podman_ready, replayer,  # noqa: F401
                          until_ready, wait_exit)
@@ -75,6 +77,23 @@ def test_hook_reports_the_new_boot_of_a_restarted_container_and_diffs_it(replaye
     # running the hook again stores nothing new
     listed = json.loads(CliRunner().invoke(cli, ["--db", db_path, "list", "--json"]).stdout)
     assert len(listed) == 2
+
+
+def test_hook_reports_the_failed_boot_even_when_the_engine_restarts_the_container(replayer, db_path):
+    oom = fixture_log(OOM).read_bytes()
+    # the failed boot is written slowly so the hook is already waiting when it dies; podman's
+    # restart policy then starts the next boot on its own (as systemd's Restart=always does)
+    name = replayer.start([Boot().slowly(oom, pieces=3, pause=0.4).exit(1),
+                           all_at_once(fixture_log(SMALL).read_bytes())], restart="on-failure:1")
+    res = hook(db_path, name, "--format", "json")
+    assert res.exit_code == 4, res.output
+    out = json.loads(res.stdout)
+    assert out["boot"]["status"] == "failed" and out["boot"]["failure"] == "oom"
+    assert out["boot"]["vllm_version"] == "0.13.0"  # the deploy's boot, not the restart after it
+    deadline = time.monotonic() + 15
+    while podman.state(name).restart_count < 1:  # the scenario really happened
+        assert time.monotonic() < deadline, "podman never restarted the container"
+        time.sleep(0.2)
 
 
 def test_hook_times_out_with_one_clear_line(replayer, db_path):
