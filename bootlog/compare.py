@@ -387,8 +387,22 @@ def _compile_cache_finding(fa: dict, fb: dict, cause: list[str]) -> dict | None:
 
 
 def event_counts(show: dict) -> dict[str, list[dict]]:
+    """Events by kind, one per distinct (rank, message): an exception re-printed by a re-raise
+    or by the wrapper's log copy is one fault, not two."""
     out: dict[str, list[dict]] = {}
-    for e in show.get("events") or []:
+    seen: set[tuple] = set()
+    events = show.get("events") or []
+    # the engine's copy of a worker's OOM ("Worker failed with error 'HIP out of memory. Tried
+    # to allocate 50.00 MiB…'") carries no rank but the same allocation as the worker's own
+    ranked_allocs = {(e["kind"], (e.get("detail") or {}).get("requested_mib")) for e in events
+                     if e.get("rank") is not None and (e.get("detail") or {}).get("requested_mib") is not None}
+    for e in events:
+        msg = (e.get("message") or "").strip()
+        key = (e["kind"], e.get("rank"), msg) if msg else (e["kind"], e.get("rank"), e.get("line"))
+        alloc = (e["kind"], (e.get("detail") or {}).get("requested_mib"))
+        if key in seen or (e.get("rank") is None and alloc in ranked_allocs):
+            continue
+        seen.add(key)
         out.setdefault(e["kind"], []).append(e)
     return out
 

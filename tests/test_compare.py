@@ -389,3 +389,18 @@ def test_another_host_explains_a_capacity_move_and_absent_off_flag_is_off():
     assert by_key(r, "kv_cache_tokens")[0]["verdict"] == "changed"
     r = compare.check(shape_g(), Plan(config={"enforce_eager": False, "expert_prefetch": False}))
     assert compare.exit_code(r) == 0  # neither key printed: both off, nothing dropped
+
+
+def test_reprinted_exceptions_count_once():
+    msg = "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 50.00 MiB. GPU 1 has a total capacity of 31.86 GiB of which 0 bytes is free."
+    boot = shape_d(9)
+    boot["events"] = [
+        {"kind": "oom", "rank": 1, "line": 319, "message": msg, "detail": {"requested_mib": 50.0}},
+        {"kind": "oom", "rank": 1, "line": 330, "message": msg, "detail": {"requested_mib": 50.0}},
+        {"kind": "oom", "rank": None, "line": 345, "detail": {"requested_mib": 50.0},
+         "message": "RuntimeError: Worker failed with error 'HIP out of memory. Tried to allocate 50.00 MiB.'"},
+        {"kind": "value_error", "rank": None, "line": 37, "detail": {}, "message": "ValueError: Free memory on device cuda:0 (31.29/31.86 GiB)"},
+        {"kind": "value_error", "rank": None, "line": 55, "detail": {}, "message": "ValueError: Free memory on device cuda:1 (31.29/31.86 GiB)"},
+    ]
+    counts = compare.event_counts(boot)
+    assert len(counts["oom"]) == 1 and len(counts["value_error"]) == 2
