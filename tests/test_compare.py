@@ -404,3 +404,49 @@ def test_reprinted_exceptions_count_once():
     ]
     counts = compare.event_counts(boot)
     assert len(counts["oom"]) == 1 and len(counts["value_error"]) == 2
+
+
+# ---------------------------------------------------------------------------- properties
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from bootlog.plan import CAPACITY_METRICS, EVENT_KINDS, TIMING_METRICS  # noqa: E402
+
+_metric = st.tuples(st.sampled_from(CAPACITY_METRICS + TIMING_METRICS),
+                    st.floats(-1e7, 1e7, allow_nan=False, allow_infinity=False),
+                    st.sampled_from([None, 0, 1, 2]))
+_event = st.tuples(st.sampled_from(EVENT_KINDS), st.sampled_from([None, 0, 1]),
+                   st.fixed_dictionaries({}))
+_config = st.dictionaries(st.sampled_from(["max_model_len", "max_num_seqs", "kv_cache_dtype", "port",
+                                           "enable_prefix_caching"]),
+                          st.one_of(st.integers(0, 10**6), st.booleans(), st.sampled_from(["fp8", "auto"])))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_metric, max_size=25), st.lists(_event, max_size=8), _config,
+       st.sampled_from(["ready", "failed", "incomplete"]))
+def test_a_boot_against_itself_never_drifts(metrics, events, config, status):
+    a = show(2, config, metrics, events=events, status=status)
+    b = show(1, config, metrics, events=events, status=status)
+    r = compare.diff(a, b)
+    assert r["summary"]["drift"] == 0
+    assert {f["verdict"] for f in r["findings"]} <= {"same", "violation"}
+    assert compare.exit_code(r) == (4 if status == "failed" else 0)
+    for f in r["findings"]:
+        assert set(f) == CONTRACT_KEYS
+    render.render_text(r)
+    render.render_markdown(r)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_metric, max_size=25), st.lists(_metric, max_size=25), _config, _config)
+def test_exit_code_follows_the_summary(ma, mb, ca, cb):
+    r = compare.diff(show(2, ca, ma), show(1, cb, mb))
+    s = r["summary"]
+    assert s["drift"] == sum(f["verdict"] == "drift" for f in r["findings"])
+    assert compare.exit_code(r) == (4 if s["violations"] else 3 if s["drift"] else 0)
+    # a capacity figure only drifts when nothing that sizes memory changed
+    sizing = {k for k in set(ca) | set(cb) if k != "port" and not compare.values_equal(ca.get(k), cb.get(k))}
+    if sizing:
+        assert not [f for f in r["findings"] if f["verdict"] == "drift" and f["key"] in CAPACITY_METRICS]
