@@ -31,9 +31,10 @@ def history(ctx, container, host, metrics, last, as_json, as_csv) -> None:
 
     if as_json and as_csv:
         raise click.UsageError("choose --json or --csv, not both")
-    # one boot more than asked, so the first shown row still marks what changed
-    docs = load_docs(get_engine(ctx), container=container, host=host, last=None if last is None else last + 1)
     names = _split_names(metrics)
+    # one boot more than asked, so the first shown row still marks what changed
+    docs = load_docs(get_engine(ctx), container=container, host=host, last=None if last is None else last + 1,
+                     runtime=any(n.startswith("runtime.") for n in names))
     columns = (["id", *[n for n in names if n != "id"]]) if names else None
     cols, rows, changes = build(docs, columns, skip_first=last is not None and len(docs) > last)
     if as_json:
@@ -71,7 +72,7 @@ def export(ctx, file, fmt, container, host, no_samples) -> None:
         suffix = Path(file).suffix.lower().lstrip(".")
         fmt = suffix if suffix in ("csv", "json", "parquet") else "csv"
     engine = get_engine(ctx)
-    docs = load_docs(engine, container=container, host=host)
+    docs = load_docs(engine, container=container, host=host, runtime=False)
     samples = [] if no_samples else load_samples(engine, [d["boot"]["id"] for d in docs])
     written = write(docs, fmt, file, samples)
     click.echo(f"exported {len(docs)} boot{'s' if len(docs) != 1 else ''} to " + ", ".join(str(p) for p in written))
@@ -92,7 +93,7 @@ def plot(ctx, metric, container, host, last, out) -> None:
     from bootlog.plot import plot as draw
     from bootlog.report import load_docs
 
-    docs = load_docs(get_engine(ctx), container=container, host=host, last=last)
+    docs = load_docs(get_engine(ctx), container=container, host=host, last=last, runtime=False)
     path = draw(docs, metric, out)
     click.echo(f"wrote {path}")
 

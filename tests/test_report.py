@@ -357,3 +357,16 @@ def test_missing_pyarrow_is_a_one_line_error(db, tmp_path, monkeypatch):
     assert res.exit_code == 1
     assert res.stderr.strip() == "bootlog: parquet export needs pyarrow: pip install 'bootlog[parquet]'"
     assert not (tmp_path / "b.parquet").exists()
+
+
+def test_bulk_loader_gives_exactly_the_show_json_documents(db):
+    # history/export read every boot through report.bulk_docs; it must not drift from show_boot
+    from bootlog.report import load_docs
+    from bootlog.store.db import open_db
+    from bootlog.store.queries import show_boot
+
+    engine = open_db(str(db))
+    docs = load_docs(engine)
+    assert docs == [show_boot(engine, d["boot"]["id"]) for d in docs]
+    lean = load_docs(engine, runtime=False, last=2)
+    assert [{k: v for k, v in d.items() if k != "runtime"} for d in docs[-2:]] == lean
