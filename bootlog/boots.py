@@ -60,6 +60,7 @@ LITERALS: tuple[str, ...] = (
     "initialization failed",
     "failed to start",
     "died",
+    "fatal error",
 )
 
 TB_CONTEXT = 200  # lines after a Traceback line that scan.py passes through unfiltered
@@ -71,6 +72,8 @@ _WRAPPER = re.compile(
     r"initialization failed|See root cause above|See stack trace \(above\)|EngineDeadError|"
     r"failed to start|WorkerProc hit an exception|Worker failed with error|died unexpectedly|"
     r"EngineCore encountered")
+_RUNTIME_FATAL = re.compile(r"EngineDeadError|EngineCore encountered a fatal error|died unexpectedly|"
+                            r"Engine core proc\S* \S+ died")
 _INIT_WRAPPER = "initialization failed. See root cause above"
 _OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
                   r"not enough GPU memory", re.I)
@@ -210,6 +213,8 @@ class _Acc:
         self.v0_worker_ranks: dict[int, int] = {}
         self.env_warnings: set[str] = set()
         self.body = False
+        self.runtime_root: str | None = None  # first real exception after ready
+        self.runtime_dead: str | bool = False  # the line saying the engine died after ready
         self.superseded = False  # a newer concurrent boot died and the older one took over
 
     # -- helpers -----------------------------------------------------------------------------
@@ -246,9 +251,14 @@ class _Acc:
             return
         # a traceback logged at WARNING/INFO was survived; after "ready" it is a runtime fault
         warn = (in_tb.level if in_tb is not None else v.level) in ("WARNING", "INFO", "DEBUG")
-        if warn or self.ready_line is not None or self.root is not None:
+        if warn:
             return
-        self.root = (v.lineno, msg, self.engine_done)
+        if self.ready_line is not None:
+            if self.runtime_root is None:
+                self.runtime_root = msg  # the failure only if the engine then dies
+            return
+        if self.root is None:
+            self.root = (v.lineno, msg, self.engine_done)
 
     def traceback(self, v: VLine, msg: str) -> bool:
         """Group traceback lines per printing stream; True when the line belonged to one.
@@ -362,6 +372,8 @@ class _Acc:
                 self.ready_line = v.lineno
                 b.ready_at = self.last_ts
                 self.progressed = True
+        if self.ready_line is not None and not self.runtime_dead and _RUNTIME_FATAL.search(msg):
+            self.runtime_dead = msg.strip()
         # exceptions printed as single ERROR lines (no traceback of their own)
         if v.level in ("ERROR", "CRITICAL") and _EXC.match(msg):
             self.exception_line(v, msg, None)
@@ -457,6 +469,10 @@ class _Acc:
             b.model = b.config["model"]
         if self.ready_line is not None:
             b.status = "ready"
+            if self.runtime_dead:
+                # it booted, then the engine died serving: keep "ready", name the runtime cause
+                b.failure_message = self.runtime_root or str(self.runtime_dead)
+                b.failure = _classify(b.failure_message, True)
         elif self.root is not None or self.wrapper is not None:
             b.status = "failed"
             if self.root is not None:

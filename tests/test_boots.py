@@ -255,3 +255,22 @@ def test_tagged_startup_complete_is_ready_without_engine_lines():
     b = parse(quiet, year=2026, total_lines=len(recs))[0]
     assert b.status == "ready"
     assert not any(m.name == "kv_cache_tokens" for m in b.metrics)
+
+
+def test_engine_death_after_ready_names_the_runtime_cause():
+    # seed 07 (podman --timestamps): ready, then a request OOMs Worker_TP1 and the engine dies
+    from bootlog.envelope import records
+
+    path = LOGS / "seed" / "07-5x262144-runtime-oom.log"
+    recs = list(records(iter([path.read_bytes()])))
+    want = labels(path)[0]
+    b = parse(recs, total_lines=len(recs))[0]
+    assert b.status == "ready"  # it did boot: "Application startup complete." was printed
+    assert b.failure == "oom" and b.failure_message == want["failure_message"]
+    assert b.started_at.tzinfo is not None  # envelope time
+    oom = [e for e in b.events if e.kind == "oom" and e.rank == 1]
+    assert oom and oom[0].detail["requested_mib"] == want["oom_tried_to_allocate_mib"]
+    assert any(e.kind == "worker_died" and e.detail.get("rank") == 1 for e in b.events)
+    # a runtime OOM the server survives (corpus 042) is an event, not a failure
+    _, bs = run("042")
+    assert bs[0].failure is None and any(e.kind == "oom" for e in bs[0].events)
