@@ -60,9 +60,15 @@ def open_source(spec: str) -> Source:
         raise InputError(f"cannot read {spec}: {e.strerror or e}", path=spec) from None
     if stat.S_ISDIR(st.st_mode):
         raise InputError(f"is a directory: {spec}", path=spec)
+    if not stat.S_ISREG(st.st_mode):
+        # a FIFO or device (`bootlog ingest <(zcat x.gz)`): it can be read only once, so the
+        # magic bytes are peeked when reading starts
+        if not os.access(spec, os.R_OK):  # opening it here would consume the writer
+            raise InputError(f"permission denied: {spec}", path=spec)
+        return Source(name=spec, kind="file", mtime=st.st_mtime,
+                      _reader=lambda start, n: _stream_chunks(spec, start, n))
     magic = _read_magic(spec)
-    regular = stat.S_ISREG(st.st_mode)
-    size = st.st_size if regular else None
+    size = st.st_size
     if magic == GZIP_MAGIC:
         return Source(name=spec, kind="gzip", mtime=st.st_mtime, size=size,
                       _reader=lambda start, n: _gzip_chunks(spec, start, n))
@@ -132,12 +138,11 @@ def _gzip_chunks(path: str, start: int, size: int) -> Iterator[bytes]:
         yield from _gzip_stream(f, path, start, size)
 
 
-def _stdin_reader(start: int, size: int) -> Iterator[bytes]:
-    buf = sys.stdin.buffer
+def _peeked_chunks(buf: BinaryIO, name: str, start: int, size: int) -> Iterator[bytes]:
     # peek() shows the magic bytes without consuming them (a pipe cannot be rewound)
     head = buf.peek(2)[:2] if hasattr(buf, "peek") else b""
     if head == GZIP_MAGIC:
-        yield from _gzip_stream(buf, "-", start, size)
+        yield from _gzip_stream(buf, name, start, size)
         return
     skip = start
     while skip > 0:
@@ -150,6 +155,15 @@ def _stdin_reader(start: int, size: int) -> Iterator[bytes]:
         if not b:
             return
         yield b
+
+
+def _stdin_reader(start: int, size: int) -> Iterator[bytes]:
+    yield from _peeked_chunks(sys.stdin.buffer, "-", start, size)
+
+
+def _stream_chunks(path: str, start: int, size: int) -> Iterator[bytes]:
+    with _open_rb(path) as f:
+        yield from _peeked_chunks(f, path, start, size)
 
 
 # ---------------------------------------------------------------- podman logs

@@ -193,3 +193,22 @@ def test_podman_warnings_on_stderr_are_not_log_lines(monkeypatch, tmp_path):
     env = _fake_podman(tmp_path, body)
     monkeypatch.setenv("PATH", env["PATH"])
     assert b"".join(container_source("w").chunks()) == b"2026-11-29T14:25:20.436989717Z tick 1\n"
+
+
+def test_fifo_is_read_once_and_gzip_sniffed_on_the_fly(tmp_path):
+    import threading
+
+    data = LOG.read_bytes()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as w:
+            w.write(gzip.compress(data))
+
+    t = threading.Thread(target=feed)
+    t.start()
+    src = open_source(str(fifo))
+    assert src.size is None
+    assert b"".join(src.chunks()) == data
+    t.join()
