@@ -108,6 +108,10 @@ def explain(ctx, target, plan_file, container, host, as_json) -> None:
 
     if os.path.exists(target) or target == "-":
         report = ex.explain_log(target, plan=_load_plan(plan_file))
+    elif os.sep in target or os.path.splitext(target)[1] in (".log", ".gz", ".txt", ".out", ".json"):
+        from bootlog.errors import InputError
+
+        raise InputError(f"no such file: {target}")
     else:
         from bootlog.store.queries import resolve_ref
 

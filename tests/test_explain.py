@@ -122,3 +122,9 @@ samples = [{ line = "KV cache pool holds 433,456 tokens", value = 433456 }]
     (fig,) = [f for f in data["boots"][0]["figures"] if f["name"] == "kv_pool_tokens"]
     assert (fig["value"], fig["line"], fig["pattern"]) == (433456, 11, "user:kv_pool_tokens")
     assert 11 not in [u["line"] for u in data["unmatched"]]  # the user pattern read it
+
+
+def test_cli_explain_missing_file_is_one_line_error(tmp_path):
+    res = CliRunner().invoke(cli, ["explain", str(tmp_path / "gone.log")])
+    assert res.exit_code == 1
+    assert res.output.strip() == f"bootlog: no such file: {tmp_path / 'gone.log'}"
