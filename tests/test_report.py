@@ -370,3 +370,24 @@ def test_bulk_loader_gives_exactly_the_show_json_documents(db):
     assert docs == [show_boot(engine, d["boot"]["id"]) for d in docs]
     lean = load_docs(engine, runtime=False, last=2)
     assert [{k: v for k, v in d.items() if k != "runtime"} for d in docs[-2:]] == lean
+
+
+def test_container_filter_keeps_one_containers_boots(tmp_path, exp):
+    # two containers' boots in one database, saved through the store as `ingest --container` does
+    from bootlog.ingest import parse_source
+    from bootlog.sources import open_source
+    from bootlog.store.db import open_db
+    from bootlog.store.queries import SourceInfo, save_boots
+
+    db = tmp_path / "two.db"
+    engine = open_db(str(db))
+    for name, container in ((LOGS[-1], "frank-primary-qwen"), (LOGS[0], "other")):
+        boots = parse_source(open_source(str(log_path(name))))
+        save_boots(engine, SourceInfo(name=name, kind="container", container=container, host="h"), boots)
+    want = [exp_status(e) for e in json.loads(log_path(LOGS[-1]).with_suffix(".expected.json").read_text())]
+    rows = json.loads(run(db, "history", "--json", "--container", "frank-primary-qwen").stdout)
+    assert [r["status"] for r in rows] == want
+    data_path = tmp_path / "c.json"
+    assert run(db, "export", str(data_path), "--container", "other").exit_code == 0
+    boots = json.loads(data_path.read_text())["boots"]
+    assert [b["container"] for b in boots] == ["other"] * len(boots) and len(boots) >= 1
