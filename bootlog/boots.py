@@ -78,6 +78,7 @@ _INIT_WRAPPER = "initialization failed. See root cause above"
 _OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
                   r"not enough GPU memory", re.I)
 _KV_INSUFFICIENT = "KV cache is needed, which is larger than the available KV cache memory"
+_KV_INSUFFICIENT_V0 = "is larger than the maximum number of tokens that can be stored in KV cache"
 _VERSION = re.compile(r"vLLM API server version (\S+)|vLLM server version ([^\s,]+)|\u2588\s+version\s+(\S+)")
 _ENGINE_CFG = re.compile(r"Initializing an? (?:(V[01]) )?LLM engine(?: \(v([^)\s]*)\))?")
 _LINE_START = re.compile(r"\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+|"
@@ -233,7 +234,7 @@ class _Acc:
         rank = v.rank
         if _OOM.search(msg):
             self.add_event(Event("oom", v.lineno, rank, v.ts, msg, patterns.oom_detail(msg) or {}))
-        if _KV_INSUFFICIENT in msg:
+        if _KV_INSUFFICIENT in msg or _KV_INSUFFICIENT_V0 in msg:
             self.add_event(Event("kv_cache_insufficient", v.lineno, rank, v.ts, msg,
                                  patterns.kv_insufficient_detail(msg) or {}))
         if msg.startswith("ValueError"):

@@ -274,3 +274,21 @@ def test_engine_death_after_ready_names_the_runtime_cause():
     # a runtime OOM the server survives (corpus 042) is an event, not a failure
     _, bs = run("042")
     assert bs[0].failure is None and any(e.kind == "oom" for e in bs[0].events)
+
+
+def test_v0_kv_too_small_is_value_error():
+    # V0 (corpus 002) cut after its KV sizing, then the V0 wording of "KV cache too small"
+    # (vllm-log-formats.md 3.6) raised to the top level
+    recs, _ = run("002")
+    head = [r for r in recs if r.lineno <= 40]
+    tail = ["Traceback (most recent call last):",
+            '  File "/usr/lib/python3.10/site-packages/vllm/engine/llm_engine.py", line 412, in _initialize_kv_caches',
+            "    self.model_executor.initialize_cache(num_gpu_blocks, num_cpu_blocks)",
+            "ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can be "
+            "stored in KV cache (98304). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+            "initializing the engine."]
+    recs2 = head + [Record(41 + i, t) for i, t in enumerate(tail)]
+    b = parse(recs2, year=2026, total_lines=len(recs2))[0]
+    assert b.status == "failed" and b.failure == "value_error" and b.engine == "v0"
+    kv = next(e for e in b.events if e.kind == "kv_cache_insufficient")
+    assert kv.detail == {"max_model_len": 131072, "kv_cache_tokens": 98304}
