@@ -142,3 +142,32 @@ def test_podman_t_fast_path_equals_envelope(monkeypatch, path, engine):
     got = list(sc.records(_chunks(data, 7000)))
     assert got == list(select(envelope.records(_chunks(data)), LITERALS, AFTER))
     assert sc.format == "podman_ts" and sc.lines_seen == _physical_lines(data)
+
+
+# ---------------------------------------------------------------- generated inputs
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = [b"INFO 11-29 14:25:19 [core.py:1] ", b"KV cache size: 1,000 tokens", b"KV cache si",
+           b"ze", b"Error", b"Err", b"\x1b[0;36m", b"\x1b[", b"\x00", b"\r", b"\xff\xfe", b"caf\xc3\xa9",
+           TB.encode(), b"Trace", b"x" * 50, b" ", b"Z ", b"2026-11-29T14:25:19.320146538Z ",
+           "█  version".encode(), b"\xe2\x96"]
+_line = st.lists(st.sampled_from(_PIECES), max_size=6).map(b"".join)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(_line, max_size=40), final_nl=st.booleans(), block=st.integers(5, 300),
+       chunk=st.integers(1, 97), stamped=st.booleans())
+def test_generated_logs_scan_like_the_envelope(monkeypatch, lines, final_nl, block, chunk, stamped):
+    monkeypatch.setattr(scan, "BLOCK", block)
+    if stamped:  # podman -t: a stamp on every line, seconds apart
+        lines = [b"2026-11-29T14:25:%02d.000000001Z " % (i % 60) + x for i, x in enumerate(lines)]
+    data = b"\n".join(lines) + (b"\n" if final_nl and lines else b"")
+    fmt = "podman_ts" if stamped else "plain"
+    after = {TB: 3}
+    want = list(select(envelope.records(_chunks(data, chunk), fmt), LITERALS, after))
+    for engine in ENGINES:
+        sc = Scanner(LITERALS, after, accel=engine)
+        assert list(sc.records(_chunks(data, chunk), fmt)) == want, engine
+        assert sc.lines_seen == _physical_lines(data)
