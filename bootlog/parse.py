@@ -62,17 +62,20 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
     """
     cur_year = year if year is not None else datetime.now().year
     last_month = 0
-    tb_until = 0
+    remaining = 0  # records still owed as traceback context (the same rule as scan.select)
     splitter = BootSplitter()
     last_lineno = 0
     for rec in records:
         last_lineno = rec.lineno
         text = rec.text
         literal = has_literal(text)
-        if not literal and rec.lineno > tb_until:
+        keep = literal or remaining > 0
+        if remaining > 0:
+            remaining -= 1
+        if _TB in text and TB_CONTEXT > remaining:
+            remaining = TB_CONTEXT
+        if not keep:
             continue
-        if _TB in text:
-            tb_until = rec.lineno + TB_CONTEXT
         v = parse_line(rec, cur_year)
         if rec.ts is None and v.ts is not None:
             if last_month and v.ts.month < last_month and last_month - v.ts.month >= 6:

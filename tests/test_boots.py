@@ -292,3 +292,17 @@ def test_v0_kv_too_small_is_value_error():
     assert b.status == "failed" and b.failure == "value_error" and b.engine == "v0"
     kv = next(e for e in b.events if e.kind == "kv_cache_insufficient")
     assert kv.detail == {"max_model_len": 131072, "kv_cache_tokens": 98304}
+
+
+def test_log_cut_after_the_start_keeps_a_partial_boot():
+    # a rotated log / `podman logs --since`: the boot's start is gone, its runtime is not
+    recs, full = run("020")
+    cut = recs[200:]
+    bs = parse(cut, year=2026, total_lines=len(recs))
+    assert len(bs) == 1 and bs[0].first_line > 200 and bs[0].last_line == len(recs)
+    assert bs[0].status == "incomplete" and bs[0].samples
+    assert bs[0].samples[-1].values == full[0].samples[-1].values
+    # noise without any vLLM figure before the first boot makes no boot
+    noise = [Record(i, f"+ export VLLM_LOGGING_LEVEL=INFO # Error {i}") for i in range(1, 5)]
+    moved = noise + [Record(r.lineno + 4, r.text) for r in recs]
+    assert len(parse(moved, year=2026, total_lines=len(moved))) == 1

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bootlog.boots import TB_CONTEXT
-from bootlog.parse import has_literal, parse
+from bootlog.parse import parse
 from bootlog.records import Boot, Record
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
@@ -43,13 +43,10 @@ def read_records(path: Path) -> list[Record]:
 
 def candidates(recs: list[Record]) -> list[Record]:
     """What scan.py hands over: literal lines plus TB_CONTEXT lines after each traceback start."""
-    out, until = [], 0
-    for r in recs:
-        if has_literal(r.text) or r.lineno <= until:
-            out.append(r)
-        if "Traceback (most recent call last)" in r.text:
-            until = r.lineno + TB_CONTEXT
-    return out
+    from bootlog.parse import all_literals
+    from bootlog.scan import select
+
+    return list(select(recs, all_literals(), after={"Traceback (most recent call last)": TB_CONTEXT}))
 
 
 def num(x):
