@@ -34,7 +34,9 @@ def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll) -> Non
     expectation was missed.
     """
     from bootlog import hook as h
+    from bootlog.podman import now_ns
 
+    started = now_ns()  # the run current at this moment is the deploy's (before any slow setup)
     plan = None
     if plan_file:
         from bootlog.plan import load_plan
@@ -43,7 +45,7 @@ def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll) -> Non
     engine = get_engine(ctx)
     say = (lambda msg: click.echo(f"bootlog: {msg}", err=True)) if stderr_is_tty() else None
     result = h.run_hook(engine, container, plan=plan, timeout=timeout, poll=poll,
-                        engine=container_engine, progress=say)
+                        engine=container_engine, ref_ns=started, progress=say)
     name = os.path.basename(plan_file) if plan_file else None
     if fmt == "json":
         print_json(h.to_json(result))

@@ -3,10 +3,12 @@
 wait -> ingest -> check (plan) + diff (previous boot of the same container) -> summary.
 The container is only ever read (inspect, events, logs): never stopped, restarted or touched.
 
-Which boot is "the one starting now": the container's current run.  Its lower bound is the last
-`init` event (every record of a boot is later than its init and than the previous boot's
-`died`, podman.md); StartedAt can trail the first record, so it is only a fallback, widened by
-a margin, and the last boot the parser finds in the window is the one taken.
+Which boot is "the one starting now": the container's run that was current when the hook was
+started (or the next one, if it started between runs), bounded by podman's `init` events
+(every record of a boot is later than its init and than the previous boot's `died`,
+podman.md); StartedAt can trail the first record, so it is only a fallback, widened by a
+margin.  A run that ends while the hook waits (even if the engine restarts the container at
+once) is the deploy's outcome; the last boot the parser finds in the run is the one taken.
 """
 from __future__ import annotations
 
@@ -50,35 +52,64 @@ def parse_bytes(data: bytes) -> list[Boot]:
     return parse_source(Source(name="-", kind="container", _reader=lambda start, size: iter([data[start:]])))
 
 
-def run_lower_bound(name: str, st: podman.State, engine: str = "podman") -> int | None:
-    """ns before the first record of the container's current run (exclusive), or None."""
-    lookback = (st.started_at or podman.now_ns()) - EVENT_LOOKBACK_NS
+@dataclass
+class Run:
+    """One run of the container: records are later than `since` and earlier than `until`."""
+
+    since: int | None  # exclusive lower bound (ns), None = from the log's start
+    until: int | None  # the next run's start, None while this is the latest run
+    ended_before: bool = False  # it had already stopped when the hook was started
+
+
+def pick_run(name: str, st: podman.State, ref_ns: int, engine: str = "podman") -> Run:
+    """The run that was current when the hook started (`ref_ns`), else the first one after.
+
+    Boundaries are podman's `init` events: every record of a run is later than its init and
+    than the previous run's `died` (podman.md).  Without events (docker has no init; an event
+    log that cannot be read), StartedAt widened by a margin stands in.
+    """
+    lookback = min(ref_ns, st.started_at or ref_ns) - EVENT_LOOKBACK_NS
     try:
         evs = podman.events(name, since=lookback, engine=engine)
     except SourceError:
         evs = []  # events unreadable (journald backend without access, docker quirks): fall back
     evs = [e for e in evs if not st.id or (e.get("ID") or e.get("id") or st.id) == st.id]
     inits = [e["time_ns"] for e in evs if e["status"] == "init"]
-    if inits:
-        return inits[-1]
-    starts = [e["time_ns"] for e in evs if e["status"] == "start"]
-    if starts:  # docker has no init event, and its start can trail the first record
-        return starts[-1] - STARTED_AT_MARGIN_NS
-    if st.started_at:
-        return st.started_at - STARTED_AT_MARGIN_NS
-    return None
+    if not inits:  # docker's start can trail the first record: widen it
+        inits = [e["time_ns"] - STARTED_AT_MARGIN_NS for e in evs if e["status"] == "start"]
+    if not inits:
+        return Run(st.started_at - STARTED_AT_MARGIN_NS if st.started_at else None, None)
+    return choose_run(inits, [e["time_ns"] for e in evs if e["status"] == "died"], ref_ns)
+
+
+def choose_run(inits: list[int], died: list[int], ref_ns: int) -> Run:
+    """Among runs starting at `inits` (ns, ascending) and ending at `died`: the one running at
+    `ref_ns`, else the first to start after it, else the last one (ended before `ref_ns`)."""
+    before = [t for t in inits if t <= ref_ns]
+    after = [t for t in inits if t > ref_ns]
+    if before and not any(before[-1] < d <= ref_ns for d in died):
+        start = before[-1]  # running when the hook started
+    elif after:
+        start = after[0]  # the hook started between runs: the next run is the deploy's
+    else:
+        return Run(before[-1], None, ended_before=True)
+    return Run(start, next((t for t in inits if t > start), None))
 
 
 def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine: str = "podman",
-                  parse: Callable[[bytes], list[Boot]] = parse_bytes,
+                  ref_ns: int | None = None, parse: Callable[[bytes], list[Boot]] = parse_bytes,
                   progress: Callable[[str], None] | None = None) -> Waited:
-    """Poll the container's current run until its boot is ready or failed, the container stops,
-    or `timeout` seconds pass (HookTimeout).  Raises SourceError for a missing container/engine."""
+    """Poll the run of the container that was current when the hook started (`ref_ns`, default
+    now) until its boot is ready or failed, the run ends, or `timeout` seconds pass
+    (HookTimeout).  Raises SourceError for a missing container or engine."""
     t0 = time.monotonic()
     deadline = t0 + timeout
-    st = podman.state(name, engine=engine)
-    since = run_lower_bound(name, st, engine)
-    cursor = podman.Cursor(since, 0) if since is not None else podman.Cursor()
+    ref_ns = ref_ns if ref_ns is not None else podman.now_ns()
+    # a run that had ended when the hook started may be the old container of a redeploy whose
+    # new run is seconds away: give it a moment before reporting the old run
+    grace_end = t0 + min(timeout, max(1.0, 2 * poll))
+    run: Run | None = None
+    cursor = podman.Cursor()
     data = b""
     boot: Boot | None = None
     fatal_at: float | None = None
@@ -90,44 +121,35 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
             progress(msg)
             last_said = msg
 
-    hook_start_ns = podman.now_ns()
-    # a run that ended before the hook started may be the old container of a redeploy whose
-    # new run is seconds away: give it a moment before reporting the old run
-    grace_end = t0 + min(timeout, max(1.0, 2 * poll))
+    def done(outcome: str) -> Waited:
+        return Waited(name, outcome, boot, run.since if run else None, time.monotonic() - t0, st)
+
     while True:
         st = podman.state(name, engine=engine)
-        stale = (not st.running and st.finished_at is not None and st.finished_at < hook_start_ns
-                 and not data and time.monotonic() < grace_end)
-        if st.status in BETWEEN_RUNS and not st.running:
+        now_run = pick_run(name, st, ref_ns, engine)
+        if now_run.ended_before and time.monotonic() < grace_end:
+            say(f"{name} had stopped when the hook started; waiting briefly for a new run")
+        elif st.status in BETWEEN_RUNS and not st.running and now_run.until is None:
             say(f"{name} is {st.status}; waiting for it to run")
-        elif stale:
-            say(f"{name} stopped before the hook started; waiting briefly for a new run")
         else:
-            new_since = run_lower_bound(name, st, engine)
-            if new_since is not None and (since is None or new_since > since):
-                if data:
-                    # a new run began while we waited (the engine restarted it): the boot we
-                    # followed ended; it is the deploy's outcome
-                    new, cursor = podman.read_new(name, cursor, until=new_since, final=True, engine=engine)
-                    data += new
-                    boot = _last(parse(data))
-                    return Waited(name, _outcome(boot, stopped=True), boot, since,
-                                  time.monotonic() - t0, st)
-                since, cursor = new_since, podman.Cursor(new_since, 0)
-            new, cursor = podman.read_new(name, cursor, final=not st.running, engine=engine)
+            if run is None or now_run.since != run.since:
+                run, data, boot = now_run, b"", None
+                cursor = podman.Cursor(run.since, 0) if run.since is not None else podman.Cursor()
+            run.until = now_run.until
+            ended = run.until is not None or not st.running
+            new, cursor = podman.read_new(name, cursor, until=run.until, final=ended, engine=engine)
             if new:
                 data += new
                 boot = _last(parse(data))
-            if not st.running and st.status not in BETWEEN_RUNS:
-                return Waited(name, _outcome(boot, stopped=True), boot, since,
-                              time.monotonic() - t0, st)
+            if ended:
+                return done(_outcome(boot, stopped=True))
             if boot is not None and boot.status == "ready":
-                return Waited(name, "ready", boot, since, time.monotonic() - t0, st)
+                return done("ready")
             if boot is not None and boot.status == "failed":
                 # the process is dying: let it finish its traceback (or exit) first
                 fatal_at = fatal_at or time.monotonic()
                 if time.monotonic() - fatal_at >= min(SETTLE_S, max(0.0, deadline - time.monotonic())):
-                    return Waited(name, "failed", boot, since, time.monotonic() - t0, st)
+                    return done("failed")
             say(f"waiting for {name} to finish booting ({_progress_note(boot)})")
         if time.monotonic() >= deadline:
             raise HookTimeout(f"timed out after {timeout:g} s waiting for {name} to finish booting",
@@ -169,13 +191,15 @@ class HookResult:
 
 
 def run_hook(db_engine, name: str, *, plan=None, timeout: float = 900, poll: float = 2.0,
-             engine: str = "podman", progress: Callable[[str], None] | None = None) -> HookResult:
+             engine: str = "podman", ref_ns: int | None = None,
+             progress: Callable[[str], None] | None = None) -> HookResult:
     """Wait for the container's current boot, ingest it, check it and diff it with the previous
     boot of the same container.  Exit code: 4 failed boot or hard violation, 3 drift, else 0."""
     from bootlog import compare
     from bootlog.store.queries import boots_like, list_boots, show_boot
 
-    waited = wait_for_boot(name, timeout=timeout, poll=poll, engine=engine, progress=progress)
+    waited = wait_for_boot(name, timeout=timeout, poll=poll, engine=engine, ref_ns=ref_ns,
+                           progress=progress)
     notes: list[str] = []
     stored = ingest_container(db_engine, name, engine=engine, plan=plan)
     ours = _match(stored, waited.boot)

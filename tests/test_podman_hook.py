@@ -83,7 +83,7 @@ def test_hook_reports_the_failed_boot_even_when_the_engine_restarts_the_containe
     oom = fixture_log(OOM).read_bytes()
     # the failed boot is written slowly so the hook is already waiting when it dies; podman's
     # restart policy then starts the next boot on its own (as systemd's Restart=always does)
-    name = replayer.start([Boot().slowly(oom, pieces=3, pause=0.4).exit(1),
+    name = replayer.start([Boot().slowly(oom, pieces=3, pause=1.0).exit(1),
                            all_at_once(fixture_log(SMALL).read_bytes())], restart="on-failure:1")
     res = hook(db_path, name, "--format", "json")
     assert res.exit_code == 4, res.output
@@ -137,3 +137,24 @@ def test_hook_holds_the_boot_to_its_plan(replayer, db_path, tmp_path):
 
     plan.write_text('[config]\nmax_model_len = 4096\n\n[metrics.kv_cache_tokens]\nmin = 400000\n')
     assert hook(db_path, name, "--plan", str(plan)).exit_code == 0
+
+
+def test_choose_run_picks_the_run_current_when_the_hook_started():
+    from bootlog.hook import choose_run
+    from bootlog.podman import parse_time as t
+
+    # podman.md's event log of one container booted three times (init ... died, per boot)
+    inits = [t("2026-11-29 14:25:25.090368717 +0000 UTC"), t("2026-11-29 14:25:27.007160616 +0000 UTC"),
+             t("2026-11-29 14:25:28.871698942 +0000 UTC")]
+    died = [t("2026-11-29 14:25:25.114639218 +0000 UTC"), t("2026-11-29 14:25:27.102891544 +0000 UTC"),
+            t("2026-11-29 14:25:28.891209877 +0000 UTC")]
+    during_second = t("2026-11-29T14:25:27.05Z")
+    run = choose_run(inits, died, during_second)
+    assert (run.since, run.until, run.ended_before) == (inits[1], inits[2], False)
+    between = t("2026-11-29T14:25:26Z")  # first boot dead, second not started: wait for it
+    assert choose_run(inits, died, between).since == inits[1]
+    late = t("2026-11-29T14:30:00Z")  # everything over: the last run, marked as ended before
+    run = choose_run(inits, died, late)
+    assert (run.since, run.until, run.ended_before) == (inits[2], None, True)
+    running = choose_run(inits, died[:2], late)  # third boot still running
+    assert (running.since, running.until, running.ended_before) == (inits[2], None, False)
