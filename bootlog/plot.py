@@ -75,6 +75,15 @@ def series(docs: Sequence[dict], metric: str) -> dict[str, list[float | None]]:
     return out
 
 
+def _tick(doc: dict) -> str:
+    """`#12 10-02 16:53` — the boot id, and its start when the log gave a time."""
+    boot = doc["boot"]
+    start = str(boot.get("started_at") or "")
+    # ISO text from the store: YYYY-MM-DDTHH:MM...; show month-day and minute
+    when = f" {start[5:10]} {start[11:16]}" if len(start) >= 16 and start[10] == "T" else ""
+    return f"#{boot['id']}{when}"
+
+
 def render_png(docs: Sequence[dict], metric: str, *, title: str | None = None) -> bytes:
     """The plot as PNG bytes."""
     if not docs:
@@ -106,24 +115,23 @@ def render_png(docs: Sequence[dict], metric: str, *, title: str | None = None) -
                             fontsize=7, color="crimson")
         for i, moved in config_changes(docs):
             ax.axvline(i - 0.5, color="grey", ls="--", lw=0.8)
-            text = "; ".join(moved[:2]) + (f" (+{len(moved) - 2})" if len(moved) > 2 else "")
-            text = text if len(text) <= 60 else text[:59] + "…"
+            # the most important change only: a rotated note longer than the axes gets clipped
+            text = moved[0] if len(moved[0]) <= 40 else moved[0][:39] + "…"
+            text += f" (+{len(moved) - 1})" if len(moved) > 1 else ""
             ann = ax.annotate(text, xy=(i - 0.5, ymax), xytext=(2, -4), textcoords="offset points",
                               rotation=90, va="top", ha="left", fontsize=7, color="dimgrey", clip_on=True)
             ann.set_in_layout(False)  # long notes must not squeeze the plot
         ax.set_ylim(ymin, ymax)
         step = max(1, n // 25)
         ax.set_xticks(xs[::step])
-        ax.set_xticklabels([f"#{d['boot']['id']}" for d in docs][::step], rotation=45, ha="right", fontsize=8)
-        ax.set_xlabel("boot (id, oldest left)")
+        ax.set_xticklabels([_tick(d) for d in docs][::step], rotation=45, ha="right", fontsize=8)
+        ax.set_xlabel("boot (id and start time, oldest left)")
         unit = next((m.get("unit") for d in docs for m in d.get("metrics", []) if m["name"] == metric), None)
         ax.set_ylabel(f"{metric} [{unit}]" if unit else metric)
         ax.set_title(title or f"{metric} across {n} boot{'s' if n != 1 else ''}")
         ax.grid(True, alpha=0.3)
-        if len(lines) > 3:  # per-rank series: keep the legend off the data
-            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-        else:
-            ax.legend(fontsize=8, loc="best")
+        # beside the axes: inside it would cover points or the config-change notes
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
         fig.tight_layout()
         buf = io.BytesIO()
         fig.savefig(buf, format="png")

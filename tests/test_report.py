@@ -335,6 +335,11 @@ def test_genlog_is_deterministic_and_parses_into_its_boots(tmp_path):
             assert r["kv_cache_tokens"] == v["kv_tokens"]
     # the gdn_hip burst (32 reported faults) lands in the boots that carry it
     assert sum(r["faults"] for r in rows) >= 32
+    # the podman --timestamps envelope carries the same boots
+    genlog.generate(2, str(tmp_path / "p.log"), boots=8, seed=3, podman=True)
+    assert run(tmp_path / "p.db", "ingest", str(tmp_path / "p.log")).exit_code == 0
+    wrapped = json.loads(run(tmp_path / "p.db", "history", "--json", "--metric", "status,kv_cache_tokens").stdout)
+    assert [(r["status"], r["kv_cache_tokens"]) for r in wrapped] == [(r["status"], r["kv_cache_tokens"]) for r in rows]
 
 
 # ------------------------------------------------------------------- optional extras missing
