@@ -306,3 +306,28 @@ def test_log_cut_after_the_start_keeps_a_partial_boot():
     noise = [Record(i, f"+ export VLLM_LOGGING_LEVEL=INFO # Error {i}") for i in range(1, 5)]
     moved = noise + [Record(r.lineno + 4, r.text) for r in recs]
     assert len(parse(moved, year=2026, total_lines=len(moved))) == 1
+
+
+_POOL = [r.text for p in ("053", "028", "002", "035") for r in read_records(fixture(p))]
+
+
+def test_shuffled_real_lines_never_break_the_parser():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from test_golden import candidates
+
+    line = st.one_of(st.sampled_from(_POOL), st.text(max_size=80))
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(line, max_size=120))
+    def check(texts):
+        recs = [Record(i, t) for i, t in enumerate(texts, 1)]
+        bs = parse(recs, year=2026, total_lines=len(recs))
+        for b in bs:
+            assert 1 <= b.first_line <= b.last_line <= max(len(recs), 1)
+            assert b.status in ("ready", "failed", "incomplete")
+            assert (b.status == "failed") <= (b.failure is not None)
+        assert parse(candidates(recs), year=2026, total_lines=len(recs)) == bs
+
+    check()
