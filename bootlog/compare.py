@@ -64,6 +64,17 @@ NON_CAPACITY_KEYS = frozenset({
 })
 
 
+# Keys that size GPU memory, most direct first: named first among the candidate causes.
+_SIZING = {k: i for i, k in enumerate((
+    "kv_cache_memory_bytes", "gpu_memory_utilization", "max_model_len", "max_seq_len",
+    "max_num_seqs", "max_num_batched_tokens", "kv_cache_dtype", "tensor_parallel_size",
+    "pipeline_parallel_size", "data_parallel_size", "model", "quantization", "dtype",
+    "block_size", "num_gpu_blocks_override", "enforce_eager", "compilation_config",
+    "cudagraph_capture_sizes", "speculative_config", "enable_prefix_caching", "swap_space",
+    "cpu_offload_gb", "kv_offloading_size", "max_lora_rank", "enable_lora", "limit_mm_per_prompt",
+))}
+
+
 def _norm(v: Any) -> Any:
     """Config values as comparable things: '200704' == 200704, 'True' == True, '' == None."""
     if isinstance(v, str):
@@ -259,21 +270,22 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
 
     # --- cause first: what the boots were asked to be
     version_changed = not values_equal(ba.get("vllm_version"), bb.get("vllm_version"))
+    ca, cb = _config(a), _config(b)
     for f in BOOT_FIELDS:
         old, new = bb.get(f), ba.get(f)
-        if f == "status":
+        if f == "status" or f in ca or f in cb:  # a config key of the same name says it once
             continue
         if not values_equal(old, new):
             why = "different vLLM build: capacity moves are expected" if f == "vllm_version" else ""
             out.append(finding(f, "config", old, new, "changed", why))
-    ca, cb = _config(a), _config(b)
     changed_keys = []
-    for key in sorted(set(ca) | set(cb)):
+    for key in sorted(set(ca) | set(cb), key=lambda k: (_SIZING.get(k, len(_SIZING)), k)):
         if not values_equal(cb.get(key), ca.get(key)):
             changed_keys.append(key)
             out.append(finding(key, "config", cb.get(key), ca.get(key), "changed"))
     out.extend(_status_findings(ba, bb))
-    cause = [k for k in changed_keys if k not in NON_CAPACITY_KEYS]
+    cause = sorted((k for k in changed_keys if k not in NON_CAPACITY_KEYS),
+                   key=lambda k: (_SIZING.get(k, len(_SIZING)), k))
     inert = [k for k in changed_keys if k in NON_CAPACITY_KEYS]
     if version_changed:
         cause.insert(0, "vllm_version")
@@ -318,6 +330,11 @@ def _status_findings(ba: dict, bb: dict) -> list[dict]:
     return []
 
 
+def _names(keys: list[str], n: int = 5) -> str:
+    more = f" and {len(keys) - n} more" if len(keys) > n else ""
+    return ", ".join(keys[:n]) + more
+
+
 def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: list[dict],
                      plan: Plan | None, k: float, min_pct: float, inert: list[str] = ()) -> list[dict]:
     ca, cb = _collapse(ra), _collapse(rb)
@@ -326,6 +343,12 @@ def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: l
     if set(ra) != set(rb) and len(ra) == 1 and len(rb) == 1:
         # one side printed once (rank null), the other once with a rank: same figure
         ra, rb = {None: next(iter(ra.values()))}, {None: next(iter(rb.values()))}
+    elif set(ra) != set(rb) and (set(ra) == {None} or set(rb) == {None}) and ra and rb:
+        # TP1 (no rank) against TP>1 whose ranks differ: hold every rank to the single value
+        if set(ra) == {None}:
+            ra = {r: ra[None] for r in rb}
+        else:
+            rb = {r: rb[None] for r in ra}
     timing = _is_timing(name, plan)
     out = []
     for rank in sorted(set(ra) | set(rb), key=lambda r: (r is not None, r or 0)):
@@ -347,7 +370,7 @@ def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: l
             elif values_equal(old, new):
                 verdict, why = "same", ""
             elif cause:
-                verdict, why = "changed", "explained by a change of " + ", ".join(cause[:6])
+                verdict, why = "changed", "explained by a change of " + _names(cause)
             else:
                 verdict, why = "drift", "capacity figures must not move at an unchanged config"
                 if inert:
@@ -373,7 +396,7 @@ def _compile_cache_finding(fa: dict, fb: dict, cause: list[str]) -> dict | None:
         if cause:
             return finding("compile_cache", "metric", warm, cold, "changed",
                            f"cold compile {_fmt(cold)} s after a warm boot; the cache key changed "
-                           f"with {', '.join(cause[:6])}")
+                           f"with {_names(cause)}")
         return finding("compile_cache", "metric", warm, cold, "drift",
                        f"compile cache missed: cold compile {_fmt(cold)} s after a warm boot "
                        f"(cache load {_fmt(warm)} s) at the same config, cost "
