@@ -450,3 +450,15 @@ def test_exit_code_follows_the_summary(ma, mb, ca, cb):
     sizing = {k for k in set(ca) | set(cb) if k != "port" and not compare.values_equal(ca.get(k), cb.get(k))}
     if sizing:
         assert not [f for f in r["findings"] if f["verdict"] == "drift" and f["key"] in CAPACITY_METRICS]
+
+
+def test_tp1_against_tp2_compares_every_rank_and_names_sizing_keys_first():
+    b = show(1, {**CFG_D, "tensor_parallel_size": 1, "port": 8000, "dtype": "bfloat16"},
+             [("model_load_s", 5.04, None)])
+    a = show(2, {**CFG_D, "tensor_parallel_size": 2, "port": 8001, "dtype": "float16"},
+             [("model_load_s", 98.94, 0), ("model_load_s", 99.0, 1)])
+    r = compare.diff(a, b)
+    assert [(f["rank"], f["old"], f["new"]) for f in by_key(r, "model_load_s")] == \
+        [(0, 5.04, 98.94), (1, 5.04, 99.0)]
+    assert [f["key"] for f in r["findings"] if f["section"] == "config"] == \
+        ["tensor_parallel_size", "dtype", "port"]
