@@ -67,11 +67,12 @@ def bulk_docs(engine, boots: Sequence[dict], *, runtime: bool = True) -> list[di
     from bootlog.store.models import ConfigRow, EventRow, MetricRow, SampleRow
     from bootlog.store.queries import typed_config_value
 
-    docs = {b["id"]: {"boot": dict(b), "metrics": [], "config": {}, "events": [],
-                      **({"runtime": None} if runtime else {})} for b in boots}
-    ids = list(docs)
+    ids = [b["id"] for b in boots]
 
-    def run() -> None:
+    def run() -> dict[int, dict]:
+        # built afresh on every attempt: retry() may call this again after a transient error
+        docs = {b["id"]: {"boot": dict(b), "metrics": [], "config": {}, "events": [],
+                          **({"runtime": None} if runtime else {})} for b in boots}
         samples: dict[int, list[dict]] = {i: [] for i in ids}
         with engine.connect() as conn:
             for start in range(0, len(ids), 500):  # under SQLite's bound-parameter limit
@@ -97,8 +98,9 @@ def bulk_docs(engine, boots: Sequence[dict], *, runtime: bool = True) -> list[di
         if runtime:
             for i in ids:
                 docs[i]["runtime"] = _runtime_summary(samples[i])
+        return docs
 
-    retry(run)
+    docs = retry(run)
     return [docs[i] for i in ids]
 
 
@@ -301,7 +303,7 @@ def history(docs: Sequence[dict], columns: Sequence[str] | None = None, *, skip_
         known = known_names(docs) | set(DEFAULT_COLUMNS)
         unknown = [c for c in cols if c not in known and not c.startswith(("config.", "runtime."))]
         if unknown and docs:
-            raise BootlogError(f"unknown figure {', '.join(unknown)} (no stored boot has it)")
+            raise BootlogError(f"unknown figure {', '.join(unknown)} (none of the boots shown has it)")
     rows = history_rows(docs, cols)
     changes = changed(rows, cols)
     if skip_first and rows:
