@@ -5,6 +5,7 @@ Runs on SQLite always and on PostgreSQL too when BOOTLOG_TEST_PG_URL is set (own
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 import stat
@@ -463,3 +464,34 @@ def test_save_without_returning_support(engine, monkeypatch):
     saved = save_boots(engine, PRIMARY, [seed_boot(i) for i in range(3)])
     assert [c for _, c in saved] == [True] * 3
     assert [show_boot(engine, bid)["boot"]["first_line"] for bid, _ in saved] == [1, 1001, 2001]
+
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+
+@given(st.text(max_size=80))
+@settings(max_examples=300, deadline=None)
+def test_any_printed_config_value_renders_as_json(printed):
+    json.dumps(typed_config_value(printed), allow_nan=False)
+
+
+_fresh = itertools.count(100)
+_metric = st.builds(
+    Metric,
+    name=st.sampled_from(["kv_cache_tokens", "graph_capture_gib", "kv_cache_available_gib", "model_load_s"]),
+    value=st.floats(allow_nan=False, allow_infinity=False, min_value=-1e15, max_value=1e15),
+    unit=st.sampled_from(["tokens", "GiB", "s"]),
+    rank=st.one_of(st.none(), st.integers(0, 7)),
+    line=st.integers(1, 10**7),
+)
+
+
+@given(metrics=st.lists(_metric, max_size=30))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_metric_values_round_trip_exactly(engine, metrics):
+    # a fresh boot each example (another start time: same source+line+start would be "the same boot")
+    b = dataclasses.replace(seed_boot(next(_fresh)), metrics=metrics)
+    [(bid, _)] = save_boots(engine, PRIMARY, [b])
+    got = show_boot(engine, bid)["metrics"]
+    assert [(m["name"], float(m["value"]), m["rank"], m["line"]) for m in got] == [
+        (m.name, m.value, m.rank, m.line) for m in metrics]
