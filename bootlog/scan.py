@@ -1,14 +1,22 @@
 """Fast candidate search: only the Records whose text holds a literal (plus context after some).
 
 Scanner.records(chunks) yields exactly what `select(envelope.records(chunks), ...)` yields, with
-the same line numbers. For plain logs it gets there without touching most lines: it reads big
-blocks cut at a newline, strips ANSI codes and NULs from the whole block (they never span a
-newline, so line numbers do not move and the result equals envelope.clean() per line), finds
-literal hits over the whole block, and decodes only the lines holding them. The hit search uses
-pyahocorasick when importable (BOOTLOG_NO_ACCEL=1 turns it off) and bytes.find per literal
-otherwise; both only propose candidate lines, and every candidate is re-checked on its decoded
-text, so the two paths give identical output. Other envelopes (podman -t, CRI, JSON, compose)
-need their lines joined first, so they go through envelope.records() and the same filter.
+the same line numbers, without decoding most lines:
+
+* plain logs: big blocks cut at a newline; ANSI codes and NULs are stripped from the whole
+  block (neither spans a newline, so line numbers stay and the bytes equal envelope.clean()'s
+  per line); literal hits are searched over the whole block; only lines holding a hit (and
+  the context owed to an `after` key) are decoded and re-checked on their text.
+* podman -t: the same search over raw blocks (plus every line holding ESC or NUL); lines of
+  the usual shape only advance envelope.PodmanTs' run state, the rest go through it in full.
+* CRI, docker/journald JSON, compose: joining decides what a line is, so envelope.records()
+  plus the same filter (with an Aho-Corasick text test when available).
+
+Hit engines (ENGINES): "rg"/"grep" (the system's ripgrep / GNU grep on each block, run one
+block ahead in the background), "ahocorasick" (pyahocorasick) and "find" (bytes.find per
+literal, pure Python). Every engine only *proposes* lines, and every proposal is re-checked on
+its text, so all give identical output. BOOTLOG_NO_ACCEL=1 forces "find"; BOOTLOG_ACCEL=NAME
+picks one.
 """
 from __future__ import annotations
 
@@ -101,6 +109,8 @@ class Scanner:
         self._bmin = _minimal(x.encode("utf-8") for x in self.literals)
         self._tmin = [b.decode("utf-8") for b in self._bmin]
         self.engine = _pick_engine(accel) if self._bmin else "find"
+        if self.engine in ("rg", "grep") and any(b"\x00" in b for b in self._bmin):
+            self.engine = "ahocorasick" if _ac is not None else "find"  # argv cannot hold NUL
         self.accelerated = self.engine != "find"
         self._auto = None
         self._argv: list[str] | None = None
@@ -238,7 +248,7 @@ class Scanner:
                 proc = subprocess.Popen([*self._argv, f.name], stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                                         env=env)
-            except OSError:
+            except (OSError, ValueError):
                 if f is not None:
                     f.close()
                 return lambda: self._starts_py(cb)
