@@ -1,0 +1,99 @@
+"""Housekeeping commands: `bootlog db path|status|upgrade|check|backup` and `bootlog prune`."""
+from __future__ import annotations
+
+import click
+
+from bootlog.cli_common import get_engine, print_json
+
+
+def _root_db(ctx: click.Context) -> str | None:
+    return ctx.find_root().ensure_object(dict).get("db")
+
+
+def _raw_engine(ctx: click.Context):
+    """An engine that does not migrate on open: status/check must report what is there."""
+    from bootlog.store import db as dbmod
+
+    return dbmod.make_engine(dbmod.resolve_url(_root_db(ctx)))
+
+
+@click.group()
+def db() -> None:
+    """Look after the database: where it is, its state, upgrade, check, backup."""
+
+
+@db.command("path")
+@click.pass_context
+def db_path(ctx) -> None:
+    """Print the database location (SQLite file, or the URL with its password hidden)."""
+    from bootlog.store.housekeeping import db_path as where
+
+    click.echo(where(_root_db(ctx)))
+
+
+@db.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.pass_context
+def status(ctx, as_json) -> None:
+    """Schema revision, whether it is current, and rows per table."""
+    from bootlog.store.housekeeping import status as get_status
+
+    st = get_status(_raw_engine(ctx))
+    if as_json:
+        print_json(st)
+        return
+    click.echo(f"database  {st.get('path') or st['url']}")
+    click.echo(f"revision  {st['revision'] or '(empty: created on first use)'}"
+               f"{'' if st['up_to_date'] else '  (newest is ' + str(st['head']) + ')'}")
+    for table, n in (st.get("rows") or {}).items():
+        click.echo(f"  {table:<10} {n:,}")
+    if "size_bytes" in st:
+        click.echo(f"size      {st['size_bytes']:,} bytes")
+
+
+@db.command()
+@click.pass_context
+def upgrade(ctx) -> None:
+    """Migrate the schema to the newest revision (normally done on first use)."""
+    from bootlog.store.housekeeping import upgrade as run_upgrade
+
+    before, after = run_upgrade(_root_db(ctx))
+    click.echo(f"schema {before or '(none)'} -> {after}" if before != after else f"schema already at {after}")
+
+
+@db.command("check")
+@click.pass_context
+def db_check(ctx) -> None:
+    """Check the schema against the models and (SQLite) the file's integrity. Exit 1 on problems."""
+    from bootlog.store.housekeeping import check as run_check
+
+    problems = run_check(_raw_engine(ctx))
+    for p in problems:
+        click.echo(p)
+    if problems:
+        ctx.exit(1)
+    click.echo("ok")
+
+
+@db.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.pass_context
+def backup(ctx, file) -> None:
+    """Write a consistent copy of a SQLite database to FILE (safe while others write)."""
+    from bootlog.store.housekeeping import backup as run_backup
+
+    click.echo(f"backup written to {run_backup(get_engine(ctx), file)}")
+
+
+@click.command()
+@click.option("--keep-last", type=click.IntRange(min=0), required=True, metavar="N",
+              help="Keep runtime samples of the newest N boots.")
+@click.option("--container", metavar="NAME", help="Only prune this container's boots.")
+@click.option("--figures", is_flag=True, help="Also delete the older boots themselves (figures, config, events).")
+@click.pass_context
+def prune(ctx, keep_last, container, figures) -> None:
+    """Delete old runtime samples; boot figures stay unless --figures is given."""
+    from bootlog.store.housekeeping import prune as run_prune
+
+    out = run_prune(get_engine(ctx), keep_last, container=container, figures=figures)
+    click.echo(f"deleted {out['samples']:,} runtime samples" + (f" and {out['boots']:,} boots" if figures else ""))
