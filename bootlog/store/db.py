@@ -195,9 +195,9 @@ def open_db(db: str | None) -> Engine:
     url = resolve_url(db)
     engine = make_engine(url)
     try:
-        rev = _with_retry(lambda: current_revision(engine))
+        rev = retry(lambda: current_revision(engine))
         if rev != HEAD_REVISION:
-            _with_retry(lambda: upgrade(engine))
+            retry(lambda: upgrade(engine))
     except StoreError:
         engine.dispose()
         raise
@@ -226,10 +226,6 @@ def is_transient(err: BaseException) -> bool:
         if code in ("40001", "40P01", "55P03"):
             return True
     return False
-
-
-def _with_retry(fn, attempts: int = 8):
-    return retry(fn, attempts)
 
 
 def retry(fn, attempts: int = 8, base_delay: float = 0.05):
