@@ -181,10 +181,17 @@ def _write_parquet(path: Path, columns: Sequence[str], rows: Sequence[dict]) -> 
 
     frame = pd.DataFrame([{c: _csv_cell(r.get(c)) if isinstance(r.get(c), (dict, list)) else _plain(r.get(c))
                            for c in columns} for r in rows], columns=list(columns))
-    # Config values are text as printed; mixed text/number object columns would make pyarrow guess.
+    # pyarrow needs one type per column; config values mix numbers, text and lists by key
     for c in frame.columns:
-        if frame[c].dtype == object:
-            frame[c] = frame[c].map(lambda v: None if v is None else str(v))
+        if frame[c].dtype != object:
+            continue
+        vals = [v for v in frame[c] if v is not None and v == v]
+        if vals and all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+            frame[c] = frame[c].astype("Int64")
+        elif vals and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+            frame[c] = frame[c].astype("float64")
+        elif not (vals and all(isinstance(v, bool) for v in vals)):
+            frame[c] = frame[c].map(lambda v: None if v is None or v != v else str(v))
     frame.to_parquet(path, engine="pyarrow", index=False)
 
 
