@@ -194,16 +194,18 @@ def open_db(db: str | None) -> Engine:
     """An Engine on the user's database, its schema created or upgraded to the newest revision."""
     url = resolve_url(db)
     engine = make_engine(url)
+    where = sqlite_path(url) or make_url(url).render_as_string(hide_password=True)
     try:
         rev = retry(lambda: current_revision(engine))
         if rev != HEAD_REVISION:
             retry(lambda: upgrade(engine))
-    except StoreError:
+    except StoreError as err:
         engine.dispose()
+        if isinstance(err.__cause__, SQLAlchemyError):  # a driver error: say which database
+            raise StoreError(f"cannot open database {where}: {one_line(err.__cause__)}") from err.__cause__
         raise
-    except Exception as err:  # alembic raises its own CommandError, drivers theirs
+    except Exception as err:  # alembic raises its own CommandError
         engine.dispose()
-        where = sqlite_path(url) or make_url(url).render_as_string(hide_password=True)
         raise StoreError(f"cannot open database {where}: {one_line(err)}") from err
     return engine
 
