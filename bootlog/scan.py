@@ -140,12 +140,14 @@ class Scanner:
         if fmt is None:
             fmt, chunks = envelope.sniff(chunks)
         self.format = fmt
+        if any("\ufffd" in lit for lit in self._tmin):
+            fmt = "_filter"  # U+FFFD also stands for bad bytes: no byte search can find it
         if fmt == "plain":
             return self._plain(chunks, start_line)
         if fmt == "podman_ts":
             return self._podman(chunks, start_line)
         counted = self._count(chunks)
-        return self._filter(envelope.records(counted, fmt, start_line=start_line))
+        return self._filter(envelope.records(counted, self.format, start_line=start_line))
 
     def _filter(self, records: Iterable[Record]) -> Iterator[Record]:
         """select() with a faster literal test: one Aho-Corasick pass per text when the
@@ -312,6 +314,7 @@ class Scanner:
         lineno = start_line
         after = self.after
         tmin = self._tmin
+        exact = not any(lit.endswith("\r") or "\n" in lit for lit in tmin)
         for cb, starts in self._searched(self._blocks(chunks), _clean_block):
             nlines = cb.count(b"\n") + (0 if cb.endswith(b"\n") else 1)
             self.lines_seen += nlines
@@ -337,7 +340,10 @@ class Scanner:
                 text = raw.decode("utf-8", "replace")
                 at_line += cb.count(b"\n", at, pos)
                 at = pos
-                keep = remaining > 0
+                # a line we look at is either owed as context or was proposed by the search,
+                # and a proposal in cleaned bytes is a hit in the text (UTF-8 resynchronises
+                # after bad bytes), unless a literal ends in "\r" or spans lines
+                keep = remaining > 0 or exact
                 if not keep:
                     for lit in tmin:
                         if lit in text:

@@ -171,3 +171,10 @@ def test_generated_logs_scan_like_the_envelope(monkeypatch, lines, final_nl, blo
         sc = Scanner(LITERALS, after, accel=engine)
         assert list(sc.records(_chunks(data, chunk), fmt)) == want, engine
         assert sc.lines_seen == _physical_lines(data)
+
+
+def test_odd_literals_still_match_the_reference():
+    data = b"a line\r\nbad \xff byte\nsplit\nhere\n"
+    for lits in (["line\r"], ["\ufffd"], ["split\nhere"], ["bad"]):
+        for engine in ENGINES:
+            _check(data, engine, literals=lits, after={})
