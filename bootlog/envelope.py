@@ -395,6 +395,15 @@ class _Joiner:
     def piece(self, lineno: int, ts: datetime | None, stream: str | None, data, partial: bool,
               run_key: object = None) -> Iterator[Record]:
         ch = self.open.get(stream)
+        if ch is None and not partial:  # the common case: a whole line, nothing to join
+            self._run(stream, run_key if run_key is not None else ts, len(data) + 1)
+            rec = Record(lineno, self.text_of([data]), ts, stream)
+            if not self.out:
+                yield rec
+                return
+            self.out.append([rec])
+            yield from self._drain()
+            return
         if ch is not None:
             gap = (ts - ch.last_ts).total_seconds() if ts and ch.last_ts else None
             if not _continues(ch.run, self.buf, data, gap):
