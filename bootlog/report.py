@@ -446,6 +446,10 @@ def html_report(engine, *, container: str | None = None, host: str | None = None
         notes.append("Diff left out: bootlog.compare/render not available.")
     where = f" — {container}" if container else ""
     newest = show_boot(engine, shown[-1]["boot"]["id"])  # with its runtime summary
+    from datetime import datetime, timezone
+
+    notes.append(f"Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC} by bootlog; "
+                 f"{len(rows)} boot{'s' if len(rows) != 1 else ''} shown, newest last.")
     return build_html(title=title or f"bootlog report{where}", history=history_html(rows, cols, changes),
                       diff=diff, plots=plots, runtime=runtime_html(newest), events=events_html(newest),
                       notes=notes)
