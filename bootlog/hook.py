@@ -125,6 +125,9 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
         return Waited(name, outcome, boot, run.since if run else None, time.monotonic() - t0, st)
 
     while True:
+        # records stamped after this instant are left for the next poll: a run that starts
+        # after the events below were read must not leak its lines into this one
+        snap = podman.now_ns()
         st = podman.state(name, engine=engine)
         now_run = pick_run(name, st, ref_ns, engine)
         if now_run.ended_before and time.monotonic() < grace_end:
@@ -137,7 +140,7 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
                 cursor = podman.Cursor(run.since, 0) if run.since is not None else podman.Cursor()
             run.until = now_run.until
             ended = run.until is not None or not st.running
-            new, cursor = podman.read_new(name, cursor, until=run.until, final=ended, engine=engine)
+            new, cursor = podman.read_new(name, cursor, until=run.until or snap, final=ended, engine=engine)
             if new:
                 data += new
                 boot = _last(parse(data))
