@@ -453,20 +453,45 @@ def _join_text(parts: list[str]) -> str:
     return clean_text("".join(parts))
 
 
-def _cri(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
-    j = _Joiner(CONMON_BUF, _join_bytes)
-    cache_key, cache_val = b"", None
-    for n, raw in lines:
+class Cri:
+    """Raw k8s-file / CRI lines -> Records, one physical line at a time (scan.py skips the
+    whole lines it knows hold nothing, through skip_whole())."""
+
+    def __init__(self) -> None:
+        self.j = _Joiner(CONMON_BUF, _join_bytes)
+        self._key: bytes = b""
+        self._val: datetime | None = None
+
+    def line(self, n: int, raw: bytes) -> Iterator[Record]:
         m = CRI_LINE.match(raw)
         if m is None:
-            yield from j.plain(Record(n, clean(raw)))
-            continue
+            return self.j.plain(Record(n, clean(raw)))
         tsb = m.group(1)
-        if tsb != cache_key:
-            cache_key, cache_val = tsb, parse_ts(tsb)
-        yield from j.piece(n, cache_val, m.group(2).decode(), raw[m.end():],
-                           m.group(3) == b"P", run_key=tsb)
-    yield from j.finish()
+        if tsb != self._key:
+            self._key, self._val = tsb, parse_ts(tsb)
+        return self.j.piece(n, self._val, m.group(2).decode(), raw[m.end():],
+                            m.group(3) == b"P", run_key=tsb)
+
+    def skip_whole(self, raw: bytes) -> bool:
+        """Account for a line without making its Record: only for an F line while no partial
+        line is open or held, i.e. when line() would emit exactly one Record at once."""
+        if self.j.open or self.j.out:
+            return False
+        m = CRI_LINE.match(raw)
+        if m is None or m.group(3) != b"F":
+            return False
+        self.j._run(m.group(2).decode(), m.group(1), len(raw) - m.end() + 1)
+        return True
+
+    def finish(self) -> Iterator[Record]:
+        return self.j.finish()
+
+
+def _cri(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
+    p = Cri()
+    for n, raw in lines:
+        yield from p.line(n, raw)
+    yield from p.finish()
 
 
 def _docker_json(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:

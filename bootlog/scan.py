@@ -146,6 +146,8 @@ class Scanner:
             return self._plain(chunks, start_line)
         if fmt == "podman_ts":
             return self._podman(chunks, start_line)
+        if fmt == "cri":
+            return self._cri(chunks, start_line)
         counted = self._count(chunks)
         return self._filter(envelope.records(counted, self.format, start_line=start_line))
 
@@ -410,6 +412,50 @@ class Scanner:
                     if keep:
                         yield rec
 
+
+    def _cri(self, chunks: Iterable[bytes], start_line: int) -> Iterator[Record]:
+        """Raw k8s-file: whole (F) lines the search did not propose, with no partial line open,
+        only advance the joiner's per-stream run; everything else goes through envelope.Cri."""
+        parser = envelope.Cri()
+        has = self._text_test()
+        after = self.after
+        state = [0]  # context records still owed
+
+        def emit(recs: Iterable[Record]) -> Iterator[Record]:
+            for rec in recs:
+                text = rec.text
+                keep = state[0] > 0 or has(text)
+                if state[0] > 0:
+                    state[0] -= 1
+                for key, k in after.items():
+                    if k > state[0] and key in text:
+                        state[0] = k
+                if keep:
+                    yield rec
+
+        n = start_line - 1
+        for block, starts in self._searched(self._blocks(chunks), _same):
+            odd = self._lines_with(block, (b"\x1b", b"\x00"))
+            if odd:
+                starts = sorted(odd.union(starts))
+            lines = block.split(b"\n")
+            if block.endswith(b"\n"):
+                lines.pop()
+            self.lines_seen += len(lines)
+            ci, ncand = 0, len(starts)
+            nxt = starts[0] if ncand else -1
+            off = 0
+            for raw in lines:
+                n += 1
+                cand = off == nxt
+                if cand:
+                    ci += 1
+                    nxt = starts[ci] if ci < ncand else -1
+                off += len(raw) + 1
+                if not cand and state[0] <= 0 and parser.skip_whole(raw):
+                    continue
+                yield from emit(parser.line(n, raw))
+        yield from emit(parser.finish())
 
 def _clean_block(block: bytes) -> bytes:
     """envelope.clean()'s ANSI and NUL removal over a whole block (neither spans a newline)."""

@@ -158,13 +158,18 @@ _line = st.lists(st.sampled_from(_PIECES), max_size=6).map(b"".join)
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(_line, max_size=40), final_nl=st.booleans(), block=st.integers(5, 300),
-       chunk=st.integers(1, 97), stamped=st.booleans())
-def test_generated_logs_scan_like_the_envelope(monkeypatch, lines, final_nl, block, chunk, stamped):
+       chunk=st.integers(1, 97), fmt=st.sampled_from(["plain", "podman_ts", "cri"]),
+       tags=st.lists(st.sampled_from([b"stdout F ", b"stdout P ", b"stderr F ", b"stderr P "]),
+                     min_size=40, max_size=40))
+def test_generated_logs_scan_like_the_envelope(monkeypatch, lines, final_nl, block, chunk, fmt,
+                                               tags):
     monkeypatch.setattr(scan, "BLOCK", block)
-    if stamped:  # podman -t: a stamp on every line, seconds apart
+    if fmt == "podman_ts":  # a stamp on every line, seconds apart
         lines = [b"2026-11-29T14:25:%02d.000000001Z " % (i % 60) + x for i, x in enumerate(lines)]
+    elif fmt == "cri":  # random streams and partial pieces
+        lines = [b"2026-11-29T14:25:%02d.000000001+00:00 " % (i % 60) + tags[i] + x
+                 for i, x in enumerate(lines)]
     data = b"\n".join(lines) + (b"\n" if final_nl and lines else b"")
-    fmt = "podman_ts" if stamped else "plain"
     after = {TB: 3}
     want = list(select(envelope.records(_chunks(data, chunk), fmt), LITERALS, after))
     for engine in ENGINES:
@@ -178,3 +183,33 @@ def test_odd_literals_still_match_the_reference():
     for lits in (["line\r"], ["\ufffd"], ["split\nhere"], ["bad"]):
         for engine in ENGINES:
             _check(data, engine, literals=lits, after={})
+
+
+def _cri(path: Path) -> bytes:
+    """A corpus log as conmon writes it to ctr.log, with a stderr traceback interleaved."""
+    from datetime import datetime, timedelta, timezone
+
+    from test_envelope import _conmon, _stamp
+
+    lines = path.read_bytes().split(b"\n")
+    rng = random.Random(path.name + "cri")
+    t0 = datetime(2026, 11, 29, 14, 0, tzinfo=timezone.utc)
+    out = [(t, b"stdout", tag, m) for t, tag, m in _conmon(lines[:-1], rng, t0)]
+    err = [(t, b"stderr", tag, m) for t, tag, m in
+           _conmon([TB.encode(), b"  File x", b"RuntimeError: boom", b"partial"], rng,
+                   t0 + timedelta(milliseconds=30), final_nl=False)]
+    return b"".join(_stamp(t, False) + b" " + s + b" " + tag + b" " + m + b"\n"
+                    for t, s, tag, m in sorted(out + err, key=lambda r: r[0]))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("path", CORPUS[1::3], ids=lambda p: p.name[:3])
+def test_cri_fast_path_equals_envelope(monkeypatch, path, engine):
+    monkeypatch.setattr(scan, "BLOCK", 30_000)
+    data = _cri(path)
+    assert envelope.detect(data[:65536]) == "cri"
+    sc = Scanner(LITERALS, AFTER, accel=engine)
+    got = list(sc.records(_chunks(data, 9000)))
+    assert got == list(select(envelope.records(_chunks(data)), LITERALS, AFTER))
+    assert sc.format == "cri" and sc.lines_seen == _physical_lines(data)
+    assert any(r.stream == "stderr" for r in got)
