@@ -152,7 +152,7 @@ def explain_log(path: str | Path, plan: Any = None) -> dict:
             "events": [{"kind": e.kind, "rank": e.rank, "line": e.line, "message": e.message[:200]}
                        for e in b.events],
         })
-    return {"source": getattr(src, "name", str(path)), "boots": out_boots,
+    return {"source": getattr(src, "name", str(path)), "raw": True, "boots": out_boots,
             "unmatched": unmatched_lines(keep, used, messages)}
 
 
@@ -204,7 +204,7 @@ def explain_ref(engine, boot_id: int) -> dict:
 
     show = show_boot(engine, boot_id)
     b = show["boot"]
-    return {"source": b.get("source"), "unmatched": [], "boots": [{
+    return {"source": b.get("source"), "unmatched": [], "raw": False, "boots": [{
         "id": b.get("id"), "index": 1, "first_line": b.get("first_line"),
         "last_line": b.get("last_line"), "status": b.get("status"), "failure": b.get("failure"),
         "figures": _figure_rows(stored_patterns(engine, boot_id), {}),

@@ -205,7 +205,8 @@ def _numberish(s: str) -> bool:
 
 # ---------------------------------------------------------------------------- expansion
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")  # env files: shell forms
+_PLAN_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}()")  # plans: only ${NAME}, so a regex's $ is safe
 
 
 def _lookup(name: str, env: dict[str, Any], prefix: str) -> tuple[bool, Any]:
@@ -225,9 +226,9 @@ def expand(value: Any, env: dict[str, Any], prefix: str, where: str) -> Any:
         return [expand(v, env, prefix, where) for v in value]
     if isinstance(value, dict):
         return {k: expand(v, env, prefix, f"{where}.{k}") for k, v in value.items()}
-    if not isinstance(value, str) or "$" not in value:
+    if not isinstance(value, str) or "${" not in value:
         return value
-    whole = _VAR.fullmatch(value.strip())
+    whole = _PLAN_VAR.fullmatch(value.strip())
     if whole:
         name = whole.group(1) or whole.group(2)
         found, v = _lookup(name, env, prefix)
@@ -243,7 +244,7 @@ def expand(value: Any, env: dict[str, Any], prefix: str, where: str) -> Any:
             raise PlanError(f"{where}: ${{{name}}} is not defined in the env file", key=where)
         return "" if v is None else str(v)
 
-    return _VAR.sub(sub, value)
+    return _PLAN_VAR.sub(sub, value)
 
 
 # ---------------------------------------------------------------------------- loading
@@ -371,7 +372,10 @@ def _build(data: dict, text: str, p: Path) -> Plan:
     plan.min_pct = float(tol.get("min_pct", plan.min_pct))
 
     for spec in data.get("pattern", []):
-        plan.patterns.append(compile_pattern(expand(spec, env, prefix, "pattern"), text))
+        # the regex is taken verbatim: `$` and `{…}` belong to the regex, not to the env file
+        fields = {k: (v if k == "regex" else expand(v, env, prefix, f"pattern.{k}"))
+                  for k, v in spec.items()}
+        plan.patterns.append(compile_pattern(fields, text))
 
     figures = known_figures() | plan.user_names
     user_events = {up.event for up in plan.patterns if up.event}

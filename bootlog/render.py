@@ -137,7 +137,10 @@ def render_explain(report: dict) -> str:
             rank = "" if e.get("rank") is None else f"[rank {e['rank']}]"
             out.append(f"  event {e['kind']}{rank}   line {e.get('line')}")
     unmatched = report.get("unmatched", [])
-    if unmatched:
+    if report.get("raw") is False:
+        out.append("unread: not known for a stored boot (its raw lines are not stored); "
+                   "run `bootlog explain LOGFILE` to see lines no pattern read")
+    elif unmatched:
         out.append(f"unread: {len(unmatched)} line(s) hold a known marker but no pattern matched")
         for u in unmatched:
             out.append(f"  line {u['line']} [{u['marker']}]: {u['text'][:160]}")

@@ -237,3 +237,14 @@ def test_undefined_variable_names_its_line(tmp_path):
 def test_bad_env_line(tmp_path):
     err = _error(tmp_path, 'env_file = "frank-primary.env"\n', env=ENV_TEXT + "this is not an assignment\n")
     assert "not KEY=VALUE" in str(err) and f"line {ENV_TEXT.count(chr(10)) + 1}" in str(err)
+
+
+def test_user_regex_keeps_its_dollar_and_braces(tmp_path):
+    plan = load_plan(write_plan(tmp_path, """
+[[pattern]]
+name = "arena_slots"
+regex = '(?P<value>\\d{1,3}(?:,\\d{3})*) slots \\(\\d+\\.\\d+ MiB each\\)$'
+unit = "slots"
+samples = [{ line = "expert cache 17.77 GiB / 7,762 slots (2.344 MiB each)", value = 7762 }]
+"""))
+    assert plan.patterns[0].source.endswith(r"each\)$")
