@@ -158,6 +158,12 @@ def _api_pid_of(text: str) -> tuple[str, int] | None:
     return found
 
 
+def _fp_text(text: str) -> str:
+    """A line from its vLLM part on: a partial line podman glued in front is not boot content."""
+    m = _LINE_START.search(text)
+    return text[m.start():] if m else text
+
+
 def _gap(a: datetime | None, b: datetime | None, secs: float) -> bool:
     """True when both times are known and more than secs apart."""
     if a is None or b is None:
@@ -200,7 +206,8 @@ class _Acc:
         self.kv_known = False
         self.terminal = False
         self.ready_line: int | None = None
-        self.fp: list[str] = []
+        self.fp: list[str] = []  # first 64 literal lines (fallback)
+        self.fp_catalogue: list[str] = []  # first 64 lines with a catalogue hit
         self.last_ts: datetime | None = None
         self.last_seen = first_line
         self.root: tuple[int, str, bool] | None = None  # (line, message, engine_done at the time)
@@ -322,9 +329,7 @@ class _Acc:
             self.last_ts = v.ts
             b.ended_at = v.ts
         if literal and len(self.fp) < 64:
-            # from the vLLM part on: a partial line podman glued in front is not this boot's content
-            m = _LINE_START.search(v.text)
-            self.fp.append(v.text[m.start():] if m else v.text)
+            self.fp.append(_fp_text(v.text))
         if v.role in ("engine", "worker", "ray"):
             self.progressed = True
             if v.proc and (v.proc.startswith("EngineCore") or v.proc.startswith("Worker")
@@ -388,14 +393,19 @@ class _Acc:
             self.exception_line(v, msg, None)
         if not literal:
             return
-        self.hits(v, msg, rank)
+        found = self.hits(v, msg, rank)
+        # fingerprint lines: catalogue lines, not the import-time start-ish ones, which may
+        # still move to the next boot when the log grows (a crash loop's next start)
+        if found and len(self.fp_catalogue) < 64 and mk not in _WEAK and mk != "early":
+            self.fp_catalogue.append(_fp_text(v.text))
 
-    def hits(self, v: VLine, msg: str, rank: int | None) -> None:
+    def hits(self, v: VLine, msg: str, rank: int | None) -> bool:
         from bootlog import patterns
 
         b = self.boot
         seen: set[str] = set()
-        for h in patterns.match(msg):
+        found = patterns.match(msg)
+        for h in found:
             if h.kind == "metric":
                 if h.name in seen:
                     continue
@@ -446,6 +456,7 @@ class _Acc:
                 self.add_event(Event(h.name, v.lineno, ev_rank, v.ts, msg.strip(), det))
                 if h.name != "warning":
                     self.progressed = True
+        return bool(found)
 
     # -- the end -------------------------------------------------------------------------------
     def finish(self, last_line: int) -> Boot:
@@ -496,7 +507,10 @@ class _Acc:
                     m.rank = 0
         b.events.sort(key=lambda e: e.line)
         _derive(b, self.ready_line)
-        b.fingerprint = hashlib.sha256("\n".join(self.fp).encode("utf-8", "replace")).hexdigest()
+        # the first 64 catalogue lines of the boot; a boot that printed none (a WARNING-level
+        # log) falls back to its first 64 literal lines
+        fp = self.fp_catalogue or self.fp
+        b.fingerprint = hashlib.sha256("\n".join(fp).encode("utf-8", "replace")).hexdigest()
         return b
 
 

@@ -331,3 +331,20 @@ def test_shuffled_real_lines_never_break_the_parser():
         assert parse(candidates(recs), year=2026, total_lines=len(recs)) == bs
 
     check()
+
+
+def test_fingerprint_stable_while_a_crash_loop_log_grows():
+    # seed 05 (podman -t): a snapshot taken while the next start's first lines are arriving must
+    # give the failed boot the same fingerprint as the full log (hook re-ingests update in place)
+    from bootlog.envelope import records
+
+    path = LOGS / "seed" / "05-util-1.00-crash-loop.log"
+    recs = list(records(iter([path.read_bytes()])))
+    full = parse(recs, total_lines=len(recs))
+    assert [b.status for b in full] == ["failed", "failed"]
+    second = full[1].first_line
+    banner = next(r.lineno for r in recs if r.lineno >= second and "version" in r.text and "\u2588" in r.text)
+    for cut in range(second - 2, banner + 3):
+        snap = parse(recs[:cut], total_lines=cut)
+        assert snap[0].fingerprint == full[0].fingerprint, cut
+        assert snap[0].status == "failed" and snap[0].failure == full[0].failure
