@@ -39,7 +39,7 @@ def _label(f: dict) -> str:
     return f["key"] if f.get("rank") is None else f"{f['key']}[rank {f['rank']}]"
 
 
-def finding_line(f: dict, width: int = 24) -> str:
+def finding_line(f: dict, width: int = 24, why_same: bool = False) -> str:
     sym = SYMBOLS.get(f["verdict"], "?")
     label = _label(f)
     if f["section"] == "config":
@@ -53,7 +53,7 @@ def finding_line(f: dict, width: int = 24) -> str:
         text += f"  ({extra})"
     if f.get("why") and f["verdict"] != "same":
         text += f"  {f['why']}"
-    elif f.get("why") and f["verdict"] == "same" and f["section"] == "event":
+    elif f.get("why") and f["verdict"] == "same" and (why_same or f["section"] == "event"):
         text += f"  {f['why']}"
     return text
 
@@ -94,7 +94,8 @@ def render_text(result: dict, *, plan_name: str | None = None, show_same: bool =
         if not rows:
             continue
         lines.append(heading)
-        lines.extend("  " + finding_line(f, width) for f in rows)
+        # a check's passing rows still say which bound they met
+        lines.extend("  " + finding_line(f, width, why_same=result.get("b") is None) for f in rows)
     lines.append(summary_line(result))
     return "\n".join(lines)
 
