@@ -76,7 +76,7 @@ _RUNTIME_FATAL = re.compile(r"EngineDeadError|EngineCore encountered a fatal err
                             r"Engine core proc\S* \S+ died")
 _INIT_WRAPPER = "initialization failed. See root cause above"
 _OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
-                  r"not enough GPU memory", re.I)
+                  r"not enough GPU memory|OUT_OF_DEVICE_MEMORY", re.I)
 _KV_INSUFFICIENT = "KV cache is needed, which is larger than the available KV cache memory"
 _KV_INSUFFICIENT_V0 = "is larger than the maximum number of tokens that can be stored in KV cache"
 _VERSION = re.compile(r"vLLM API server version (\S+)|vLLM server version ([^\s,]+)|\u2588\s+version\s+(\S+)")
