@@ -273,11 +273,14 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
     ca, cb = _config(a), _config(b)
     for f in BOOT_FIELDS:
         old, new = bb.get(f), ba.get(f)
-        if f == "status" or f in ca or f in cb:  # a config key of the same name says it once
+        key = f
+        if f == "host" and (f in ca or f in cb):
+            key = "boot.host"  # the machine, not vLLM's --host bind address
+        elif f == "status" or f in ca or f in cb:  # a config key of the same name says it once
             continue
         if not values_equal(old, new):
             why = "different vLLM build: capacity moves are expected" if f == "vllm_version" else ""
-            out.append(finding(f, "config", old, new, "changed", why))
+            out.append(finding(key, "config", old, new, "changed", why))
     changed_keys = []
     for key in sorted(set(ca) | set(cb), key=lambda k: (_SIZING.get(k, len(_SIZING)), k)):
         if not values_equal(cb.get(key), ca.get(key)):
@@ -290,8 +293,9 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
     if version_changed:
         cause.insert(0, "vllm_version")
     for f in ("model", "engine", "host"):  # another machine may hold another GPU
-        if not values_equal(ba.get(f), bb.get(f)) and f not in cause:
-            cause.append(f)
+        name = "boot.host" if f == "host" and (f in ca or f in cb) else f
+        if not values_equal(ba.get(f), bb.get(f)) and name not in cause:
+            cause.append(name)
 
     # --- effect: the figures
     fa, fb = figures(a), figures(b)

@@ -462,3 +462,14 @@ def test_tp1_against_tp2_compares_every_rank_and_names_sizing_keys_first():
         [(0, 5.04, 98.94), (1, 5.04, 99.0)]
     assert [f["key"] for f in r["findings"] if f["section"] == "config"] == \
         ["tensor_parallel_size", "dtype", "port"]
+
+
+def test_machine_and_bind_address_are_not_confused():
+    a = shape_d(9, config={**CFG_D, "host": "0.0.0.0"})
+    b = shape_d(8, config={**CFG_D, "host": "0.0.0.0"})
+    a["boot"]["host"], b["boot"]["host"] = "dankserver", "frankserver"
+    a["metrics"][2]["value"] = 401408
+    r = compare.diff(a, b)
+    assert [(f["key"], f["old"], f["new"]) for f in r["findings"] if f["section"] == "config"] == \
+        [("boot.host", "frankserver", "dankserver")]
+    assert "boot.host" in by_key(r, "kv_cache_tokens")[0]["why"]
