@@ -149,6 +149,19 @@ def api_pid(text: str) -> tuple[str, int] | None:
     return found
 
 
+_memo_tag: list = [None, None]
+
+
+def tag_pid(text: str) -> int | None:
+    """pid of the innermost process tag on a raw line, if any."""
+    if text is _memo_tag[0]:
+        return _memo_tag[1]
+    found = _TAG_PID.findall(text[:200])
+    pid = int(found[-1][1]) if found else None
+    _memo_tag[0], _memo_tag[1] = text, pid
+    return pid
+
+
 def _api_pid_of(text: str) -> tuple[str, int] | None:
     found = None
     for m in _TAG_PID.finditer(text[:200]):
@@ -220,6 +233,7 @@ class _Acc:
         self.engine_tag: str | None = None  # from process tags
         self.v0_worker_ranks: dict[int, int] = {}
         self.env_warnings: set[str] = set()
+        self.pids: set[int] = set()  # pids of every tagged line (innermost tag)
         self.body = False
         self.runtime_root: str | None = None  # first real exception after ready
         self.runtime_dead: str | bool = False  # the line saying the engine died after ready
@@ -342,6 +356,10 @@ class _Acc:
             got = api_pid(v.text)
             if got:
                 self.api_pids.setdefault(got[0], got[1])
+        if v.proc is not None:
+            pid = tag_pid(v.text)
+            if pid is not None:
+                self.pids.add(pid)
         rank = v.rank
         if v.proc == "VllmWorkerProcess":  # V0 workers: no rank in the tag; number them by pid
             got = _TAG_PID.findall(v.text[:200])
@@ -610,6 +628,10 @@ class BootSplitter:
         msg = v.msg
         mk = _marker(msg) if literal else None
         cur = self.cur
+        owner = self._owner(v) if cur is not None and v.proc is not None else None
+        if owner is not None:
+            owner.feed(v, literal)  # a line of an older server still running beside this one
+            return
         top = v.role in (None, "api")
         if mk is not None and top or (mk is not None and cur is None):
             trigger = None  # None | "with_pending" | "after_pending"
@@ -679,6 +701,22 @@ class BootSplitter:
             target.body = True  # past the import-time burst of start-ish lines
         if self.resume is None and cur.terminal and len(self.accs) >= 2:
             self._maybe_resume(cur)
+
+    def _owner(self, v: VLine) -> _Acc | None:
+        """The older boot a tagged line belongs to when two servers run at once (tagged era).
+
+        Only between boots of different API-server processes: a restarted container reuses its
+        pids (APIServer pid=1, EngineCore pid=135), and then the newest boot owns them.
+        """
+        cur = self.cur
+        assert cur is not None
+        pid = tag_pid(v.text)
+        if pid is None or pid in cur.pids or not cur.api_pids:
+            return None
+        for acc in reversed(self.accs[:-1]):
+            if pid in acc.pids and acc.api_pids and acc.api_pids != cur.api_pids and not acc.superseded:
+                return acc
+        return None
 
     def _maybe_resume(self, cur: _Acc) -> None:
         """After the newer boot died, untagged lines may belong to the older one still starting."""

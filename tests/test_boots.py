@@ -348,3 +348,26 @@ def test_fingerprint_stable_while_a_crash_loop_log_grows():
         snap = parse(recs[:cut], total_lines=cut)
         assert snap[0].fingerprint == full[0].fingerprint, cut
         assert snap[0].status == "failed" and snap[0].failure == full[0].failure
+
+
+def test_two_tagged_servers_interleaved_keep_their_own_lines():
+    # like corpus 053 but in the tagged era: server A (034) is starting when server B (022)
+    # starts on another port and dies of OOM; their lines interleave, pids tell them apart
+    a, alone = run("034")
+    b, _ = run("022")
+    ka = next(r.lineno for r in a if "KV cache size" in r.text)
+    mixed = a[:ka - 5]
+    rest_a, rest_b = a[ka - 5:], list(b)
+    while rest_a or rest_b:
+        mixed.extend(rest_b[:3])
+        mixed.extend(rest_a[:2])
+        rest_a, rest_b = rest_a[2:], rest_b[3:]
+    mixed = [Record(n, r.text) for n, r in enumerate(mixed, 1)]
+    bs = parse(mixed, year=2026, total_lines=len(mixed))
+    assert [x.status for x in bs] == ["ready", "failed"]
+    assert bs[1].failure == "oom" and bs[0].failure is None
+    want = labels(fixture("034"))[0]
+    assert [m.value for m in bs[0].metrics if m.name == "kv_cache_tokens"] == [want["kv_cache_tokens"]]
+    assert not any(m.name == "kv_cache_tokens" for m in bs[1].metrics)
+    assert [x.values for x in bs[0].samples] == [x.values for x in alone[0].samples]
+    assert bs[1].failure_message == labels(fixture("022"))[0]["failure_message"]
