@@ -10,11 +10,15 @@ the Boot records.  Rules (corpus README + vllm-log-formats.md):
 * A new boot is split off when a marker repeats that one server prints only once (banner, args),
   when the API server's pid changes, or when an import-time marker is printed by a top-level
   process after the current boot already had engine/worker output or figures (a restart).
-* Two servers started concurrently in one file (corpus 053): when the newer one dies through the
-  "Engine core initialization failed" wrapper, later untagged lines resume the older, still open
-  boot.
+* Two servers started concurrently in one file: tagged lines go back to the older boot by pid
+  (only between different API-server processes: a restarted container reuses its pids); untagged
+  (corpus 053): when the newer one dies through the "Engine core initialization failed" wrapper,
+  later lines resume the older boot if it was caught mid-start.
 * Tracebacks are grouped per printing stream (process tag + logger prefix) into ONE event each.
   The failure is the first real exception before "ready" (not a WARNING-logged one, not a wrapper).
+  An engine that dies after "ready" keeps status ready; failure names the runtime cause.
+* fingerprint: sha256 over the first 64 catalogue lines (import-time start-ish lines excluded),
+  so a growing boot, or the same boot read with other lines before it, keeps its fingerprint.
 """
 from __future__ import annotations
 
