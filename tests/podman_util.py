@@ -23,7 +23,8 @@ IMAGE = "localhost/logreplay:latest"
 
 # The replay program, run by the image's busybox sh.  Each start of the container replays the
 # next /data/bootN directory: *.out to stdout, *.err to stderr, *.sleep sleeps, *.exit exits
-# with that code, *.hold keeps running like a server that is up.
+# with that code, *.hold keeps running like a server that is up, *.gate waits until the test
+# opens that gate (Replayer.open_gate), so a test decides when the next part is written.
 REPLAY_SH = r"""
 n=$(cat /state/n 2>/dev/null || echo 0); n=$((n+1)); echo "$n" > /state/n
 d=/data/boot$n
@@ -35,6 +36,7 @@ for f in "$d"/*; do
     *.sleep) sleep "$(cat "$f")" ;;
     *.exit) exit "$(cat "$f")" ;;
     *.hold) exec sleep 3600 ;;
+    *.gate) while [ ! -e "/state/$(cat "$f")" ]; do sleep 0.05; done ;;
   esac
 done
 """
@@ -124,6 +126,10 @@ class Boot:
         self.steps.append(("hold", None))
         return self
 
+    def gate(self, name: str) -> "Boot":
+        self.steps.append(("gate", name))
+        return self
+
     def slowly(self, data: bytes, pieces: int, pause: float) -> "Boot":
         """`data` in `pieces` parts cut at line ends, with `pause` seconds between them."""
         lines = data.splitlines(keepends=True)
@@ -175,6 +181,7 @@ class Replayer:
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
         self.names: list[str] = []
+        self.state_dirs: dict[str, Path] = {}
 
     def start(self, boots: list[Boot], *, name: str | None = None, attach: bool = False,
               restart: str | None = None) -> str:
@@ -197,6 +204,7 @@ class Replayer:
                     path.write_text("" if value is None else str(value))
         (data / "replay.sh").write_text(REPLAY_SH)
         self.names.append(name)
+        self.state_dirs[name] = state
         policy = ["--restart", restart] if restart else []
         run_podman("run", "-d", "--name", name, "--network=none", *policy,
                    "-v", f"{data}:/data:ro", "-v", f"{state}:/state",
@@ -204,6 +212,10 @@ class Replayer:
         if attach:
             wait_exit(name)
         return name
+
+    def open_gate(self, name: str, gate: str) -> None:
+        """Let the container go past its `gate` step."""
+        (self.state_dirs[name] / gate).touch()
 
     def restart(self, name: str) -> None:
         """Start the next boot of a stopped container (as systemd's podman start would)."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 
 from click.testing import CliRunner
@@ -80,14 +81,29 @@ def test_hook_reports_the_new_boot_of_a_restarted_container_and_diffs_it(replaye
 
 
 def test_hook_reports_the_failed_boot_even_when_the_engine_restarts_the_container(replayer, db_path):
+    from bootlog.hook import run_hook, to_json
+    from bootlog.store.db import open_db
+
     oom = fixture_log(OOM).read_bytes()
-    # the failed boot is written slowly so the hook is already waiting when it dies; podman's
-    # restart policy then starts the next boot on its own (as systemd's Restart=always does)
-    name = replayer.start([Boot().slowly(oom, pieces=3, pause=1.0).exit(1),
+    cut = oom.index(b"Traceback")
+    # the boot dies only once the hook is waiting (the gate); podman's restart policy then
+    # starts the next boot on its own, as systemd's Restart=always does
+    name = replayer.start([Boot().out(oom[:cut]).gate("die").out(oom[cut:]).exit(1),
                            all_at_once(fixture_log(SMALL).read_bytes())], restart="on-failure:1")
-    res = hook(db_path, name, "--format", "json")
-    assert res.exit_code == 4, res.output
-    out = json.loads(res.stdout)
+    waiting = threading.Event()
+    result = {}
+
+    def run():
+        result["r"] = run_hook(open_db(db_path), name, poll=0.2, timeout=60,
+                               progress=lambda msg: waiting.set())
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    assert waiting.wait(30), "the hook never started waiting"
+    replayer.open_gate(name, "die")
+    t.join(60)
+    out = to_json(result["r"])
+    assert out["exit"] == 4, out
     assert out["boot"]["status"] == "failed" and out["boot"]["failure"] == "oom"
     assert out["boot"]["vllm_version"] == "0.13.0"  # the deploy's boot, not the restart after it
     deadline = time.monotonic() + 15

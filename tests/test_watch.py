@@ -45,7 +45,7 @@ def test_watch_once_stores_boots_and_runtime_oom_on_the_right_boot(replayer, db_
     log = fixture_log(SMALL).read_bytes()
     head, rest = until_ready(log)
     name = replayer.start([
-        Boot().out(head).out(rest).sleep(3).out(OOM_012).exit(1),  # ready, then dies at runtime
+        Boot().out(head).out(rest).gate("oom").out(OOM_012).exit(1),  # ready, then dies at runtime
         Boot().out(second_boot(log)).hold(),                      # the restart
     ])
     wait_for_log(name, b"Application startup complete.")
@@ -57,6 +57,7 @@ def test_watch_once_stores_boots_and_runtime_oom_on_the_right_boot(replayer, db_
     assert any(" boot #1 boot_ready" in ln for ln in lines)
     assert not any(" oom " in ln for ln in lines)  # not written yet
 
+    replayer.open_gate(name, "oom")
     wait_exit(name)
     second = watch(db_path, "--container", name, "--once")
     oom = [ln for ln in second.stdout.splitlines() if " oom " in ln]
