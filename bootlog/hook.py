@@ -250,7 +250,7 @@ def container_log_source(name: str, engine: str = "podman"):
 
 def ingest_container(db_engine, name: str, *, engine: str = "podman", plan=None, host: str | None = None) -> list:
     """ingest.ingest() for a container, read through bootlog.podman: same steps (parse all, one
-    transaction, idempotent by fingerprint)."""
+    transaction, idempotent)."""
     from bootlog.ingest import IngestedBoot, apply_user_patterns, default_host, parse_source
     from bootlog.store.queries import SourceInfo, save_boots
 
@@ -260,19 +260,24 @@ def ingest_container(db_engine, name: str, *, engine: str = "podman", plan=None,
         apply_user_patterns(plan, source, boots)
     if not boots:
         return []
+    # the same source as `watch --container`: a boot watch stored while it was starting is
+    # found again by the store (same source, first line, start time) and updated in place
     info = SourceInfo(name=source.name, kind=source.kind, container=name, host=host or default_host())
     saved = save_boots(db_engine, info, boots)
     return [IngestedBoot(id=i, created=c, boot=b) for (i, c), b in zip(saved, boots)]
 
 
 def _match(stored: list, boot: Boot | None) -> Any:
-    """The stored boot that is the one we waited for: same fingerprint, else the newest."""
+    """The stored boot that is the one we waited for: same fingerprint, else same start time
+    (a fingerprint still moves while a boot is young), else the newest."""
     if not stored:
         return None
-    if boot is not None and boot.fingerprint:
-        for s in stored:
-            if s.boot.fingerprint == boot.fingerprint:
-                return s
+    if boot is not None:
+        for same in (lambda s: boot.fingerprint and s.boot.fingerprint == boot.fingerprint,
+                     lambda s: boot.started_at and s.boot.started_at == boot.started_at):
+            found = [s for s in stored if same(s)]
+            if found:
+                return found[-1]
     return stored[-1]
 
 

@@ -4,8 +4,8 @@ runtime events and statistics as they happen.
 Each poll reads only the new complete lines, re-parses the lines of the last (still growing)
 boot and stores every boot of the window in one transaction together with the read position.
 The stored position is the start of the last boot, not the end of what was read: a restarted
-watch re-reads that one boot and the store updates it in place (same fingerprint, more lines),
-so nothing is lost and nothing is stored twice.  Finished boots leave memory as soon as the
+watch re-reads that one boot and the store updates it in place (the same boot: same source,
+first line and start time, more lines), so nothing is lost and nothing is stored twice.  Finished boots leave memory as soon as the
 next boot starts; what stays is the last boot's lines.
 """
 from __future__ import annotations
@@ -209,7 +209,7 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
     win = _resume(tail, get_position(db, tail.key))
     keep = _candidates()
     fmt: str | None = None
-    known: dict[str, _Known] = {}
+    known: dict[tuple, _Known] = {}
     emitted = 0
     missing_said = False
 
@@ -277,7 +277,7 @@ def _resume(tail, stored: tuple[int, str] | None) -> _Window:
     return _Window(end_line=0, end=tail.start())
 
 
-def _store(db, tail, src, boots: list[Boot], win: _Window, known: dict[str, _Known],
+def _store(db, tail, src, boots: list[Boot], win: _Window, known: dict[tuple, _Known],
            emit, on_event, warn, save_boots) -> int:
     """Save the window's boots and the position in one transaction; emit what is new."""
     resume_line = win.end_line + 1  # no vLLM line: nothing to keep
@@ -303,42 +303,28 @@ def _store(db, tail, src, boots: list[Boot], win: _Window, known: dict[str, _Kno
     return count
 
 
-def _load_known(db, src, boots: list[Boot], known: dict[str, _Known]) -> None:
+def _boot_key(b: Boot) -> tuple:
+    # a boot still starting changes fingerprint as it grows; where it starts does not (the
+    # store matches re-reads the same way: source, first line, start time)
+    return b.first_line, _iso(b.started_at)
+
+
+def _load_known(db, src, boots: list[Boot], known: dict[tuple, _Known]) -> None:
     """For boots first met in this run: what the store already holds, so a restarted watch does
-    not announce again what it announced before.
+    not announce again what it announced before."""
+    from bootlog.store.queries import list_boots, show_boot
 
-    A boot with few catalogue lines changes fingerprint as it grows (runtime lines join the
-    hash), so a stored boot of this source at the same first line and start time is the same
-    boot: it keeps the stored fingerprint and is updated in place instead of stored twice.
-    """
-    from sqlalchemy import and_, or_, select
-
-    from bootlog.store.models import BootRow, Source
-    from bootlog.store.queries import show_boot
-
-    fresh = [b for b in boots if b.fingerprint and b.fingerprint not in known]
+    fresh = [b for b in boots if _boot_key(b) not in known]
     if not fresh:
         return
-    with db.connect() as conn:
-        rows = conn.execute(
-            select(BootRow.id, BootRow.fingerprint, BootRow.status, BootRow.first_line, BootRow.started_at)
-            .join(Source, Source.id == BootRow.source_id)
-            .where(or_(BootRow.fingerprint.in_([b.fingerprint for b in fresh]),
-                       and_(Source.key == src.key, BootRow.first_line.in_([b.first_line for b in fresh]))))
-        ).all()
-    by_fp = {r.fingerprint: r for r in rows}
-    by_line = {r.first_line: r for r in rows}
+    stored = {(r["first_line"], _iso(r["started_at"])): r
+              for r in list_boots(db, container=src.container, host=src.host) if r["source"] == src.name}
     for b in fresh:
-        r = by_fp.get(b.fingerprint)
-        if r is None:
-            r = by_line.get(b.first_line)
-            if r is None or _iso(r.started_at) != _iso(b.started_at):
-                continue
-            b.fingerprint = r.fingerprint
-            if b.fingerprint in known:
-                continue
-        evs = show_boot(db, r.id).get("events") or []
-        known[b.fingerprint] = _Known(r.id, r.status, {(e.get("kind"), e.get("line"), e.get("rank")) for e in evs})
+        r = stored.get(_boot_key(b))
+        if r is not None:
+            evs = show_boot(db, r["id"]).get("events") or []
+            known[_boot_key(b)] = _Known(r["id"], r["status"],
+                                         {(e.get("kind"), e.get("line"), e.get("rank")) for e in evs})
 
 
 def _iso(ts: Any) -> str | None:
@@ -349,12 +335,12 @@ def _iso(ts: Any) -> str | None:
     return datetime.fromisoformat(str(ts)).isoformat()
 
 
-def _new_events(bid: int, created: bool, boot: Boot, known: dict[str, _Known]) -> list[dict]:
-    k = known.get(boot.fingerprint)
+def _new_events(bid: int, created: bool, boot: Boot, known: dict[tuple, _Known]) -> list[dict]:
+    k = known.get(_boot_key(boot))
     out: list[dict] = []
     base = {"boot_id": bid}
     if k is None or created:
-        k = known[boot.fingerprint] = _Known(bid, "", set())
+        k = known[_boot_key(boot)] = _Known(bid, "", set())
         out.append({**base, "kind": "boot_started", "rank": None, "line": boot.first_line,
                     "ts": boot.started_at, "message": f"vLLM {boot.vllm_version or '?'} {boot.model or ''}".rstrip(),
                     "detail": {"first_line": boot.first_line}})

@@ -188,3 +188,22 @@ def test_watch_follows_a_container_recreated_under_the_same_name(replayer, db_pa
     kv = rows(db_path, "select b.id, m.value from metrics m join boots b on b.id = m.boot_id "
                        "where m.name = 'kv_cache_tokens' order by b.id")
     assert kv == [(1, 433456), (2, 431200)]
+
+
+def test_a_boot_watched_while_starting_is_the_boot_the_hook_reports(replayer, db_path):
+    """watch stores a boot early (its fingerprint still moving); the hook must update that
+    boot, not store a second copy."""
+    log = fixture_log(SMALL).read_bytes()
+    cut = log.index(b"GPU KV cache size")
+    name = replayer.start([Boot().out(log[:cut]).gate("rest").out(log[cut:]).hold()])
+    wait_for_log(name, b"Initializing a V1 LLM engine")
+    early = watch(db_path, "--container", name, "--once")
+    assert " boot #1 boot_started" in early.stdout and "boot_ready" not in early.stdout
+    replayer.open_gate(name, "rest")
+    res = CliRunner().invoke(cli, ["--db", db_path, "hook", "--container", name, "--poll", "0.2",
+                                   "--format", "json"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["boot"]["id"] == 1
+    later = watch(db_path, "--container", name, "--once")
+    assert "boot_started" not in later.stdout
+    assert rows(db_path, "select id, status from boots") == [(1, "ready")]
