@@ -495,3 +495,12 @@ def test_metric_values_round_trip_exactly(engine, metrics):
     got = show_boot(engine, bid)["metrics"]
     assert [(m["name"], float(m["value"]), m["rank"], m["line"]) for m in got] == [
         (m.name, m.value, m.rank, m.line) for m in metrics]
+
+
+def test_prev_falls_back_to_other_files_of_the_host(engine):
+    a, b = SourceInfo("/logs/deploy-1.log", "file", host="h"), SourceInfo("/logs/deploy-2.log", "file", host="h")
+    [(a0, _)] = save_boots(engine, a, [seed_boot(0, tag="a")])
+    [(b0, _)] = save_boots(engine, b, [seed_boot(1, tag="b")])
+    assert resolve_ref(engine, "last") == b0 and resolve_ref(engine, "prev") == a0
+    with pytest.raises(RefError):
+        resolve_ref(engine, "last~2")

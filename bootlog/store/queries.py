@@ -456,7 +456,10 @@ def _group_filter(q, row, by_host: bool = False):
 
 
 def resolve_ref(engine: Engine, ref: str, container: str | None = None, host: str | None = None) -> int:
-    """`last`, `prev` (the boot before `last` of the same container/source), `last~N`, or an id."""
+    """`last`, `prev` (the boot before `last` of the same container/source), `last~N`, or an id.
+
+    Without a container, `prev` looks in the same source first, then in the other container-less
+    sources of the same host (a deploy log per file)."""
     ref = (ref or "").strip()
     if ref.isdigit():
         bid = int(ref)
@@ -481,6 +484,11 @@ def resolve_ref(engine: Engine, ref: str, container: str | None = None, host: st
             return last.id
         q = _group_filter(_filtered(select(BootRow.id), container, host), last).where(BootRow.id < last.id)
         found = conn.execute(q.order_by(BootRow.id.desc()).offset(back - 1).limit(1)).scalar()
+        if found is None and last.container is None:
+            # one log file per deploy is common: then the boots before are in other files of this host
+            q = _group_filter(_filtered(select(BootRow.id), container, host), last, by_host=True)
+            found = conn.execute(q.where(BootRow.id < last.id).order_by(BootRow.id.desc())
+                                 .offset(back - 1).limit(1)).scalar()
     if found is None:
         raise RefError(f"no boot matches {ref!r}")
     return found
