@@ -152,8 +152,8 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
             if not as_json:
                 state = b.status if b.status != "failed" else f"failed ({b.failure})"
                 new = "new" if r.created else "already stored"
-                click.echo(f"#{r.id:<5} {state:<24} {b.vllm_version or '?':<10} lines {b.first_line}-{b.last_line}"
-                           f"  {_key_figures(b)}  [{new}]")
+                click.echo(f"#{r.id:<5} {state:<22} v{b.vllm_version or '?'}  lines {b.first_line}-{b.last_line}"
+                           f"  {_key_figures(b)}  [{new}]".replace("   [", " [") )
     if as_json:
         print_json(out)
 
@@ -174,11 +174,13 @@ def list_(ctx, container, host, as_json) -> None:
     if not boots:
         click.echo("no boots stored yet (bootlog ingest LOG)")
         return
-    click.echo(f"{'id':>5}  {'status':<10} {'failure':<22} {'version':<12} {'started':<26} {'container/source':<30} model")
-    for b in boots:
-        where = b.get("container") or b.get("source") or ""
-        click.echo(f"{b['id']:>5}  {b['status']:<10} {b.get('failure') or '':<22} {b.get('vllm_version') or '':<12} "
-                   f"{b.get('started_at') or '':<26} {where[-30:]:<30} {b.get('model') or ''}")
+    rows = [(str(b["id"]), b["status"], b.get("failure") or "", b.get("vllm_version") or "",
+             (b.get("started_at") or "")[:19], b.get("container") or os.path.basename(b.get("source") or ""),
+             b.get("model") or "") for b in boots]
+    head = ("id", "status", "failure", "version", "started", "container/source", "model")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    for r in [head, *rows]:
+        click.echo("  ".join(c.rjust(w) if i == 0 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
 
 
 @cli.command()
