@@ -76,7 +76,7 @@ def title(result: dict, plan_name: str | None = None) -> str:
         if plan_name:
             what += f" against {plan_name}"
     else:
-        what = f"bootlog diff {result.get('a')} → {result.get('b')}"
+        what = f"bootlog diff {result.get('b')} → {result.get('a')}"  # old → new, like every row
     legend = LEGEND
     if any(f["verdict"] == "insufficient_history" for f in result.get("findings", [])):
         legend = legend[:-1] + "  ? too little history)"

@@ -60,7 +60,7 @@ def test_text_rendering_matches_the_contract_example():
     r = compare.diff(shape_d(8, config=CFG_E), shape_d(7))
     text = render.render_text(r)
     lines = text.splitlines()
-    assert lines[0] == "bootlog diff 8 → 7   (legend: ~ changed  ! drift  ✗ violation  + new  - gone)"
+    assert lines[0] == "bootlog diff 7 → 8   (legend: ~ changed  ! drift  ✗ violation  + new  - gone)"
     assert lines[1:3] == ["config", "  ~ expert_precise_memory: None → True"]
     assert lines[3] == "metrics"
     assert any(line.split() == ["=", "kv_cache_tokens", "398,658", "→", "398,658"] for line in lines)
@@ -328,7 +328,7 @@ def test_markdown_table():
     a = shape_d(9)
     a["metrics"][2]["value"] = 401408
     md = render.render_markdown(compare.diff(a, shape_d(8)))
-    assert md.startswith("### bootlog diff 9 → 8")
+    assert md.startswith("### bootlog diff 8 → 9")
     assert "| ! | metric | `kv_cache_tokens` |  | 398,658 | 401,408 | +2,750 | +0.69% |" in md
 
 
