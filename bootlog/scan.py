@@ -122,7 +122,7 @@ class Scanner:
         if self._argv is not None:
             for b in self._bmin:
                 self._argv += ["-e", b.decode("utf-8")]
-        if self.engine == "ahocorasick":
+        if _ac is not None and self.engine != "find":  # also the fallback if rg/grep fail
             auto = _ac.Automaton()
             for b in self._bmin:
                 # latin-1 maps every byte to one code point: string offsets == byte offsets
@@ -255,6 +255,7 @@ class Scanner:
             except (OSError, ValueError):
                 if f is not None:
                     f.close()
+                self._argv = None
                 return lambda: self._starts_py(cb)
 
             def finish() -> list[int]:
@@ -265,7 +266,8 @@ class Scanner:
                 if proc.returncode == 1 and not out:
                     return []
                 if proc.returncode != 0:
-                    return self._starts_py(cb)  # the tool failed: same answer, slower
+                    self._argv = None  # the tool fails here: Python for the rest, same answer
+                    return self._starts_py(cb)
                 return self._hit_lines(cb, (int(row[:row.find(b":")])
                                             for row in out.split(b"\n") if b":" in row))
             return finish
@@ -318,7 +320,7 @@ class Scanner:
         tmin = self._tmin
         exact = not any(lit.endswith("\r") or "\n" in lit for lit in tmin)
         for cb, starts in self._searched(self._blocks(chunks), _clean_block):
-            nlines = cb.count(b"\n") + (0 if cb.endswith(b"\n") else 1)
+            nlines = cb.count(b"\n")  # _clean_block ends every block with one
             self.lines_seen += nlines
             size = len(cb)
             i, nstarts = 0, len(starts)
@@ -459,11 +461,14 @@ class Scanner:
 
 def _clean_block(block: bytes) -> bytes:
     """envelope.clean()'s ANSI and NUL removal over a whole block (neither spans a newline)."""
+    end = b"" if block.endswith(b"\n") else b"\n"
     if b"\x1b" in block:
         block = envelope.ANSI_B.sub(b"", block)
     if b"\x00" in block:
         block = block.replace(b"\x00", b"")
-    return block
+    # the log's last line has no newline: add one, so that a last line left empty by the
+    # cleaning still counts (and is still owed as context) like the envelope's
+    return block + end if end else block
 
 
 def _same(block: bytes) -> bytes:

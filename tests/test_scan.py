@@ -213,3 +213,24 @@ def test_cri_fast_path_equals_envelope(monkeypatch, path, engine):
     assert got == list(select(envelope.records(_chunks(data)), LITERALS, AFTER))
     assert sc.format == "cri" and sc.lines_seen == _physical_lines(data)
     assert any(r.stream == "stderr" for r in got)
+
+
+def test_a_failing_search_tool_falls_back_to_python(monkeypatch, tmp_path):
+    fake = tmp_path / "rg"
+    fake.write_text("#!/bin/sh\necho 'rg: unsupported flag' >&2\nexit 2\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    monkeypatch.setattr(scan, "BLOCK", 5000)
+    data = next(p for p in CORPUS if p.name.startswith("022")).read_bytes()
+    sc = Scanner(LITERALS, AFTER, accel="rg")
+    assert sc.engine == "rg"
+    got = list(sc.records(_chunks(data)))
+    assert got == list(select(envelope.records(_chunks(data)), LITERALS, AFTER)) and got
+    assert sc._argv is None  # gave up on the tool after its first failure
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_last_line_emptied_by_cleaning_is_still_a_line(engine):
+    data = TB.encode() + b"\n\x1b[0;36m"  # the owed context line is all colour codes
+    got = _check(data, engine)
+    assert got == [Record(1, TB), Record(2, "")]
