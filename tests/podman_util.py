@@ -12,6 +12,7 @@ import os
 import shlex
 import subprocess
 import uuid
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -246,7 +247,8 @@ def fixture_log(name: str) -> Path:
 def podman_ready() -> dict[str, str]:
     reason = skip_reason()
     if reason:
-        print(f"\n*** {reason} ***")
+        # loud: in the warnings summary of every run, not only with -rs
+        warnings.warn(reason, UserWarning, stacklevel=1)
         pytest.skip(reason)
     return podman_env()
 
