@@ -81,7 +81,7 @@ def watch(ctx, container, path, once, on_event, poll, container_engine, host) ->
     engine = get_engine(ctx)
     follower = (w.ContainerTail(container, engine=container_engine) if container else w.FileTail(path))
     w.watch(engine, follower, once=once, poll=poll, on_event=on_event, host=host,
-            emit=lambda line: click.echo(line))
+            emit=click.echo, warn=lambda msg: click.echo(f"bootlog: {msg}", err=True))
 
 
 COMMANDS = (hook, watch)

@@ -207,3 +207,14 @@ def test_a_boot_watched_while_starting_is_the_boot_the_hook_reports(replayer, db
     later = watch(db_path, "--container", name, "--once")
     assert "boot_started" not in later.stdout
     assert rows(db_path, "select id, status from boots") == [(1, "ready")]
+
+
+def test_on_event_failures_are_reported_on_stderr_and_watch_goes_on(tmp_path, db_path):
+    path = tmp_path / "server.log"
+    path.write_bytes(fixture_log(SMALL).read_bytes())
+    res = watch(db_path, "--file", str(path), "--once", "--on-event", f"{sys.executable} -c 'raise SystemExit(7)'")
+    assert res.exit_code == 0
+    assert " boot #1 boot_ready" in res.stdout  # every event still printed and stored
+    errs = res.stderr.splitlines()
+    assert errs and all(e.startswith("bootlog: on-event command ") and "exited 7" in e for e in errs)
+    assert len(errs) == len(res.stdout.splitlines())
