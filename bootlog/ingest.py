@@ -80,9 +80,11 @@ def parse_source(source, *, fast: bool = True, progress: bool = False) -> list[B
     counted = _Counter(recs)
     boots = parse(counted, year=_year_hint(source))
     total = getattr(scanner, "lines_seen", None) or counted.last
-    if boots and total and boots[-1].last_line < total:
-        # the scanner saw more physical lines than the last candidate: the boot runs to the end
-        boots[-1].last_line = total
+    if boots and total:
+        # the scanner saw more physical lines than the last candidate: the boot that ends last
+        # (not always the newest: two servers can interleave) runs to the end of the source
+        tail = max(boots, key=lambda b: b.last_line)
+        tail.last_line = max(tail.last_line, total)
     return boots
 
 
