@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import random
 from pathlib import Path
 
@@ -156,7 +157,7 @@ _PIECES = [b"INFO 11-29 14:25:19 [core.py:1] ", b"KV cache size: 1,000 tokens", 
 _line = st.lists(st.sampled_from(_PIECES), max_size=6).map(b"".join)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=int(os.environ.get("BOOTLOG_HYPOTHESIS_EXAMPLES", "100")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(_line, max_size=40), final_nl=st.booleans(), block=st.integers(5, 300),
        chunk=st.integers(1, 97), fmt=st.sampled_from(["plain", "podman_ts", "cri"]),
        tags=st.lists(st.sampled_from([b"stdout F ", b"stdout P ", b"stderr F ", b"stderr P "]),
