@@ -199,7 +199,7 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
           warn: Callable[[str], None] | None = None, stop: Callable[[], bool] = lambda: False) -> int:
     """Follow `tail` (FileTail / ContainerTail) until `stop()` (or, with `once`, until caught up).
     Returns the number of event lines emitted."""
-    from bootlog.envelope import detect, records
+    from bootlog.envelope import detect
     from bootlog.ingest import default_host
     from bootlog.parse import parse
     from bootlog.store.queries import get_position, save_boots
@@ -224,7 +224,7 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
                 data = b"".join(line for _, line in lines)
                 fmt = fmt or detect(data[:64 * 1024])
                 first = win.end_line + 1
-                new = keep(win, list(records([data], fmt, start_line=first)))
+                new = keep(win, data, fmt, first)
                 win.records.extend(new)
                 win.positions.update((r.lineno, lines[r.lineno - first][0]) for r in new)
                 win.end_line += len(lines)
@@ -244,24 +244,35 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
     return emitted
 
 
-def _candidates() -> Callable[[_Window, list[Record]], list[Record]]:
-    """The filter ingest's fast path applies (catalogue literals, plus the lines after a
-    traceback start), with the traceback context carried from one batch to the next."""
+def _candidates() -> Callable[[_Window, bytes, str, int], list[Record]]:
+    """The lines ingest's fast path keeps (catalogue literals, plus the lines after a traceback
+    start, found by the same Scanner), with the traceback context carried into the next batch."""
+    from bootlog.envelope import records
     from bootlog.ingest import scan_literals
-    from bootlog.scan import select
+    from bootlog.scan import Scanner
 
     if os.environ.get("BOOTLOG_FULL_SCAN"):
-        return lambda win, recs: recs
-    literals = scan_literals()
+        return lambda win, data, fmt, first: list(records([data], fmt, start_line=first))
+    scanner = Scanner(scan_literals(), after=AFTER)
+    (marker, span), = AFTER.items()
+    needle = marker.encode()
 
-    def keep(win: _Window, recs: list[Record]) -> list[Record]:
-        head, rest = recs[:win.carry], recs[win.carry:]
-        left = max(0, win.carry - len(recs))
-        for i, rec in enumerate(recs):
-            if any(k in rec.text for k in AFTER):
-                left = max(left, max(n for k, n in AFTER.items() if k in rec.text) - (len(recs) - 1 - i))
-        win.carry = left
-        return head + list(select(rest, literals, AFTER))
+    def keep(win: _Window, data: bytes, fmt: str, first: int) -> list[Record]:
+        lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        out: list[Record] = []
+        carry, rest, start = win.carry, data, first
+        if carry:  # the tail of a traceback begun in the previous batch: every line counts
+            cut = 0
+            for _ in range(min(carry, lines)):
+                nl = data.find(b"\n", cut)
+                cut = nl + 1 if nl >= 0 else len(data)
+            out += records([data[:cut]], fmt, start_line=first)
+            rest, start = data[cut:], first + data.count(b"\n", 0, cut)
+        out += scanner.records([rest], fmt, start_line=start)
+        at = data.rfind(needle)
+        after_tb = data.count(b"\n", at) - 1 if at >= 0 else lines
+        win.carry = max(carry - lines, span - after_tb, 0)
+        return out
 
     return keep
 
