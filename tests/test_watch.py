@@ -156,6 +156,12 @@ def test_watch_file_matches_a_plain_ingest_and_survives_restarts(tmp_path, db_pa
     ref = str(tmp_path / "ref.db")
     assert CliRunner().invoke(cli, ["--db", ref, "ingest", str(path)]).exit_code == 0
     assert watched == rows(ref, "select status, failure, first_line, last_line from boots order by id")
+    for sql in ("select b.first_line, e.kind, e.line, e.message from events e join boots b on b.id = e.boot_id "
+                "order by 1, 3, 2",
+                "select b.first_line, m.name, m.value, m.line from metrics m join boots b on b.id = m.boot_id "
+                "order by 1, 4, 2",
+                "select count(*) from samples"):
+        assert rows(db_path, sql) == rows(ref, sql)
     assert [w[0] for w in watched] == ["failed", "ready"]
     text = "".join(out)
     assert text.count("boot_started") == 2 and text.count("boot_failed") == 1
