@@ -215,6 +215,7 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
 
     while not stop():
         got = False
+        began = time.monotonic()
         try:
             for lines, end in tail.read(win.end, final=once):
                 missing_said = False
@@ -240,7 +241,9 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
         if once and not got:
             break
         if not once:
-            time.sleep(poll)
+            # `logs --since` scans the container's whole log file: on a long log a poll costs
+            # seconds, so never spend more than half the time reading
+            time.sleep(max(poll, time.monotonic() - began))
     return emitted
 
 
