@@ -37,7 +37,7 @@ class Waited:
     """What the wait saw: the boot as parsed from the container's current run."""
 
     container: str
-    outcome: str  # ready | failed | exited (died before ready, no failure line) | timeout
+    outcome: str  # ready | failed | exited (the run ended before ready, no failure line)
     boot: Boot | None
     since_ns: int | None  # lower bound of the run's records
     waited_s: float
@@ -145,7 +145,7 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
                 data += new
                 boot = _last(parse(data))
             if ended:
-                return done(_outcome(boot, stopped=True))
+                return done(_outcome(boot))
             if boot is not None and boot.status == "ready":
                 return done("ready")
             if boot is not None and boot.status == "failed":
@@ -164,10 +164,11 @@ def _last(boots: list[Boot]) -> Boot | None:
     return boots[-1] if boots else None
 
 
-def _outcome(boot: Boot | None, stopped: bool) -> str:
+def _outcome(boot: Boot | None) -> str:
+    """How a run that ended went: its boot's status, or "exited" (died before either)."""
     if boot is not None and boot.status in TERMINAL:
         return boot.status
-    return "exited" if stopped else "timeout"
+    return "exited"
 
 
 def _progress_note(boot: Boot | None) -> str:
