@@ -9,6 +9,7 @@ import gzip
 import os
 import queue
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -174,11 +175,17 @@ _SETTLE = 0.05  # seconds a line waits for an earlier record on the other, quiet
 
 
 def container_source(name: str, engine: str = "podman", since: str | None = None) -> Source:
-    """`ENGINE logs --timestamps [--since X] NAME`, stdout and stderr merged by timestamp."""
-    exe = shutil.which(engine)
+    """`ENGINE logs --timestamps [--since X] NAME`, stdout and stderr merged by timestamp.
+
+    Like bootlog.podman, $BOOTLOG_<ENGINE> names the binary and $BOOTLOG_<ENGINE>_ARGS
+    (shlex-split) goes before the subcommand (e.g. a private `--root X --runroot Y`)."""
+    var = re.sub(r"\W", "_", engine.upper())
+    binary = os.environ.get(f"BOOTLOG_{var}") or engine
+    exe = shutil.which(binary)
     if exe is None:
-        raise SourceError(f"{engine} not found on PATH", engine=engine)
-    argv = [exe, "logs", "--timestamps"]
+        shown = engine if binary == engine else f"{engine} ({binary})"
+        raise SourceError(f"{shown} not found on PATH", engine=engine, binary=binary)
+    argv = [exe, *shlex.split(os.environ.get(f"BOOTLOG_{var}_ARGS", "")), "logs", "--timestamps"]
     if since:
         argv += ["--since", since]
     argv.append(name)

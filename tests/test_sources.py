@@ -102,8 +102,11 @@ def test_stdin_plain_and_gzip(monkeypatch):
 
 # ---------------------------------------------------------------- container_source
 
-def _fake_podman(tmp_path: Path, body: str) -> dict:
+def _fake_podman(tmp_path: Path, body: str, monkeypatch=None) -> dict:
     """A `podman` on PATH that runs `body` (Python) and records its argv."""
+    if monkeypatch is not None:  # real-podman tests export a private store for bootlog
+        monkeypatch.delenv("BOOTLOG_PODMAN", raising=False)
+        monkeypatch.delenv("BOOTLOG_PODMAN_ARGS", raising=False)
     script = tmp_path / "bin" / "podman"
     script.parent.mkdir(exist_ok=True)
     script.write_text(f"#!{sys.executable}\nimport sys, os, time\n"
@@ -114,6 +117,7 @@ def _fake_podman(tmp_path: Path, body: str) -> dict:
 
 
 def test_engine_missing_from_path(monkeypatch, tmp_path):
+    monkeypatch.delenv("BOOTLOG_PODMAN", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(SourceError) as err:
         container_source("frank-primary-qwen")
@@ -121,7 +125,7 @@ def test_engine_missing_from_path(monkeypatch, tmp_path):
 
 
 def test_no_such_container(monkeypatch, tmp_path):
-    env = _fake_podman(tmp_path, "err.write(b'Error: no such container ghost\\n'); sys.exit(125)\n")
+    env = _fake_podman(tmp_path, "err.write(b'Error: no such container ghost\\n'); sys.exit(125)\n", monkeypatch)
     monkeypatch.setenv("PATH", env["PATH"])
     src = container_source("ghost")
     assert (src.kind, src.name) == ("container", "podman:ghost")
@@ -135,7 +139,7 @@ def test_other_podman_failure_carries_its_message(monkeypatch, tmp_path):
     # podman.md: the 'none' log driver, exit 125
     msg = ("Error: this container is using the 'none' log driver, cannot read logs: "
            "this container is not logging output")
-    env = _fake_podman(tmp_path, f"err.write({msg!r}.encode() + b'\\n'); sys.exit(125)\n")
+    env = _fake_podman(tmp_path, f"err.write({msg!r}.encode() + b'\\n'); sys.exit(125)\n", monkeypatch)
     monkeypatch.setenv("PATH", env["PATH"])
     with pytest.raises(SourceError) as err:
         list(container_source("quiet").chunks())
@@ -152,7 +156,7 @@ def test_merges_stdout_and_stderr_by_timestamp(monkeypatch, tmp_path):
         "out.write(b'2026-11-29T14:25:23.442154919Z bye'); out.flush()\n"
         "err.write(b'2026-11-29T14:25:23.5Z late err\\n'); err.flush()\n"
     )
-    env = _fake_podman(tmp_path, body)
+    env = _fake_podman(tmp_path, body, monkeypatch)
     monkeypatch.setenv("PATH", env["PATH"])
     # the fake writes each stream in one go (real podman writes in log order); a long settle
     # time makes the merge wait for both streams however slowly this machine schedules them
@@ -179,7 +183,7 @@ def test_merge_does_not_deadlock_when_one_stream_floods(monkeypatch, tmp_path):
         "err.flush()\n"
         "out.write(b'2026-11-29T14:00:01.000000000Z out last\\n')\n"
     )
-    env = _fake_podman(tmp_path, body)
+    env = _fake_podman(tmp_path, body, monkeypatch)
     monkeypatch.setenv("PATH", env["PATH"])
     lines = b"".join(container_source("flood").chunks(size=65536)).splitlines()
     assert len(lines) == 20001
@@ -190,7 +194,7 @@ def test_merge_does_not_deadlock_when_one_stream_floods(monkeypatch, tmp_path):
 def test_podman_warnings_on_stderr_are_not_log_lines(monkeypatch, tmp_path):
     body = ("err.write(b'time=\"2026-11-29T14:00:00Z\" level=warning msg=\"cgroupv1 is deprecated\"\\n')\n"
             "out.write(b'2026-11-29T14:25:20.436989717Z tick 1\\n')\n")
-    env = _fake_podman(tmp_path, body)
+    env = _fake_podman(tmp_path, body, monkeypatch)
     monkeypatch.setenv("PATH", env["PATH"])
     assert b"".join(container_source("w").chunks()) == b"2026-11-29T14:25:20.436989717Z tick 1\n"
 
@@ -212,3 +216,42 @@ def test_fifo_is_read_once_and_gzip_sniffed_on_the_fly(tmp_path):
     assert src.size is None
     assert b"".join(src.chunks()) == data
     t.join()
+
+
+def test_engine_binary_and_args_from_the_environment(monkeypatch, tmp_path):
+    env = _fake_podman(tmp_path, "out.write(b'2026-11-29T14:25:20.436989717Z x\\n')\n", monkeypatch)
+    monkeypatch.setenv("PATH", env["PATH"])
+    monkeypatch.setenv("BOOTLOG_PODMAN_ARGS", "--root /tmp/r --runroot '/tmp/run root'")
+    assert b"".join(container_source("c").chunks()) == b"2026-11-29T14:25:20.436989717Z x\n"
+    assert (tmp_path / "argv").read_text() == "--root /tmp/r --runroot /tmp/run root logs --timestamps c"
+    monkeypatch.setenv("BOOTLOG_PODMAN", "podman-remote-nowhere")
+    with pytest.raises(SourceError, match=r"^podman \(podman-remote-nowhere\) not found on PATH$"):
+        container_source("c")
+
+
+# ---------------------------------------------------------------- real podman 4.3.1
+
+from podman_util import Boot, podman_ready, replayer, wait_exit  # noqa: E402,F401
+
+
+def test_real_podman_logs_through_the_envelope(replayer):
+    from bootlog.envelope import records
+    from bootlog.scan import Scanner, select
+
+    log = (CORPUS / "022-v0.13.0-oom-engine-failed.log").read_bytes()
+    long_line = b"long:" + b"A" * 20000 + b":END\n"  # conmon: 8 KiB P records, each stamped
+    first = Boot().out(log + long_line).err(b"to stderr\n").out(b"tail-no-newline").exit(1)
+    second = Boot().out(b"boot two\n").exit(0)
+    name = replayer.start([first, second], attach=True)
+    replayer.restart(name)
+    wait_exit(name)
+
+    src = container_source(name)
+    got = [r.text for r in records(src.chunks())]
+    want = [r.text for r in records([log])] + ["long:" + "A" * 20000 + ":END", "tail-no-newline",
+                                               "boot two"]
+    assert got.count("to stderr") == 1
+    assert [t for t in got if t != "to stderr"] == want  # joined P chains, split boot glue
+    lits = ["KV cache", "Error", "out of memory", "Traceback (most recent call last)"]
+    assert (list(Scanner(lits, {"Traceback (most recent call last)": 5}).records(src.chunks()))
+            == list(select(records(src.chunks()), lits, {"Traceback (most recent call last)": 5})))
