@@ -105,9 +105,10 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
     t0 = time.monotonic()
     deadline = t0 + timeout
     ref_ns = ref_ns if ref_ns is not None else podman.now_ns()
-    # a run that had ended when the hook started may be the old container of a redeploy whose
-    # new run is seconds away: give it a moment before reporting the old run
-    grace_end = t0 + min(timeout, max(1.0, 2 * poll))
+    # right after `systemctl restart` the new container may not exist yet, and a run that had
+    # ended when the hook started may be the old container of a redeploy whose new run is
+    # seconds away: give both a moment before calling the container missing or the old run it
+    grace_end = t0 + min(timeout, max(2.0, 2 * poll))
     run: Run | None = None
     cursor = podman.Cursor()
     data = b""
@@ -128,7 +129,14 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
         # records stamped after this instant are left for the next poll: a run that starts
         # after the events below were read must not leak its lines into this one
         snap = podman.now_ns()
-        st = podman.state(name, engine=engine)
+        try:
+            st = podman.state(name, engine=engine)
+        except SourceError as err:
+            if not str(err).startswith("no such container") or time.monotonic() >= grace_end:
+                raise
+            say(f"{name} does not exist (yet); waiting briefly for it")
+            time.sleep(max(0.0, min(poll, grace_end - time.monotonic())))
+            continue
         now_run = pick_run(name, st, ref_ns, engine)
         if now_run.ended_before and time.monotonic() < grace_end:
             say(f"{name} had stopped when the hook started; waiting briefly for a new run")

@@ -174,3 +174,29 @@ def test_choose_run_picks_the_run_current_when_the_hook_started():
     assert (run.since, run.until, run.ended_before) == (inits[2], None, True)
     running = choose_run(inits, died[:2], late)  # third boot still running
     assert (running.since, running.until, running.ended_before) == (inits[2], None, False)
+
+
+def test_hook_started_before_the_container_exists_waits_for_it(replayer, db_path):
+    """Right after `systemctl restart` the unit's `podman run` may not have created it yet."""
+    from bootlog.hook import run_hook
+    from bootlog.store.db import open_db
+
+    name = "bl-late-" + os.urandom(4).hex()
+    said: list[str] = []
+    missing = threading.Event()
+    result = {}
+
+    def progress(msg: str) -> None:
+        said.append(msg)
+        if "does not exist" in msg:
+            missing.set()
+
+    def run():
+        result["r"] = run_hook(open_db(db_path), name, poll=1.5, timeout=60, progress=progress)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    assert missing.wait(30)
+    replayer.start([all_at_once(fixture_log(SMALL).read_bytes())], name=name)
+    t.join(60)
+    assert result["r"].exit == 0 and result["r"].show["boot"]["status"] == "ready", said
