@@ -255,3 +255,18 @@ def test_real_podman_logs_through_the_envelope(replayer):
     lits = ["KV cache", "Error", "out of memory", "Traceback (most recent call last)"]
     assert (list(Scanner(lits, {"Traceback (most recent call last)": 5}).records(src.chunks()))
             == list(select(records(src.chunks()), lits, {"Traceback (most recent call last)": 5})))
+
+
+def test_real_podman_partial_line_in_a_full_read_before_a_restart(replayer):
+    # measured: conmon read the end of the 20 KB line and "tail-no-newline" in ONE read
+    # (5.7 KB under one stamp), so only the restart's pause tells the glue apart
+    from bootlog.envelope import records
+
+    log = (CORPUS / "022-v0.13.0-oom-engine-failed.log").read_bytes()
+    first = Boot().out(log + b"long:" + b"A" * 20000 + b":END\n").out(b"tail-no-newline").exit(0)
+    name = replayer.start([first, Boot().out(b"boot two\n").exit(0)], attach=True)
+    replayer.restart(name)
+    wait_exit(name)
+    got = [r.text for r in records(container_source(name).chunks())]
+    assert got[-3:] == ["long:" + "A" * 20000 + ":END", "tail-no-newline", "boot two"]
+    assert got[:-3] == [r.text for r in records([log])]
