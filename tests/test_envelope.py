@@ -299,3 +299,20 @@ def test_non_utf8_empty_input_final_line_and_chunk_boundaries():
 def test_unknown_format_is_a_programming_error():
     with pytest.raises(ValueError):
         list(records([b"x\n"], "syslog"))
+
+
+def test_a_pause_after_a_full_read_still_ends_the_partial_line():
+    # as measured on podman 4.3.1: the long line's last piece and a dying boot's unterminated
+    # tail came in one 5.7 KB read; the next boot's first record only after the restart
+    t1, t2 = "2026-11-29T16:22:17.426893139", "2026-11-29T16:22:17.632216088"
+    tail = b"A" * 5664
+    cri = (f"{t1}+00:00 stdout F ".encode() + tail + b"\n"
+           + f"{t1}+00:00 stdout P tail-no-newline\n".encode()
+           + f"{t2}+00:00 stdout F boot two\n".encode())
+    assert [r.text for r in records([cri])] == ["A" * 5664, "tail-no-newline", "boot two"]
+    podman_t = (f"{t1}Z ".encode() + tail + b"\n"
+                + f"{t1}Z tail-no-newline{t2}Z boot two\n".encode())
+    assert [r.text for r in records([podman_t])] == ["A" * 5664, "tail-no-newline", "boot two"]
+    # the same bytes 40 µs apart are one line still being written
+    quick = podman_t.replace(t2.encode(), b"2026-11-29T16:22:17.426933139")
+    assert [r.text for r in records([quick])] == ["A" * 5664, "tail-no-newlineboot two"]
