@@ -44,6 +44,8 @@ class FileTail:
         self.path = path
         self.key = "watch:file:" + os.path.realpath(path)
         self.label = path
+        self.ino: int | None = None
+        self.restarted = False  # the last read started over at the top of a new file
 
     def source(self, host: str | None):
         from bootlog.store.queries import SourceInfo
@@ -79,9 +81,17 @@ class FileTail:
 
     def read(self, pos: int, final: bool) -> Iterator[tuple[list[tuple[int, bytes]], int]]:
         """New lines after `pos` in batches: (lines with the offset before each, offset after)."""
-        if self._size() < pos:
-            pos = 0  # truncated in place (copytruncate rotation): start over
-        with open(self.path, "rb") as f:
+        try:
+            f = open(self.path, "rb")
+        except FileNotFoundError:
+            raise InputError(f"no such file: {self.path}", path=self.path) from None
+        with f:
+            st = os.fstat(f.fileno())
+            # truncated in place (copytruncate) or replaced (rotated): a new file, from its top
+            self.restarted = pos > 0 and (st.st_size < pos or (self.ino is not None and st.st_ino != self.ino))
+            self.ino = st.st_ino
+            if self.restarted:
+                pos = 0
             f.seek(pos)
             pending = b""
             while True:
@@ -219,6 +229,8 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
         try:
             for lines, end in tail.read(win.end, final=once):
                 missing_said = False
+                if getattr(tail, "restarted", False) and lines and lines[0][0] == 0:
+                    win = _Window(end=0)  # a new file: its lines number from 1 again
                 if not lines:
                     continue
                 got = True
@@ -232,10 +244,10 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
                 win.end = end
                 boots = parse(win.records, year=tail.year(), total_lines=win.end_line)
                 emitted += _store(db, tail, src, boots, win, known, emit, on_event, warn, save_boots)
-        except SourceError as err:
-            if once or "no such container" not in str(err):
+        except (SourceError, InputError) as err:
+            if once or not str(err).startswith(("no such container", "no such file")):
                 raise
-            if not missing_said:  # between `rm` and `run` of a redeploy: wait for it to return
+            if not missing_said:  # between `rm` and `run` of a redeploy, or a log rotation
                 warn(f"{tail.label}: {err}; waiting for it to come back")
                 missing_said = True
         if once and not got:

@@ -224,3 +224,51 @@ def test_on_event_failures_are_reported_on_stderr_and_watch_goes_on(tmp_path, db
     errs = res.stderr.splitlines()
     assert errs and all(e.startswith("bootlog: on-event command ") and "exited 7" in e for e in errs)
     assert len(errs) == len(res.stdout.splitlines())
+
+
+def test_watch_file_starts_over_on_a_rotated_or_truncated_file(tmp_path, db_path):
+    log = fixture_log(SMALL).read_bytes()
+    path = tmp_path / "server.log"
+    path.write_bytes(log)
+    assert " boot #1 boot_ready" in watch(db_path, "--file", str(path), "--once").stdout
+    path.write_bytes(second_boot(log)[:1000])  # truncated in place and rewritten (shorter)
+    assert " boot #2 boot_started line 1:" in watch(db_path, "--file", str(path), "--once").stdout
+    path.rename(tmp_path / "server.log.1")  # rotated: a new file, longer than the old position
+    third = second_boot(log).replace(b"pid=91301", b"pid=93301").replace(b"09-26 07:", b"09-26 08:")
+    fourth = second_boot(log).replace(b"pid=91301", b"pid=94301").replace(b"09-26 07:", b"09-26 09:")
+    path.write_bytes(third + fourth)
+    out = watch(db_path, "--file", str(path), "--once").stdout
+    assert out.count("boot_started line ") == 2 and " line 1:" in out
+    assert rows(db_path, "select count(*) from boots") == [(4,)]
+
+
+def test_live_watch_follows_a_file_through_rotation(tmp_path, db_path):
+    from bootlog.store.db import open_db
+    from bootlog.watch import FileTail
+    from bootlog.watch import watch as follow
+
+    log = fixture_log(SMALL).read_bytes()
+    path = tmp_path / "server.log"
+    path.write_bytes(log)
+    seen: list[str] = []
+    stop = threading.Event()
+    t = threading.Thread(target=lambda: follow(open_db(db_path), FileTail(str(path)), poll=0.1,
+                                               emit=seen.append, stop=stop.is_set), daemon=True)
+    t.start()
+
+    def wait_for(text: str) -> None:
+        deadline = time.monotonic() + 20
+        while not any(text in s for s in seen):
+            assert time.monotonic() < deadline and t.is_alive(), seen
+            time.sleep(0.05)
+
+    try:
+        wait_for(" boot #1 boot_ready")
+        path.rename(tmp_path / "server.log.1")
+        path.write_bytes(second_boot(log) + b"\n" * len(log))  # longer than the old position
+        wait_for(" boot #2 boot_ready")
+    finally:
+        stop.set()
+        t.join(10)
+    assert any(" boot #2 boot_started line 1:" in s for s in seen)
+    assert rows(db_path, "select id, first_line from boots order by id") == [(1, 1), (2, 1)]
