@@ -175,7 +175,14 @@ def logs(name: str, *, since: int | datetime | str | None = None, until: int | d
         merged = heapq.merge(_lines(out), _lines(err), key=lambda item: item[0])
         buf: list[bytes] = []
         size = 0
+        ended = True
         for _, line in merged:
+            if not ended:
+                # a stream's output ended without a newline (a trailing P record) and the other
+                # stream goes on: end the line instead of gluing the two streams' records (as
+                # sources.container_source does, so both number lines alike)
+                line = b"\n" + line
+            ended = line.endswith(b"\n")
             if not timestamps:
                 line = _strip_stamps(line)
             buf.append(line)

@@ -153,3 +153,17 @@ def test_read_batches_cut_a_long_log_at_line_ends_and_lose_nothing(replayer):
     for i in (0, len(batches) // 2):
         rest, _ = podman.read_new(name, batches[i][1], final=True)
         assert rest == b"".join(data for data, _ in batches[i + 1:])
+
+
+def test_a_stream_ending_without_newline_is_not_glued_to_the_other(replayer):
+    # podman.md's restart sample: each boot ends stdout with a partial line, then writes stderr
+    boots = [Boot().out(f"boot up {i}\n".encode()).out(b"tail-no-newline").sleep(0.05)
+             .err(b"boot err\n").exit(0) for i in range(2)]
+    name = replayer.start(boots, attach=True)
+    replayer.restart(name)
+    wait_exit(name)
+    text = b"".join(podman.logs(name, timestamps=False))
+    # podman itself glues stdout's partial line to the next stdout record (the next boot's
+    # first line; that line sorts by its first stamp); the last partial line is followed by a
+    # stderr record, which starts a line of its own instead of being glued to it
+    assert text == b"boot up 0\ntail-no-newlineboot up 1\nboot err\ntail-no-newline\nboot err\n"
