@@ -4,7 +4,8 @@ replay fixture logs the way a vLLM server writes them (all at once, slowly, acro
 The settings come from `.ci/podman-setup.sh` (runc, cgroupfs, lowered ulimits, k8s-file logs,
 file events, private --root/--runroot).  When the environment was not set up by sourcing it,
 `podman_env()` runs the script itself.  When podman truly cannot run, every test using the
-`podman` fixture is skipped with the exact error, loudly, never silently.
+`podman_ready` (or `replayer`) fixture is skipped with the exact error, loudly (in the skip
+reason and the warnings summary), never silently.
 """
 from __future__ import annotations
 
