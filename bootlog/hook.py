@@ -311,7 +311,8 @@ def key_figures(show: dict) -> dict[str, Any]:
         by_rank = fig.get(name)
         if not by_rank:
             continue
-        vals = [v for _, vs in sorted(by_rank.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0))
+        vals = [int(v) if float(v).is_integer() else v  # counts print as 398658, not 398658.0
+                for _, vs in sorted(by_rank.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0))
                 for v in vs]
         out[name] = vals[0] if len(set(vals)) == 1 else vals
     if "boot_to_ready_s" not in out:
