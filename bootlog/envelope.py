@@ -7,6 +7,9 @@ Formats (detect() names):
   docker_json   docker json-file: {"log": "...\\n", "stream": "stdout", "time": "..."}
   journal_json  `journalctl -o json`: MESSAGE, __REALTIME_TIMESTAMP, PRIORITY, partial flag
   compose       `docker compose logs` / podman-compose: "name  | msg"
+  journal_short `journalctl` text (short, short-precise, short-iso[-precise]):
+                "Nov 29 14:25:19 host frank-primary-qwen[2345]: msg" (podman's journald driver
+                logs under the container's name); only the ISO forms carry a usable time
 
 Every format: line numbers count b"\\n" only; text has ANSI colour codes and NUL bytes removed
 (on the raw bytes, before decoding, so scan.py can do the same to a whole chunk), one trailing
@@ -52,7 +55,7 @@ from typing import Iterable, Iterator
 
 from bootlog.records import Record
 
-FORMATS = ("plain", "podman_ts", "cri", "docker_json", "journal_json", "compose")
+FORMATS = ("plain", "podman_ts", "cri", "docker_json", "journal_json", "compose", "journal_short")
 HEAD_BYTES = 64 * 1024
 CONMON_BUF = 8192  # conmon STDIO_BUF_SIZE: one read() -> at most this many bytes per timestamp
 DOCKER_PIECE = 16 * 1024  # docker json-file splits lines at 16 KiB
@@ -68,6 +71,10 @@ TS_EMBED = re.compile(rb"(" + _TS + rb") ")
 CRI_LINE = re.compile(rb"(" + _TS + rb") (stdout|stderr) ([PF])(?: |$)")
 COMPOSE_LINE = re.compile(r"\[?([A-Za-z0-9][\w.\-]*)\]?\s*\| ?")
 COMPOSE_TS = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
+JOURNAL_LINE = re.compile(
+    rb"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"  # short / short-precise (no year)
+    rb"|(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)))"  # short-iso[-precise]
+    rb" \S+ [^\s:\[]+(?:\[\d+\])?: ?")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
@@ -189,6 +196,9 @@ def detect(head: bytes) -> str:
                 return kind
     if sum(1 for ln in sample if CRI_LINE.match(ln)) * 2 >= n:
         return "cri"
+    # before podman_ts: short-iso lines also open with an RFC 3339 time
+    if sum(1 for ln in sample if JOURNAL_LINE.match(ln)) * 2 >= n:
+        return "journal_short"
     if sum(1 for ln in sample if TS_LEAD.match(ln)) * 2 >= n:
         return "podman_ts"
     names = []
@@ -570,6 +580,16 @@ def _load(raw: bytes) -> dict | None:
     return d if isinstance(d, dict) else None
 
 
+def _journal_short(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
+    # "-- Boot 3a9f… --" / "-- No entries --" and the like stay as they are
+    for n, raw in lines:
+        m = JOURNAL_LINE.match(raw)
+        if m is None:
+            yield Record(n, clean(raw))
+            continue
+        yield Record(n, clean(raw[m.end():]), parse_ts(m.group(1)) if m.group(1) else None)
+
+
 _PARSERS = {
     "plain": _plain,
     "podman_ts": _podman_ts,
@@ -577,4 +597,5 @@ _PARSERS = {
     "docker_json": _docker_json,
     "journal_json": _journal_json,
     "compose": _compose,
+    "journal_short": _journal_short,
 }

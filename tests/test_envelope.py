@@ -316,3 +316,20 @@ def test_a_pause_after_a_full_read_still_ends_the_partial_line():
     # the same bytes 40 µs apart are one line still being written
     quick = podman_t.replace(t2.encode(), b"2026-11-29T16:22:17.426933139")
     assert [r.text for r in records([quick])] == ["A" * 5664, "tail-no-newlineboot two"]
+
+
+def test_journalctl_text_output():
+    src = next(p for p in CORPUS if p.name.startswith("057")).read_bytes().split(b"\n")[:60]
+    want = [clean(x) for x in src]
+    short = recs("journalctl_short.log")
+    assert detect((DATA / "journalctl_short.log").read_bytes()) == "journal_short"
+    assert short[0].text.startswith("-- Journal begins at") and short[0].ts is None
+    assert [r.text for r in short[1:]] == want and all(r.ts is None for r in short)  # no year
+    iso = recs("journalctl_short_iso.log")
+    assert detect((DATA / "journalctl_short_iso.log").read_bytes()) == "journal_short"
+    assert [r.text for r in iso] == want
+    assert iso[3].ts == ts("2026-11-29T14:25:03+00:00")
+    # podman -t lines whose message happens to hold "word word: " stay podman_ts
+    assert detect(b"2026-11-29T14:25:19.320146538Z Error executing: x\n"
+                  b"2026-11-29T14:25:19.320146538Z INFO 11-29 14:25:19 [a.py:1] ok\n"
+                  b"2026-11-29T14:25:19.320146538Z (APIServer pid=1) INFO 11-29 x\n") == "podman_ts"

@@ -113,6 +113,17 @@ def main() -> None:
         "podman_t_slow.stdout": k8s_to_podman_t(SLOW_K8S, ("stdout",)),
         "k8s_tty.log": TTY_K8S,
     }
+    # `journalctl -u …` text of a container on podman's journald driver (identifier = the
+    # container name, pid = conmon's), first 60 lines of corpus 057, and the -o short-iso form
+    src = Path("/work/shared/corpus/raw/057-rocm-rdna4-gfx12-tp2-v0.22.69-fork-boot.log")
+    lines = src.read_bytes().split(b"\n")[:60]
+    files["journalctl_short.log"] = (
+        b"-- Journal begins at Sun 2026-11-01 00:00:01 UTC, ends at Sun 2026-11-29 14:26:00 UTC. --\n"
+        + b"".join(b"Nov 29 14:25:%02d dankserver frank-primary-qwen[2345]: " % (i % 60) + x + b"\n"
+                   for i, x in enumerate(lines)))
+    files["journalctl_short_iso.log"] = b"".join(
+        b"2026-11-29T14:25:%02d+0000 dankserver frank-primary-qwen[2345]: " % (i % 60) + x + b"\n"
+        for i, x in enumerate(lines))
     assert files["podman_t_restarts_2to1.log"] == k8s_to_podman_t(RESTARTS_K8S)
     for name, data in files.items():
         (HERE / name).write_bytes(data)
