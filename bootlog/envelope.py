@@ -13,7 +13,8 @@ Formats (detect() names):
 
 Every format: line numbers count b"\\n" only; text has ANSI colour codes and NUL bytes removed
 (on the raw bytes, before decoding, so scan.py can do the same to a whole chunk), one trailing
-\\r stripped, and is decoded as UTF-8 with errors="replace". Nothing in here raises on bad bytes.
+\\r and a leading UTF-8 byte-order mark stripped, and is decoded as UTF-8 with
+errors="replace". Nothing in here raises on bad bytes.
 
 Partial lines (P records, docker pieces without "\\n", journald partial messages, and the
 timestamps podman 4.3.1 --timestamps prints before every P continuation) are rejoined with one
@@ -88,6 +89,8 @@ def clean(raw: bytes) -> str:
         raw = raw.replace(b"\x00", b"")
     if raw.endswith(b"\r"):
         raw = raw[:-1]
+    if raw[:3] == b"\xef\xbb\xbf":  # a UTF-8 byte-order mark (Windows editors, some tools)
+        raw = raw[3:]
     return raw.decode("utf-8", "replace")
 
 
@@ -99,6 +102,8 @@ def clean_text(s: str) -> str:
         s = s.replace("\x00", "")
     if s.endswith("\r"):
         s = s[:-1]
+    if s[:1] == "\ufeff":
+        s = s[1:]
     return s
 
 

@@ -341,6 +341,8 @@ class Scanner:
                 raw = cb[pos:end]
                 if raw.endswith(b"\r"):
                     raw = raw[:-1]
+                if raw[:3] == b"\xef\xbb\xbf":
+                    raw = raw[3:]
                 text = raw.decode("utf-8", "replace")
                 at_line += cb.count(b"\n", at, pos)
                 at = pos

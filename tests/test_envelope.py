@@ -333,3 +333,8 @@ def test_journalctl_text_output():
     assert detect(b"2026-11-29T14:25:19.320146538Z Error executing: x\n"
                   b"2026-11-29T14:25:19.320146538Z INFO 11-29 14:25:19 [a.py:1] ok\n"
                   b"2026-11-29T14:25:19.320146538Z (APIServer pid=1) INFO 11-29 x\n") == "podman_ts"
+
+
+def test_utf8_bom_is_not_text():
+    assert [r.text for r in records([b"\xef\xbb\xbfINFO 11-29 first\r\nINFO second\n"])] == [
+        "INFO 11-29 first", "INFO second"]

@@ -153,11 +153,12 @@ from hypothesis import strategies as st  # noqa: E402
 _PIECES = [b"INFO 11-29 14:25:19 [core.py:1] ", b"KV cache size: 1,000 tokens", b"KV cache si",
            b"ze", b"Error", b"Err", b"\x1b[0;36m", b"\x1b[", b"\x00", b"\r", b"\xff\xfe", b"caf\xc3\xa9",
            TB.encode(), b"Trace", b"x" * 50, b" ", b"Z ", b"2026-11-29T14:25:19.320146538Z ",
-           "█  version".encode(), b"\xe2\x96"]
+           "█  version".encode(), b"\xe2\x96", b"\xef\xbb\xbf"]
 _line = st.lists(st.sampled_from(_PIECES), max_size=6).map(b"".join)
 
 
-@settings(max_examples=int(os.environ.get("BOOTLOG_HYPOTHESIS_EXAMPLES", "100")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=int(os.environ.get("BOOTLOG_HYPOTHESIS_EXAMPLES", "100")), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(_line, max_size=40), final_nl=st.booleans(), block=st.integers(5, 300),
        chunk=st.integers(1, 97), fmt=st.sampled_from(["plain", "podman_ts", "cri"]),
        tags=st.lists(st.sampled_from([b"stdout F ", b"stdout P ", b"stderr F ", b"stderr P "]),

@@ -125,7 +125,8 @@ def test_engine_missing_from_path(monkeypatch, tmp_path):
 
 
 def test_no_such_container(monkeypatch, tmp_path):
-    env = _fake_podman(tmp_path, "err.write(b'Error: no such container ghost\\n'); sys.exit(125)\n", monkeypatch)
+    env = _fake_podman(tmp_path, "err.write(b'Error: no such container ghost\\n'); sys.exit(125)\n",
+                       monkeypatch)
     monkeypatch.setenv("PATH", env["PATH"])
     src = container_source("ghost")
     assert (src.kind, src.name) == ("container", "podman:ghost")
