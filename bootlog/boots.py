@@ -581,7 +581,10 @@ class BootSplitter:
 
     RESUME_WINDOW_S = 300.0
 
-    def __init__(self) -> None:
+    def __init__(self, continuing: str | None = None) -> None:
+        # continuing: status ("ready"/"failed") of the stored boot a resumed read continues; its
+        # lines before the first start marker belong to that boot, whatever they print
+        self.continuing = continuing
         self.accs: list[_Acc] = []
         self.cur: _Acc | None = None
         self.pending: list[tuple[VLine, bool]] = []
@@ -683,10 +686,15 @@ class BootSplitter:
                 self.pending_keys.add(mk)
             return
         if cur is None:
-            if _is_vllm(v):
+            if self.continuing or _is_vllm(v):  # a continued boot takes what the running one would
                 if self.orphan is None:
                     self.orphan = _Acc(v.lineno)
                     self.orphan.body = True
+                    if self.continuing:
+                        self.orphan.boot.continued = True
+                        self.orphan.engine_done = True
+                        if self.continuing == "ready":
+                            self.orphan.ready_line = 0  # ready before this read began
                 self.orphan.feed(v, literal)
             return
         if v.role == "api":
@@ -744,7 +752,7 @@ class BootSplitter:
             self._flush()
         out: list[Boot] = []
         accs = list(self.accs)
-        if self.orphan is not None and (self.orphan.boot.metrics or self.orphan.boot.samples):
+        if self.orphan is not None and (self.continuing or self.orphan.boot.metrics or self.orphan.boot.samples):
             accs.insert(0, self.orphan)
         starts = sorted(a.boot.first_line for a in accs)
         for acc in accs:

@@ -141,12 +141,29 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
                              container_engine=container_engine, host=host, plan=plan,
                              progress=sys.stderr.isatty())
         label = f"podman:{spec}" if kind == "container" else spec
-        if not results:
+        if results.up_to_date:
             if not as_json:
-                click.echo(f"no vLLM boot found in {label}")
+                click.echo(f"{label}: nothing new since line {results.resumed_at_line:,}")
             continue
+        if not results:
+            if not as_json and results.resumed_at_line is None:
+                click.echo(f"no vLLM boot found in {label}")
+            elif not as_json:
+                click.echo(f"{label}: read on from line {results.resumed_at_line:,}; no vLLM lines in the new part")
+            continue
+        if results.resumed_at_line is not None and not as_json:
+            click.echo(f"{label}: read on from line {results.resumed_at_line:,}")
         for r in results:
             b = r.boot
+            if b.continued:
+                out.append({"id": r.id, "created": False, "extended": True, "status": b.status,
+                            "failure": b.failure, "first_line": b.first_line, "last_line": b.last_line,
+                            "source": label})
+                if not as_json:
+                    added = f"{len(b.events)} events, {len(b.samples)} stats lines, {len(b.metrics)} figures"
+                    click.echo(f"#{r.id:<5} extended with lines {b.first_line}-{b.last_line}: {added}"
+                               + (f"  (runtime failure: {b.failure})" if b.failure else ""))
+                continue
             out.append({"id": r.id, "created": r.created, "status": b.status, "failure": b.failure,
                         "first_line": b.first_line, "last_line": b.last_line, "source": label})
             if not as_json:

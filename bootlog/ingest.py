@@ -60,32 +60,68 @@ class _Progress:
             sys.stderr.flush()
 
 
-def read_records(source, *, fast: bool = True, progress: bool = False) -> tuple[Iterator[Record], object]:
-    """Records of a source: only candidate lines on the fast path, every line otherwise."""
-    chunks = _Progress(getattr(source, "size", None), progress).wrap(source.chunks())
+def read_records(source, *, fast: bool = True, progress: bool = False, start: int = 0, limit: int | None = None,
+                 start_line: int = 1, fmt: str | None = None) -> tuple[Iterator[Record], object]:
+    """Records of a source: only candidate lines on the fast path, every line otherwise.
+
+    start/limit: byte range to read (a resumed read); start_line: the line number at `start`.
+    """
+    chunks = source.chunks(start) if start else source.chunks()
+    if limit is not None:
+        chunks = _upto(chunks, limit - start)
+    chunks = _Progress(getattr(source, "size", None), progress).wrap(chunks)
     if fast and not os.environ.get("BOOTLOG_FULL_SCAN"):
         from bootlog.scan import Scanner
 
         scanner = Scanner(scan_literals(), after={"Traceback (most recent call last)": 200})
-        return scanner.records(chunks), scanner
+        return scanner.records(chunks, fmt, start_line=start_line), scanner
     from bootlog.envelope import records
 
-    return records(chunks), None
+    if start_line != 1:
+        return _shift(records(chunks, fmt), start_line - 1), None
+    return records(chunks, fmt), None
+
+
+def _upto(chunks: Iterable[bytes], n: int) -> Iterator[bytes]:
+    """Stop after n bytes: a file that grows while it is read is read up to its size at the start."""
+    for chunk in chunks:
+        if n <= 0:
+            return
+        yield chunk[:n]
+        n -= len(chunk)
+
+
+def _shift(recs: Iterable[Record], by: int) -> Iterator[Record]:
+    for r in recs:
+        r.lineno += by
+        yield r
 
 
 def parse_source(source, *, fast: bool = True, progress: bool = False) -> list[Boot]:
+    """The boots of a whole source."""
+    return _parse(source, fast=fast, progress=progress)[0]
+
+
+def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume | None" = None,
+           limit: int | None = None) -> tuple[list[Boot], int]:
+    """The boots of a source (of its unread tail when resuming) and the physical lines read."""
     from bootlog.parse import parse
 
-    recs, scanner = read_records(source, fast=fast, progress=progress)
+    if resume is not None:
+        recs, scanner = read_records(source, fast=True, progress=progress, start=resume.offset, limit=limit,
+                                     start_line=resume.lines + 1, fmt=resume.fmt)
+    else:
+        recs, scanner = read_records(source, fast=fast, progress=progress, limit=limit)
     counted = _Counter(recs)
-    boots = parse(counted, year=_year_hint(source))
-    total = getattr(scanner, "lines_seen", None) or counted.last
+    boots = parse(counted, year=_year_hint(source), continuing=resume.status if resume else None)
+    seen = getattr(scanner, "lines_seen", None)
+    total = (resume.lines + seen if resume and seen is not None else seen) or counted.last
     if boots and total:
         # the scanner saw more physical lines than the last candidate: the boot that ends last
         # (not always the newest: two servers can interleave) runs to the end of the source
         tail = max(boots, key=lambda b: b.last_line)
         tail.last_line = max(tail.last_line, total)
-    return boots
+    return boots, seen if seen is not None else counted.last
 
 
 class _Counter:
@@ -124,19 +160,134 @@ def apply_user_patterns(plan, source, boots: list[Boot]) -> None:
                 boot.events.append(h)
 
 
+@dataclass
+class Resume:
+    """Where a re-ingest of a grown file picks up: after the last complete line read before."""
+
+    offset: int  # byte offset just past the last newline already read
+    lines: int  # physical lines before `offset`
+    fmt: str  # envelope format, detected from the file's head
+    status: str  # status of the stored boot the new lines continue
+    boot_id: int
+
+
+class Ingested(list):
+    """The IngestedBoot list of one source, plus how it was read."""
+
+    resumed_at_line: int | None = None  # a resumed read started after this many lines
+    up_to_date: bool = False  # a resumed read found nothing new
+
+
+HEAD_BYTES = 4096
+RESUMABLE = ("plain", "podman_ts")  # record formats whose lines never span a resume offset
+
+
+def _position_key(source) -> str:
+    return "ingest:" + os.path.realpath(source.name)
+
+
+def _head(path: str, n: int) -> tuple[bytes, str]:
+    import hashlib
+
+    with open(path, "rb") as f:
+        head = f.read(n)
+    return head, hashlib.sha256(head).hexdigest()[:32]
+
+
+def _end_of_lines(path: str, size: int) -> int | None:
+    """Offset just past the last newline before `size` (None if the tail has no newline)."""
+    if size == 0:
+        return 0
+    with open(path, "rb") as f:
+        back = min(size, 1 << 16)
+        f.seek(size - back)
+        block = f.read(back)
+    i = block.rfind(b"\n")
+    if i < 0:
+        return None if back < size else 0
+    return size - back + i + 1
+
+
+def _resume_point(engine, source) -> Resume | None:
+    """A stored position that still describes this file's beginning, else None (read it all)."""
+    from bootlog.envelope import detect
+    from bootlog.store.queries import get_position, last_boot_of_source
+
+    pos = get_position(engine, _position_key(source))
+    if pos is None:
+        return None
+    offset, head = pos
+    try:
+        n, digest, lines, fmt = head.split(":")
+        if os.stat(source.name).st_size < offset or _head(source.name, int(n))[1] != digest:
+            return None  # truncated, rotated or replaced: read from the start
+    except (OSError, ValueError):
+        return None
+    last = last_boot_of_source(engine, source.name)
+    if last is None or last[1] != "ready" or fmt not in RESUMABLE:
+        # a boot caught mid-start is re-read whole (its start decides its figures), and so is a
+        # file whose last boot failed: lines after it may still belong to an older server
+        # running beside it (two servers interleaved in one nohup.out)
+        return None
+    return Resume(offset=offset, lines=int(lines), fmt=fmt, status=last[1], boot_id=last[0])
+
+
 def ingest(engine, spec: str | None, *, container: str | None = None, container_engine: str = "podman",
-           host: str | None = None, plan=None, progress: bool = False, fast: bool = True) -> list[IngestedBoot]:
-    """Parse one source completely, then store all its boots in one transaction."""
+           host: str | None = None, plan=None, progress: bool = False, fast: bool = True,
+           source=None) -> Ingested:
+    """Parse one source completely, then store all its boots in one transaction.
+
+    A plain file ingested before is read from where the last read stopped (if its head is
+    unchanged and its last boot had finished starting): the new lines extend that boot and add
+    new ones.  Anything else is read whole; the store keeps re-reads idempotent.
+    """
+    from bootlog.envelope import detect
     from bootlog.sources import container_source, open_source
     from bootlog.store.queries import SourceInfo, save_boots
 
-    source = container_source(container, engine=container_engine) if container else open_source(spec)
-    boots = parse_source(source, fast=fast, progress=progress)
+    if source is None:
+        source = container_source(container, engine=container_engine) if container else open_source(spec)
+    out = Ingested()
+    resume = limit = position = None
+    if source.kind == "file" and fast and plan is None and not os.environ.get("BOOTLOG_FULL_SCAN"):
+        size = os.stat(source.name).st_size
+        limit = size
+        resume = _resume_point(engine, source)
+        if resume is not None:
+            # a resumed read takes complete lines only: a half-written last line waits for the
+            # next read (it cannot be corrected once merged into a stored boot)
+            limit = _end_of_lines(source.name, size)
+            if limit is None:
+                resume, limit = None, size
+            elif limit == resume.offset:
+                out.up_to_date, out.resumed_at_line = True, resume.lines
+                return out
+    boots, seen = _parse(source, fast=fast, progress=progress, resume=resume, limit=limit)
     if plan is not None:
         apply_user_patterns(plan, source, boots)
-    if not boots:
-        return []
+    if limit is not None:
+        end = _end_of_lines(source.name, limit)
+        # a file caught mid-line gets no position: its half line was read into a boot that a
+        # resumed read could no longer correct, so the next ingest reads it whole
+        if end == limit:
+            head, digest = _head(source.name, HEAD_BYTES)
+            lines = (resume.lines if resume else 0) + seen
+            position = (_position_key(source), end, f"{len(head)}:{digest}:{lines}:{detect(head)}")
+    extend = None
+    if resume is not None:
+        out.resumed_at_line = resume.lines
+        if not (boots and boots[0].continued) and seen:
+            # no vLLM line before the next start (or none at all): the stored boot still runs on
+            end_line = boots[0].first_line - 1 if boots else resume.lines + seen
+            if end_line > resume.lines:
+                boots.insert(0, Boot(first_line=resume.lines + 1, last_line=end_line,
+                                     status=resume.status, continued=True))
+        if boots and boots[0].continued:
+            extend = resume.boot_id
+    if not boots and position is None:
+        return out
     info = SourceInfo(name=source.name, kind=source.kind, container=container,
                       host=host or default_host())
-    saved = save_boots(engine, info, boots)
-    return [IngestedBoot(id=i, created=c, boot=b) for (i, c), b in zip(saved, boots)]
+    saved = save_boots(engine, info, boots, position=position, extend=extend)
+    out.extend(IngestedBoot(id=i, created=c, boot=b) for (i, c), b in zip(saved, boots))
+    return out

@@ -53,17 +53,20 @@ def has_literal(text: str) -> bool:
     return _TEST(text)
 
 
-def parse(records: Iterable[Record], *, year: int | None = None, total_lines: int | None = None) -> list[Boot]:
+def parse(records: Iterable[Record], *, year: int | None = None, total_lines: int | None = None,
+          continuing: str | None = None) -> list[Boot]:
     """Split a record stream into boots with their figures, config, events and samples.
 
     year: the year of vLLM's own MM-DD timestamps (records without an envelope time); None means
     the current year.  A log running over New Year bumps the year when the month goes backwards.
     total_lines: physical line count of the source, so the last boot ends at the file's end.
+    continuing: status of the stored boot that a resumed read continues; the lines before the
+    first start marker then form one Boot with continued=True (merged into it by the store).
     """
     cur_year = year if year is not None else datetime.now().year
     last_month = 0
     remaining = 0  # records still owed as traceback context (the same rule as scan.select)
-    splitter = BootSplitter()
+    splitter = BootSplitter(continuing)
     last_lineno = 0
     for rec in records:
         last_lineno = rec.lineno

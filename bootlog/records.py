@@ -85,3 +85,4 @@ class Boot:
     events: list[Event] = field(default_factory=list)
     samples: list[Sample] = field(default_factory=list)
     fingerprint: str = ""  # content hash of the boot's lines: same content -> same boot
+    continued: bool = False  # its start lies before the input read (a resumed read of a growing log)

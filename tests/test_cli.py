@@ -54,11 +54,15 @@ def test_ingest_prints_one_line_per_boot_and_show_last(db_path):
     assert "kv_cache_tokens" in text and "18,400" in text
 
 
-def test_reingest_adds_nothing(db_path):
+def test_reingest_adds_nothing(db_path, tmp_path):
     assert run(db_path, "ingest", str(TWO_BOOTS)).exit_code == 0
     before = boot_count(db_path)
-    res = run(db_path, "ingest", str(TWO_BOOTS))
-    assert res.exit_code == 0 and "already stored" in res.stdout
+    res = run(db_path, "ingest", str(TWO_BOOTS))            # same file: resumes at its end
+    assert res.exit_code == 0 and "nothing new since line 419" in res.stdout
+    copy = tmp_path / "copy.log"
+    copy.write_bytes(TWO_BOOTS.read_bytes())
+    res = run(db_path, "ingest", str(copy))                 # same content elsewhere: fingerprints
+    assert res.exit_code == 0 and res.stdout.count("[already stored]") == 2
     assert boot_count(db_path) == before == 2
 
 

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 from sqlalchemy import Engine, delete, func, insert, select, update
 from sqlalchemy.engine import Connection
 
-from bootlog.errors import RefError
+from bootlog.errors import RefError, StoreError
 from bootlog.records import Boot
 from bootlog.store.db import retry, writer
 from bootlog.store.models import BootRow, ConfigRow, EventRow, MetricRow, Position, SampleRow, Source
@@ -169,12 +169,19 @@ def _insert_ids(conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
     return [conn.execute(insert(BootRow).values(**r)).inserted_primary_key[0] for r in rows]
 
 
-def _should_replace(stored: dict[str, Any], new: _Prepared) -> bool:
+def _should_replace(conn: Connection, stored: dict[str, Any], new: _Prepared) -> bool:
     # the stored copy was read while the boot was still running: the new read knows more
     old_n = stored["last_line"] - stored["first_line"] + 1
     if new.nlines > old_n:
         return True
-    return stored["status"] == "incomplete" and new.boot["status"] != "incomplete" and new.nlines >= old_n
+    if new.nlines < old_n:
+        return False
+    if stored["status"] == "incomplete" and new.boot["status"] != "incomplete":
+        return True
+    # same span: the stored read may have ended in a half-written line that is whole now
+    counts = [conn.execute(select(func.count()).select_from(m).where(m.boot_id == stored["id"])).scalar()
+              for m in (MetricRow, EventRow, SampleRow)]
+    return counts != [len(new.metrics), len(new.events), len(new.samples)]
 
 
 _MATCH_COLUMNS = (BootRow.id, BootRow.fingerprint, BootRow.first_line, BootRow.last_line, BootRow.status,
@@ -198,9 +205,13 @@ def _same_start(stored: dict[str, Any], new: _Prepared) -> bool:
 
 
 def _save_tx(engine: Engine, src: SourceInfo, prepared: list[_Prepared],
-             position: tuple[str, int, str] | None) -> list[tuple[int, bool]]:
+             position: tuple[str, int, str] | None, extend: int | None = None) -> list[tuple[int, bool]]:
     with writer(engine).begin() as conn:
         sid = _source_id(conn, src)
+        head: list[tuple[int, bool]] = []
+        if extend is not None:
+            _extend_tx(conn, extend, prepared[0])
+            head, prepared = [(extend, False)], prepared[1:]
         fps = list(dict.fromkeys(p.boot["fingerprint"] for p in prepared))
         by_fp: dict[str, dict[str, Any]] = {}
         for chunk in _chunks(fps):
@@ -235,7 +246,7 @@ def _save_tx(engine: Engine, src: SourceInfo, prepared: list[_Prepared],
                 new_idx.append(i)
                 continue
             result[i] = (old["id"], False)
-            if _should_replace(old, p):
+            if _should_replace(conn, old, p):
                 values = {k: v for k, v in p.boot.items() if k not in ("container", "host")}
                 conn.execute(update(BootRow).where(BootRow.id == old["id"]).values(**values, ingested_at=now))
                 replaced.append((old["id"], p))
@@ -262,7 +273,7 @@ def _save_tx(engine: Engine, src: SourceInfo, prepared: list[_Prepared],
 
         if position is not None:
             _save_position(conn, *position)
-    return [r for r in result if r is not None]
+    return head + [r for r in result if r is not None]
 
 
 def _save_position(conn: Connection, key: str, offset: int, head: str) -> None:
@@ -276,16 +287,50 @@ def _save_position(conn: Connection, key: str, offset: int, head: str) -> None:
 
 
 def save_boots(engine: Engine, src: SourceInfo, boots: list[Boot],
-               position: tuple[str, int, str] | None = None) -> list[tuple[int, bool]]:
+               position: tuple[str, int, str] | None = None,
+               extend: int | None = None) -> list[tuple[int, bool]]:
     """Store boots (and the read position) in one transaction; (boot_id, created) per boot.
 
     A boot whose fingerprint is stored already is not stored again, unless the stored copy has
     fewer lines (read while still running): then it is updated in place, keeping its id.
+    extend: id of a stored boot that boots[0] (continued=True, a resumed read's lead-in)
+    continues: its figures, events and samples are appended to that boot.
     """
+    if extend is not None and not (boots and boots[0].continued):
+        raise ValueError("extend needs a continued boot first")
     prepared = [_prepare(src, b) for b in boots]
     if not prepared and position is None:
         return []
-    return retry(lambda: _save_tx(engine, src, prepared, position), attempts=10)
+    return retry(lambda: _save_tx(engine, src, prepared, position, extend), attempts=10)
+
+
+def _extend_tx(conn: Connection, boot_id: int, p: _Prepared) -> None:
+    """Append a resumed read's lead-in to the stored boot it continues (log order kept)."""
+    row = conn.execute(select(BootRow.status, BootRow.failure, BootRow.last_line, BootRow.ended_at)
+                       .where(BootRow.id == boot_id)).first()
+    if row is None:
+        raise StoreError(f"no boot with id {boot_id} to continue")
+    values: dict[str, Any] = {"last_line": max(row.last_line, p.boot["last_line"])}
+    if p.boot["ended_at"]:
+        values["ended_at"] = p.boot["ended_at"]
+    if row.failure is None and p.boot["failure"]:
+        # a ready boot whose engine then died serving: keep ready, name the runtime cause
+        values["failure"], values["failure_message"] = p.boot["failure"], p.boot["failure_message"]
+        if row.status != "ready":
+            values["status"] = p.boot["status"]
+    conn.execute(update(BootRow).where(BootRow.id == boot_id).values(**values))
+    for model, attr in ((MetricRow, "metrics"), (EventRow, "events")):
+        base = conn.execute(select(func.max(model.seq)).where(model.boot_id == boot_id)).scalar()
+        rows = [dict(r, seq=r["seq"] + (base + 1 if base is not None else 0), boot_id=boot_id)
+                for r in getattr(p, attr)]
+        if rows:
+            conn.execute(insert(model), rows)
+    if p.samples:
+        conn.execute(insert(SampleRow), [dict(r, boot_id=boot_id) for r in p.samples])
+    known = set(conn.execute(select(ConfigRow.key).where(ConfigRow.boot_id == boot_id)).scalars())
+    cfg = [dict(r, boot_id=boot_id) for r in p.config if r["key"] not in known]
+    if cfg:
+        conn.execute(insert(ConfigRow), cfg)
 
 
 def get_position(engine: Engine, source_key: str) -> tuple[int, str] | None:
@@ -508,6 +553,16 @@ def boots_like(engine: Engine, boot_id: int, limit: int = 50) -> list[int]:
         )
         ids = list(conn.execute(q.order_by(BootRow.id.desc()).limit(limit)).scalars())
     return ids[::-1]
+
+
+def last_boot_of_source(engine: Engine, name: str) -> tuple[int, str] | None:
+    """(id, status) of the boot of the source named `name` that reaches furthest into it."""
+    with engine.connect() as conn:
+        row = conn.execute(
+            select(BootRow.id, BootRow.status).join(Source, Source.id == BootRow.source_id)
+            .where(Source.name == name).order_by(BootRow.last_line.desc(), BootRow.id.desc()).limit(1)
+        ).first()
+    return (row.id, row.status) if row else None
 
 
 def count_rows(engine: Engine) -> dict[str, int]:

@@ -1,0 +1,94 @@
+"""Re-ingesting a grown file reads only the new part, and stores exactly what one read stores."""
+from __future__ import annotations
+
+import pytest
+
+from bootlog.ingest import ingest
+from bootlog.store.db import open_db
+from bootlog.store.queries import get_position, list_boots, show_boot
+from conftest import FIXTURES
+
+LOGS = ["014-v0.10.2-nohup-multiboot.log", "020-v0.11.2-metrics-heavy.log", "042-v0.22.0-llm.log",
+        "053-dev-build-nohup-8-boots.log", "seed/07-5x262144-runtime-oom.log",
+        "seed/08-gdn-hip-burst-prefix-caching.log", "seed/09-night-ladder-4-boots.log"]
+
+
+def stored(engine) -> list[dict]:
+    out = []
+    for b in list_boots(engine):
+        s = show_boot(engine, b["id"])
+        boot = {k: v for k, v in s["boot"].items() if k not in ("id", "source")}
+        events = [(e["kind"], e["line"], e["rank"], e["message"]) for e in s["events"]]
+        out.append({"boot": boot, "metrics": s["metrics"], "config": s["config"], "events": events,
+                    "runtime": s["runtime"]})
+    return sorted(out, key=lambda b: (b["boot"]["first_line"], b["boot"]["started_at"] or ""))
+
+
+def grow_and_ingest(tmp_path, data: bytes, cuts: list[int]):
+    log = tmp_path / "grow.log"
+    engine = open_db(str(tmp_path / "inc.db"))
+    done = 0
+    for cut in cuts + [len(data)]:
+        with open(log, "ab") as f:
+            f.write(data[done:cut])
+        done = cut
+        ingest(engine, str(log))
+    return engine, log
+
+
+@pytest.mark.parametrize("name", LOGS)
+def test_growing_log_equals_one_read(tmp_path, name):
+    data = (FIXTURES / name).read_bytes()
+    n = len(data)
+    # cuts anywhere: mid-line, mid-boot, before and after "Application startup complete."
+    cuts = sorted({n // 7, n // 3 + 17, n // 2, (2 * n) // 3 + 5, n - 200})
+    engine, log = grow_and_ingest(tmp_path, data, cuts)
+    once = open_db(str(tmp_path / "once.db"))
+    ingest(once, str(log))
+    assert stored(engine) == stored(once)
+
+
+def test_nothing_new_and_resume_offsets(tmp_path):
+    data = (FIXTURES / "seed/07-5x262144-runtime-oom.log").read_bytes()
+    cut = data.index(b"Application startup complete")
+    cut = data.index(b"\n", cut) + 1
+    engine, log = grow_and_ingest(tmp_path, data, [cut])
+    offset, head = get_position(engine, "ingest:" + str(log.resolve()))
+    assert offset == len(data) and head.split(":")[2] == str(data.count(b"\n"))
+    again = ingest(engine, str(log))
+    assert again.up_to_date and list(again) == []
+
+
+def test_runtime_lines_extend_the_ready_boot(tmp_path):
+    data = (FIXTURES / "seed/07-5x262144-runtime-oom.log").read_bytes()
+    cut = data.index(b"\n", data.index(b"Application startup complete")) + 1
+    log = tmp_path / "g.log"
+    log.write_bytes(data[:cut])
+    engine = open_db(str(tmp_path / "g.db"))
+    [first] = ingest(engine, str(log))
+    assert first.boot.status == "ready" and not any(e.kind == "oom" for e in first.boot.events)
+    with open(log, "ab") as f:
+        f.write(data[cut:])
+    res = ingest(engine, str(log))
+    assert res.resumed_at_line == data[:cut].count(b"\n")
+    assert [r.id for r in res] == [first.id] and res[0].boot.continued
+    s = show_boot(engine, first.id)
+    assert s["boot"]["status"] == "ready" and s["boot"]["failure"] == "oom"
+    oom = [e for e in s["events"] if e["kind"] == "oom"]
+    assert oom and oom[0]["rank"] == 1 and oom[0]["detail"]["requested_mib"] == 50.0
+
+
+def test_rewritten_file_is_read_from_the_start(tmp_path):
+    a = (FIXTURES / "005-v0.8.4-v1-tp2.log").read_bytes()
+    b = (FIXTURES / "014-v0.10.2-nohup-multiboot.log").read_bytes()
+    log = tmp_path / "rot.log"
+    engine = open_db(str(tmp_path / "r.db"))
+    log.write_bytes(a)
+    ingest(engine, str(log))
+    log.write_bytes(b)  # rotated: same name, other content (and longer)
+    res = ingest(engine, str(log))
+    assert res.resumed_at_line is None
+    assert len([r for r in res if r.created]) == 2
+    log.write_bytes(b[: len(b) // 3])  # truncated
+    res = ingest(engine, str(log))
+    assert res.resumed_at_line is None and not any(r.created for r in res)
