@@ -166,13 +166,17 @@ def logs(name: str, *, since: int | datetime | str | None = None, until: int | d
         out.seek(0)
         err.seek(0)
         sizes = [os.fstat(f.fileno()).st_size for f in (out, err)]
-        if timestamps and 0 in sizes:
-            # one stream only: nothing to merge, copy it through in big blocks
-            only = out if sizes[0] else err
-            while block := only.read(CHUNK):
+        if timestamps and sizes[1] == 0:
+            # stdout only: nothing to merge, copy it through in big blocks
+            while block := out.read(CHUNK):
                 yield block
             return
-        merged = heapq.merge(_lines(out), _lines(err), key=lambda item: item[0])
+        err_lines = _lines(err)
+        if timestamps:
+            # every record line carries a stamp; an unstamped stderr line is the engine's own
+            # chatter (`time="…" level=warning msg="cgroupv1 is deprecated"`), not the container's
+            err_lines = ((t, ln) for t, ln in err_lines if TS_RE.match(ln))
+        merged = heapq.merge(_lines(out), err_lines, key=lambda item: item[0])
         buf: list[bytes] = []
         size = 0
         ended = True
