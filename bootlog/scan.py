@@ -12,9 +12,9 @@ the same line numbers, without decoding most lines:
 * CRI, docker/journald JSON, compose: joining decides what a line is, so envelope.records()
   plus the same filter (with an Aho-Corasick text test when available).
 
-Hit engines (ENGINES): "rg"/"grep" (the system's ripgrep / GNU grep on each block, run one
-block ahead in the background), "ahocorasick" (pyahocorasick) and "find" (bytes.find per
-literal, pure Python). Every engine only *proposes* lines, and every proposal is re-checked on
+Hit engines (ENGINES): "hyperscan" (Intel Hyperscan's literal matcher, in process: the fastest),
+"rg"/"grep" (the system's ripgrep / GNU grep on each block, run one block ahead in the
+background), "ahocorasick" (pyahocorasick) and "find" (bytes.find per literal, pure Python). Every engine only *proposes* lines, and every proposal is re-checked on
 its text, so all give identical output. BOOTLOG_NO_ACCEL=1 forces "find"; BOOTLOG_ACCEL=NAME
 picks one.
 """
@@ -32,20 +32,25 @@ from bootlog.records import Record
 
 BLOCK = 8 << 20  # bytes per search block: big enough that per-block overhead vanishes
 
-try:  # optional accelerator
+try:  # optional accelerators
     import ahocorasick as _ac
 except ImportError:  # pragma: no cover - depends on the environment
     _ac = None
+try:
+    import hyperscan as _hs
+except ImportError:  # pragma: no cover - depends on the environment
+    _hs = None
 
 # Hit finders, fastest first. "rg"/"grep" run the system's ripgrep / GNU grep over each block
 # (`-F -a -o -b`: byte offset of every literal hit); pure Python cannot search ~70 literals
 # at more than a few tens of MB/s. "find" (bytes.find per literal) is the pure-Python fallback.
-ENGINES = ("rg", "grep", "ahocorasick", "find")
+ENGINES = ("hyperscan", "rg", "grep", "ahocorasick", "find")
 _TMPDIR = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 
 
 def available_engines() -> list[str]:
-    out = [e for e in ("rg", "grep") if shutil.which(e)]
+    out = ["hyperscan"] if _hs is not None else []
+    out += [e for e in ("rg", "grep") if shutil.which(e)]
     if _ac is not None:
         out.append("ahocorasick")
     return out + ["find"]
@@ -111,6 +116,13 @@ class Scanner:
         self.engine = _pick_engine(accel) if self._bmin else "find"
         if self.engine in ("rg", "grep") and any(b"\x00" in b for b in self._bmin):
             self.engine = "ahocorasick" if _ac is not None else "find"  # argv cannot hold NUL
+        self._hs_db = None
+        if self.engine == "hyperscan":
+            self._hs_db = _hs_database(self._bmin)
+            if self._hs_db is None:  # cannot compile here: the next engine, same answer
+                self.engine = next(e for e in available_engines() if e != "hyperscan")
+        self._hs_sorted = any(b"\n" in b for b in self._bmin)  # hits of such may start a line earlier
+        self._hs_len = [len(b) for b in self._bmin]
         self.accelerated = self.engine != "find"
         self._auto = None
         self._argv: list[str] | None = None
@@ -122,7 +134,7 @@ class Scanner:
         if self._argv is not None:
             for b in self._bmin:
                 self._argv += ["-e", b.decode("utf-8")]
-        if _ac is not None and self.engine != "find":  # also the fallback if rg/grep fail
+        if _ac is not None and self.engine not in ("find", "hyperscan"):  # also the fallback if rg/grep fail
             auto = _ac.Automaton()
             for b in self._bmin:
                 # latin-1 maps every byte to one code point: string offsets == byte offsets
@@ -240,6 +252,8 @@ class Scanner:
     def _begin(self, cb: bytes) -> Callable[[], list[int]]:
         """Start the hit search of a block; the returned call gives its line starts. rg/grep
         run in the background meanwhile, so Python works on the previous block in parallel."""
+        if self._hs_db is not None:
+            return lambda: self._starts_hs(cb)
         if self._argv is not None:
             env = dict(os.environ, LC_ALL="C")
             f = None
@@ -288,6 +302,28 @@ class Scanner:
                 break
         return out
 
+    def _starts_hs(self, cb: bytes) -> list[int]:
+        """Hyperscan: one in-process pass over the block, every literal at once."""
+        ends: list[int] = []
+        ids: list[int] = []
+        add_end, add_id = ends.append, ids.append
+
+        def on_match(i: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
+            add_end(to)
+            add_id(i)
+        try:
+            self._hs_db.scan(cb, match_event_handler=on_match)
+        except Exception:  # hyperscan.HyperscanError: Python for the rest, same answer
+            self._hs_db = None
+            return self._starts_py(cb)
+        lens = self._hs_len
+        starts = [to - lens[i] for to, i in zip(ends, ids)]
+        if self._hs_sorted:
+            starts.sort()
+        # reported in order of end offset; without a newline inside a literal, a later start
+        # in an earlier line is impossible, so starts only go backwards within one line
+        return self._hit_lines(cb, starts)
+
     def _starts_py(self, cb: bytes) -> list[int]:
         if self._auto is not None:
             return self._hit_lines(cb, (end - n + 1 for end, n in
@@ -320,8 +356,6 @@ class Scanner:
         tmin = self._tmin
         exact = not any(lit.endswith("\r") or "\n" in lit for lit in tmin)
         for cb, starts in self._searched(self._blocks(chunks), _clean_block):
-            nlines = cb.count(b"\n")  # _clean_block ends every block with one
-            self.lines_seen += nlines
             size = len(cb)
             i, nstarts = 0, len(starts)
             pos = 0  # offset of the next line not yet looked at
@@ -363,6 +397,9 @@ class Scanner:
                 if keep:
                     yield Record(at_line, text)
                 pos = end + 1
+            # _clean_block ends every block with a newline; count each byte once
+            nlines = at_line - lineno + cb.count(b"\n", at)
+            self.lines_seen += nlines
             lineno += nlines
 
     def _podman(self, chunks: Iterable[bytes], start_line: int) -> Iterator[Record]:
@@ -460,6 +497,19 @@ class Scanner:
                     continue
                 yield from emit(parser.line(n, raw))
         yield from emit(parser.finish())
+
+def _hs_database(literals: list[bytes]):
+    """A compiled Hyperscan block-mode database of the literals, or None."""
+    if _hs is None or not literals:
+        return None
+    try:
+        db = _hs.Database(mode=_hs.HS_MODE_BLOCK)
+        db.compile(expressions=list(literals), ids=list(range(len(literals))),
+                   elements=len(literals), flags=0, literal=True)
+        return db
+    except Exception:  # pragma: no cover - an old libhs without the literal compiler
+        return None
+
 
 def _clean_block(block: bytes) -> bytes:
     """envelope.clean()'s ANSI and NUL removal over a whole block (neither spans a newline)."""
