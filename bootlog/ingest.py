@@ -8,12 +8,13 @@ from __future__ import annotations
 import os
 import socket
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable, Iterator
 
-from bootlog.records import Boot, Event, Metric, Record
+from bootlog.records import Boot, Event, Metric, Record, Sample
 
 
 @dataclass
@@ -112,8 +113,12 @@ def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume
                                      start_line=resume.lines + 1, fmt=resume.fmt)
     else:
         recs, scanner = read_records(source, fast=fast, progress=progress, limit=limit)
-    counted = _Counter(recs)
-    boots = parse(counted, year=_year_hint(source), continuing=resume.status if resume else None)
+    spill = _Spill()
+    counted = _Counter(recs, spill)
+    with _capture_splitters() as made:
+        spill.splitters = made
+        boots = parse(counted, year=_year_hint(source), continuing=resume.status if resume else None)
+    spill.seal(boots)
     seen = getattr(scanner, "lines_seen", None)
     total = (resume.lines + seen if resume and seen is not None else seen) or counted.last
     if boots and total:
@@ -125,13 +130,174 @@ def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume
 
 
 class _Counter:
-    def __init__(self, it: Iterable[Record]) -> None:
-        self.it, self.last = it, 0
+    def __init__(self, it: Iterable[Record], spill: "_Spill | None" = None) -> None:
+        self.it, self.last, self.spill = it, 0, spill
 
     def __iter__(self) -> Iterator[Record]:
+        spill, n = self.spill, 0
         for rec in self.it:
             self.last = rec.lineno
             yield rec
+            n += 1
+            if spill is not None and n >= _SPILL_EVERY:
+                n = 0
+                spill.drain()
+
+
+# ---------------------------------------------------------------- bounded memory
+#
+# A boot's runtime samples (one per stats line, every 10 s for as long as the server ran) are
+# the only part of a parse that grows with the log: ~750 bytes each, 140,000 in a 512 MiB log.
+# While parse() runs, every _SPILL_EVERY records the finished samples of each boot (all but the
+# last, which the splitter may still extend) are pickled to one anonymous temporary file; after
+# parse, Boot.samples becomes a SpilledSamples sequence that reads them back in order when the
+# store iterates it.  Peak memory then no longer depends on the log's length.
+
+_SPILL_EVERY = 4096  # records between checks
+_SPILL_KEEP = 1024  # samples a boot may hold in memory before its older ones are spilled
+
+_capture_lock = threading.Lock()
+_capture_local = threading.local()
+
+
+def _install_capture() -> bool:
+    """Make parse()'s BootSplitter announce itself to the ingest running in this thread.
+
+    parse() owns its splitter; the subclass only records each new instance in a thread-local
+    list (when an ingest asked for it) and otherwise behaves exactly like the original.
+    """
+    import bootlog.parse as parse_mod
+
+    with _capture_lock:
+        cls = getattr(parse_mod, "BootSplitter", None)
+        if cls is None:
+            return False
+        if getattr(cls, "_bootlog_capturing", False):
+            return True
+
+        class CapturingSplitter(cls):  # type: ignore[misc, valid-type]
+            _bootlog_capturing = True
+
+            def __init__(self, *args, **kwargs) -> None:
+                super().__init__(*args, **kwargs)
+                made = getattr(_capture_local, "made", None)
+                if made is not None:
+                    made.append(self)
+
+        CapturingSplitter.__name__ = CapturingSplitter.__qualname__ = cls.__name__
+        parse_mod.BootSplitter = CapturingSplitter
+        return True
+
+
+class _capture_splitters:
+    def __enter__(self) -> list:
+        self.prev = getattr(_capture_local, "made", None)
+        made: list = []
+        if _install_capture():
+            _capture_local.made = made
+        return made
+
+    def __exit__(self, *exc) -> None:
+        _capture_local.made = self.prev
+
+
+def _boots_of(splitter) -> list[Boot]:
+    out = [a.boot for a in getattr(splitter, "accs", ()) if isinstance(getattr(a, "boot", None), Boot)]
+    orphan = getattr(splitter, "orphan", None)
+    if orphan is not None and isinstance(getattr(orphan, "boot", None), Boot):
+        out.append(orphan.boot)
+    return out
+
+
+class _Spill:
+    """Finished samples of boots still being parsed, moved out of memory (see above)."""
+
+    def __init__(self) -> None:
+        self.splitters: list = []
+        self.file = None
+        # id(boot) -> (boot, [(offset, nbytes), ...]); the boot is kept so its id stays unique
+        self.parts: dict[int, tuple[Boot, list[tuple[int, int]]]] = {}
+        self.counts: dict[int, int] = {}
+
+    def drain(self) -> None:
+        for sp in self.splitters:
+            for b in _boots_of(sp):
+                if isinstance(b.samples, list) and len(b.samples) > _SPILL_KEEP:
+                    self._put(b)
+
+    def _put(self, b: Boot) -> None:
+        import pickle
+        import tempfile
+
+        done = b.samples[:-1]
+        data = pickle.dumps([(s.line, s.ts, s.values) for s in done], protocol=pickle.HIGHEST_PROTOCOL)
+        if self.file is None:
+            self.file = tempfile.TemporaryFile(prefix="bootlog-samples-")
+        self.file.seek(0, os.SEEK_END)
+        at = self.file.tell()
+        self.file.write(data)
+        self.parts.setdefault(id(b), (b, []))[1].append((at, len(data)))
+        self.counts[id(b)] = self.counts.get(id(b), 0) + len(done)
+        del b.samples[:-1]
+
+    def seal(self, boots: list[Boot]) -> None:
+        """Give every boot that spilled a SpilledSamples sequence (spilled part + in-memory tail)."""
+        if self.file is None:
+            return
+        self.file.flush()
+        for b in boots:
+            got = self.parts.get(id(b))
+            if got is not None and got[0] is b:
+                b.samples = SpilledSamples(self.file, got[1], self.counts[id(b)], list(b.samples))
+        self.parts, self.splitters = {}, []
+
+
+class SpilledSamples:
+    """A boot's runtime samples, most of them in a temporary file: a read-only sequence that
+    yields Sample objects in log order each time it is iterated (the store may retry)."""
+
+    def __init__(self, file, parts: list[tuple[int, int]], spilled: int, tail: list[Sample]) -> None:
+        self.file, self.parts, self.spilled, self.tail = file, parts, spilled, tail
+
+    def __len__(self) -> int:
+        return self.spilled + len(self.tail)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __iter__(self) -> Iterator[Sample]:
+        import pickle
+
+        for at, n in self.parts:
+            self.file.seek(at)
+            for line, ts, values in pickle.loads(self.file.read(n)):
+                yield Sample(line, ts, values)
+        yield from self.tail
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (list, SpilledSamples)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return list(self)[i]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        if i >= self.spilled:
+            return self.tail[i - self.spilled]
+        for j, s in enumerate(self):
+            if j == i:
+                return s
+        raise IndexError(i)
+
+    def __repr__(self) -> str:
+        return f"SpilledSamples({len(self)} samples, {self.spilled} on disk)"
 
 
 def apply_user_patterns(plan, source, boots: list[Boot]) -> None:

@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import re
+from itertools import islice
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterable
@@ -24,6 +25,9 @@ from bootlog.store.db import retry, writer
 from bootlog.store.models import BootRow, ConfigRow, EventRow, MetricRow, Position, SampleRow, Source
 
 _CHUNK = 500  # bound on IN (...) lists: SQLite's variable limit is 999 on old builds
+# rows per executemany: child rows are generated lazily and inserted this many at a time, so a
+# boot with 100,000+ stats samples never exists as one list of parameter dicts
+_BATCH = 5000
 
 
 @dataclass
@@ -86,15 +90,36 @@ def _jsonable(obj: Any) -> Any:
     return str(obj)
 
 
+class _SampleRows:
+    """A boot's sample rows, made on each iteration from Boot.samples (never all at once:
+    a long-running boot has ~8,600 per day; Boot.samples may itself be read from disk)."""
+
+    __slots__ = ("samples",)
+
+    def __init__(self, samples) -> None:
+        self.samples = samples
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def __bool__(self) -> bool:
+        return len(self.samples) > 0
+
+    def __iter__(self):
+        for s in self.samples:
+            yield {"line": s.line, "ts": _iso(s.ts), "values": _jsonable(s.values)}
+
+
 @dataclass
 class _Prepared:
-    """A Boot flattened into row dicts once, outside the transaction (retries reuse it)."""
+    """A Boot flattened into row dicts once, outside the transaction (retries reuse it);
+    samples are flattened lazily, batch by batch, as they are inserted."""
 
     boot: dict[str, Any]
     metrics: list[dict[str, Any]]
     config: list[dict[str, Any]]
     events: list[dict[str, Any]]
-    samples: list[dict[str, Any]]
+    samples: _SampleRows
 
     @property
     def nlines(self) -> int:
@@ -131,8 +156,7 @@ def _prepare(src: SourceInfo, b: Boot) -> _Prepared:
          "message": e.message or "", "detail": _jsonable(e.detail or {})}
         for i, e in enumerate(b.events)
     ]
-    samples = [{"line": s.line, "ts": _iso(s.ts), "values": _jsonable(s.values)} for s in b.samples]
-    return _Prepared(boot, metrics, config, events, samples)
+    return _Prepared(boot, metrics, config, events, _SampleRows(b.samples))
 
 
 def _source_id(conn: Connection, src: SourceInfo) -> int:
@@ -151,12 +175,21 @@ def _chunks(items: list, n: int = _CHUNK) -> Iterable[list]:
         yield items[i : i + n]
 
 
+def _insert_batched(conn: Connection, model, rows: Iterable[dict[str, Any]]) -> None:
+    """executemany in bounded batches, rows drawn lazily from `rows` (same transaction)."""
+    it = iter(rows)
+    stmt = insert(model)
+    while True:
+        batch = list(islice(it, _BATCH))
+        if not batch:
+            return
+        conn.execute(stmt, batch)
+
+
 def _insert_children(conn: Connection, pairs: list[tuple[int, _Prepared]]) -> None:
     for model, attr in ((MetricRow, "metrics"), (ConfigRow, "config"), (EventRow, "events"),
                         (SampleRow, "samples")):
-        rows = [dict(r, boot_id=bid) for bid, p in pairs for r in getattr(p, attr)]
-        if rows:
-            conn.execute(insert(model), rows)
+        _insert_batched(conn, model, (dict(r, boot_id=bid) for bid, p in pairs for r in getattr(p, attr)))
 
 
 def _insert_ids(conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
@@ -326,7 +359,7 @@ def _extend_tx(conn: Connection, boot_id: int, p: _Prepared) -> None:
         if rows:
             conn.execute(insert(model), rows)
     if p.samples:
-        conn.execute(insert(SampleRow), [dict(r, boot_id=boot_id) for r in p.samples])
+        _insert_batched(conn, SampleRow, (dict(r, boot_id=boot_id) for r in p.samples))
     known = set(conn.execute(select(ConfigRow.key).where(ConfigRow.boot_id == boot_id)).scalars())
     cfg = [dict(r, boot_id=boot_id) for r in p.config if r["key"] not in known]
     if cfg:
