@@ -421,6 +421,30 @@ class _Acc:
         if found and len(self.fp_catalogue) < 64 and mk not in _WEAK and mk != "early":
             self.fp_catalogue.append(_fp_text(v.text))
 
+    def feed_sample(self, lineno: int, text: str, ts: datetime | None, values: dict[str, float]) -> None:
+        """feed() of a periodic stats line read by the fast path (parse.py), when the caller made
+        sure nothing else about the line matters: no traceback open in this boot, no start marker
+        or status wording in it, a non-error level, and no process tag that is new to this boot.
+        What is left of feed() is exactly this.  (`text` starts with its vLLM prefix, so
+        _fp_text(text) is text.)"""
+        b = self.boot
+        self.last_seen = lineno
+        if ts is not None:
+            if b.started_at is None:
+                b.started_at = ts
+            self.last_ts = ts
+            b.ended_at = ts
+        if len(self.fp) < 64:
+            self.fp.append(text)
+        samples = b.samples
+        if samples and samples[-1].line == lineno:
+            samples[-1].values.update(values)
+        else:
+            samples.append(Sample(lineno, ts, values))
+        self.progressed = True
+        if len(self.fp_catalogue) < 64:
+            self.fp_catalogue.append(text)
+
     def hits(self, v: VLine, msg: str, rank: int | None) -> bool:
         from bootlog import patterns
 
@@ -713,6 +737,30 @@ class BootSplitter:
             target.body = True  # past the import-time burst of start-ish lines
         if self.resume is None and cur.terminal and len(self.accs) >= 2:
             self._maybe_resume(cur)
+
+    def feed_sample(self, lineno: int, text: str, ts: datetime | None, values: dict[str, float],
+                    api: tuple[str, int] | None) -> bool:
+        """The fast path of feed() for a periodic stats line (parse.py): its message is a known
+        stats wording (no start marker, status or exception wording), its level is not an error,
+        its text starts with its vLLM prefix and has at most one process tag, an API server's
+        (`api`: (name, pid)).  Returns False, having changed nothing, when the line needs the
+        full feed(): no boot yet, start-ish lines pending, a traceback open, a tag this boot does
+        not know (a new pid: another server, a restart) or a resumed older boot."""
+        cur = self.cur
+        if cur is None or self.pending:
+            return False
+        target = self.resume if self.resume is not None else cur
+        if target.tbs:
+            return False
+        if api is not None:
+            if target is not cur or not cur.tagged_api or api[1] not in cur.pids \
+                    or cur.api_pids.get(api[0]) != api[1]:
+                return False
+        target.feed_sample(lineno, text, ts, values)
+        target.body = True
+        if self.resume is None and cur.terminal and len(self.accs) >= 2:
+            self._maybe_resume(cur)
+        return True
 
     def _owner(self, v: VLine) -> _Acc | None:
         """The older boot a tagged line belongs to when two servers run at once (tagged era).

@@ -4,9 +4,19 @@
 patterns.LITERALS, plus the TB_CONTEXT lines after each "Traceback (most recent call last)".
 It applies that filter itself, so the full record stream and scan.py's pre-filtered stream
 give identical boots.
+
+Periodic stats lines ("Avg prompt throughput ...") are most of a big log's candidate lines.
+In their usual shapes (a vLLM prefix with at most an API server's tag, then a known stats
+wording: patterns.STATS_FAST_BODIES) one regex reads the prefix and every figure, and
+BootSplitter.feed_sample() adds the Sample to the right boot, skipping the vline parse, the
+catalogue match and the generic routing.  Whenever the splitter's state could make the line
+matter for more than its Sample (no boot yet, pending start lines, an open traceback, an unknown
+tag), the line goes the generic way instead.  parse(fast_stats=False) turns the fast path off:
+tests/test_speed_paths.py checks both give identical boots.
 """
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Callable, Iterable
 
@@ -16,6 +26,27 @@ from bootlog.records import Boot, Record
 from bootlog.vline import parse_line
 
 _TB = "Traceback (most recent call last)"
+
+# vline's prefix (one optional process tag, level, MM-DD HH:MM:SS, [file:line]) in the narrow shape
+# the fast path takes: the same sub-patterns as vline._TAG/_VLLM, so the same groups
+_FAST_PREFIX = (r"(?:\((?P<name>[A-Za-z_][\w\-]*) pid=(?P<pid>\d+)\) )?(?:DEBUG|INFO|WARNING) "
+                r"(?P<mo>\d\d)-(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d) \[?[^\s\]]+?:\d+\] ")
+_FAST: list | None = None
+
+
+def _fast_stats() -> list:
+    global _FAST
+    if _FAST is None:
+        from bootlog import patterns
+
+        _FAST = [(re.compile(_FAST_PREFIX + body).fullmatch, names)
+                 for body, names in patterns.STATS_FAST_BODIES]
+    return _FAST
+
+
+def _api_tag(name: str) -> bool:
+    """The tag names whose line vline calls role "api" and boots.api_pid() reads."""
+    return name.lower().startswith("apiserver") or name == "MainProcess"
 
 
 def all_literals() -> tuple[str, ...]:
@@ -54,7 +85,7 @@ def has_literal(text: str) -> bool:
 
 
 def parse(records: Iterable[Record], *, year: int | None = None, total_lines: int | None = None,
-          continuing: str | None = None) -> list[Boot]:
+          continuing: str | None = None, fast_stats: bool = True) -> list[Boot]:
     """Split a record stream into boots with their figures, config, events and samples.
 
     year: the year of vLLM's own MM-DD timestamps (records without an envelope time); None means
@@ -62,15 +93,56 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
     total_lines: physical line count of the source, so the last boot ends at the file's end.
     continuing: status of the stored boot that a resumed read continues; the lines before the
     first start marker then form one Boot with continued=True (merged into it by the store).
+    fast_stats: read the usual periodic stats lines the fast way (module doc); same boots.
     """
     cur_year = year if year is not None else datetime.now().year
     last_month = 0
     remaining = 0  # records still owed as traceback context (the same rule as scan.select)
     splitter = BootSplitter(continuing)
     last_lineno = 0
+    fast = _fast_stats() if fast_stats else ()
+    stats_lit = "Avg prompt throughput: "
+    feed_sample = splitter.feed_sample
     for rec in records:
         last_lineno = rec.lineno
         text = rec.text
+        if fast and stats_lit in text and "\x1b" not in text:
+            done = False
+            for fullmatch, names in fast:
+                m = fullmatch(text)
+                if m is None:
+                    continue
+                name = m["name"]
+                api = None
+                if name is not None:
+                    if not _api_tag(name):
+                        break
+                    api = (name, int(m["pid"]))
+                ts = rec.ts
+                year2, month2 = cur_year, last_month
+                if ts is None:  # vline's MM-DD time and the year rule below, on the same figures
+                    try:
+                        ts = datetime(cur_year, int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]),
+                                      int(m["s"]))
+                    except ValueError:
+                        ts = None
+                    if ts is not None:
+                        if month2 and ts.month < month2 and month2 - ts.month >= 6:
+                            year2 += 1
+                            try:
+                                ts = ts.replace(year=year2)
+                            except ValueError:
+                                ts = None
+                        if ts is not None:
+                            month2 = ts.month
+                values = {k: float(x) for k, x in zip(names, m.group(*names)) if x is not None}
+                done = feed_sample(rec.lineno, text, ts, values, api)
+                break
+            if done:
+                cur_year, last_month = year2, month2
+                if remaining > 0:
+                    remaining -= 1  # (it holds a literal, and no traceback start)
+                continue
         literal = has_literal(text)
         keep = literal or remaining > 0
         if remaining > 0:

@@ -444,6 +444,37 @@ def _stats_post(m: Any, msg: str) -> list[Hit] | None:
     return [Hit("stat", "stats", values, None, "", detail)]
 
 
+# The fast path for the periodic stats line (parse.py): a big log is mostly these lines, so the
+# usual wordings are read by one regex each, every figure at once, in the order _stats_post()
+# would find them.  A line these do not fully match goes the generic way (same answer, slower).
+_FNUM = r"(?:-?\d+(?:\.\d+)?|nan)"
+STATS_FAST_BODIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # V1 v0.7.1+ ("Engine 000: " v0.8.3+; Deferred v0.20+; "<DEV> KV cache usage" v0.30+;
+    # optional parts Preemptions, Prefix cache, Corrupted, External prefix cache, MM cache)
+    (r"(?:Engine \d{3}: )?Avg prompt throughput: (?P<prompt_throughput_tps>" + _FNUM + r") tokens/s, "
+     r"Avg generation throughput: (?P<generation_throughput_tps>" + _FNUM + r") tokens/s, "
+     r"Running: (?P<running_reqs>\d+) reqs, Waiting: (?P<waiting_reqs>\d+) reqs"
+     r"(?:, Deferred: (?P<deferred_reqs>\d+) reqs)?(?:, Preemptions: (?P<preemptions>\d+))?"
+     r",? [A-Z]{2,4} KV cache usage: (?P<kv_cache_usage_pct>" + _FNUM + r")%"
+     r"(?:, Prefix cache hit rate: (?P<prefix_cache_hit_rate_pct>" + _FNUM + r")%)?"
+     r"(?:, Corrupted: (?P<corrupted_reqs>\d+) reqs)?"
+     r"(?:, External prefix cache hit rate: (?P<external_prefix_cache_hit_rate_pct>" + _FNUM + r")%)?"
+     r"(?:, MM cache hit rate: (?P<mm_cache_hit_rate_pct>" + _FNUM + r")%)?\.?",
+     ("prompt_throughput_tps", "generation_throughput_tps", "running_reqs", "waiting_reqs", "deferred_reqs",
+      "preemptions", "kv_cache_usage_pct", "prefix_cache_hit_rate_pct", "corrupted_reqs",
+      "external_prefix_cache_hit_rate_pct", "mm_cache_hit_rate_pct")),
+    # V0 v0.3.1-v0.11
+    (r"Avg prompt throughput: (?P<prompt_throughput_tps>" + _FNUM + r") tokens/s, "
+     r"Avg generation throughput: (?P<generation_throughput_tps>" + _FNUM + r") tokens/s, "
+     r"Running: (?P<running_reqs>\d+) reqs, Swapped: (?P<swapped_reqs>\d+) reqs, "
+     r"Pending: (?P<waiting_reqs>\d+) reqs, GPU KV cache usage: (?P<kv_cache_usage_pct>" + _FNUM + r")%, "
+     r"CPU KV cache usage: (?P<cpu_kv_cache_usage_pct>" + _FNUM + r")%\.?",
+     ("prompt_throughput_tps", "generation_throughput_tps", "running_reqs", "swapped_reqs", "waiting_reqs",
+      "kv_cache_usage_pct", "cpu_kv_cache_usage_pct")),
+)
+STATS_FAST_LITERAL = "Avg prompt throughput: "
+
+
 _SPEC_V1_RATE = re.compile(r"(?:Avg )?Draft acceptance rate: (" + _NUM + r"|nan)%")
 _SPEC_V1_MEAN = re.compile(r"Mean acceptance length: (" + _NUM + r"|nan)")
 _SPEC_ACCEPTED = re.compile(r"Accepted: (\d+) tokens")

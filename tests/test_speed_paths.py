@@ -1,0 +1,254 @@
+"""The fast paths of the ingest hot loop give exactly what the generic machinery gives.
+
+* parse(fast_stats=True) (periodic stats lines read by one regex each, straight into
+  BootSplitter.feed_sample) == parse(fast_stats=False) (vline parse, BootSplitter.feed, the whole
+  catalogue) on every fixture log: the same Samples, and the same boots in every other respect.
+* The fast path really takes the fixtures' stats lines (it is not silently bypassed), and it
+  hands a line back to the generic path whenever the splitter's state makes it matter.
+* Every hit engine of scan.Scanner (hyperscan included when importable) proposes the same lines.
+"""
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from bootlog import boots, parse as parse_mod, patterns
+from bootlog.envelope import records as envelope_records
+from bootlog.parse import parse
+from bootlog.records import Record
+from bootlog.scan import Scanner, available_engines
+from bootlog.vline import parse_line
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = sorted((ROOT / "fixtures" / "logs").glob("*.log")) + sorted((ROOT / "fixtures" / "logs" / "seed").glob("*.log"))
+STATS = "Avg prompt throughput: "
+TB = "Traceback (most recent call last)"
+
+
+def _records(path: Path) -> list[Record]:
+    data = path.read_bytes()
+    return list(envelope_records([data[i:i + (1 << 16)] for i in range(0, len(data), 1 << 16)]))
+
+
+def _key(x):
+    """repr-like comparison key that treats nan == nan."""
+    if isinstance(x, float) and math.isnan(x):
+        return "nan"
+    if isinstance(x, dict):
+        return [(k, _key(v)) for k, v in x.items()]  # order too: samples are stored as JSON
+    if isinstance(x, (list, tuple)):
+        return [_key(v) for v in x]
+    if hasattr(x, "__dataclass_fields__"):
+        return [type(x).__name__] + [(f, _key(getattr(x, f))) for f in x.__dataclass_fields__]
+    return x
+
+
+class _Counting:
+    """Counts the lines BootSplitter.feed_sample took and handed back."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.took = self.declined = 0
+        orig = boots.BootSplitter.feed_sample
+
+        def feed_sample(splitter, *a):
+            ok = orig(splitter, *a)
+            if ok:
+                self.took += 1
+            else:
+                self.declined += 1
+            return ok
+        monkeypatch.setattr(boots.BootSplitter, "feed_sample", feed_sample)
+
+
+def test_fixtures_exist():
+    assert len(LOGS) >= 60
+    assert any(p.parent.name == "seed" for p in LOGS)
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: p.parent.name[:4] + "/" + p.name[:24])
+def test_fast_stats_path_equals_generic(path, monkeypatch):
+    recs = _records(path)
+    generic = parse(recs, year=2026, fast_stats=False)
+    count = _Counting(monkeypatch)
+    fast = parse(recs, year=2026, fast_stats=True)
+    # the Samples first (the point of the fast path), then everything else about the boots
+    assert [_key(b.samples) for b in fast] == [_key(b.samples) for b in generic]
+    assert _key(fast) == _key(generic)
+    n_stats = sum(STATS in r.text for r in recs)
+    assert count.took + count.declined <= n_stats
+
+
+def test_fast_path_takes_the_fixtures_stats_lines(monkeypatch):
+    count = _Counting(monkeypatch)
+    n = 0
+    for path in LOGS:
+        recs = _records(path)
+        n += sum(STATS in r.text for r in recs)
+        parse(recs, year=2026)
+    assert n > 1000
+    assert count.took >= 0.95 * n  # nearly all of them: else the fast path is not fast
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: p.parent.name[:4] + "/" + p.name[:24])
+def test_fast_regexes_read_what_vline_and_the_catalogue_read(path):
+    """Per line: the fast regex's time and figures equal parse_line's and patterns.match's."""
+    fast = parse_mod._fast_stats()
+    for rec in _records(path):
+        if STATS not in rec.text:
+            continue
+        for fullmatch, names in fast:
+            m = fullmatch(rec.text)
+            if m is None:
+                continue
+            v = parse_line(rec, 2026)
+            hits = patterns.match(v.msg)
+            assert [h.kind for h in hits] == ["stat"], rec.text
+            values = {k: float(x) for k, x in zip(names, m.group(*names)) if x is not None}
+            assert _key(values) == _key({k: float(x) for k, x in hits[0].value.items()}), rec.text
+            if rec.ts is None and v.ts is not None:
+                assert datetime(2026, int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"])) == v.ts
+            assert m["name"] == v.proc
+            assert v.level in ("DEBUG", "INFO", "WARNING")
+            break
+
+
+def test_no_other_catalogue_literal_fits_a_fast_stats_line():
+    """Every optional part present: the line holds only the stats entries' own literals, and
+    no start-marker / status / failure wording the splitter reads."""
+    lines = [
+        "Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 3 reqs, "
+        "Waiting: 4 reqs, Deferred: 5 reqs, Preemptions: 6, XPU KV cache usage: 7.0%, Prefix cache hit rate: 8.0%, "
+        "Corrupted: 9 reqs, External prefix cache hit rate: 10.0%, MM cache hit rate: 11.0%.",
+        "Avg prompt throughput: nan tokens/s, Avg generation throughput: -1.5 tokens/s, Running: 1 reqs, Swapped: 0 "
+        "reqs, Pending: 0 reqs, GPU KV cache usage: 0.5%, CPU KV cache usage: 0.0%.",
+    ]
+    for msg in lines:
+        prefixed = "(APIServer pid=7) INFO 11-20 09:12:33 [loggers.py:1] " + msg
+        assert any(fm(prefixed) for fm, _ in parse_mod._fast_stats())
+        lits = [lit for lit in patterns.LITERALS if lit in msg]
+        assert set(lits) <= {"Avg prompt throughput: ", "Running: "}, lits
+        assert [lit for lit in boots.LITERALS if lit in msg] == []
+        assert boots._marker_of(msg) is None
+        assert not boots._engine_done(msg) and not boots._kv_known(msg)
+        assert not boots._RUNTIME_FATAL.search(msg) and not boots._OOM.search(msg)
+        assert not boots._EXC.match(msg) and TB not in msg
+
+
+# ---------------------------------------------------------------- hand-made splitter states
+
+START = [
+    "INFO 11-20 09:00:00 api_server.py:1] vLLM API server version 0.6.4",
+    "INFO 11-20 09:00:01 api_server.py:2] args: Namespace(model='m', tensor_parallel_size=2)",
+    "INFO 11-20 09:00:05 llm_engine.py:3] Initializing an LLM engine (v0.6.4) with config: model='m'",
+    "INFO 11-20 09:00:30 gpu_executor.py:4] # GPU blocks: 1000, # CPU blocks: 100",
+    "INFO 11-20 09:00:40 api_server.py:5] Starting vLLM API server on http://0.0.0.0:8000",
+    "INFO:     Application startup complete.",
+]
+V0_STATS = ("INFO 11-20 09:{:02d}:00 metrics.py:351] Avg prompt throughput: {}.0 tokens/s, Avg generation "
+            "throughput: 0.1 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: "
+            "0.5%, CPU KV cache usage: 0.0%.")
+V1_TAGGED = ("(APIServer pid={}) INFO 11-20 10:{:02d}:00 [loggers.py:259] Engine 000: Avg prompt throughput: {}.0 "
+             "tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache "
+             "usage: 2.2%, Prefix cache hit rate: 5.0%")
+
+
+def _both(lines, monkeypatch, **kw):
+    recs = [Record(i + 1, t, kw.pop("ts", None)) for i, t in enumerate(lines)] if not kw.get("recs") else kw["recs"]
+    generic = parse(recs, year=2026, fast_stats=False)
+    count = _Counting(monkeypatch)
+    fast = parse(recs, year=2026, fast_stats=True)
+    assert _key(fast) == _key(generic)
+    return fast, count
+
+
+def test_stats_before_any_boot_and_between_start_lines(monkeypatch):
+    lines = [V0_STATS.format(1, 1), V0_STATS.format(2, 2), *START[:2], V0_STATS.format(3, 3), *START[2:],
+             *[V0_STATS.format(10 + i, 10 + i) for i in range(5)]]
+    got, count = _both(lines, monkeypatch)
+    assert count.declined >= 2 and count.took >= 5
+    assert sum(len(b.samples) for b in got) >= 5
+
+
+def test_stats_inside_an_open_traceback_and_its_context(monkeypatch):
+    lines = [*START, V0_STATS.format(1, 1),
+             "ERROR 11-20 09:01:00 engine.py:9] Engine background task failed",
+             TB, '  File "x.py", line 1, in f', V0_STATS.format(2, 2), "RuntimeError: boom",
+             *[V0_STATS.format(3 + i, 3 + i) for i in range(4)]]
+    got, count = _both(lines, monkeypatch)
+    assert count.declined >= 1 and count.took >= 4
+
+
+def test_tagged_stats_of_a_new_or_older_server(monkeypatch):
+    def start(pid, minute):
+        return [f"(APIServer pid={pid}) INFO 11-20 10:{minute:02d}:00 [api_server.py:1] vLLM API server version 0.11.0",
+                f"(APIServer pid={pid}) INFO 11-20 10:{minute:02d}:01 [utils.py:2] non-default args: {{'model': 'm'}}",
+                f"(EngineCore_DP0 pid={pid + 100}) INFO 11-20 10:{minute:02d}:05 [core.py:3] Initializing a V1 LLM "
+                f"engine (v0.11.0) with config: model='m'",
+                f"(APIServer pid={pid}) INFO:     Application startup complete."]
+    lines = [*start(10, 0), V1_TAGGED.format(10, 1, 1), V1_TAGGED.format(10, 2, 2),
+             *start(20, 3), V1_TAGGED.format(10, 4, 4), V1_TAGGED.format(20, 5, 5), V1_TAGGED.format(10, 6, 6),
+             V1_TAGGED.format(30, 7, 7), V1_TAGGED.format(20, 8, 8)]
+    got, count = _both(lines, monkeypatch)
+    assert count.declined >= 1 and count.took >= 3
+    assert len(got) >= 2
+
+
+def test_envelope_times_and_the_new_year(monkeypatch):
+    # no envelope: 12-31 -> 01-01 bumps the year, on the fast path as on the generic one
+    lines = [*START, V0_STATS.format(1, 1).replace("11-20", "12-31"), V0_STATS.format(2, 2).replace("11-20", "01-01"),
+             V0_STATS.format(3, 3).replace("11-20", "02-30")]
+    got, _ = _both(lines, monkeypatch)
+    years = [s.ts.year if s.ts else None for b in got for s in b.samples]
+    assert years == [2026, 2027, None]
+    # envelope time wins over vLLM's own
+    ts = datetime(2025, 5, 6, 7, 8, 9, tzinfo=timezone.utc)
+    recs = [Record(i + 1, t, ts) for i, t in enumerate([*START, V0_STATS.format(1, 1)])]
+    got, _ = _both(None, monkeypatch, recs=recs)
+    assert got[-1].samples[-1].ts == ts
+
+
+def test_odd_shapes_go_the_generic_way(monkeypatch):
+    lines = [*START,
+             # two tags (Ray), a worker's tag, glued junk, fractional seconds, an unknown part
+             "(RayWorkerProc pid=9, ip=10.0.0.2) (APIServer pid=9) " + V0_STATS.format(1, 1),
+             "(Worker_TP1 pid=5) " + V0_STATS.format(2, 2),
+             "junk" + V0_STATS.format(3, 3),
+             V0_STATS.format(4, 4).replace(":00 metrics", ":00,123 metrics"),
+             V0_STATS.format(5, 5).replace("Pending: 0 reqs", "Pending: 0 reqs, KV fetch: 1 waiting to start"),
+             "ERROR 11-20 09:06:00 metrics.py:1] Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: "
+             "0.1 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.5%, CPU KV "
+             "cache usage: 0.0%.",
+             V0_STATS.format(7, 7)]
+    got, count = _both(lines, monkeypatch)
+    assert count.took >= 1
+
+
+# ---------------------------------------------------------------- scan engines
+
+def test_hyperscan_is_an_engine_when_importable():
+    try:
+        import hyperscan  # noqa: F401
+    except ImportError:
+        pytest.skip("hyperscan not installed")
+    assert available_engines()[0] == "hyperscan"
+    assert Scanner(["Error"], accel=True).engine == "hyperscan"
+    assert Scanner(["Error"], accel="hyperscan").engine == "hyperscan"
+
+
+@pytest.mark.parametrize("engine", available_engines())
+def test_every_engine_proposes_the_same_lines_on_the_fixtures(engine):
+    lits = parse_mod.all_literals()
+    for path in LOGS[::7]:
+        data = path.read_bytes()
+        chunks = [data[i:i + 4096] for i in range(0, len(data), 4096)]
+        ref = list(Scanner(lits, {TB: 200}, accel="find").records(chunks))
+        got = list(Scanner(lits, {TB: 200}, accel=engine).records(chunks))
+        assert got == ref, path.name
+
+
+def test_no_accel_forces_pure_python(monkeypatch):
+    monkeypatch.setenv("BOOTLOG_NO_ACCEL", "1")
+    assert Scanner(["Error"]).engine == "find"
