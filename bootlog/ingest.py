@@ -40,25 +40,45 @@ def scan_literals() -> tuple[str, ...]:
     return tuple(dict.fromkeys((*boots.LITERALS, *patterns.LITERALS)))
 
 
-class _Progress:
-    """A bytes-read counter on stderr, only when a human is watching."""
+_PROGRESS_DELAY = 1.0  # seconds of reading before a bar appears: small ingests never draw one
+_PROGRESS_EVERY = 0.2  # seconds between redraws
 
-    def __init__(self, total: int | None, enabled: bool) -> None:
-        self.total, self.enabled, self.done, self.last = total, enabled, 0, 0.0
+
+class _Progress:
+    """A bytes-read counter on stderr, only when a human is watching and the read takes a while.
+
+    The caller enables it only when stderr is a terminal; even then nothing is drawn during the
+    first _PROGRESS_DELAY seconds, and the line is erased when reading ends (or fails).
+    """
+
+    def __init__(self, total: int | None, enabled: bool, start: int = 0) -> None:
+        self.total, self.enabled, self.done = total, enabled, start
+        self.t0 = time.monotonic()
+        self.last = 0.0
+        self.drawn = False
 
     def wrap(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
-        for chunk in chunks:
-            self.done += len(chunk)
-            now = time.monotonic()
-            if self.enabled and now - self.last > 0.2:
-                self.last = now
-                pct = f" {100 * self.done / self.total:5.1f}%" if self.total else ""
-                sys.stderr.write(f"\rbootlog: read {self.done / 2**20:,.0f} MiB{pct}")
+        if not self.enabled:
+            yield from chunks
+            return
+        try:
+            for chunk in chunks:
+                self.done += len(chunk)
+                now = time.monotonic()
+                if now - self.t0 >= _PROGRESS_DELAY and now - self.last >= _PROGRESS_EVERY:
+                    self.last = now
+                    self._draw()
+                yield chunk
+        finally:
+            if self.drawn:
+                sys.stderr.write("\r\x1b[K")
                 sys.stderr.flush()
-            yield chunk
-        if self.enabled and self.last:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
+
+    def _draw(self) -> None:
+        pct = f" {min(100.0, 100 * self.done / self.total):5.1f}%" if self.total else ""
+        sys.stderr.write(f"\rbootlog: read {self.done / 2**20:,.0f} MiB{pct}")
+        sys.stderr.flush()
+        self.drawn = True
 
 
 def read_records(source, *, fast: bool = True, progress: bool = False, start: int = 0, limit: int | None = None,
@@ -70,7 +90,9 @@ def read_records(source, *, fast: bool = True, progress: bool = False, start: in
     chunks = source.chunks(start) if start else source.chunks()
     if limit is not None:
         chunks = _upto(chunks, limit - start)
-    chunks = _Progress(getattr(source, "size", None), progress).wrap(chunks)
+    # a gzip source's size is the compressed one: bytes read cannot be a share of it
+    total = None if getattr(source, "kind", None) == "gzip" else getattr(source, "size", None)
+    chunks = _Progress(limit if limit is not None else total, progress, start).wrap(chunks)
     if fast and not os.environ.get("BOOTLOG_FULL_SCAN"):
         from bootlog.scan import Scanner
 

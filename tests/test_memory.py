@@ -126,3 +126,64 @@ def test_store_inserts_in_bounded_batches(tmp_path, monkeypatch):
         assert sum(len(boot_samples(engine, b.id)) for b in got) == expected > 7
     finally:
         engine.dispose()
+
+
+# ---------------------------------------------------------------- progress bar (issue 5)
+
+_PROGRESS_RUN = (
+    "import sys, bootlog.ingest as i\n"
+    "i._PROGRESS_DELAY = float(sys.argv.pop(1))\n"
+    "from bootlog.cli import main\n"
+    "sys.argv[0] = 'bootlog'\n"
+    "main()\n"
+)
+
+
+def _ingest_stderr(log: Path, db: Path, *, tty: bool, delay: float) -> tuple[int, bytes, bytes]:
+    """Run an ingest with stderr on a pseudo-terminal (tty=True) or a pipe; (rc, stdout, stderr)."""
+    import os
+    import pty
+
+    cmd = [sys.executable, "-c", _PROGRESS_RUN, str(delay), "--db", str(db), "ingest", str(log)]
+    if not tty:
+        p = subprocess.run(cmd, capture_output=True, cwd=ROOT)
+        return p.returncode, p.stdout, p.stderr
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL, cwd=ROOT)
+        os.close(slave)
+        err = b""
+        while True:
+            try:
+                got = os.read(master, 65536)
+            except OSError:  # EIO: the child closed its end
+                break
+            if not got:
+                break
+            err += got
+        out = p.stdout.read()
+        p.stdout.close()
+        return p.wait(), out, err
+    finally:
+        os.close(master)
+
+
+def test_progress_bar_on_a_terminal_only(logs, tmp_path):
+    small, _ = logs
+    rc, out, err = _ingest_stderr(small, tmp_path / "tty.db", tty=True, delay=0.0)
+    assert rc == 0, err
+    assert b"bootlog: read " in err and b"%" in err
+    assert err.rstrip(b"\r\n").endswith(b"\r\x1b[K")  # the bar is erased when reading ends
+    assert b"bootlog: read" not in out and b"\x1b" not in out  # stdout stays clean
+    assert b"ready" in out
+
+    rc, out, err = _ingest_stderr(small, tmp_path / "pipe.db", tty=False, delay=0.0)
+    assert rc == 0, err
+    assert err == b""  # stderr is not a terminal: no bar, no escape codes
+
+
+def test_no_progress_bar_for_a_quick_ingest_on_a_terminal(tmp_path):
+    log = _small_log(tmp_path)
+    rc, out, err = _ingest_stderr(log, tmp_path / "q.db", tty=True, delay=30.0)
+    assert rc == 0, err
+    assert b"bootlog: read" not in err and b"\x1b" not in err
