@@ -12,7 +12,7 @@ import pytest
 from bootlog.envelope import clean, detect, records
 
 DATA = Path(__file__).parent / "data" / "envelope"
-CORPUS = sorted(Path("/work/shared/corpus/raw").glob("*.log"))
+CORPUS = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "logs").glob("*.log"))  # the corpus, copied
 LONG = "long:" + "A" * 20000 + ":END"
 UTC = timezone.utc
 

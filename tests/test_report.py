@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from bootlog.cli import cli
 from conftest import FIXTURES, ROOT
 
-CORPUS = Path("/work/shared/corpus/raw")
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"  # the corpus, copied
 # Ingest order matters: 014 goes last so `last`/`prev` (same source) exist for the report's diff.
 LOGS = (
     "057-rocm-rdna4-gfx12-tp2-v0.22.69-fork-boot",  # the operator's ROCm fork, TP2

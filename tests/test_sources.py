@@ -13,7 +13,7 @@ import pytest
 from bootlog.errors import InputError, SourceError
 from bootlog.sources import container_source, open_source
 
-CORPUS = Path("/work/shared/corpus/raw")
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"  # the corpus, copied
 LOG = CORPUS / "057-rocm-rdna4-gfx12-tp2-v0.22.69-fork-boot.log"
 
 

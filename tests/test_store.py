@@ -368,8 +368,7 @@ def test_backup_refuses_postgresql():
 
 # ------------------------------------------------------------------ real logs, once the parser exists
 
-CORPUS = sorted((Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "raw").glob("*.log")) \
-    if (Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "raw").is_dir() else []
+CORPUS = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "logs").glob("*.log"))  # the corpus, copied
 
 
 def _parse_file(path):
@@ -380,7 +379,7 @@ def _parse_file(path):
     return parse_mod.parse(envelope.records(src.chunks()))
 
 
-@pytest.mark.skipif(not CORPUS, reason="shared corpus not present")
+@pytest.mark.skipif(not CORPUS, reason="fixtures/logs holds no corpus log")
 def test_corpus_boots_round_trip(engine):
     """Every boot parsed from the real corpus comes back from show_boot as it went in, and no two
     different boots share a fingerprint (a collision would silently drop one)."""
@@ -406,7 +405,7 @@ def test_corpus_boots_round_trip(engine):
     assert count_rows(engine)["boots"] == total
 
 
-@pytest.mark.skipif(not CORPUS, reason="shared corpus not present")
+@pytest.mark.skipif(not CORPUS, reason="fixtures/logs holds no corpus log")
 def test_corpus_boot_read_while_starting_is_updated_in_place(engine, tmp_path):
     """A log read at 30 %, then 60 % of its last boot, then whole (a hook or watcher during a
     deploy) stores each boot once, under its first id, with the whole read's content."""

@@ -139,8 +139,18 @@ def current_revision(engine: Engine) -> str | None:
 
 
 def script_location() -> str:
-    import bootlog.migrations as migrations  # the packaged migrations/ directory
+    """The Alembic scripts: installed as the bootlog.migrations package, or, when bootlog is
+    imported straight from a checkout (`python -m pytest` puts the checkout first on sys.path),
+    the checkout's top-level migrations/ folder."""
+    try:
+        import bootlog.migrations as migrations  # the packaged migrations/ directory
+    except ModuleNotFoundError:
+        import bootlog
 
+        here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(bootlog.__file__))), "migrations")
+        if os.path.isfile(os.path.join(here, "env.py")):
+            return here
+        raise
     return os.path.dirname(os.path.abspath(migrations.__file__))
 
 
