@@ -12,9 +12,11 @@ from bootlog.cli_common import get_engine, print_json
 
 
 def _history(engine, boot_id: int) -> list[dict]:
-    from bootlog.store.queries import boots_like, show_boot
+    """Earlier boots of the same config (figures and config only: timing history reads no
+    stats samples), fetched in one batch."""
+    from bootlog.store.queries import boots_like, show_boots
 
-    return [show_boot(engine, i) for i in boots_like(engine, boot_id)]
+    return show_boots(engine, boots_like(engine, boot_id), runtime=False)
 
 
 def _load_plan(path: str | None):
