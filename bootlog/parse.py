@@ -39,8 +39,14 @@ def _fast_stats() -> list:
     if _FAST is None:
         from bootlog import patterns
 
-        _FAST = [(re.compile(_FAST_PREFIX + body).fullmatch, names)
-                 for body, names in patterns.STATS_FAST_BODIES]
+        fast = []
+        for body, names in patterns.STATS_FAST_BODIES:
+            rx = re.compile(_FAST_PREFIX + body)
+            # parse() reads m.groups() by position: the prefix's 7, then the figures in order
+            assert list(rx.groupindex) == ["name", "pid", "mo", "d", "h", "mi", "s", *names]
+            assert rx.groups == 7 + len(names)
+            fast.append((rx.fullmatch, names))
+        _FAST = fast
     return _FAST
 
 
@@ -103,6 +109,7 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
     fast = _fast_stats() if fast_stats else ()
     stats_lit = "Avg prompt throughput: "
     feed_sample = splitter.feed_sample
+    api_names: dict[str, bool] = {}
     for rec in records:
         last_lineno = rec.lineno
         text = rec.text
@@ -112,18 +119,21 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
                 m = fullmatch(text)
                 if m is None:
                     continue
-                name = m["name"]
+                g = m.groups()  # name, pid, mo, d, h, mi, s, then the figures in `names` order
+                name = g[0]
                 api = None
                 if name is not None:
-                    if not _api_tag(name):
+                    ok = api_names.get(name)
+                    if ok is None:
+                        ok = api_names[name] = _api_tag(name)
+                    if not ok:
                         break
-                    api = (name, int(m["pid"]))
+                    api = (name, int(g[1]))
                 ts = rec.ts
                 year2, month2 = cur_year, last_month
                 if ts is None:  # vline's MM-DD time and the year rule below, on the same figures
                     try:
-                        ts = datetime(cur_year, int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]),
-                                      int(m["s"]))
+                        ts = datetime(cur_year, *map(int, g[2:7]))
                     except ValueError:
                         ts = None
                     if ts is not None:
@@ -135,7 +145,11 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
                                 ts = None
                         if ts is not None:
                             month2 = ts.month
-                values = {k: float(x) for k, x in zip(names, m.group(*names)) if x is not None}
+                figs = g[7:]
+                if None in figs:
+                    values = {k: float(x) for k, x in zip(names, figs) if x is not None}
+                else:
+                    values = dict(zip(names, map(float, figs)))
                 done = feed_sample(rec.lineno, text, ts, values, api)
                 break
             if done:

@@ -449,6 +449,14 @@ def _stats_post(m: Any, msg: str) -> list[Hit] | None:
 # would find them.  A line these do not fully match goes the generic way (same answer, slower).
 _FNUM = r"(?:-?\d+(?:\.\d+)?|nan)"
 STATS_FAST_BODIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # V1 v0.7.3-v0.29 in its everyday shape (no optional part): first, as the most common one
+    (r"(?:Engine \d{3}: )?Avg prompt throughput: (?P<prompt_throughput_tps>" + _FNUM + r") tokens/s, "
+     r"Avg generation throughput: (?P<generation_throughput_tps>" + _FNUM + r") tokens/s, "
+     r"Running: (?P<running_reqs>\d+) reqs, Waiting: (?P<waiting_reqs>\d+) reqs, "
+     r"GPU KV cache usage: (?P<kv_cache_usage_pct>" + _FNUM + r")%, "
+     r"Prefix cache hit rate: (?P<prefix_cache_hit_rate_pct>" + _FNUM + r")%",
+     ("prompt_throughput_tps", "generation_throughput_tps", "running_reqs", "waiting_reqs", "kv_cache_usage_pct",
+      "prefix_cache_hit_rate_pct")),
     # V1 v0.7.1+ ("Engine 000: " v0.8.3+; Deferred v0.20+; "<DEV> KV cache usage" v0.30+;
     # optional parts Preemptions, Prefix cache, Corrupted, External prefix cache, MM cache)
     (r"(?:Engine \d{3}: )?Avg prompt throughput: (?P<prompt_throughput_tps>" + _FNUM + r") tokens/s, "
