@@ -21,8 +21,8 @@ from bootlog.records import Boot, Event, Metric, Sample
 from bootlog.store import housekeeping
 from bootlog.store.db import HEAD_REVISION, current_revision, open_db, resolve_url
 from bootlog.store.queries import (
-    SourceInfo, boots_like, count_rows, get_position, list_boots, resolve_ref, save_boots, show_boot,
-    typed_config_value,
+    SourceInfo, boot_samples, boots_like, count_rows, get_position, list_boots, resolve_ref, save_boots,
+    show_boot, show_boots, typed_config_value,
 )
 from bootlog.store.testing import pg_base_url, pg_schema, seed_boot
 
@@ -305,6 +305,63 @@ def test_boots_like_same_container_same_config_earlier(engine):
     assert boots_like(engine, p4, limit=2) == [ids["P1"], ids["P2"]]
     assert boots_like(engine, p3) == []
     assert boots_like(engine, ids["S1"]) == [ids["S0"]]
+
+
+def test_show_boots_is_show_boot_in_one_batch(engine):
+    ids = _interleaved(engine)
+    order = [ids["P2"], ids["S0"], ids["P0"], ids["S1"], ids["P1"]]
+    assert show_boots(engine, order) == [show_boot(engine, i) for i in order]
+    light = show_boots(engine, order, runtime=False)
+    for full, lean in zip(show_boots(engine, order), light):
+        assert lean["runtime"] is None
+        assert {k: v for k, v in lean.items() if k != "runtime"} == {k: v for k, v in full.items() if k != "runtime"}
+    assert show_boots(engine, []) == []
+    with pytest.raises(RefError):
+        show_boots(engine, [ids["P0"], 987654])
+
+
+def test_show_boots_past_the_in_list_bound(engine, monkeypatch):
+    from bootlog.store import queries
+
+    monkeypatch.setattr(queries, "_CHUNK", 2)
+    ids = _interleaved(engine)
+    order = sorted(ids.values())
+    assert [s["boot"]["id"] for s in show_boots(engine, order)] == order
+    monkeypatch.undo()
+    assert show_boots(engine, order) == [show_boot(engine, i) for i in order]
+
+
+def test_many_samples_stored_in_batches_in_one_transaction(engine, monkeypatch):
+    from bootlog.store import queries
+
+    monkeypatch.setattr(queries, "_BATCH", 4)
+    boot = seed_boot(0)
+    boot.samples = [Sample(1000 + i, None, {"prompt_throughput_tps": float(i), "kv_cache_usage_pct": 1.5})
+                    for i in range(23)]
+    [(bid, _)] = save_boots(engine, PRIMARY, [boot])
+    got = boot_samples(engine, bid)
+    assert [r["line"] for r in got] == list(range(1000, 1023))
+    assert got[-1]["values"] == {"prompt_throughput_tps": 22.0, "kv_cache_usage_pct": 1.5}
+    assert show_boot(engine, bid)["runtime"]["stats_lines"] == 23
+    # a failure in a later batch undoes the earlier batches too (one transaction)
+    bad = seed_boot(1, tag="bad")
+    bad.samples = [Sample(2000 + i, None, {"x": 1.0}) for i in range(9)]
+    real = queries._insert_batched
+    calls = []
+
+    def failing(conn, model, rows):
+        calls.append(model)
+        if model is queries.SampleRow:
+            it = iter(rows)
+            conn.execute(queries.insert(model), [next(it) for _ in range(4)])
+            raise RuntimeError("disk on fire")
+        return real(conn, model, rows)
+
+    monkeypatch.setattr(queries, "_insert_batched", failing)
+    before = count_rows(engine)
+    with pytest.raises(RuntimeError):
+        save_boots(engine, PRIMARY, [bad])
+    assert count_rows(engine) == before
 
 
 @pytest.mark.parametrize("printed, value", [
