@@ -304,20 +304,17 @@ class Scanner:
 
     def _starts_hs(self, cb: bytes) -> list[int]:
         """Hyperscan: one in-process pass over the block, every literal at once."""
-        ends: list[int] = []
-        ids: list[int] = []
-        add_end, add_id = ends.append, ids.append
+        starts: list[int] = []
+        add = starts.append
+        lens = self._hs_len
 
         def on_match(i: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
-            add_end(to)
-            add_id(i)
+            add(to - lens[i])  # (one callback per hit: keep it small)
         try:
             self._hs_db.scan(cb, match_event_handler=on_match)
         except Exception:  # hyperscan.HyperscanError: Python for the rest, same answer
             self._hs_db = None
             return self._starts_py(cb)
-        lens = self._hs_len
-        starts = [to - lens[i] for to, i in zip(ends, ids)]
         if self._hs_sorted:
             starts.sort()
         # reported in order of end offset; without a newline inside a literal, a later start
