@@ -90,36 +90,60 @@ def _jsonable(obj: Any) -> Any:
     return str(obj)
 
 
-class _SampleRows:
-    """A boot's sample rows, made on each iteration from Boot.samples (never all at once:
-    a long-running boot has ~8,600 per day; Boot.samples may itself be read from disk)."""
+class _Rows:
+    """One child table's rows of a boot, made from the Boot on each iteration (the store may
+    retry a transaction) and never held all at once: a boot that served for days has tens of
+    thousands of stats samples (Boot.samples may itself be read back from disk), and a
+    crash-looping server's log holds thousands of boots."""
 
-    __slots__ = ("samples",)
+    __slots__ = ("make", "count")
 
-    def __init__(self, samples) -> None:
-        self.samples = samples
+    def __init__(self, make, count: int) -> None:
+        self.make, self.count = make, count
 
     def __len__(self) -> int:
-        return len(self.samples)
+        return self.count
 
     def __bool__(self) -> bool:
-        return len(self.samples) > 0
+        return self.count > 0
 
     def __iter__(self):
-        for s in self.samples:
-            yield {"line": s.line, "ts": _iso(s.ts), "values": _jsonable(s.values)}
+        return self.make()
+
+
+def _metric_rows(b: Boot):
+    for i, m in enumerate(b.metrics):
+        if _finite(m.value) is not None:  # NaN/inf cannot be stored portably and mean "unread"
+            yield {"seq": i, "name": m.name, "value": float(m.value), "unit": m.unit, "rank": m.rank,
+                   "line": m.line, "ts": _iso(m.ts), "pattern": m.pattern}
+
+
+def _config_rows(b: Boot):
+    for k, v in b.config.items():
+        yield {"key": k, "value": "" if v is None else str(v)}
+
+
+def _event_rows(b: Boot):
+    for i, e in enumerate(b.events):
+        yield {"seq": i, "kind": e.kind, "rank": e.rank, "line": e.line, "ts": _iso(e.ts),
+               "message": e.message or "", "detail": _jsonable(e.detail or {})}
+
+
+def _sample_rows(b: Boot):
+    for s in b.samples:
+        yield {"line": s.line, "ts": _iso(s.ts), "values": _jsonable(s.values)}
 
 
 @dataclass
 class _Prepared:
-    """A Boot flattened into row dicts once, outside the transaction (retries reuse it);
-    samples are flattened lazily, batch by batch, as they are inserted."""
+    """A Boot's own row, flattened once outside the transaction (retries reuse it); its
+    metrics, config, events and samples rows are made lazily, batch by batch, as inserted."""
 
     boot: dict[str, Any]
-    metrics: list[dict[str, Any]]
-    config: list[dict[str, Any]]
-    events: list[dict[str, Any]]
-    samples: _SampleRows
+    metrics: _Rows
+    config: _Rows
+    events: _Rows
+    samples: _Rows
 
     @property
     def nlines(self) -> int:
@@ -144,19 +168,14 @@ def _prepare(src: SourceInfo, b: Boot) -> _Prepared:
         "fingerprint": b.fingerprint or fallback_fingerprint(src, b),
         "config_hash": config_hash(b.config),
     }
-    metrics = [
-        {"seq": i, "name": m.name, "value": float(m.value), "unit": m.unit, "rank": m.rank,
-         "line": m.line, "ts": _iso(m.ts), "pattern": m.pattern}
-        for i, m in enumerate(b.metrics)
-        if _finite(m.value) is not None  # NaN/inf cannot be stored portably and mean "unread"
-    ]
-    config = [{"key": k, "value": "" if v is None else str(v)} for k, v in b.config.items()]
-    events = [
-        {"seq": i, "kind": e.kind, "rank": e.rank, "line": e.line, "ts": _iso(e.ts),
-         "message": e.message or "", "detail": _jsonable(e.detail or {})}
-        for i, e in enumerate(b.events)
-    ]
-    return _Prepared(boot, metrics, config, events, _SampleRows(b.samples))
+    # save_boots runs its transaction before returning: the Boot is not changed meanwhile
+    return _Prepared(
+        boot,
+        _Rows(lambda: _metric_rows(b), sum(1 for m in b.metrics if _finite(m.value) is not None)),
+        _Rows(lambda: _config_rows(b), len(b.config)),
+        _Rows(lambda: _event_rows(b), len(b.events)),
+        _Rows(lambda: _sample_rows(b), len(b.samples)),
+    )
 
 
 def _source_id(conn: Connection, src: SourceInfo) -> int:
@@ -291,8 +310,10 @@ def _save_tx(engine: Engine, src: SourceInfo, prepared: list[_Prepared],
 
         created: list[tuple[int, _Prepared]] = []
         if new_idx:
-            rows = [dict(prepared[i].boot, source_id=sid, ingested_at=now) for i in new_idx]
-            ids = _insert_ids(conn, rows)
+            ids = []
+            for k in range(0, len(new_idx), _BATCH):
+                ids += _insert_ids(conn, [dict(prepared[i].boot, source_id=sid, ingested_at=now)
+                                          for i in new_idx[k : k + _BATCH]])
             for i, bid in zip(new_idx, ids):
                 result[i] = (bid, True)
                 created.append((bid, prepared[i]))
