@@ -114,13 +114,15 @@ class Scanner:
         self._bmin = _minimal(x.encode("utf-8") for x in self.literals)
         self._tmin = [b.decode("utf-8") for b in self._bmin]
         self.engine = _pick_engine(accel) if self._bmin else "find"
-        if self.engine in ("rg", "grep") and any(b"\x00" in b for b in self._bmin):
-            self.engine = "ahocorasick" if _ac is not None else "find"  # argv cannot hold NUL
         self._hs_db = None
         if self.engine == "hyperscan":
-            self._hs_db = _hs_database(self._bmin)
-            if self._hs_db is None:  # cannot compile here: the next engine, same answer
+            # the binding passes patterns as C strings: a NUL would cut a literal short
+            if not any(b"\x00" in b for b in self._bmin):
+                self._hs_db = _hs_database(self._bmin)
+            if self._hs_db is None:  # cannot use it here: the next engine, same answer
                 self.engine = next(e for e in available_engines() if e != "hyperscan")
+        if self.engine in ("rg", "grep") and any(b"\x00" in b for b in self._bmin):
+            self.engine = "ahocorasick" if _ac is not None else "find"  # argv cannot hold NUL
         self._hs_sorted = any(b"\n" in b for b in self._bmin)  # hits of such may start a line earlier
         self._hs_len = [len(b) for b in self._bmin]
         self.accelerated = self.engine != "find"

@@ -236,3 +236,31 @@ def test_last_line_emptied_by_cleaning_is_still_a_line(engine):
     data = TB.encode() + b"\n\x1b[0;36m"  # the owed context line is all colour codes
     got = _check(data, engine)
     assert got == [Record(1, TB), Record(2, "")]
+
+
+# ---------------------------------------------------------------- hyperscan
+
+def test_hyperscan_engine_is_preferred_and_odd_literals_agree(monkeypatch):
+    pytest.importorskip("hyperscan")
+    assert ENGINES[0] == "hyperscan" and Scanner(LITERALS).engine == "hyperscan"
+    # literals spanning a newline (hits no longer in start order), holding NUL (argv cannot carry
+    # it to rg/grep, Hyperscan can), overlapping one another, and one that is a prefix of another
+    data = (b"ab\ncd x\x00y\nabcd abc bcd\n" * 50 + b"tail ab\ncd")
+    for lits in (["b\ncd", "x y"], ["abc", "bcd", "abcd"], ["ab", "d x"], ["b\ncd", "x\x00y"], ["\x00"]):
+        sc = Scanner(lits, {}, accel="hyperscan")
+        # the binding hands patterns over as C strings: a NUL would cut a literal short
+        assert (sc.engine == "hyperscan") == (not any("\x00" in x for x in lits))
+        _check(data, "hyperscan", literals=lits, after={}, size=7)
+    monkeypatch.setattr(scan, "BLOCK", 40)  # many small blocks
+    _check(data, "hyperscan", literals=["b\ncd", "abc"], after={"d x": 2}, size=3)
+
+
+def test_without_hyperscan_the_next_engine_takes_over(monkeypatch):
+    monkeypatch.setattr(scan, "_hs", None)
+    assert "hyperscan" not in available_engines()
+    sc = Scanner(LITERALS, AFTER, accel="hyperscan")  # asked for, not there: the pure-Python one
+    assert sc.engine == "find"
+    assert Scanner(LITERALS, AFTER).engine == available_engines()[0]
+    path = CORPUS[0]
+    assert list(sc.records(_chunks(path.read_bytes()))) == list(
+        select(envelope.records(_chunks(path.read_bytes())), LITERALS, AFTER))
