@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark bootlog ingest against rg/grep on the same literal markers, as whole processes.
 
-    python bench/run.py [--size-mb 64] [--runs 5] [--log FILE] [--boots-db 10000] [--json OUT]
+    python bench/run.py [--size-mb 64] [--runs 5] [--log FILE] [--boots-db 10000] [--boots-log 0] [--json OUT]
 
 Measures (median of --runs, page cache warm, each run a fresh database):
   * `bootlog --db TMP ingest FILE` wall time, MB/s, peak RSS
@@ -10,8 +10,11 @@ Measures (median of --runs, page cache warm, each run a fresh database):
   * re-ingest after appending 1 MiB (incremental; ratio to the full ingest)
   * `bootlog --help`
   * `bootlog diff last prev` on a database holding --boots-db boots
+  * with --boots-log N: `bootlog ingest` of a log of N short boots and no runtime noise (a
+    crash-looping server), whose memory grows with the number of boots
 Needs ripgrep on PATH (`apt-get install -y ripgrep`); without it the rg rows are skipped.
-Peak memory comes from os.wait4 (per-process ru_maxrss), so no /usr/bin/time is needed.
+Peak memory comes from GNU time (`/usr/bin/time -f %M`) when installed, else from os.wait4
+(whose ru_maxrss never reads below this Python process's own ~35 MiB).
 """
 from __future__ import annotations
 
@@ -159,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--log", help="use this log instead of generating one")
     ap.add_argument("--boots-db", type=int, default=10_000, help="boots in the database for the diff timing (0 = skip)")
+    ap.add_argument("--boots-log", type=int, default=0,
+                    help="also ingest a generated log of this many boots without noise (0 = skip)")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     a = ap.parse_args(argv)
@@ -230,6 +235,14 @@ def main(argv: list[str] | None = None) -> int:
             rows[f"diff last prev ({a.boots_db:,} boots)"] = median_run(
                 lambda i: [*bl, "--db", str(many), "diff", "last", "prev"], a.runs, ok=(0, 3), label="diff")
 
+        if a.boots_log:
+            blog = tmp / f"boots-{a.boots_log}.log"
+            genlog.generate(0, str(blog), boots=a.boots_log, noise_mb=0)
+            results["boots_log"] = {"boots": a.boots_log, "mib": round(blog.stat().st_size / 2**20, 1)}
+            bdbs = [tmp / f"boots-{i}.db" for i in range(a.runs)]
+            rows[f"ingest {a.boots_log:,}-boot log"] = median_run(
+                lambda i: [*bl, "--db", str(bdbs[i]), "ingest", str(blog)], a.runs, label="many-boot ingest")
+
         ing = rows["bootlog ingest"]["median_s"]
         for name, r in rows.items():
             out = r.pop("stdout", None)
@@ -269,6 +282,9 @@ def render(res: dict) -> str:
     d = res["derived"]
     out += ["", f"ingest / rg: {d['ingest_over_rg']}x   ingest / grep: {d['ingest_over_grep']}x   "
                 f"ingest: {d['ingest_mb_per_s']} MB/s   re-ingest(+1 MiB) / full ingest: {d['reingest_over_full']}"]
+    if "boots_log" in res:
+        b = res["boots_log"]
+        out.append(f"many-boot log: {b['boots']:,} boots, {b['mib']} MiB, no runtime noise")
     if "many_boots_db" in res:
         m = res["many_boots_db"]
         out.append(f"diff DB: {m['boots']:,} boots ({m['built_from']}), {m['mib']} MiB, built in {m['build_s']} s")
