@@ -252,3 +252,27 @@ def test_every_engine_proposes_the_same_lines_on_the_fixtures(engine):
 def test_no_accel_forces_pure_python(monkeypatch):
     monkeypatch.setenv("BOOTLOG_NO_ACCEL", "1")
     assert Scanner(["Error"]).engine == "find"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_shuffled_mixtures_of_fixture_lines(seed, monkeypatch):
+    """Odd splitter states the fixtures alone may not reach: runs of lines from several logs
+    (tagged and untagged, V0 and V1, tracebacks, restarts) cut and interleaved at random."""
+    import random
+
+    rng = random.Random(seed)
+    pool = rng.sample(LOGS, 4)
+    runs = []
+    for path in pool:
+        recs = [r.text for r in _records(path)]
+        for _ in range(6):
+            if not recs:
+                break
+            a = rng.randrange(len(recs))
+            runs.append(recs[a:a + rng.randrange(1, 400)])
+    rng.shuffle(runs)
+    lines = [t for run in runs for t in run]
+    recs = [Record(i + 1, t) for i, t in enumerate(lines)]
+    generic = parse(recs, year=2026, fast_stats=False)
+    fast = parse(recs, year=2026, fast_stats=True)
+    assert _key(fast) == _key(generic)
