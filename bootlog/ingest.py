@@ -224,11 +224,18 @@ class _capture_splitters:
 
 
 def _boots_of(splitter) -> list[Boot]:
-    out = [a.boot for a in getattr(splitter, "accs", ()) if isinstance(getattr(a, "boot", None), Boot)]
-    orphan = getattr(splitter, "orphan", None)
-    if orphan is not None and isinstance(getattr(orphan, "boot", None), Boot):
-        out.append(orphan.boot)
-    return out
+    """The boots a splitter may still be adding samples to: the current one, an older one it
+    resumed (two servers interleaved), the orphan lead-in and the newest few.  Older boots get
+    no more stats lines, so a log of thousands of boots costs no more per check."""
+    accs = getattr(splitter, "accs", None) or []
+    cands = [*accs[-4:], getattr(splitter, "cur", None), getattr(splitter, "resume", None),
+             getattr(splitter, "orphan", None)]
+    out: dict[int, Boot] = {}
+    for acc in cands:
+        b = getattr(acc, "boot", None)
+        if isinstance(b, Boot):
+            out[id(b)] = b
+    return list(out.values())
 
 
 class _Spill:

@@ -187,3 +187,24 @@ def test_no_progress_bar_for_a_quick_ingest_on_a_terminal(tmp_path):
     rc, out, err = _ingest_stderr(log, tmp_path / "q.db", tty=True, delay=30.0)
     assert rc == 0, err
     assert b"bootlog: read" not in err and b"\x1b" not in err
+
+
+CORPUS = Path("/work/shared/corpus/raw")
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
+def test_spilling_changes_no_corpus_boot(monkeypatch):
+    """Spilling after every record (1 sample kept) gives the same boots on every real log,
+    interleaved servers and resumed boots included."""
+    logs = sorted(CORPUS.glob("*.log"))
+    assert logs
+    monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 10**9)
+    kept = {p.name: parse_source(open_source(str(p))) for p in logs}
+    monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 1)
+    monkeypatch.setattr(ingest_mod, "_SPILL_EVERY", 1)
+    spilled_any = False
+    for p in logs:
+        got = parse_source(open_source(str(p)))
+        spilled_any |= any(isinstance(b.samples, SpilledSamples) for b in got)
+        assert got == kept[p.name], p.name
+    assert spilled_any
