@@ -1,7 +1,9 @@
 """Ingest: source -> envelope -> vLLM lines -> boots -> store, in one transaction per source.
 
 Everything is parsed before anything is written, so bad input (a truncated gzip half-way through)
-leaves the database exactly as it was.
+leaves the database exactly as it was.  Memory stays bounded whatever the log's length: the
+source is streamed, finished stats samples are spilled to a temporary file while parsing (see
+"bounded memory" below), and the store inserts rows in bounded batches.
 """
 from __future__ import annotations
 
@@ -247,6 +249,7 @@ class _Spill:
         # id(boot) -> (boot, [(offset, nbytes), ...]); the boot is kept so its id stays unique
         self.parts: dict[int, tuple[Boot, list[tuple[int, int]]]] = {}
         self.counts: dict[int, int] = {}
+        self.broken = False
 
     def drain(self) -> None:
         for sp in self.splitters:
@@ -258,13 +261,20 @@ class _Spill:
         import pickle
         import tempfile
 
+        if self.broken:
+            return
         done = b.samples[:-1]
         data = pickle.dumps([(s.line, s.ts, s.values) for s in done], protocol=pickle.HIGHEST_PROTOCOL)
-        if self.file is None:
-            self.file = tempfile.TemporaryFile(prefix="bootlog-samples-")
-        self.file.seek(0, os.SEEK_END)
-        at = self.file.tell()
-        self.file.write(data)
+        try:
+            if self.file is None:
+                self.file = tempfile.TemporaryFile(prefix="bootlog-samples-")
+            self.file.seek(0, os.SEEK_END)
+            at = self.file.tell()
+            self.file.write(data)
+        except OSError:
+            # no room (or no writable temp dir): keep the samples in memory, as before spilling
+            self.broken = True
+            return
         self.parts.setdefault(id(b), (b, []))[1].append((at, len(data)))
         self.counts[id(b)] = self.counts.get(id(b), 0) + len(done)
         del b.samples[:-1]

@@ -208,3 +208,20 @@ def test_spilling_changes_no_corpus_boot(monkeypatch):
         spilled_any |= any(isinstance(b.samples, SpilledSamples) for b in got)
         assert got == kept[p.name], p.name
     assert spilled_any
+
+
+def test_no_temp_space_keeps_samples_in_memory(tmp_path, monkeypatch):
+    import tempfile
+
+    def no_space(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    log = _small_log(tmp_path)
+    monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 10**9)
+    kept = parse_source(open_source(str(log)))
+    monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 3)
+    monkeypatch.setattr(ingest_mod, "_SPILL_EVERY", 1)
+    monkeypatch.setattr(tempfile, "TemporaryFile", no_space)
+    got = parse_source(open_source(str(log)))
+    assert not any(isinstance(b.samples, SpilledSamples) for b in got)
+    assert got == kept
