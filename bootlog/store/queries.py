@@ -474,14 +474,32 @@ def typed_config_value(text: str) -> Any:
     return s
 
 
-def _runtime(samples: list[dict[str, float]]) -> dict[str, Any]:
-    last: dict[str, Any] = dict(samples[-1]) if samples else {}
-    mx: dict[str, Any] = {}
-    for values in samples:
+class _RuntimeFold:
+    """The `runtime` summary of a boot folded over its samples one at a time (a boot that
+    served for weeks has hundreds of thousands: none is kept)."""
+
+    __slots__ = ("n", "last", "mx")
+
+    def __init__(self) -> None:
+        self.n, self.last, self.mx = 0, None, {}
+
+    def add(self, values: dict[str, Any]) -> None:
+        self.n += 1
+        self.last = values
+        mx = self.mx
         for k, v in values.items():
             if isinstance(v, (int, float)) and not isinstance(v, bool) and (k not in mx or v > mx[k]):
                 mx[k] = v
-    return {"stats_lines": len(samples), "last": last, "max": mx}
+
+    def result(self) -> dict[str, Any]:
+        return {"stats_lines": self.n, "last": dict(self.last) if self.last else {}, "max": self.mx}
+
+
+def _runtime(samples: Iterable[dict[str, float]]) -> dict[str, Any]:
+    fold = _RuntimeFold()
+    for values in samples:
+        fold.add(values)
+    return fold.result()
 
 
 def show_boot(engine: Engine, boot_id: int) -> dict:
@@ -503,7 +521,7 @@ def show_boots(engine: Engine, boot_ids: list[int], *, runtime: bool = True) -> 
         metrics: dict[int, list] = {i: [] for i in ids}
         config: dict[int, dict] = {i: {} for i in ids}
         events: dict[int, list] = {i: [] for i in ids}
-        samples: dict[int, list] = {i: [] for i in ids}
+        folds: dict[int, _RuntimeFold] = {i: _RuntimeFold() for i in ids}
         with engine.connect() as conn:
             for chunk in _chunks(ids):
                 for r in conn.execute(_boot_select().where(BootRow.id.in_(chunk))):
@@ -530,13 +548,14 @@ def show_boots(engine: Engine, boot_ids: list[int], *, runtime: bool = True) -> 
                     events[e.boot_id].append({"kind": e.kind, "rank": e.rank, "line": e.line, "ts": e.ts,
                                               "message": e.message, "detail": e.detail})
                 if runtime:
-                    for sr in conn.execute(
-                        select(SampleRow.boot_id, SampleRow.values).where(SampleRow.boot_id.in_(chunk))
-                        .order_by(SampleRow.boot_id, SampleRow.line, SampleRow.id)
-                    ):
-                        samples[sr.boot_id].append(sr.values)
+                    q = (select(SampleRow.boot_id, SampleRow.values).where(SampleRow.boot_id.in_(chunk))
+                         .order_by(SampleRow.boot_id, SampleRow.line, SampleRow.id)
+                         .execution_options(yield_per=2000))
+                    # streamed (a server-side cursor on PostgreSQL), folded row by row
+                    for sr in conn.execute(q):
+                        folds[sr.boot_id].add(sr.values)
         by_id = {i: {"boot": rows[i], "metrics": metrics[i], "config": config[i], "events": events[i],
-                     "runtime": _runtime(samples[i]) if runtime else None} for i in ids}
+                     "runtime": folds[i].result() if runtime else None} for i in ids}
         return [by_id[i] for i in boot_ids]
 
     return retry(run)
