@@ -170,7 +170,10 @@ def main(argv: list[str] | None = None) -> int:
 
     tmp = Path(tempfile.mkdtemp(prefix="bootlog-bench-"))
     results: dict = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
-                                 "load_avg_at_start": os.getloadavg()}, "runs": a.runs}
+                                 "load_avg_at_start": os.getloadavg(),
+                                 # set: every bootlog start compiles its modules again (~20 ms)
+                                 "no_bytecode_cache": bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))},
+                     "runs": a.runs}
     try:
         log = Path(a.log) if a.log else tmp / f"gen-{a.size_mb:g}.log"
         if not a.log:
@@ -269,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
 def render(res: dict) -> str:
     size = res["log"]["mib"]
     out = [f"log: {size} MiB ({res['log']['path']}), markers: {res['markers']['count']} from {res['markers']['from']}",
-           f"machine: {res['machine']['cpus']} CPUs, Python {res['machine']['python']}; median of {res['runs']} runs", "",
+           f"machine: {res['machine']['cpus']} CPUs, Python {res['machine']['python']}; median of {res['runs']} runs"
+           + ("; PYTHONDONTWRITEBYTECODE set (no .pyc cache)" if res["machine"].get("no_bytecode_cache") else ""), "",
            "| what | median s | min s | max s | peak RSS MiB | MB/s |", "|---|---:|---:|---:|---:|---:|"]
     for name, r in res["rows"].items():
         mbps = f"{size / r['median_s']:.1f}" if name in ("rg -cF", "grep -cF", "bootlog ingest") else ""
