@@ -189,10 +189,10 @@ def test_no_progress_bar_for_a_quick_ingest_on_a_terminal(tmp_path):
     assert b"bootlog: read" not in err and b"\x1b" not in err
 
 
-CORPUS = Path("/work/shared/corpus/raw")
+CORPUS = ROOT / "fixtures" / "logs"  # the corpus logs, kept in the repository
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="fixtures/logs not present")
 def test_spilling_changes_no_corpus_boot(monkeypatch):
     """Spilling after every record (1 sample kept) gives the same boots on every real log,
     interleaved servers and resumed boots included."""
