@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import socket
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -130,6 +129,7 @@ def parse_source(source, *, fast: bool = True, progress: bool = False) -> list[B
 def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume | None" = None,
            limit: int | None = None) -> tuple[list[Boot], int]:
     """The boots of a source (of its unread tail when resuming) and the physical lines read."""
+    from bootlog.boots import BootSplitter
     from bootlog.parse import parse
 
     if resume is not None:
@@ -137,11 +137,10 @@ def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume
                                      start_line=resume.lines + 1, fmt=resume.fmt)
     else:
         recs, scanner = read_records(source, fast=fast, progress=progress, limit=limit)
-    spill = _Spill()
+    splitter = BootSplitter(resume.status if resume else None)
+    spill = _Spill(splitter)
     counted = _Counter(recs, spill)
-    with _capture_splitters() as made:
-        spill.splitters = made
-        boots = parse(counted, year=_year_hint(source), continuing=resume.status if resume else None)
+    boots = parse(counted, year=_year_hint(source), splitter=splitter)
     spill.seal(boots)
     seen = getattr(scanner, "lines_seen", None)
     total = (resume.lines + seen if resume and seen is not None else seen) or counted.last
@@ -180,51 +179,6 @@ class _Counter:
 _SPILL_EVERY = 4096  # records between checks
 _SPILL_KEEP = 1024  # samples a boot may hold in memory before its older ones are spilled
 
-_capture_lock = threading.Lock()
-_capture_local = threading.local()
-
-
-def _install_capture() -> bool:
-    """Make parse()'s BootSplitter announce itself to the ingest running in this thread.
-
-    parse() owns its splitter; the subclass only records each new instance in a thread-local
-    list (when an ingest asked for it) and otherwise behaves exactly like the original.
-    """
-    import bootlog.parse as parse_mod
-
-    with _capture_lock:
-        cls = getattr(parse_mod, "BootSplitter", None)
-        if cls is None:
-            return False
-        if getattr(cls, "_bootlog_capturing", False):
-            return True
-
-        class CapturingSplitter(cls):  # type: ignore[misc, valid-type]
-            _bootlog_capturing = True
-
-            def __init__(self, *args, **kwargs) -> None:
-                super().__init__(*args, **kwargs)
-                made = getattr(_capture_local, "made", None)
-                if made is not None:
-                    made.append(self)
-
-        CapturingSplitter.__name__ = CapturingSplitter.__qualname__ = cls.__name__
-        parse_mod.BootSplitter = CapturingSplitter
-        return True
-
-
-class _capture_splitters:
-    def __enter__(self) -> list:
-        self.prev = getattr(_capture_local, "made", None)
-        made: list = []
-        if _install_capture():
-            _capture_local.made = made
-        return made
-
-    def __exit__(self, *exc) -> None:
-        _capture_local.made = self.prev
-
-
 def _boots_of(splitter) -> list[Boot]:
     """The boots a splitter may still be adding samples to: the current one, an older one it
     resumed (two servers interleaved), the orphan lead-in and the newest few.  Older boots get
@@ -243,8 +197,8 @@ def _boots_of(splitter) -> list[Boot]:
 class _Spill:
     """Finished samples of boots still being parsed, moved out of memory (see above)."""
 
-    def __init__(self) -> None:
-        self.splitters: list = []
+    def __init__(self, splitter) -> None:
+        self.splitter = splitter
         self.file = None
         # id(boot) -> (boot, [(offset, nbytes), ...]); the boot is kept so its id stays unique
         self.parts: dict[int, tuple[Boot, list[tuple[int, int]]]] = {}
@@ -252,10 +206,9 @@ class _Spill:
         self.broken = False
 
     def drain(self) -> None:
-        for sp in self.splitters:
-            for b in _boots_of(sp):
-                if isinstance(b.samples, list) and len(b.samples) > _SPILL_KEEP:
-                    self._put(b)
+        for b in _boots_of(self.splitter):
+            if isinstance(b.samples, list) and len(b.samples) > _SPILL_KEEP:
+                self._put(b)
 
     def _put(self, b: Boot) -> None:
         import pickle
@@ -288,7 +241,7 @@ class _Spill:
             got = self.parts.get(id(b))
             if got is not None and got[0] is b:
                 b.samples = SpilledSamples(self.file, got[1], self.counts[id(b)], list(b.samples))
-        self.parts, self.splitters = {}, []
+        self.parts = {}
 
 
 class SpilledSamples:
@@ -415,7 +368,6 @@ def _end_of_lines(path: str, size: int) -> int | None:
 
 def _resume_point(engine, source) -> Resume | None:
     """A stored position that still describes this file's beginning, else None (read it all)."""
-    from bootlog.envelope import detect
     from bootlog.store.queries import get_position, last_boot_of_source
 
     pos = get_position(engine, _position_key(source))

@@ -91,12 +91,14 @@ def has_literal(text: str) -> bool:
 
 
 def parse(records: Iterable[Record], *, year: int | None = None, total_lines: int | None = None,
-          continuing: str | None = None, fast_stats: bool = True) -> list[Boot]:
+          continuing: str | None = None, fast_stats: bool = True,
+          splitter: BootSplitter | None = None) -> list[Boot]:
     """Split a record stream into boots with their figures, config, events and samples.
 
     year: the year of vLLM's own MM-DD timestamps (records without an envelope time); None means
     the current year.  A log running over New Year bumps the year when the month goes backwards.
     total_lines: physical line count of the source, so the last boot ends at the file's end.
+    splitter: a BootSplitter(continuing) made by the caller (continuing is then the splitter's).
     continuing: status of the stored boot that a resumed read continues; the lines before the
     first start marker then form one Boot with continued=True (merged into it by the store).
     fast_stats: read the usual periodic stats lines the fast way (module doc); same boots.
@@ -104,7 +106,9 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
     cur_year = year if year is not None else datetime.now().year
     last_month = 0
     remaining = 0  # records still owed as traceback context (the same rule as scan.select)
-    splitter = BootSplitter(continuing)
+    # a caller may hand in the splitter to watch its boots while they grow (ingest spills their
+    # finished samples to disk); by default parse owns it
+    splitter = splitter if splitter is not None else BootSplitter(continuing)
     last_lineno = 0
     fast = _fast_stats() if fast_stats else ()
     stats_lit = "Avg prompt throughput: "
