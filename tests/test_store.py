@@ -85,9 +85,15 @@ def test_up_to_date_database_opens_without_alembic(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
-    fresh = str(tmp_path / "fresh.db")  # the contrast: a new database does need alembic
+    fresh = str(tmp_path / "fresh.db")  # a new SQLite file is built from the models, stamped head
     out = subprocess.run([sys.executable, "-c", code, fresh], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "True"
+    assert out.stdout.strip() == "False"
+    from bootlog.store.housekeeping import check, schema_diffs
+
+    eng = open_db(fresh)
+    assert current_revision(eng) == HEAD_REVISION
+    assert schema_diffs(eng) == [] and check(eng) == []  # what the migrations build (test_migrations)
+    eng.dispose()
 
 
 def test_open_errors_are_one_line_store_errors(tmp_path):

@@ -200,6 +200,24 @@ def downgrade(engine: Engine, revision: str) -> None:
         command.downgrade(alembic_config(engine, conn), revision)
 
 
+def _create_fresh(engine: Engine) -> bool:
+    """A brand-new SQLite file: create the newest schema straight from the models and stamp it
+    (what running every migration would build; tests/test_migrations.py holds the two equal),
+    without importing Alembic.  False when someone else got there first or tables exist."""
+    from sqlalchemy import inspect as sa_inspect
+
+    from bootlog.store.models import Base
+
+    with writer(engine).begin() as conn:  # BEGIN IMMEDIATE: one creator among racing processes
+        if _version_in(conn) is not None or sa_inspect(conn).get_table_names():
+            return False
+        Base.metadata.create_all(conn)
+        conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
+                          "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"))
+        conn.execute(text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": HEAD_REVISION})
+    return True
+
+
 def open_db(db: str | None) -> Engine:
     """An Engine on the user's database, its schema created or upgraded to the newest revision."""
     url = resolve_url(db)
@@ -207,6 +225,8 @@ def open_db(db: str | None) -> Engine:
     where = sqlite_path(url) or make_url(url).render_as_string(hide_password=True)
     try:
         rev = retry(lambda: current_revision(engine))
+        if rev is None and engine.dialect.name == "sqlite" and retry(lambda: _create_fresh(engine)):
+            rev = HEAD_REVISION
         if rev != HEAD_REVISION:
             retry(lambda: upgrade(engine))
     except StoreError as err:
