@@ -61,24 +61,6 @@ def all_literals() -> tuple[str, ...]:
     return tuple(dict.fromkeys((*BOOT_LITERALS, *patterns.LITERALS)))
 
 
-def _literal_test(literals: tuple[str, ...]) -> Callable[[str], bool]:
-    try:
-        import ahocorasick
-    except ImportError:  # plain substring tests: slower, same answer
-        return lambda text: any(lit in text for lit in literals)
-    auto = ahocorasick.Automaton()
-    for lit in literals:
-        auto.add_word(lit, lit)
-    auto.make_automaton()
-
-    def test(text: str) -> bool:
-        for _ in auto.iter(text):
-            return True
-        return False
-
-    return test
-
-
 _TEST: Callable[[str], bool] | None = None
 
 
@@ -86,7 +68,9 @@ def has_literal(text: str) -> bool:
     """True when the line holds any literal the parser or the catalogue reads."""
     global _TEST
     if _TEST is None:
-        _TEST = _literal_test(all_literals())
+        from bootlog.scan import literal_test
+
+        _TEST = literal_test(all_literals())
     return _TEST(text)
 
 

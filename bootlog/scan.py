@@ -183,19 +183,7 @@ class Scanner:
                 yield rec
 
     def _text_test(self) -> Callable[[str], bool]:
-        tmin = self._tmin
-        if _ac is None or self.engine == "find" or not tmin:
-            return lambda text: any(lit in text for lit in tmin)
-        auto = _ac.Automaton()
-        for lit in tmin:
-            auto.add_word(lit, True)
-        auto.make_automaton()
-
-        def has(text: str) -> bool:
-            for _ in auto.iter(text):
-                return True
-            return False
-        return has
+        return literal_test(self._tmin, accel=self.engine != "find")
 
     # ------------------------------------------------------------ helpers
 
@@ -496,6 +484,24 @@ class Scanner:
                     continue
                 yield from emit(parser.line(n, raw))
         yield from emit(parser.finish())
+
+def literal_test(literals: Iterable[str], *, accel: bool = True) -> Callable[[str], bool]:
+    """A test for "the text holds one of these literals": one Aho-Corasick pass when
+    pyahocorasick is there (and accel), else plain substring tests (slower, same answer)."""
+    lits = tuple(literals)
+    if not accel or _ac is None or not lits:
+        return lambda text: any(lit in text for lit in lits)
+    auto = _ac.Automaton()
+    for lit in lits:
+        auto.add_word(lit, True)
+    auto.make_automaton()
+
+    def has(text: str) -> bool:
+        for _ in auto.iter(text):
+            return True
+        return False
+    return has
+
 
 def _hs_database(literals: list[bytes]):
     """A compiled Hyperscan block-mode database of the literals, or None."""
