@@ -13,7 +13,7 @@ from bootlog.records import Record
 from bootlog.scan import Scanner, available_engines, select
 
 DATA = Path(__file__).parent / "data" / "envelope"
-CORPUS = sorted(Path("/work/shared/corpus/raw").glob("*.log"))
+CORPUS = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "logs").glob("*.log"))  # the corpus, copied
 SAMPLES = sorted(p for p in DATA.iterdir() if p.suffix != ".py")
 TB = "Traceback (most recent call last)"
 AFTER = {TB: 200}
