@@ -451,11 +451,16 @@ def _ranks_note(evs: list[dict]) -> str:
     return ""
 
 
+def count_of(events: list[dict]) -> int:
+    """How many occurrences the events stand for: a line may report a run ("fault #1-23")."""
+    return sum(int((e.get("detail") or {}).get("faults") or 1) for e in events)
+
+
 def _event_findings(a: dict, b: dict) -> list[dict]:
     ea, eb = event_counts(a), event_counts(b)
     out = []
     for kind in sorted(set(ea) | set(eb), key=lambda k: (_EVENT_ORDER.get(k, 99), k)):
-        na, nb = len(ea.get(kind, [])), len(eb.get(kind, []))
+        na, nb = count_of(ea.get(kind, [])), count_of(eb.get(kind, []))
         note = _ranks_note(ea.get(kind, []))
         if kind == "gdn_hip_fault" and "gdn_hip_fault_cap" in ea:
             note += "; report limit reached, further faults counted silently"
@@ -632,7 +637,7 @@ def check(boot: dict, plan: Plan) -> dict:
     evs = event_counts(boot)
     for kind, ex in plan.events.items():
         got = evs.get(kind, [])
-        n = float(len(got))
+        n = float(count_of(got))
         ok, bound, text = _judge_expect(ex, n, fig, cfg, None)
         note = _ranks_note(got)
         if kind == "gdn_hip_fault" and "gdn_hip_fault_cap" in evs:

@@ -607,6 +607,7 @@ _GDN_FIELDS = (
     ("head", re.compile(r"\bhead=(\d+)")),
     ("limit", re.compile(r"\blimit=([-+0-9.eE]+|inf|nan)")),
     ("fault_no", re.compile(r"fault #(\d+)")),
+    ("fault_last", re.compile(r"fault #\d+\s*[-–]\s*#?(\d+)")),  # "fault #1-23": one line for a run
 )
 
 
@@ -617,6 +618,11 @@ def _gdn_fault_post(m: Any, msg: str) -> list[Hit] | None:
         f = rx.search(msg, m.end())
         if f:
             detail[key] = _maybe_num(f.group(1))
+    if isinstance(detail.get("fault_last"), int) and isinstance(detail.get("fault_no"), int) \
+            and detail["fault_last"] >= detail["fault_no"]:
+        detail["faults"] = detail["fault_last"] - detail["fault_no"] + 1
+    else:
+        detail.pop("fault_last", None)
     return [Hit("event", "gdn_hip_fault", msg.strip(), None, "", detail)]
 
 
@@ -1080,6 +1086,9 @@ CATALOGUE: tuple[Pattern, ...] = (
          "limit=3.40282e+38) fault #1", {"slot": 42, "head": 3, "fault_no": 1, "limit": 3.40282e38}),
         ("[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite values (slot=42 head=8 "
          "limit=3.40282e+38) fault #24", {"slot": 42, "head": 8, "fault_no": 24, "kernel": "gdn_decode_r"}),
+        # the seed note's shorthand for a run of faults on one slot/head
+        ("[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite values (slot=42 head=3 "
+         "limit=3.40282e+38) fault #1-23", {"head": 3, "fault_no": 1, "fault_last": 23, "faults": 23}),
     ], post=_gdn_fault_post),
     _p("gdn_hip_fault_cap/fork", "event", "gdn_hip_fault_cap", "[gdn_hip] ERROR: state fault report limit",
        r"\[gdn_hip\] ERROR: state fault report limit \((?P<limit>\d+)\) reached", None, [

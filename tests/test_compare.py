@@ -473,3 +473,20 @@ def test_machine_and_bind_address_are_not_confused():
     assert [(f["key"], f["old"], f["new"]) for f in r["findings"] if f["section"] == "config"] == \
         [("boot.host", "frankserver", "dankserver")]
     assert "boot.host" in by_key(r, "kv_cache_tokens")[0]["why"]
+
+
+def test_a_fault_run_on_one_line_counts_every_fault():
+    # the seed notes write the burst as "fault #1-23" / "fault #24-46": 46 faults, not 2
+    from bootlog import patterns
+
+    lines = ["[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite values "
+             "(slot=42 head=3 limit=3.40282e+38) fault #1-23",
+             "[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite values "
+             "(slot=42 head=8 limit=3.40282e+38) fault #24-46"]
+    events = [{"kind": "gdn_hip_fault", "rank": None, "line": i, "message": l,
+               "detail": patterns.match(l)[0].detail} for i, l in enumerate(lines, 1)]
+    assert compare.count_of(compare.event_counts({"events": events})["gdn_hip_fault"]) == 46
+    quiet = {"boot": {"id": 1, "status": "ready"}, "metrics": [], "config": {}, "events": []}
+    noisy = dict(quiet, boot={"id": 2, "status": "ready"}, events=events)
+    row = next(f for f in compare.diff(noisy, quiet)["findings"] if f["key"] == "gdn_hip_fault")
+    assert (row["old"], row["new"], row["verdict"]) == (0, 46, "drift")
