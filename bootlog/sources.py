@@ -109,17 +109,7 @@ def _gzip_stream(f: BinaryIO, name: str, start: int, size: int) -> Iterator[byte
     # the caller must treat the InputError as "abort the whole ingest".
     try:
         with gzip.GzipFile(fileobj=f, mode="rb") as g:
-            skip = start
-            while skip > 0:
-                b = g.read(min(skip, size))
-                if not b:
-                    return
-                skip -= len(b)
-            while True:
-                b = g.read(size)
-                if not b:
-                    return
-                yield b
+            yield from _read_from(g, start, size)
     except EOFError:
         raise InputError(f"truncated gzip: {name}", path=name) from None
     except (gzip.BadGzipFile, zlib.error) as e:
@@ -137,14 +127,19 @@ def _peeked_chunks(buf: BinaryIO, name: str, start: int, size: int) -> Iterator[
     if head == GZIP_MAGIC:
         yield from _gzip_stream(buf, name, start, size)
         return
+    yield from _read_from(buf, start, size)
+
+
+def _read_from(f: BinaryIO, start: int, size: int) -> Iterator[bytes]:
+    """A stream's bytes from offset `start` (read and dropped: pipes and gzip cannot seek)."""
     skip = start
     while skip > 0:
-        b = buf.read(min(skip, size))
+        b = f.read(min(skip, size))
         if not b:
             return
         skip -= len(b)
     while True:
-        b = buf.read(size)
+        b = f.read(size)
         if not b:
             return
         yield b
