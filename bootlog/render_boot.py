@@ -1,6 +1,7 @@
 """Human rendering of one boot (the `show` command's text twin of `show --json`)."""
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from typing import Any
 
@@ -41,7 +42,7 @@ def render_show(data: dict) -> str:
         width = min(max(len(k) for k in cfg), 40)
         for k in sorted(cfg):
             v = cfg[k]
-            text = v if isinstance(v, str) else fmt_num(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+            text = v if isinstance(v, str) else json.dumps(v) if isinstance(v, (dict, list)) else str(v)  # as printed
             if len(text) > 100:
                 text = text[:97] + "..."
             out.append(f"  {k:<{width}}  {text}")
