@@ -190,3 +190,10 @@ def test_every_command_has_help():
         res = runner.invoke(cli, [name, "--help"])
         assert res.exit_code == 0 and "Usage:" in res.output, name
         assert len(res.output.splitlines()) > 3, name
+
+
+def test_db_in_a_missing_directory_is_an_error_not_a_new_database(tmp_path):
+    target = tmp_path / "typo" / "bootlog.db"
+    res = CliRunner().invoke(cli, ["--db", str(target), "list"], catch_exceptions=False)
+    assert res.exit_code == 1 and "does not exist" in res.stderr
+    assert not target.parent.exists()

@@ -63,9 +63,13 @@ def test_resolve_url_order(monkeypatch, tmp_path):
     assert resolve_url("rel.db") == f"sqlite:///{tmp_path}/rel.db"
 
 
-def test_new_sqlite_file_is_private_and_tuned(tmp_path):
-    path = tmp_path / "deep" / "dir" / "b.db"
-    eng = open_db(str(path))
+def test_new_sqlite_file_is_private_and_tuned(tmp_path, monkeypatch):
+    # the default location's directories are made on first use (an explicit --db in a missing
+    # directory is refused instead: tests/test_cli.py)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "deep" / "dir"))
+    monkeypatch.delenv("BOOTLOG_DB", raising=False)
+    path = tmp_path / "deep" / "dir" / "bootlog" / "bootlog.db"
+    eng = open_db(None)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     with eng.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"

@@ -52,6 +52,10 @@ def sqlite_path(url: str) -> str | None:
 def _create_private_file(path: str) -> None:
     # the database holds the operator's configs and error text: create it 0600, never umask-wide
     parent = os.path.dirname(path)
+    if parent and not os.path.isdir(parent) and os.path.abspath(path) != os.path.abspath(default_path()):
+        # only the default location is made on the fly: a mistyped --db must not quietly start
+        # an empty database somewhere else
+        raise StoreError(f"cannot create database {path}: directory {parent} does not exist")
     try:
         if parent:
             os.makedirs(parent, mode=0o700, exist_ok=True)
