@@ -241,39 +241,14 @@ def run_hook(db_engine, name: str, *, plan=None, timeout: float = 900, poll: flo
     return HookResult(name, waited.outcome, ours.id, show, prev_id, check, diff, waited.waited_s, code, notes)
 
 
-def container_log_source(name: str, engine: str = "podman"):
-    """The container's whole log as a sources.Source read through bootlog.podman (so the
-    BOOTLOG_PODMAN / BOOTLOG_PODMAN_ARGS settings apply and lines number as watch numbers them)."""
-    from bootlog.sources import Source
-
-    def reader(start: int, size: int):
-        for chunk in podman.logs(name, engine=engine):
-            if start >= len(chunk):
-                start -= len(chunk)
-                continue
-            yield chunk[start:]
-            start = 0
-
-    return Source(name=f"{engine}:{name}", kind="container", _reader=reader)
-
-
 def ingest_container(db_engine, name: str, *, engine: str = "podman", plan=None, host: str | None = None) -> list:
-    """ingest.ingest() for a container, read through bootlog.podman: same steps (parse all, one
-    transaction, idempotent)."""
-    from bootlog.ingest import IngestedBoot, apply_user_patterns, default_host, parse_source
-    from bootlog.store.queries import SourceInfo, save_boots
+    """ingest.ingest() of the container's whole log (parse all, one transaction, idempotent).
 
-    source = container_log_source(name, engine)
-    boots = parse_source(source)
-    if plan is not None:
-        apply_user_patterns(plan, source, boots)
-    if not boots:
-        return []
-    # the same source as `watch --container`: a boot watch stored while it was starting is
-    # found again by the store (same source, first line, start time) and updated in place
-    info = SourceInfo(name=source.name, kind=source.kind, container=name, host=host or default_host())
-    saved = save_boots(db_engine, info, boots)
-    return [IngestedBoot(id=i, created=c, boot=b) for (i, c), b in zip(saved, boots)]
+    Its source is the one `watch --container` uses (`ENGINE:NAME`), so a boot watch stored while
+    it was starting is found again by the store and updated in place."""
+    from bootlog.ingest import ingest
+
+    return list(ingest(db_engine, None, container=name, container_engine=engine, plan=plan, host=host))
 
 
 def _match(stored: list, boot: Boot | None) -> Any:

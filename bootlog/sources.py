@@ -43,14 +43,8 @@ def open_source(spec: str) -> Source:
         return Source(name="-", kind="stdin", _reader=_stdin_reader)
     try:
         st = os.stat(spec)
-    except FileNotFoundError:
-        raise InputError(f"no such file: {spec}", path=spec) from None
-    except NotADirectoryError:
-        raise InputError(f"no such file: {spec}", path=spec) from None
-    except PermissionError:
-        raise InputError(f"permission denied: {spec}", path=spec) from None
     except OSError as e:
-        raise InputError(f"cannot read {spec}: {e.strerror or e}", path=spec) from None
+        raise _input_error(spec, e) from None
     if stat.S_ISDIR(st.st_mode):
         raise InputError(f"is a directory: {spec}", path=spec)
     if not stat.S_ISREG(st.st_mode):
@@ -69,17 +63,22 @@ def open_source(spec: str) -> Source:
                   _reader=lambda start, n: _file_chunks(spec, start, n))
 
 
+def _input_error(path: str, e: OSError) -> InputError:
+    """One line for an unreadable path, by what went wrong."""
+    if isinstance(e, (FileNotFoundError, NotADirectoryError)):
+        return InputError(f"no such file: {path}", path=path)
+    if isinstance(e, IsADirectoryError):
+        return InputError(f"is a directory: {path}", path=path)
+    if isinstance(e, PermissionError):
+        return InputError(f"permission denied: {path}", path=path)
+    return InputError(f"cannot read {path}: {e.strerror or e}", path=path)
+
+
 def _open_rb(path: str) -> BinaryIO:
     try:
         return open(path, "rb")
-    except FileNotFoundError:
-        raise InputError(f"no such file: {path}", path=path) from None
-    except IsADirectoryError:
-        raise InputError(f"is a directory: {path}", path=path) from None
-    except PermissionError:
-        raise InputError(f"permission denied: {path}", path=path) from None
     except OSError as e:
-        raise InputError(f"cannot read {path}: {e.strerror or e}", path=path) from None
+        raise _input_error(path, e) from None
 
 
 def _read_magic(path: str) -> bytes:
