@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable, Iterator
 
-from bootlog.records import Boot, Event, Metric, Record, Sample
+from bootlog.records import Boot, Metric, Record, Sample
 
 
 @dataclass
@@ -83,7 +83,8 @@ class _Progress:
 
 
 def read_records(source, *, fast: bool = True, progress: bool = False, start: int = 0, limit: int | None = None,
-                 start_line: int = 1, fmt: str | None = None) -> tuple[Iterator[Record], object]:
+                 start_line: int = 1, fmt: str | None = None,
+                 extra_literals: tuple[str, ...] = ()) -> tuple[Iterator[Record], object]:
     """Records of a source: only candidate lines on the fast path, every line otherwise.
 
     start/limit: byte range to read (a resumed read); start_line: the line number at `start`.
@@ -97,7 +98,8 @@ def read_records(source, *, fast: bool = True, progress: bool = False, start: in
     if fast and not os.environ.get("BOOTLOG_FULL_SCAN"):
         from bootlog.scan import Scanner
 
-        scanner = Scanner(scan_literals(), after={"Traceback (most recent call last)": 200})
+        scanner = Scanner(tuple(dict.fromkeys((*scan_literals(), *extra_literals))),
+                          after={"Traceback (most recent call last)": 200})
         return scanner.records(chunks, fmt, start_line=start_line), scanner
     from bootlog.envelope import records
 
@@ -127,21 +129,33 @@ def parse_source(source, *, fast: bool = True, progress: bool = False) -> list[B
 
 
 def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume | None" = None,
-           limit: int | None = None) -> tuple[list[Boot], int]:
-    """The boots of a source (of its unread tail when resuming) and the physical lines read."""
+           limit: int | None = None, plan=None) -> tuple[list[Boot], int]:
+    """The boots of a source (of its unread tail when resuming) and the physical lines read.
+
+    A plan's own patterns run over the same single read (stdin can be read only once): their
+    literals join the scanner's, and a pattern without a literal makes every line be read."""
     from bootlog.boots import BootSplitter
     from bootlog.parse import parse
 
+    user = getattr(plan, "patterns", None) or []
+    extra = tuple(up.literal for up in user if up.literal)
+    if len(extra) < len(user):
+        fast = False
     if resume is not None:
         recs, scanner = read_records(source, fast=True, progress=progress, start=resume.offset, limit=limit,
-                                     start_line=resume.lines + 1, fmt=resume.fmt)
+                                     start_line=resume.lines + 1, fmt=resume.fmt, extra_literals=extra)
     else:
-        recs, scanner = read_records(source, fast=fast, progress=progress, limit=limit)
+        recs, scanner = read_records(source, fast=fast, progress=progress, limit=limit, extra_literals=extra)
+    hits = _UserHits(plan) if user else None
+    if hits is not None:
+        recs = hits.watch(recs)
     splitter = BootSplitter(resume.status if resume else None)
     spill = _Spill(splitter)
     counted = _Counter(recs, spill)
     boots = parse(counted, year=_year_hint(source), splitter=splitter)
     spill.seal(boots)
+    if hits is not None:
+        hits.attach(boots)
     seen = getattr(scanner, "lines_seen", None)
     total = (resume.lines + seen if resume and seen is not None else seen) or counted.last
     if boots and total:
@@ -292,30 +306,33 @@ class SpilledSamples:
         return f"SpilledSamples({len(self)} samples, {self.spilled} on disk)"
 
 
-def apply_user_patterns(plan, source, boots: list[Boot]) -> None:
-    """Run a plan's own patterns over the source and attach their figures to the right boot."""
-    from bootlog.envelope import records
-    from bootlog.plan import user_pattern_hits
+class _UserHits:
+    """A plan's user-pattern figures and events, collected as records stream past, then put on
+    the boot whose lines hold them."""
 
-    if not boots or not getattr(plan, "patterns", None):
-        return
-    ordered = sorted(boots, key=lambda b: b.first_line)
-    for rec in records(source.chunks()):
-        hits = user_pattern_hits(plan, rec.text)
-        if not hits:
-            continue
-        boot = next((b for b in reversed(ordered) if b.first_line <= rec.lineno), None)
-        if boot is None or rec.lineno > boot.last_line:
-            continue
-        for h in hits:
-            if isinstance(h, Metric):
-                h.line = h.line or rec.lineno
-                h.ts = h.ts or rec.ts
-                boot.metrics.append(h)
-            elif isinstance(h, Event):
-                h.line = h.line or rec.lineno
-                h.ts = h.ts or rec.ts
-                boot.events.append(h)
+    def __init__(self, plan) -> None:
+        self.plan = plan
+        self.found: list[tuple[int, object, list]] = []  # (line, ts, hits)
+
+    def watch(self, recs: Iterable[Record]) -> Iterator[Record]:
+        from bootlog.plan import user_pattern_hits
+
+        for rec in recs:
+            got = user_pattern_hits(self.plan, rec.text)
+            if got:
+                self.found.append((rec.lineno, rec.ts, got))
+            yield rec
+
+    def attach(self, boots: list[Boot]) -> None:
+        ordered = sorted(boots, key=lambda b: b.first_line)
+        for lineno, ts, got in self.found:
+            boot = next((b for b in reversed(ordered) if b.first_line <= lineno), None)
+            if boot is None or lineno > boot.last_line:
+                continue
+            for h in got:
+                h.line = h.line or lineno
+                h.ts = h.ts or ts
+                (boot.metrics if isinstance(h, Metric) else boot.events).append(h)
 
 
 @dataclass
@@ -419,9 +436,7 @@ def ingest(engine, spec: str | None, *, container: str | None = None, container_
             elif limit == resume.offset:
                 out.up_to_date, out.resumed_at_line = True, resume.lines
                 return out
-    boots, seen = _parse(source, fast=fast, progress=progress, resume=resume, limit=limit)
-    if plan is not None:
-        apply_user_patterns(plan, source, boots)
+    boots, seen = _parse(source, fast=fast, progress=progress, resume=resume, limit=limit, plan=plan)
     if limit is not None:
         end = _end_of_lines(source.name, limit)
         # a file caught mid-line gets no position: its half line was read into a boot that a

@@ -197,3 +197,14 @@ def test_db_in_a_missing_directory_is_an_error_not_a_new_database(tmp_path):
     res = CliRunner().invoke(cli, ["--db", str(target), "list"], catch_exceptions=False)
     assert res.exit_code == 1 and "does not exist" in res.stderr
     assert not target.parent.exists()
+
+
+def test_plan_patterns_apply_in_the_single_read_even_from_stdin(db_path):
+    # stdin can be read only once: the plan's own patterns must run in the same pass
+    seed = FIXTURES / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log"
+    plan = FIXTURES.parent / "plans" / "frank-primary.toml"
+    res = run(db_path, "ingest", "-", "--plan", str(plan), input=seed.read_bytes())
+    assert res.exit_code == 0, res.output
+    shown = json.loads(run(db_path, "show", "last", "--json").stdout)
+    user = {m["name"]: m["value"] for m in shown["metrics"] if m["name"].startswith("expert_arena")}
+    assert user == {"expert_arena_gib": 17.77, "expert_arena_slots": 7762}
