@@ -7,13 +7,11 @@ contention.  Output dicts follow the `show --json` contract of cli-contract.md e
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import math
 import re
 from itertools import islice
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, Iterable
 
 from sqlalchemy import Engine, delete, func, insert, select, update
@@ -22,6 +20,9 @@ from sqlalchemy.engine import Connection
 from bootlog.errors import RefError, StoreError
 from bootlog.records import Boot
 from bootlog.store.db import retry, writer
+from bootlog.store.rows import (  # noqa: F401  (re-exported: callers import them from here)
+    SourceInfo, _Rows, _config_rows, _event_rows, _finite, _iso, _jsonable, _metric_rows, _now,
+    _plain_floats, _sample_rows, config_hash, fallback_fingerprint)
 from bootlog.store.models import BootRow, ConfigRow, EventRow, MetricRow, Position, SampleRow, Source
 
 _CHUNK = 500  # bound on IN (...) lists: SQLite's variable limit is 999 on old builds
@@ -30,117 +31,7 @@ _CHUNK = 500  # bound on IN (...) lists: SQLite's variable limit is 999 on old b
 _BATCH = 5000
 
 
-@dataclass
-class SourceInfo:
-    name: str
-    kind: str
-    container: str | None = None
-    host: str | None = None
-
-    @property
-    def key(self) -> str:
-        return "|".join((self.kind, self.name, self.container or "", self.host or ""))
-
-
 # ---------------------------------------------------------------- writing
-
-
-def _iso(ts: datetime | None) -> str | None:
-    return ts.isoformat() if ts is not None else None
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def config_hash(config: dict[str, str]) -> str:
-    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
-
-
-def fallback_fingerprint(src: SourceInfo, boot: Boot) -> str:
-    """A fingerprint for a boot the parser left without one: where it is and what it said.
-
-    Weaker than the content hash (it moves if the boot grows), but keeps re-ingesting the same
-    source from adding a second copy.
-    """
-    basis = json.dumps(
-        [src.key, boot.first_line, boot.vllm_version, boot.model, _iso(boot.started_at),
-         sorted(boot.config.items())],
-        default=str,
-    )
-    return "src:" + hashlib.sha256(basis.encode()).hexdigest()
-
-
-def _finite(v: float) -> float | None:
-    return v if isinstance(v, (int, float)) and math.isfinite(v) else None
-
-
-def _jsonable(obj: Any) -> Any:
-    """Event details and sample values as plain JSON (no datetimes, NaN or tuples)."""
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, datetime):
-        return obj.isoformat()
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if obj is None or isinstance(obj, (str, int, bool)):
-        return obj
-    return str(obj)
-
-
-class _Rows:
-    """One child table's rows of a boot, made from the Boot on each iteration (the store may
-    retry a transaction) and never held all at once: a boot that served for days has tens of
-    thousands of stats samples (Boot.samples may itself be read back from disk), and a
-    crash-looping server's log holds thousands of boots."""
-
-    __slots__ = ("make", "count")
-
-    def __init__(self, make, count: int) -> None:
-        self.make, self.count = make, count
-
-    def __len__(self) -> int:
-        return self.count
-
-    def __bool__(self) -> bool:
-        return self.count > 0
-
-    def __iter__(self):
-        return self.make()
-
-
-def _metric_rows(b: Boot):
-    for i, m in enumerate(b.metrics):
-        if _finite(m.value) is not None:  # NaN/inf cannot be stored portably and mean "unread"
-            yield {"seq": i, "name": m.name, "value": float(m.value), "unit": m.unit, "rank": m.rank,
-                   "line": m.line, "ts": _iso(m.ts), "pattern": m.pattern}
-
-
-def _config_rows(b: Boot):
-    for k, v in b.config.items():
-        yield {"key": k, "value": "" if v is None else str(v)}
-
-
-def _event_rows(b: Boot):
-    for i, e in enumerate(b.events):
-        yield {"seq": i, "kind": e.kind, "rank": e.rank, "line": e.line, "ts": _iso(e.ts),
-               "message": e.message or "", "detail": _jsonable(e.detail or {})}
-
-
-def _plain_floats(values: dict) -> bool:
-    """Stats values as parsed: finite floats under str keys, already plain JSON."""
-    for k, v in values.items():
-        if v.__class__ is not float or k.__class__ is not str or not math.isfinite(v):
-            return False
-    return True
-
-
-def _sample_rows(b: Boot):
-    for s in b.samples:
-        v = s.values  # tens of thousands per boot: skip the generic conversion when it is a no-op
-        yield {"line": s.line, "ts": _iso(s.ts), "values": v if _plain_floats(v) else _jsonable(v)}
 
 
 @dataclass
