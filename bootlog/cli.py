@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from bootlog.cli_common import fmt_num, get_engine, print_json
+from bootlog.cli_common import fmt_num, get_engine, get_ingest_store, print_json
 from bootlog.errors import BootlogError, Exit
 
 # command name -> "module:attribute"; kept here so the root knows every command without importing it
@@ -133,7 +133,7 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
         from bootlog.plan import load_plan
 
         plan = load_plan(plan_file)
-    engine = get_engine(ctx)
+    engine = get_ingest_store(ctx, paths) if not container else get_engine(ctx)
     specs = [("container", container)] if container else [("path", p) for p in paths]
     out = []
     for kind, spec in specs:

@@ -25,6 +25,22 @@ def get_engine(ctx: click.Context):
     return obj["engine"]
 
 
+def get_ingest_store(ctx: click.Context, paths: tuple[str, ...]):
+    """What `ingest` writes through: for plain files into an existing SQLite database at the
+    current schema, store/lite.py's sqlite3-only store (a re-ingest of a grown log then never
+    imports SQLAlchemy; it opens the engine itself if a write needs it), else get_engine()."""
+    if paths and all(p != "-" and not p.endswith(".gz") for p in paths):
+        root = ctx.find_root()
+        obj = root.ensure_object(dict)
+        if obj.get("engine") is None:
+            from bootlog.store.lite import open_lite
+
+            store = open_lite(obj.get("db"), lambda: get_engine(ctx))
+            if store is not None:
+                return store
+    return get_engine(ctx)
+
+
 def _default(o: Any) -> Any:
     if isinstance(o, (datetime, date)):
         return o.isoformat()

@@ -385,7 +385,11 @@ def _end_of_lines(path: str, size: int) -> int | None:
 
 def _resume_point(engine, source) -> Resume | None:
     """A stored position that still describes this file's beginning, else None (read it all)."""
-    from bootlog.store.queries import get_position, last_boot_of_source
+    if getattr(engine, "lite", False):  # store/lite.py: the same two reads with sqlite3 alone
+        get_position, last_boot_of_source = (lambda _e, k: engine.get_position(k)), \
+            (lambda _e, n: engine.last_boot_of_source(n))
+    else:
+        from bootlog.store.queries import get_position, last_boot_of_source
 
     pos = get_position(engine, _position_key(source))
     if pos is None:
@@ -417,7 +421,7 @@ def ingest(engine, spec: str | None, *, container: str | None = None, container_
     """
     from bootlog.envelope import detect
     from bootlog.sources import container_source, open_source
-    from bootlog.store.queries import SourceInfo, save_boots
+    from bootlog.store.rows import SourceInfo
 
     if source is None:
         source = container_source(container, engine=container_engine) if container else open_source(spec)
@@ -460,6 +464,19 @@ def ingest(engine, spec: str | None, *, container: str | None = None, container_
         return out
     info = SourceInfo(name=source.name, kind=source.kind, container=container,
                       host=host or default_host())
-    saved = save_boots(engine, info, boots, position=position, extend=extend)
+    if getattr(engine, "lite", False):
+        from bootlog.store.lite import PositionMoved
+
+        try:
+            saved = engine.save_boots(info, boots, position=position, extend=extend,
+                                      resumed_from=resume.offset if resume is not None else None)
+        except PositionMoved:
+            # another ingest stored these lines while this one read them: read again from its position
+            return ingest(engine.engine(), spec, container=container, container_engine=container_engine,
+                          host=host, plan=plan, progress=progress, fast=fast, source=source)
+    else:
+        from bootlog.store.queries import save_boots
+
+        saved = save_boots(engine, info, boots, position=position, extend=extend)
     out.extend(IngestedBoot(id=i, created=c, boot=b) for (i, c), b in zip(saved, boots))
     return out

@@ -38,7 +38,7 @@ def _script() -> ScriptDirectory:
 
 def test_head_constant_is_the_script_head():
     heads = _script().get_heads()
-    assert heads == [dbmod.HEAD_REVISION], "bump HEAD_REVISION in bootlog/store/db.py with each migration"
+    assert heads == [dbmod.HEAD_REVISION], "bump HEAD_REVISION in bootlog/store/where.py with each migration"
 
 
 def test_revisions_form_one_line_with_downgrades():

@@ -6,18 +6,13 @@ up-to-date database) costs one SELECT, not an alembic import.
 from __future__ import annotations
 
 import os
-import re
-from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from bootlog.errors import StoreError
-
-# The newest revision in migrations/versions; tests/test_migrations.py checks it against the
-# script directory, so bumping a migration without bumping this fails a test, not a user.
-HEAD_REVISION = "0001_initial"
+from bootlog.store.where import HEAD_REVISION, default_path, resolve_url  # noqa: F401  (re-exported)
 
 # Execution option that makes a SQLite transaction start with BEGIN IMMEDIATE: a writer takes the
 # write lock up front and waits on busy_timeout, instead of upgrading a read lock mid-transaction
@@ -25,20 +20,6 @@ HEAD_REVISION = "0001_initial"
 WRITE = "bootlog_write"
 
 BUSY_TIMEOUT_MS = 30_000
-_URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+]*://")
-
-
-def default_path() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "bootlog" / "bootlog.db"
-
-
-def resolve_url(db: str | None) -> str:
-    """--db value, else $BOOTLOG_DB, else the user data dir; a plain path means SQLite."""
-    value = db or os.environ.get("BOOTLOG_DB") or str(default_path())
-    if _URL_RE.match(value):
-        return value
-    return "sqlite:///" + os.path.abspath(os.path.expanduser(value))
 
 
 def sqlite_path(url: str) -> str | None:
