@@ -1143,10 +1143,20 @@ LITERALS: tuple[str, ...] = tuple(dict.fromkeys(p.literal for p in CATALOGUE))
 # Every figure a metric hit can carry (an entry's `name` plus the other figures on its line).
 METRIC_NAMES: tuple[str, ...] = tuple(UNITS)
 
-# literal -> [(pattern, compiled regex)], in catalogue order
-_BY_LITERAL: tuple[tuple[str, tuple[tuple[Pattern, Any], ...]], ...] = tuple(
-    (lit, tuple((p, re.compile(p.regex)) for p in CATALOGUE if p.literal == lit)) for lit in LITERALS
+# literal -> its patterns, in catalogue order; each regex is compiled the first time a line holds
+# its literal (a resumed read of runtime lines may need none of them, and compiling them all
+# would be most of this module's import time)
+_BY_LITERAL: tuple[tuple[str, tuple[Pattern, ...]], ...] = tuple(
+    (lit, tuple(p for p in CATALOGUE if p.literal == lit)) for lit in LITERALS
 )
+_RX: dict[str, Any] = {}
+
+
+def _compiled(p: Pattern) -> Any:
+    rx = _RX.get(p.id)
+    if rx is None:
+        rx = _RX[p.id] = re.compile(p.regex)
+    return rx
 
 
 def _hits_from_groups(p: Pattern, m: Any) -> list[Hit]:
@@ -1170,8 +1180,8 @@ def match(msg: str) -> list[Hit]:
     for lit, entries in _BY_LITERAL:
         if lit not in msg:
             continue
-        for p, rx in entries:
-            m = rx.search(msg)
+        for p in entries:
+            m = (_RX.get(p.id) or _compiled(p)).search(msg)
             if m is None:
                 continue
             if p.post is not None:
