@@ -44,6 +44,7 @@ class _Prepared:
     config: _Rows
     events: _Rows
     samples: _Rows
+    source: Boot | None = None  # the parsed Boot (the SQLite sample fast path reads it directly)
 
     @property
     def nlines(self) -> int:
@@ -75,6 +76,7 @@ def _prepare(src: SourceInfo, b: Boot) -> _Prepared:
         _Rows(lambda: _config_rows(b), len(b.config)),
         _Rows(lambda: _event_rows(b), len(b.events)),
         _Rows(lambda: _sample_rows(b), len(b.samples)),
+        b,
     )
 
 
@@ -106,9 +108,55 @@ def _insert_batched(conn: Connection, model, rows: Iterable[dict[str, Any]]) -> 
 
 
 def _insert_children(conn: Connection, pairs: list[tuple[int, _Prepared]]) -> None:
+    fast = _sqlite_fast(conn)
     for model, attr in ((MetricRow, "metrics"), (ConfigRow, "config"), (EventRow, "events"),
                         (SampleRow, "samples")):
+        if fast and model is SampleRow:
+            _insert_samples_sqlite(conn, pairs)
+            continue
         _insert_batched(conn, model, (dict(r, boot_id=bid) for bid, p in pairs for r in getattr(p, attr)))
+
+
+# Sample rows are most of an ingest's rows (one per stats line: 140,000 in a 512 MiB log).  On
+# SQLite they go to the driver as plain tuples, skipping SQLAlchemy's per-row parameter
+# processing; the values column is serialised exactly as SQLAlchemy's JSON type does it (the
+# dialect's json_serializer, else json.dumps), so the stored text is the same byte for byte
+# (tests/test_store.py compares both paths on the corpus).  PostgreSQL keeps the generic path.
+_SAMPLE_SQL = 'INSERT INTO samples (boot_id, line, ts, "values") VALUES (?, ?, ?, ?)'
+
+
+def _sqlite_fast(conn: Connection) -> bool:
+    d = conn.dialect
+    return d.name == "sqlite" and d.paramstyle == "qmark" and not _FORCE_GENERIC
+
+
+_FORCE_GENERIC = False  # tests: every row through SQLAlchemy, to compare the two paths
+
+
+def _sample_params(bid: int, p: _Prepared, dumps) -> Iterable[tuple]:
+    """(boot_id, line, ts, values JSON) per sample row of a prepared boot, in log order."""
+    b = p.source
+    if b is None:
+        for r in p.samples:
+            yield (bid, r["line"], r["ts"], dumps(r["values"]))
+        return
+    plain, jsonable = _plain_floats, _jsonable
+    for s in b.samples:
+        v = s.values
+        ts = s.ts
+        yield (bid, s.line, ts.isoformat() if ts is not None else None,
+               dumps(v if plain(v) else jsonable(v)))
+
+
+def _insert_samples_sqlite(conn: Connection, pairs: Iterable[tuple[int, _Prepared]]) -> None:
+    """The sample rows of `pairs` through the DBAPI, _BATCH rows per executemany (same transaction)."""
+    dumps = conn.dialect._json_serializer or json.dumps
+    it = (row for bid, p in pairs for row in _sample_params(bid, p, dumps))
+    while True:
+        batch = list(islice(it, _BATCH))
+        if not batch:
+            return
+        conn.exec_driver_sql(_SAMPLE_SQL, batch)
 
 
 def _insert_ids(conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
@@ -280,7 +328,10 @@ def _extend_tx(conn: Connection, boot_id: int, p: _Prepared) -> None:
         if rows:
             conn.execute(insert(model), rows)
     if p.samples:
-        _insert_batched(conn, SampleRow, (dict(r, boot_id=boot_id) for r in p.samples))
+        if _sqlite_fast(conn):
+            _insert_samples_sqlite(conn, [(boot_id, p)])
+        else:
+            _insert_batched(conn, SampleRow, (dict(r, boot_id=boot_id) for r in p.samples))
     known = set(conn.execute(select(ConfigRow.key).where(ConfigRow.boot_id == boot_id)).scalars())
     cfg = [dict(r, boot_id=boot_id) for r in p.config if r["key"] not in known]
     if cfg:
