@@ -189,6 +189,11 @@ class _Counter:
 # last, which the splitter may still extend) are pickled to one anonymous temporary file; after
 # parse, Boot.samples becomes a SpilledSamples sequence that reads them back in order when the
 # store iterates it.  Peak memory then no longer depends on the log's length.
+#
+# They are spilled as the samples table's own column values, (line, ts ISO text, values JSON)
+# (store/samplerows.py), so the store hands them to the driver as they come back from the file;
+# a Sample those cannot rebuild exactly (values that are not plain floats, a ts whose tzinfo is
+# not a fixed offset) keeps its own ts and values beside them.
 
 _SPILL_EVERY = 4096  # records between checks
 _SPILL_KEEP = 1024  # samples a boot may hold in memory before its older ones are spilled
@@ -231,7 +236,7 @@ class _Spill:
         if self.broken:
             return
         done = b.samples[:-1]
-        data = pickle.dumps([(s.line, s.ts, s.values) for s in done], protocol=pickle.HIGHEST_PROTOCOL)
+        data = pickle.dumps(_spill_part(done), protocol=pickle.HIGHEST_PROTOCOL)
         try:
             if self.file is None:
                 self.file = tempfile.TemporaryFile(prefix="bootlog-samples-")
@@ -258,9 +263,39 @@ class _Spill:
         self.parts = {}
 
 
+def _spill_part(samples: list[Sample]) -> tuple[list[tuple], dict[int, tuple]]:
+    """(rows, odd): (line, ts ISO, values JSON) per sample, and {index: (ts, values)} for the
+    samples those rows cannot rebuild exactly (see "bounded memory" above)."""
+    import json
+    from datetime import timezone
+
+    from bootlog.store.rows import _jsonable, _plain_floats
+    from bootlog.store.samplerows import plain_dumps
+
+    rows: list[tuple] = []
+    odd: dict[int, tuple] = {}
+    add = rows.append
+    for i, s in enumerate(samples):  # store/samplerows.sample_rows, and the odd ones noted
+        v, ts = s.values, s.ts
+        if _plain_floats(v):
+            js = plain_dumps(v)
+        else:
+            js = json.dumps(_jsonable(v))
+            odd[i] = (ts, v)
+        if ts is None:
+            add((s.line, None, js))
+            continue
+        tz = ts.tzinfo
+        if tz is not None and tz.__class__ is not timezone:
+            odd[i] = (ts, v)
+        add((s.line, ts.isoformat(), js))
+    return rows, odd
+
+
 class SpilledSamples:
     """A boot's runtime samples, most of them in a temporary file: a read-only sequence that
-    yields Sample objects in log order each time it is iterated (the store may retry)."""
+    yields Sample objects in log order each time it is iterated (the store may retry).
+    row_parts() gives the same samples as ready-made `samples` rows (the SQLite store's path)."""
 
     def __init__(self, file, parts: list[tuple[int, int]], spilled: int, tail: list[Sample]) -> None:
         self.file, self.parts, self.spilled, self.tail = file, parts, spilled, tail
@@ -271,13 +306,33 @@ class SpilledSamples:
     def __bool__(self) -> bool:
         return len(self) > 0
 
-    def __iter__(self) -> Iterator[Sample]:
+    def _read(self) -> Iterator[tuple[list[tuple], dict[int, tuple]]]:
         import pickle
 
         for at, n in self.parts:
             self.file.seek(at)
-            for line, ts, values in pickle.loads(self.file.read(n)):
-                yield Sample(line, ts, values)
+            yield pickle.loads(self.file.read(n))
+
+    def row_parts(self) -> Iterator[list[tuple[int, str | None, str]]]:
+        """Lists of (line, ts ISO text, values JSON), in log order: store/samplerows.sample_rows
+        of every sample (the values JSON as json.dumps with default settings makes it)."""
+        from bootlog.store.samplerows import sample_rows
+
+        for rows, _ in self._read():
+            yield rows
+        if self.tail:
+            yield sample_rows(self.tail)
+
+    def __iter__(self) -> Iterator[Sample]:
+        from json import loads
+
+        fromiso = datetime.fromisoformat
+        for rows, odd in self._read():
+            for i, (line, ts, values) in enumerate(rows):
+                if i in odd:
+                    yield Sample(line, *odd[i])
+                else:
+                    yield Sample(line, fromiso(ts) if ts is not None else None, loads(values))
         yield from self.tail
 
     def __eq__(self, other) -> bool:

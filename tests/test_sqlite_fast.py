@@ -143,3 +143,37 @@ def test_odd_sample_values_equal_generic_rows(tmp_path, monkeypatch):
     assert out[0]["samples"] == out[1]["samples"]
     assert len(out[0]["samples"]) == len(odd)
     assert not any(isinstance(x, float) and math.isnan(x) for row in out[0]["samples"] for x in row)
+
+
+def test_spilled_rows_rebuild_every_sample_exactly():
+    """The spill file holds rows; odd samples (values that are not plain floats, a ts with a
+    zone that is no fixed offset) come back as they went in, and row_parts() are sample_rows()."""
+    from datetime import datetime, timedelta, timezone
+    from zoneinfo import ZoneInfo
+
+    from bootlog.records import Boot
+    from bootlog.store.samplerows import sample_rows
+
+    stamps = [None, datetime(2026, 1, 2, 3, 4, 5), datetime(2026, 1, 2, 3, 4, 5, 123456),
+              datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc),
+              datetime(2026, 1, 2, 3, 4, 5, 7, tzinfo=timezone(timedelta(hours=-7, minutes=-30))),
+              datetime(2026, 7, 2, 3, 4, 5, tzinfo=ZoneInfo("Europe/Berlin"))]
+    values = [{"a": 1.5, "b": 2.0}, {"a": float("nan")}, {"n": 3}, {}, {"x": {"y": [1.0]}}, {"é": 0.1}]
+    samples = [Sample(10 + i, stamps[i % len(stamps)], dict(values[(i * 5) % len(values)]))
+               for i in range(40)]
+    b = Boot(first_line=1, last_line=100, samples=list(samples))
+    spill = ingest_mod._Spill(splitter=None)
+    spill._put(b)  # all but the last sample
+    b.samples.extend(Sample(200 + i, None, {"z": float(i)}) for i in range(3))
+    spill._put(b)
+    spill.seal([b])
+    assert isinstance(b.samples, ingest_mod.SpilledSamples) and b.samples.spilled == 42
+    want = samples + [Sample(200 + i, None, {"z": float(i)}) for i in range(3)]
+    got = list(b.samples)
+    assert repr(got) == repr(want) == repr(list(b.samples))  # (repr: NaN != NaN)
+    assert [s for s in got if "nan" not in repr(s)] == [s for s in want if "nan" not in repr(s)]
+    assert [str(s.ts.tzinfo) if s.ts else None for s in got] == [str(s.ts.tzinfo) if s.ts else None for s in want]
+    assert [r for part in b.samples.row_parts() for r in part] == sample_rows(want)
+    for (line, ts, js), s in zip(sample_rows(want), want):
+        assert ts == (s.ts.isoformat() if s.ts else None)
+        assert js == queries.json.dumps(queries._jsonable(s.values))

@@ -367,17 +367,21 @@ def test_many_samples_stored_in_batches_in_one_transaction(engine, monkeypatch):
             raise RuntimeError("disk on fire")
         return real(conn, model, rows)
 
-    def failing_fast(conn, pairs):  # SQLite's sample rows skip _insert_batched (queries._sqlite_fast)
-        rows = [r for bid, p in pairs for r in queries._sample_params(bid, p, json.dumps)]
-        conn.exec_driver_sql(queries._SAMPLE_SQL, rows[:4])
-        raise RuntimeError("disk on fire")
+    real_rows, batches = queries._execute_rows, []
+
+    def failing_rows(conn, sql, rows):  # SQLite's sample rows skip _insert_batched (queries._sqlite_fast)
+        batches.append(len(rows))
+        if len(batches) > 1:
+            raise RuntimeError("disk on fire")
+        real_rows(conn, sql, rows)
 
     monkeypatch.setattr(queries, "_insert_batched", failing)
-    monkeypatch.setattr(queries, "_insert_samples_sqlite", failing_fast)
+    monkeypatch.setattr(queries, "_execute_rows", failing_rows)
     before = count_rows(engine)
     with pytest.raises(RuntimeError):
         save_boots(engine, PRIMARY, [bad])
     assert count_rows(engine) == before
+    assert batches in ([], [4, 4])  # (the fast path's first batch went in, then was undone)
 
 
 @pytest.mark.parametrize("printed, value", [

@@ -120,9 +120,14 @@ def _insert_children(conn: Connection, pairs: list[tuple[int, _Prepared]]) -> No
 # Sample rows are most of an ingest's rows (one per stats line: 140,000 in a 512 MiB log).  On
 # SQLite they go to the driver as plain tuples, skipping SQLAlchemy's per-row parameter
 # processing; the values column is serialised exactly as SQLAlchemy's JSON type does it (the
-# dialect's json_serializer, else json.dumps), so the stored text is the same byte for byte
-# (tests/test_store.py compares both paths on the corpus).  PostgreSQL keeps the generic path.
-_SAMPLE_SQL = 'INSERT INTO samples (boot_id, line, ts, "values") VALUES (?, ?, ?, ?)'
+# dialect's json_serializer, else json.dumps: store/samplerows.py), so the stored text is the same
+# byte for byte (tests/test_sqlite_fast.py compares both paths on the corpus).  Samples that
+# ingest spilled to disk come back as ready-made rows (SpilledSamples.row_parts) and go to
+# executemany as read.  PostgreSQL keeps the generic path.
+def _sample_sql(bid: int) -> str:
+    # the boot id written into the statement (an int from the database), so that the rows are
+    # the spilled (line, ts, values) tuples as they are
+    return f'INSERT INTO samples (boot_id, line, ts, "values") VALUES ({int(bid)}, ?, ?, ?)'
 
 
 def _sqlite_fast(conn: Connection) -> bool:
@@ -133,30 +138,51 @@ def _sqlite_fast(conn: Connection) -> bool:
 _FORCE_GENERIC = False  # tests: every row through SQLAlchemy, to compare the two paths
 
 
-def _sample_params(bid: int, p: _Prepared, dumps) -> Iterable[tuple]:
-    """(boot_id, line, ts, values JSON) per sample row of a prepared boot, in log order."""
+def _sample_row_parts(p: _Prepared, dumps) -> Iterable[list[tuple]]:
+    """A prepared boot's sample rows as lists of (line, ts, values JSON), in log order."""
+    from bootlog.store.samplerows import sample_rows
+
     b = p.source
-    if b is None:
-        for r in p.samples:
-            yield (bid, r["line"], r["ts"], dumps(r["values"]))
+    if b is None:  # (not made by _prepare)
+        rows = [(r["line"], r["ts"], dumps(r["values"])) for r in p.samples]
+        yield rows
         return
-    plain, jsonable = _plain_floats, _jsonable
-    for s in b.samples:
+    samples = b.samples
+    if dumps is None:  # SQLAlchemy's default serialiser: json.dumps, as the ready-made rows
+        parts = getattr(samples, "row_parts", None)
+        if parts is not None:
+            yield from parts()
+            return
+        for k in range(0, len(samples), _BATCH):
+            yield sample_rows(samples[k : k + _BATCH])
+        return
+    rows = []
+    for s in samples:  # a serialiser of the engine's own
         v = s.values
-        ts = s.ts
-        yield (bid, s.line, ts.isoformat() if ts is not None else None,
-               dumps(v if plain(v) else jsonable(v)))
+        rows.append((s.line, _iso(s.ts), dumps(v if _plain_floats(v) else _jsonable(v))))
+        if len(rows) >= _BATCH:
+            yield rows
+            rows = []
+    yield rows
 
 
 def _insert_samples_sqlite(conn: Connection, pairs: Iterable[tuple[int, _Prepared]]) -> None:
-    """The sample rows of `pairs` through the DBAPI, _BATCH rows per executemany (same transaction)."""
-    dumps = conn.dialect._json_serializer or json.dumps
-    it = (row for bid, p in pairs for row in _sample_params(bid, p, dumps))
-    while True:
-        batch = list(islice(it, _BATCH))
-        if not batch:
-            return
-        conn.exec_driver_sql(_SAMPLE_SQL, batch)
+    """The sample rows of `pairs` through the DBAPI, at most _BATCH rows per executemany (same
+    transaction)."""
+    dumps = conn.dialect._json_serializer
+    for bid, p in pairs:
+        if not p.samples:
+            continue
+        sql = _sample_sql(bid)
+        for rows in _sample_row_parts(p, dumps):
+            for k in range(0, len(rows), _BATCH):
+                batch = rows[k : k + _BATCH] if len(rows) > _BATCH else rows
+                if batch:
+                    _execute_rows(conn, sql, batch)
+
+
+def _execute_rows(conn: Connection, sql: str, rows: list[tuple]) -> None:
+    conn.exec_driver_sql(sql, rows)
 
 
 def _insert_ids(conn: Connection, rows: list[dict[str, Any]]) -> list[int]:

@@ -1,0 +1,59 @@
+"""A stats sample as its `samples` row values, (line, ts, values JSON), made as cheaply as possible.
+
+The JSON is exactly what SQLAlchemy's JSON type writes for store/rows.py's row (json.dumps with
+default settings of the plain-JSON values): the store on SQLite, and ingest's spill file, hand
+these tuples to the driver as they are (tests/test_sqlite_fast.py compares them with the generic
+SQLAlchemy path on real logs).  No SQLAlchemy here: ingest's spill runs before the store is opened.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from bootlog.store.rows import _jsonable, _plain_floats
+
+try:  # json.dumps' own C encoder, made once instead of per call (json.dumps builds one each time)
+    from json.encoder import c_make_encoder as _c_make_encoder, encode_basestring_ascii as _ascii
+except ImportError:  # pragma: no cover - a Python without the _json accelerator
+    _c_make_encoder = None
+
+
+def _make_plain_dumps() -> Callable[[dict], str]:
+    if _c_make_encoder is None:  # pragma: no cover
+        return json.dumps
+
+    def _no_default(o: Any) -> Any:  # never reached for plain floats under str keys
+        raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
+
+    # the arguments json.JSONEncoder.iterencode passes for json.dumps' defaults (ensure_ascii,
+    # ", " and ": ", allow_nan), without the circular-reference markers (a flat dict has none)
+    enc = _c_make_encoder(None, _no_default, _ascii, None, ": ", ", ", False, False, True)
+    join = "".join
+
+    def dumps(values: dict) -> str:
+        return join(enc(values, 0))
+    return dumps
+
+
+plain_dumps = _make_plain_dumps()
+
+
+def values_json(values: dict) -> str:
+    """json.dumps of the stored form of a sample's values (rows._sample_rows), as SQLAlchemy
+    would serialise it."""
+    if _plain_floats(values):
+        return plain_dumps(values)
+    return json.dumps(_jsonable(values))
+
+
+def sample_rows(samples) -> list[tuple[int, str | None, str]]:
+    """(line, ts ISO text, values JSON) per Sample: the samples table's own columns."""
+    plain, jsonable, pdumps, dumps = _plain_floats, _jsonable, plain_dumps, json.dumps
+    out = []
+    add = out.append
+    for s in samples:
+        v = s.values
+        ts = s.ts
+        add((s.line, ts.isoformat() if ts is not None else None,
+             pdumps(v) if plain(v) else dumps(jsonable(v))))
+    return out
