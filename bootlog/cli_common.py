@@ -26,18 +26,17 @@ def get_engine(ctx: click.Context):
 
 
 def get_ingest_store(ctx: click.Context, paths: tuple[str, ...]):
-    """What `ingest` writes through: for plain files into an existing SQLite database at the
-    current schema, store/lite.py's sqlite3-only store (a re-ingest of a grown log then never
-    imports SQLAlchemy; it opens the engine itself if a write needs it), else get_engine()."""
-    if paths and all(p != "-" and not p.endswith(".gz") for p in paths):
-        root = ctx.find_root()
-        obj = root.ensure_object(dict)
-        if obj.get("engine") is None:
-            from bootlog.store.lite import open_lite
+    """What `ingest` writes through: for a SQLite database (the default), store/lite.py's
+    sqlite3-only store, which writes the same rows as the SQLAlchemy store without importing
+    SQLAlchemy (~0.15 s of every start); else, or when the database needs migrating, get_engine()."""
+    root = ctx.find_root()
+    obj = root.ensure_object(dict)
+    if paths and obj.get("engine") is None:
+        from bootlog.store.lite import open_lite
 
-            store = open_lite(obj.get("db"), lambda: get_engine(ctx))
-            if store is not None:
-                return store
+        store = open_lite(obj.get("db"), lambda: get_engine(ctx))
+        if store is not None:
+            return store
     return get_engine(ctx)
 
 

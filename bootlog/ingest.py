@@ -467,7 +467,7 @@ def _resume_point(engine, source) -> Resume | None:
 
 def ingest(engine, spec: str | None, *, container: str | None = None, container_engine: str = "podman",
            host: str | None = None, plan=None, progress: bool = False, fast: bool = True,
-           source=None) -> Ingested:
+           source=None, _again: int = 0) -> Ingested:
     """Parse one source completely, then store all its boots in one transaction.
 
     A plain file ingested before is read from where the last read stopped (if its head is
@@ -527,8 +527,12 @@ def ingest(engine, spec: str | None, *, container: str | None = None, container_
                                       resumed_from=resume.offset if resume is not None else None)
         except PositionMoved:
             # another ingest stored these lines while this one read them: read again from its position
-            return ingest(engine.engine(), spec, container=container, container_engine=container_engine,
-                          host=host, plan=plan, progress=progress, fast=fast, source=source)
+            if _again >= 5:
+                from bootlog.errors import StoreError
+
+                raise StoreError(f"{source.name}: other ingests keep storing this file meanwhile; try again")
+            return ingest(engine, spec, container=container, container_engine=container_engine, host=host,
+                          plan=plan, progress=progress, fast=fast, source=source, _again=_again + 1)
     else:
         from bootlog.store.queries import save_boots
 

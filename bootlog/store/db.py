@@ -12,7 +12,8 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from bootlog.errors import StoreError
-from bootlog.store.where import HEAD_REVISION, default_path, resolve_url  # noqa: F401  (re-exported)
+from bootlog.store.where import (  # noqa: F401  (re-exported)
+    HEAD_REVISION, create_private_file as _create_private_file, default_path, resolve_url)
 
 # Execution option that makes a SQLite transaction start with BEGIN IMMEDIATE: a writer takes the
 # write lock up front and waits on busy_timeout, instead of upgrading a read lock mid-transaction
@@ -28,24 +29,6 @@ def sqlite_path(url: str) -> str | None:
     if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
         return None
     return u.database
-
-
-def _create_private_file(path: str) -> None:
-    # the database holds the operator's configs and error text: create it 0600, never umask-wide
-    parent = os.path.dirname(path)
-    if parent and not os.path.isdir(parent) and os.path.abspath(path) != os.path.abspath(default_path()):
-        # only the default location is made on the fly: a mistyped --db must not quietly start
-        # an empty database somewhere else
-        raise StoreError(f"cannot create database {path}: directory {parent} does not exist")
-    try:
-        if parent:
-            os.makedirs(parent, mode=0o700, exist_ok=True)
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        os.close(fd)
-    except FileExistsError:
-        pass  # another process created it first; fine
-    except OSError as err:
-        raise StoreError(f"cannot create database {path}: {err.strerror or err}") from err
 
 
 def _sqlite_connect(dbapi_conn, _record) -> None:

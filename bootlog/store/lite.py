@@ -1,13 +1,12 @@
-"""The re-ingest fast path: a grown log's new lines appended to its stored boot with sqlite3 alone.
+"""The SQLite store for `bootlog ingest`, with the standard library's sqlite3 alone.
 
-`bootlog ingest FILE` on a file ingested before (the hook, watch, a cron job) usually finds a few
-hundred new runtime lines that only extend the boot already stored. Importing SQLAlchemy and the
-ORM models costs ~0.15 s, far more than reading and storing those lines, so for an existing
-SQLite database at the current schema ingest first gets a Lite store: the position and
-last-boot lookups and the extend-only write are a handful of plain SQL statements on the same
-tables, with the same rows (store/rows.py builds them for both writers). Anything else (new
-boots, a new source, a database to create or migrate) goes to the SQLAlchemy store, opened only
-then.  tests/test_lite.py holds both paths to identical tables on real logs.
+Importing SQLAlchemy and the ORM models costs ~0.15 s, more than reading a few hundred new lines
+of a grown log (the hook, watch, a cron job) or a whole small one, so `ingest` into a SQLite
+database writes through this module: the same transaction as queries.save_boots (same dedup and
+replace decisions, same rows in the same order, built by store/rows.py and store/samplerows.py for
+both), the resume lookups, and a new database's schema (as create_all writes it).  Databases that
+need a migration, PostgreSQL, and every other command use the SQLAlchemy store.
+tests/test_lite.py holds the two writers to identical tables on every fixture log.
 """
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ from typing import Any, Callable
 from bootlog.errors import StoreError
 from bootlog.records import Boot
 from bootlog.store import rows
-from bootlog.store.where import HEAD_REVISION, plain_sqlite_file, resolve_url
+from bootlog.store.where import HEAD_REVISION, create_private_file, plain_sqlite_file, resolve_url
 
 BUSY_TIMEOUT_MS = 30_000  # as store/db.py's engine
 
@@ -71,49 +70,172 @@ class Lite:
 
     def save_boots(self, src: rows.SourceInfo, boots: list[Boot], position: tuple[str, int, str] | None = None,
                    extend: int | None = None, resumed_from: int | None = None) -> list[tuple[int, bool]]:
-        """queries.save_boots for a resumed read whose lines only extend the stored boot `extend`
-        (or are no vLLM lines at all); everything else is handed to queries.save_boots."""
-        only_extend = (extend is not None and len(boots) == 1 and boots[0].continued) or \
-            (extend is None and not boots)
-        if only_extend and position is not None:
-            try:
-                done = self._extend(src, boots[0] if boots else None, extend, position, resumed_from)
-            except sqlite3.Error as err:
-                raise StoreError(f"cannot write database: {err}") from err
-            if done is not None:
-                return done
-        from bootlog.store.queries import save_boots
+        """queries.save_boots (same rows, same ids, same decisions) in one sqlite3 transaction.
+        resumed_from: the stored offset a resumed read started at; if another ingest moved it
+        meanwhile, nothing is written and PositionMoved says to read again."""
+        if extend is not None and not (boots and boots[0].continued):
+            raise ValueError("extend needs a continued boot first")
+        if not boots and position is None:
+            return []
+        prepared = [(rows.boot_row(src, b), b) for b in boots]
+        try:
+            return self._save(src, prepared, position, extend, resumed_from)
+        except sqlite3.Error as err:
+            raise StoreError(f"cannot write database: {err}") from err
 
-        return save_boots(self.engine(), src, boots, position=position, extend=extend)
-
-    def _extend(self, src: rows.SourceInfo, boot: Boot | None, boot_id: int | None,
-                position: tuple[str, int, str], resumed_from: int | None) -> list[tuple[int, bool]] | None:
+    def _save(self, src: rows.SourceInfo, prepared: list[tuple[dict[str, Any], Boot]],
+              position: tuple[str, int, str] | None, extend: int | None,
+              resumed_from: int | None) -> list[tuple[int, bool]]:
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")  # the write lock first, as the SQLAlchemy writer does
         try:
-            if conn.execute("SELECT id FROM sources WHERE key = ?", (src.key,)).fetchone() is None:
-                conn.execute("ROLLBACK")
-                return None  # a new source row (another --host): the full store makes it
-            key, offset, head = position
-            if resumed_from is not None:
-                now_at = conn.execute("SELECT byte_offset FROM positions WHERE source_key = ?", (key,)).fetchone()
+            if resumed_from is not None and position is not None:
+                now_at = conn.execute("SELECT byte_offset FROM positions WHERE source_key = ?",
+                                      (position[0],)).fetchone()
                 if now_at is None or now_at[0] != resumed_from:
-                    raise PositionMoved(key)
-            out: list[tuple[int, bool]] = []
-            if boot is not None:
-                self._extend_boot(boot_id, boot)
-                out.append((boot_id, False))
-            stamp = rows._now()
-            if not conn.execute("UPDATE positions SET byte_offset = ?, head_fingerprint = ?, updated = ? "
-                                "WHERE source_key = ?", (offset, head, stamp, key)).rowcount:
-                conn.execute("INSERT INTO positions (source_key, byte_offset, head_fingerprint, updated) "
-                             "VALUES (?, ?, ?, ?)", (key, offset, head, stamp))
+                    raise PositionMoved(position[0])
+            out = self._save_rows(src, prepared, extend)
+            if position is not None:
+                key, offset, head = position
+                stamp = rows._now()
+                if not conn.execute("UPDATE positions SET byte_offset = ?, head_fingerprint = ?, updated = ? "
+                                    "WHERE source_key = ?", (offset, head, stamp, key)).rowcount:
+                    conn.execute("INSERT INTO positions (source_key, byte_offset, head_fingerprint, updated) "
+                                 "VALUES (?, ?, ?, ?)", (key, offset, head, stamp))
             conn.execute("COMMIT")
             return out
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+
+    def _source_id(self, src: rows.SourceInfo) -> int:
+        conn = self.conn
+        found = conn.execute("SELECT id FROM sources WHERE key = ?", (src.key,)).fetchone()
+        if found is not None:
+            return found[0]
+        return conn.execute('INSERT INTO sources ("key", name, kind, container, host, created) VALUES (?, ?, ?, ?, ?, ?)',
+                            (src.key, src.name, src.kind, src.container, src.host, rows._now())).lastrowid
+
+    def _save_rows(self, src: rows.SourceInfo, prepared: list[tuple[dict[str, Any], Boot]],
+                   extend: int | None) -> list[tuple[int, bool]]:
+        """queries._save_tx between its BEGIN and its position, decision for decision."""
+        conn = self.conn
+        sid = self._source_id(src)
+        head: list[tuple[int, bool]] = []
+        if extend is not None:
+            self._extend_boot(extend, prepared[0][1])
+            head, prepared = [(extend, False)], prepared[1:]
+        fps = list(dict.fromkeys(p["fingerprint"] for p, _ in prepared))
+        by_fp: dict[str, dict[str, Any]] = {}
+        for chunk in _chunks(fps):
+            q = f"SELECT {_MATCH} FROM boots WHERE fingerprint IN ({', '.join('?' * len(chunk))})"
+            by_fp.update({r["fingerprint"]: r for r in map(_match_row, conn.execute(q, chunk))})
+        firsts = list({p["first_line"] for p, _ in prepared if p["fingerprint"] not in by_fp})
+        by_start: dict[int, list[dict[str, Any]]] = {}
+        for chunk in _chunks(firsts):
+            q = (f"SELECT {_MATCH} FROM boots WHERE source_id = ? AND first_line IN ({', '.join('?' * len(chunk))}) "
+                 "ORDER BY id")
+            for r in map(_match_row, conn.execute(q, (sid, *chunk))):
+                by_start.setdefault(r["first_line"], []).append(r)
+
+        now = rows._now()
+        result: list[tuple[int, bool] | None] = [None] * len(prepared)
+        new_idx: list[int] = []
+        replaced: list[tuple[int, tuple[dict[str, Any], Boot]]] = []
+        claimed: set[int] = {r["id"] for r in by_fp.values()}
+        seen: dict[str, int] = {}
+        for i, (p, b) in enumerate(prepared):
+            fp = p["fingerprint"]
+            if fp in seen:
+                continue
+            seen[fp] = i
+            old = by_fp.get(fp)
+            if old is None:
+                old = next((r for r in by_start.get(p["first_line"], [])
+                            if r["id"] not in claimed and _same_start(r, p)), None)
+                if old is not None:
+                    claimed.add(old["id"])
+            if old is None:
+                new_idx.append(i)
+                continue
+            result[i] = (old["id"], False)
+            if self._should_replace(old, p, b):
+                values = {k: v for k, v in p.items() if k not in ("container", "host")}
+                values["ingested_at"] = now
+                conn.execute("UPDATE boots SET " + ", ".join(f"{k} = ?" for k in values) + " WHERE id = ?",
+                             (*values.values(), old["id"]))
+                replaced.append((old["id"], (p, b)))
+
+        if replaced:
+            ids = [bid for bid, _ in replaced]
+            for table in ("metrics", "config", "events", "samples"):
+                for chunk in _chunks(ids):
+                    conn.execute(f"DELETE FROM {table} WHERE boot_id IN ({', '.join('?' * len(chunk))})", chunk)
+
+        created: list[tuple[int, tuple[dict[str, Any], Boot]]] = []
+        if new_idx:
+            sql = _insert_sql("boots", _BOOT_COLS)
+            for i in new_idx:
+                p = prepared[i][0]
+                bid = conn.execute(sql, tuple(dict(p, source_id=sid, ingested_at=now)[c] for c in _BOOT_COLS)).lastrowid
+                result[i] = (bid, True)
+                created.append((bid, prepared[i]))
+
+        self._insert_children(created + replaced)
+        for i, (p, _) in enumerate(prepared):  # in-call duplicates point at the first copy
+            if result[i] is None:
+                result[i] = (result[seen[p["fingerprint"]]][0], False)
+        return head + [r for r in result if r is not None]
+
+    def _should_replace(self, stored: dict[str, Any], p: dict[str, Any], b: Boot) -> bool:
+        """queries._should_replace."""
+        old_n = stored["last_line"] - stored["first_line"] + 1
+        new_n = p["last_line"] - p["first_line"] + 1
+        if new_n != old_n:
+            return new_n > old_n
+        if stored["status"] == "incomplete" and p["status"] != "incomplete":
+            return True
+        counts = [self.conn.execute(f"SELECT count(*) FROM {t} WHERE boot_id = ?", (stored["id"],)).fetchone()[0]
+                  for t in ("metrics", "events", "samples")]
+        n_metrics = sum(1 for m in b.metrics if rows._finite(m.value) is not None)
+        return counts != [n_metrics, len(b.events), len(b.samples)]
+
+    def _insert_children(self, pairs: list[tuple[int, tuple[dict[str, Any], Boot]]]) -> None:
+        """Child rows table by table, as queries._insert_children (so row ids come out the same)."""
+        conn = self.conn
+        for table, make, cols in (("metrics", rows._metric_rows, _METRIC_COLS),
+                                  ("config", rows._config_rows, _CONFIG_COLS),
+                                  ("events", rows._event_rows, _EVENT_COLS)):
+            sql = _insert_sql(table, cols)
+            batch: list[tuple] = []
+            for bid, (_, b) in pairs:
+                for r in make(b):
+                    r["boot_id"] = bid
+                    batch.append(_row(r, cols))
+                if len(batch) >= _BATCH:
+                    conn.executemany(sql, batch)
+                    batch = []
+            if batch:
+                conn.executemany(sql, batch)
+        for bid, (_, b) in pairs:
+            self._insert_samples(bid, b)
+
+    def _insert_samples(self, boot_id: int, b: Boot) -> None:
+        if not b.samples:
+            return
+        sql = f'INSERT INTO samples (boot_id, line, ts, "values") VALUES ({int(boot_id)}, ?, ?, ?)'
+        parts = getattr(b.samples, "row_parts", None)
+        if parts is not None:  # spilled by ingest as ready-made rows
+            for batch in parts():
+                if batch:
+                    self.conn.executemany(sql, batch)
+            return
+        from bootlog.store.samplerows import sample_rows
+
+        samples = list(b.samples)
+        for k in range(0, len(samples), _BATCH):
+            self.conn.executemany(sql, sample_rows(samples[k : k + _BATCH]))
 
     def _extend_boot(self, boot_id: int, b: Boot) -> None:
         """queries._extend_tx, statement for statement."""
@@ -138,26 +260,45 @@ class Lite:
             data = [_row(dict(r, seq=r["seq"] + add, boot_id=boot_id), cols) for r in make(b)]
             if data:
                 conn.executemany(_insert_sql(table, cols), data)
-        if b.samples:
-            sql = _insert_sql("samples", _SAMPLE_COLS)
-            batch: list[tuple] = []
-            for r in rows._sample_rows(b):
-                batch.append((boot_id, r["line"], r["ts"], _json(r["values"])))
-                if len(batch) >= 5000:
-                    conn.executemany(sql, batch)
-                    batch = []
-            if batch:
-                conn.executemany(sql, batch)
+        self._insert_samples(boot_id, b)
         known = {k for (k,) in conn.execute("SELECT key FROM config WHERE boot_id = ?", (boot_id,))}
         cfg = [(boot_id, r["key"], r["value"]) for r in rows._config_rows(b) if r["key"] not in known]
         if cfg:
-            conn.executemany(_insert_sql("config", ("boot_id", "key", "value")), cfg)
+            conn.executemany(_insert_sql("config", _CONFIG_COLS), cfg)
 
     def close(self) -> None:
         self.conn.close()
 
 
+_BATCH = 5000  # rows per executemany, as queries._BATCH
+_CHUNK = 500  # bound on IN (...) lists, as queries._CHUNK
+_MATCH = "id, fingerprint, first_line, last_line, status, started_at, vllm_version, model"
+_MATCH_KEYS = tuple(_MATCH.split(", "))
+
+
+def _match_row(r: tuple) -> dict[str, Any]:
+    return dict(zip(_MATCH_KEYS, r))
+
+
+def _chunks(items: list, n: int = _CHUNK):
+    for i in range(0, len(items), n):
+        yield items[i : i + n]
+
+
+def _same_start(stored: dict[str, Any], b: dict[str, Any]) -> bool:
+    """queries._same_start: the same boot read again at another length, its fingerprint moved."""
+    if stored["started_at"] is None or stored["started_at"] != b["started_at"]:
+        return False
+    if stored["first_line"] != b["first_line"]:
+        return False
+    return all(stored[k] is None or b[k] is None or stored[k] == b[k] for k in ("vllm_version", "model"))
+
+
 # column order of the inserts; tests/test_lite.py checks them against the models
+_BOOT_COLS = ("source_id", "container", "host", "status", "failure", "failure_message", "vllm_version", "engine",
+              "model", "started_at", "ready_at", "ended_at", "first_line", "last_line", "fingerprint",
+              "config_hash", "ingested_at")
+_CONFIG_COLS = ("boot_id", "key", "value")
 _METRIC_COLS = ("boot_id", "seq", "name", "value", "unit", "rank", "line", "ts", "pattern")
 _EVENT_COLS = ("boot_id", "seq", "kind", "rank", "line", "ts", "message", "detail")
 _SAMPLE_COLS = ("boot_id", "line", "ts", "values")
@@ -173,14 +314,60 @@ def _insert_sql(table: str, cols: tuple[str, ...]) -> str:
     return f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(cols))})"
 
 
+# The schema at HEAD_REVISION exactly as SQLAlchemy's create_all writes it on SQLite (store/db.py
+# _create_fresh); tests/test_lite.py compares sqlite_master of both, so a migration that changes
+# the models fails a test until this is regenerated.
+_SCHEMA = (
+    'CREATE TABLE sources (\n\tid INTEGER NOT NULL, \n\t"key" TEXT NOT NULL, \n\tname TEXT NOT NULL, \n\tkind VARCHAR(32) NOT NULL, \n\tcontainer TEXT, \n\thost TEXT, \n\tcreated VARCHAR(40) NOT NULL, \n\tCONSTRAINT pk_sources PRIMARY KEY (id), \n\tCONSTRAINT uq_sources_key UNIQUE ("key")\n)',
+    'CREATE TABLE positions (\n\tid INTEGER NOT NULL, \n\tsource_key TEXT NOT NULL, \n\tbyte_offset BIGINT NOT NULL, \n\thead_fingerprint VARCHAR(128) NOT NULL, \n\tupdated VARCHAR(40) NOT NULL, \n\tCONSTRAINT pk_positions PRIMARY KEY (id), \n\tCONSTRAINT uq_positions_source_key UNIQUE (source_key)\n)',
+    'CREATE TABLE boots (\n\tid INTEGER NOT NULL, \n\tsource_id INTEGER NOT NULL, \n\tcontainer TEXT, \n\thost TEXT, \n\tstatus VARCHAR(16) NOT NULL, \n\tfailure VARCHAR(32), \n\tfailure_message TEXT, \n\tvllm_version VARCHAR(64), \n\tengine VARCHAR(8), \n\tmodel TEXT, \n\tstarted_at VARCHAR(40), \n\tready_at VARCHAR(40), \n\tended_at VARCHAR(40), \n\tfirst_line INTEGER NOT NULL, \n\tlast_line INTEGER NOT NULL, \n\tfingerprint VARCHAR(128) NOT NULL, \n\tconfig_hash VARCHAR(64) NOT NULL, \n\tingested_at VARCHAR(40) NOT NULL, \n\tCONSTRAINT pk_boots PRIMARY KEY (id), \n\tCONSTRAINT fk_boots_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (id) ON DELETE CASCADE, \n\tCONSTRAINT uq_boots_fingerprint UNIQUE (fingerprint)\n)',
+    'CREATE INDEX ix_boots_host_id ON boots (host, id)',
+    'CREATE INDEX ix_boots_config_hash_id ON boots (config_hash, id)',
+    'CREATE INDEX ix_boots_source_id_id ON boots (source_id, id)',
+    'CREATE INDEX ix_boots_container_id ON boots (container, id)',
+    'CREATE TABLE metrics (\n\tid INTEGER NOT NULL, \n\tboot_id INTEGER NOT NULL, \n\tseq INTEGER NOT NULL, \n\tname VARCHAR(64) NOT NULL, \n\tvalue FLOAT NOT NULL, \n\tunit VARCHAR(16) NOT NULL, \n\trank INTEGER, \n\tline INTEGER, \n\tts VARCHAR(40), \n\tpattern VARCHAR(128), \n\tCONSTRAINT pk_metrics PRIMARY KEY (id), \n\tCONSTRAINT fk_metrics_boot_id_boots FOREIGN KEY(boot_id) REFERENCES boots (id) ON DELETE CASCADE\n)',
+    'CREATE INDEX ix_metrics_boot_id_seq ON metrics (boot_id, seq)',
+    'CREATE INDEX ix_metrics_name ON metrics (name)',
+    'CREATE TABLE config (\n\tboot_id INTEGER NOT NULL, \n\t"key" VARCHAR(128) NOT NULL, \n\tvalue TEXT NOT NULL, \n\tCONSTRAINT pk_config PRIMARY KEY (boot_id, "key"), \n\tCONSTRAINT fk_config_boot_id_boots FOREIGN KEY(boot_id) REFERENCES boots (id) ON DELETE CASCADE\n)',
+    'CREATE TABLE events (\n\tid INTEGER NOT NULL, \n\tboot_id INTEGER NOT NULL, \n\tseq INTEGER NOT NULL, \n\tkind VARCHAR(64) NOT NULL, \n\trank INTEGER, \n\tline INTEGER NOT NULL, \n\tts VARCHAR(40), \n\tmessage TEXT NOT NULL, \n\tdetail JSON NOT NULL, \n\tCONSTRAINT pk_events PRIMARY KEY (id), \n\tCONSTRAINT fk_events_boot_id_boots FOREIGN KEY(boot_id) REFERENCES boots (id) ON DELETE CASCADE\n)',
+    'CREATE INDEX ix_events_boot_id_seq ON events (boot_id, seq)',
+    'CREATE TABLE samples (\n\tid INTEGER NOT NULL, \n\tboot_id INTEGER NOT NULL, \n\tline INTEGER NOT NULL, \n\tts VARCHAR(40), \n\t"values" JSON NOT NULL, \n\tCONSTRAINT pk_samples PRIMARY KEY (id), \n\tCONSTRAINT fk_samples_boot_id_boots FOREIGN KEY(boot_id) REFERENCES boots (id) ON DELETE CASCADE\n)',
+    'CREATE INDEX ix_samples_boot_id_line ON samples (boot_id, line)',
+)
+
+
+def _create(conn: sqlite3.Connection) -> None:
+    """The newest schema in a new, empty database file (what store/db.py's _create_fresh makes),
+    unless a racing process made it first (BEGIN IMMEDIATE: one creator)."""
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+            for stmt in _SCHEMA:
+                conn.execute(stmt)
+            conn.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
+                         "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))")
+            conn.execute("INSERT INTO alembic_version (version_num) VALUES (?)", (HEAD_REVISION,))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
 def open_lite(db: str | None, full: Callable[[], Any]) -> Lite | None:
-    """A Lite store on the user's database when it is an existing SQLite file at the current
-    schema, else None (the caller opens the SQLAlchemy store, which creates or migrates it).
-    BOOTLOG_NO_LITE=1 turns the fast path off."""
+    """A Lite store on the user's database when it is a SQLite file at the current schema (a
+    missing file is created with it, as the full store would), else None: the caller opens the
+    SQLAlchemy store, which migrates or reports what is wrong.  BOOTLOG_NO_LITE=1 turns it off."""
     if os.environ.get("BOOTLOG_NO_LITE", "") in ("1", "true", "yes"):
         return None
     path = plain_sqlite_file(resolve_url(db))
-    if path is None or not os.path.isfile(path):
+    if path is None:
+        return None
+    fresh = not os.path.exists(path)
+    if fresh:
+        create_private_file(path)  # 0600; a --db in a missing directory is an error (StoreError)
+    elif not os.path.isfile(path):
         return None
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
@@ -188,8 +375,10 @@ def open_lite(db: str | None, full: Callable[[], Any]) -> Lite | None:
         return None
     try:
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        # as the SQLAlchemy engine's connections (store/db.py): WAL is a property of the file
-        # and already set on a database bootlog made; setting it again is a no-op
+        if fresh or os.path.getsize(path) == 0:
+            _create(conn)
+        # as the SQLAlchemy engine's connections (store/db.py); WAL is a property of the file,
+        # set when bootlog created it
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         rev = conn.execute("SELECT version_num FROM alembic_version").fetchone()

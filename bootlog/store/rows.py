@@ -125,3 +125,24 @@ def _sample_rows(b: Boot):
         yield {"line": s.line, "ts": _iso(s.ts), "values": v if _plain_floats(v) else _jsonable(v)}
 
 
+
+
+def boot_row(src: SourceInfo, b: Boot) -> dict[str, Any]:
+    """The boots row of a Boot (without source_id and ingested_at, set when written)."""
+    return {
+        "container": src.container,
+        "host": src.host,
+        "status": b.status,
+        "failure": b.failure,
+        "failure_message": b.failure_message,
+        "vllm_version": b.vllm_version,
+        "engine": b.engine,
+        "model": b.model,
+        "started_at": _iso(b.started_at),
+        "ready_at": _iso(b.ready_at),
+        "ended_at": _iso(b.ended_at),
+        "first_line": b.first_line,
+        "last_line": b.last_line,
+        "fingerprint": b.fingerprint or fallback_fingerprint(src, b),
+        "config_hash": config_hash(b.config),
+    }

@@ -9,6 +9,8 @@ import os
 import re
 from pathlib import Path
 
+from bootlog.errors import StoreError
+
 # The newest revision in migrations/versions; tests/test_migrations.py checks it against the
 # script directory, so bumping a migration without bumping this fails a test, not a user.
 HEAD_REVISION = "0001_initial"
@@ -37,3 +39,21 @@ def plain_sqlite_file(url: str) -> str | None:
         return None
     path = url[len(prefix):]
     return path if path and path != ":memory:" else None
+
+
+def create_private_file(path: str) -> None:
+    # the database holds the operator's configs and error text: create it 0600, never umask-wide
+    parent = os.path.dirname(path)
+    if parent and not os.path.isdir(parent) and os.path.abspath(path) != os.path.abspath(default_path()):
+        # only the default location is made on the fly: a mistyped --db must not quietly start
+        # an empty database somewhere else
+        raise StoreError(f"cannot create database {path}: directory {parent} does not exist")
+    try:
+        if parent:
+            os.makedirs(parent, mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        os.close(fd)
+    except FileExistsError:
+        pass  # another process created it first; fine
+    except OSError as err:
+        raise StoreError(f"cannot create database {path}: {err.strerror or err}") from err
