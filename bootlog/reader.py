@@ -1,0 +1,159 @@
+"""Read a big log in a second process, so reading and parsing run on two cores at once.
+
+Scanning a log (read, the literal search, decoding the candidate lines) and parsing them into
+boots take about the same time, one after the other on one core.  For a big source, ingest forks
+a reader: the child runs the same record reader (ingest.read_records) and sends the Records back
+through a pipe, block by block, while the parent parses the ones that arrived.  The Records are
+the ones the reader makes in process, in the same order (the child *is* that reader), so the
+boots are identical; tests/test_reader.py checks it on every fixture.
+
+What the child cannot send (it died, the pipe broke) is an error, never a silently shorter log.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+from typing import Callable, Iterable, Iterator
+
+from bootlog.errors import InputError
+from bootlog.records import Record
+
+BACKGROUND_MIN = 32 << 20  # bytes: below this, a fork and a pipe cost more than they save
+_BATCH = 4096  # records per message
+_HEAD = struct.Struct("<Q")
+
+
+class Finished:
+    """What the reader knew at its end (the in-process Scanner's attributes ingest reads)."""
+
+    lines_seen: int | None = None
+    format: str | None = None
+
+
+def min_size() -> int:
+    """BACKGROUND_MIN, or BOOTLOG_BACKGROUND_MIN (bytes; tests use 0 to read every log this way)."""
+    try:
+        return int(os.environ.get("BOOTLOG_BACKGROUND_MIN", BACKGROUND_MIN))
+    except ValueError:
+        return BACKGROUND_MIN
+
+
+def _send(out, obj) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    out.write(_HEAD.pack(len(data)))
+    out.write(data)
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    parts, got = [], 0
+    while got < n:
+        b = os.read(fd, min(n - got, 1 << 20))
+        if not b:
+            break
+        parts.append(b)
+        got += len(b)
+    return b"".join(parts)
+
+
+def _child(w: int, make: Callable[[], tuple[Iterable[Record], object]]) -> None:
+    """Runs in the forked reader; never returns."""
+    code = 0
+    try:
+        out = os.fdopen(w, "wb", buffering=1 << 20)
+        try:
+            recs, scanner = make()
+            batch = []
+            add = batch.append
+            for rec in recs:
+                add((rec.lineno, rec.text, rec.ts, rec.stream))
+                if len(batch) >= _BATCH:
+                    _send(out, ("recs", batch))
+                    batch = []
+                    add = batch.append
+            if batch:
+                _send(out, ("recs", batch))
+            _send(out, ("end", getattr(scanner, "lines_seen", None), getattr(scanner, "format", None)))
+        except BaseException as err:  # the parent raises it where the in-process read would have
+            code = 1
+            try:
+                pickle.dumps(err)
+            except Exception:
+                err = InputError(str(err) or type(err).__name__)
+            _send(out, ("error", err))
+        out.flush()
+    except BaseException:
+        code = 2  # the parent has gone (broken pipe): nothing to tell
+    finally:
+        os._exit(code)
+
+
+def background(make: Callable[[], tuple[Iterable[Record], object]]) -> tuple[Iterator[Record], Finished] | None:
+    """make() run in a forked child, its Records read back here in order; None if this system
+    cannot fork (the caller then reads in process)."""
+    if not hasattr(os, "fork"):
+        return None
+    for stream in (sys.stdout, sys.stderr):  # else the child's exit could write them twice
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    try:
+        r, w = os.pipe()
+    except OSError:
+        return None
+    try:
+        import fcntl
+
+        fcntl.fcntl(w, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)  # fewer wake-ups per MiB
+    except (ImportError, OSError):
+        pass
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return None
+    if pid == 0:  # pragma: no cover - the child's coverage is not collected
+        os.close(r)
+        _child(w, make)
+    os.close(w)
+    done = Finished()
+    return _receive(r, pid, done), done
+
+
+def _receive(r: int, pid: int, done: Finished) -> Iterator[Record]:
+    ended = False
+    try:
+        while True:
+            head = _read_exact(r, _HEAD.size)
+            if len(head) < _HEAD.size:
+                break
+            (n,) = _HEAD.unpack(head)
+            body = _read_exact(r, n)
+            if len(body) < n:
+                break
+            msg = pickle.loads(body)
+            if msg[0] == "recs":
+                for lineno, text, ts, stream in msg[1]:
+                    yield Record(lineno, text, ts, stream)
+            elif msg[0] == "end":
+                done.lines_seen, done.format = msg[1], msg[2]
+                ended = True
+                break
+            else:
+                raise msg[1]
+        if not ended:
+            raise InputError("the log reader process stopped before the end of the log")
+    finally:
+        os.close(r)
+        if not ended:
+            try:
+                os.kill(pid, 9)  # abandoned (an error here, or the caller stopped reading)
+            except ProcessLookupError:
+                pass
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass

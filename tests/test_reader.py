@@ -1,0 +1,72 @@
+"""reader.py: a log read in a forked reader process gives exactly the records read in process."""
+from __future__ import annotations
+
+import gzip
+import os
+
+import pytest
+
+from bootlog import reader
+from bootlog.errors import InputError
+from bootlog.ingest import read_records
+from bootlog.sources import open_source
+from conftest import FIXTURES
+
+DATA = FIXTURES.parent.parent / "tests" / "data" / "envelope"
+LOGS = sorted([*FIXTURES.rglob("*.log"), *DATA.glob("*.log"), *DATA.glob("*.stdout")])
+
+
+def records(path, **kw):
+    recs, scanner = read_records(open_source(str(path)), **kw)
+    return [(r.lineno, r.text, r.ts, r.stream) for r in recs], getattr(scanner, "lines_seen", None)
+
+
+def in_background(path, **kw):
+    got = reader.background(lambda: read_records(open_source(str(path)), **kw))
+    assert got is not None
+    recs, done = got
+    return [(r.lineno, r.text, r.ts, r.stream) for r in recs], done.lines_seen
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(p.parents[1])))
+def test_same_records_in_a_reader_process(path):
+    assert in_background(path) == records(path)
+
+
+def test_same_records_every_line_and_resumed(tmp_path):
+    path = FIXTURES / "seed/08-gdn-hip-burst-prefix-caching.log"
+    assert in_background(path, fast=False) == records(path, fast=False)
+    data = path.read_bytes()
+    start = data.index(b"\n", len(data) // 2) + 1
+    kw = dict(start=start, limit=len(data), start_line=data[:start].count(b"\n") + 1, fmt="podman_ts")
+    got = in_background(path, **kw)
+    assert got == records(path, **kw) and got[0] and got[0][0][0] > kw["start_line"] - 1
+
+
+def test_an_error_in_the_reader_is_raised_here(tmp_path):
+    whole = gzip.compress((FIXTURES / "seed/07-5x262144-runtime-oom.log").read_bytes() * 20)
+    p = tmp_path / "cut.log.gz"
+    p.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(InputError) as here:
+        records(p)
+    with pytest.raises(InputError) as there:
+        in_background(p)
+    assert str(there.value) == str(here.value) == f"truncated gzip: {p}"
+
+
+def test_a_reader_stopped_early_is_reaped():
+    got = reader.background(lambda: read_records(open_source(str(FIXTURES / "seed/07-5x262144-runtime-oom.log")),
+                                                 fast=False))
+    recs, _ = got
+    next(recs)
+    recs.close()  # the caller gave up (an error while parsing): no process left behind
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
+def test_a_reader_that_dies_is_an_error_not_a_shorter_log():
+    def dies():
+        os._exit(3)
+    recs, _ = reader.background(dies)
+    with pytest.raises(InputError, match="stopped before the end"):
+        list(recs)
