@@ -151,19 +151,22 @@ def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume
         recs = hits.watch(recs)
     splitter = BootSplitter(resume.status if resume else None)
     spill = _Spill(splitter)
-    counted = _Counter(recs, spill)
-    boots = parse(counted, year=_year_hint(source), splitter=splitter)
+    # the scanner counts the lines it read; without it, _Counter notes the last record's line
+    counted = _Counter(recs) if scanner is None else None
+    boots = parse(counted if counted is not None else recs, year=_year_hint(source), splitter=splitter,
+                  tick=(_SPILL_EVERY, spill.drain))
     spill.seal(boots)
     if hits is not None:
         hits.attach(boots)
     seen = getattr(scanner, "lines_seen", None)
-    total = (resume.lines + seen if resume and seen is not None else seen) or counted.last
+    last = counted.last if counted is not None else 0
+    total = (resume.lines + seen if resume and seen is not None else seen) or last
     if boots and total:
         # the scanner saw more physical lines than the last candidate: the boot that ends last
         # (not always the newest: two servers can interleave) runs to the end of the source
         tail = max(boots, key=lambda b: b.last_line)
         tail.last_line = max(tail.last_line, total)
-    return boots, seen if seen is not None else counted.last
+    return boots, seen if seen is not None else last
 
 
 class _Counter:

@@ -276,3 +276,22 @@ def test_shuffled_mixtures_of_fixture_lines(seed, monkeypatch):
     generic = parse(recs, year=2026, fast_stats=False)
     fast = parse(recs, year=2026, fast_stats=True)
     assert _key(fast) == _key(generic)
+
+
+@pytest.mark.parametrize("year", [2026, 2024, 999, 1, 9999])
+def test_fast_path_times_equal_the_generic_ones(year, monkeypatch):
+    """The fast path's clock (fromisoformat where it is datetime()'s equal) gives the generic
+    path's ts on odd times too: hour 24, Feb 29, minute 60, non-ASCII digits, odd years."""
+    odd = ["11-20 24:00:00", "02-29 10:00:00", "02-28 23:59:59", "11-20 09:60:00", "11-20 09:00:60",
+           "00-10 10:00:00", "13-01 10:00:00", "11-\u0662\u0660 09:01:00", "12-31 23:59:59", "01-01 00:00:00",
+           "06-15 12:00:00"]
+    lines = [*START] + [V0_STATS.format(i, i).replace("11-20 09:%02d:00" % i, t) for i, t in enumerate(odd)]
+    recs = [Record(i + 1, t) for i, t in enumerate(lines)]
+    generic = parse(recs, year=year, fast_stats=False)
+    count = _Counting(monkeypatch)
+    fast = parse(recs, year=year, fast_stats=True)
+    assert _key(fast) == _key(generic)
+    assert count.took >= 5
+    stamps = [s.ts for b in fast for s in b.samples]
+    assert len(stamps) == len(odd) and None in stamps
+    assert any(stamps) or year == 9999  # (9999: the first month going back makes it year 10000)
