@@ -154,7 +154,7 @@ def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume
     # the scanner counts the lines it read; without it, _Counter notes the last record's line
     counted = _Counter(recs) if scanner is None else None
     boots = parse(counted if counted is not None else recs, year=_year_hint(source), splitter=splitter,
-                  tick=(_SPILL_EVERY, spill.drain))
+                  tick=(_SPILL_EVERY, spill.drain), rows=spill.rows)
     spill.seal(boots)
     if hits is not None:
         hits.attach(boots)
@@ -196,10 +196,13 @@ class _Counter:
 # They are spilled as the samples table's own column values, (line, ts ISO text, values JSON)
 # (store/samplerows.py), so the store hands them to the driver as they come back from the file;
 # a Sample those cannot rebuild exactly (values that are not plain floats, a ts whose tzinfo is
-# not a fixed offset) keeps its own ts and values beside them.
+# not a fixed offset) keeps its own ts and values beside them.  parse's fast path leaves the row
+# of most stats lines in _Spill.rows, made from the printed figures and time (parse.parse, rows=):
+# a Sample that still holds that row's values dict, unchanged in size, and its ts uses it as is.
 
 _SPILL_EVERY = 4096  # records between checks
 _SPILL_KEEP = 1024  # samples a boot may hold in memory before its older ones are spilled
+_ROWS_KEEP = 4 * _SPILL_EVERY  # ready-made rows kept for samples not spilled yet (newest)
 
 def _boots_of(splitter) -> list[Boot]:
     """The boots a splitter may still be adding samples to: the current one, an older one it
@@ -226,11 +229,18 @@ class _Spill:
         self.parts: dict[int, tuple[Boot, list[tuple[int, int]]]] = {}
         self.counts: dict[int, int] = {}
         self.broken = False
+        self.rows: dict[int, tuple] = {}  # parse's ready-made rows by line (see above)
 
     def drain(self) -> None:
         for b in _boots_of(self.splitter):
             if isinstance(b.samples, list) and len(b.samples) > _SPILL_KEEP:
                 self._put(b)
+        rows = self.rows
+        if len(rows) > _ROWS_KEEP:  # samples that stay in memory (small boots): the oldest go
+            from itertools import islice
+
+            for line in list(islice(rows, len(rows) - _ROWS_KEEP)):
+                del rows[line]
 
     def _put(self, b: Boot) -> None:
         import pickle
@@ -239,7 +249,7 @@ class _Spill:
         if self.broken:
             return
         done = b.samples[:-1]
-        data = pickle.dumps(_spill_part(done), protocol=pickle.HIGHEST_PROTOCOL)
+        data = pickle.dumps(_spill_part(done, self.rows), protocol=pickle.HIGHEST_PROTOCOL)
         try:
             if self.file is None:
                 self.file = tempfile.TemporaryFile(prefix="bootlog-samples-")
@@ -266,9 +276,11 @@ class _Spill:
         self.parts = {}
 
 
-def _spill_part(samples: list[Sample]) -> tuple[list[tuple], dict[int, tuple]]:
+def _spill_part(samples: list[Sample], made: dict[int, tuple] | None = None
+                ) -> tuple[list[tuple], dict[int, tuple]]:
     """(rows, odd): (line, ts ISO, values JSON) per sample, and {index: (ts, values)} for the
-    samples those rows cannot rebuild exactly (see "bounded memory" above)."""
+    samples those rows cannot rebuild exactly (see "bounded memory" above).  made: parse's
+    ready-made rows by line, taken out as used."""
     import json
     from datetime import timezone
 
@@ -278,8 +290,15 @@ def _spill_part(samples: list[Sample]) -> tuple[list[tuple], dict[int, tuple]]:
     rows: list[tuple] = []
     odd: dict[int, tuple] = {}
     add = rows.append
+    take = made.pop if made else None
     for i, s in enumerate(samples):  # store/samplerows.sample_rows, and the odd ones noted
         v, ts = s.values, s.ts
+        if take is not None:
+            got = take(s.line, None)
+            # (values dicts only ever gain items after the line: a same-line update drops the row)
+            if got is not None and got[0] is v and got[1] == len(v) and got[4] is ts:
+                add((s.line, got[3], got[2]))
+                continue
         if _plain_floats(v):
             js = plain_dumps(v)
         else:

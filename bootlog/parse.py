@@ -16,6 +16,7 @@ tests/test_speed_paths.py checks both give identical boots.
 """
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from typing import Callable, Iterable
@@ -45,9 +46,29 @@ def _fast_stats() -> list:
             # parse() reads m.groups() by position: the prefix's 7, then the figures in order
             assert list(rx.groupindex) == ["name", "pid", "mo", "d", "h", "mi", "s", *names]
             assert rx.groups == 7 + len(names)
-            fast.append((rx.fullmatch, names))
+            fast.append((rx.fullmatch, names, *_json_template(body, names)))
         _FAST = fast
     return _FAST
+
+
+# A figure printed in repr()'s own spelling of its float: json.dumps writes float(x) as x itself
+# (a decimal point) or as x + ".0" (digits only).  Both forms keep to 15 significant digits and to
+# repr's fixed notation (1e-4 <= |v| < 1e16), so float(x) reads back to x's digits exactly.
+_F_CANON = r"-?(?:0|[1-9][0-9]{0,11})\.(?:0|[0-9]{0,2}[1-9])"
+_I_CANON = r"(?:0|[1-9][0-9]{0,11})"
+
+
+def _json_template(body: str, names: tuple[str, ...]) -> tuple[Callable, str]:
+    """(test, template): when test(",".join(figs)) matches, `template % figs` is
+    json.dumps(dict(zip(names, map(float, figs)))), byte for byte."""
+    kinds = []
+    for name in names:  # digits-only groups (reqs counts) print no decimal point
+        at = body.find(f"(?P<{name}>")
+        kinds.append("I" if at >= 0 and body.startswith(r"\d+)", at + len(name) + 5) else "F")
+    test = re.compile(",".join(_I_CANON if k == "I" else _F_CANON for k in kinds)).fullmatch
+    template = "{" + ", ".join(json.dumps(n).replace("%", "%%") + (": %s.0" if k == "I" else ": %s")
+                               for n, k in zip(names, kinds)) + "}"
+    return test, template
 
 
 def _api_tag(name: str) -> bool:
@@ -77,7 +98,8 @@ def has_literal(text: str) -> bool:
 def parse(records: Iterable[Record], *, year: int | None = None, total_lines: int | None = None,
           continuing: str | None = None, fast_stats: bool = True,
           splitter: BootSplitter | None = None,
-          tick: tuple[int, Callable[[], None]] | None = None) -> list[Boot]:
+          tick: tuple[int, Callable[[], None]] | None = None,
+          rows: dict | None = None) -> list[Boot]:
     """Split a record stream into boots with their figures, config, events and samples.
 
     year: the year of vLLM's own MM-DD timestamps (records without an envelope time); None means
@@ -88,6 +110,10 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
     first start marker then form one Boot with continued=True (merged into it by the store).
     fast_stats: read the usual periodic stats lines the fast way (module doc); same boots.
     tick: (n, fn): fn() is called every n records (ingest spills finished samples meanwhile).
+    rows: a dict the fast path fills with the `samples` row of each stats line it read when that
+    row is known from the printed text already: {line: (values, len(values), values JSON, ts ISO
+    text, ts)} (see ingest._spill_part: the row stands for the Sample only while the Sample still
+    holds that very values dict with that many items, and that ts); a line read twice is dropped.
     """
     cur_year = year if year is not None else datetime.now().year
     last_month = 0
@@ -110,10 +136,12 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
             left = every
             on_tick()
         last_lineno = rec.lineno
+        if rows and last_lineno in rows:
+            del rows[last_lineno]  # a second record of that line may change its Sample
         text = rec.text
         if fast and stats_lit in text and "\x1b" not in text:
             done = False
-            for fullmatch, names in fast:
+            for fullmatch, names, canon, template in fast:
                 m = fullmatch(text)
                 if m is None:
                     continue
@@ -128,6 +156,7 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
                         break
                     api = (name, int(g[1]))
                 ts = rec.ts
+                iso = None  # the ts column's text, when known here
                 year2, month2 = cur_year, last_month
                 if ts is None:  # vline's MM-DD time and the year rule below, on the same figures
                     if cur_year != ypre_year:
@@ -137,10 +166,11 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
                     # same ValueErrors included, at a third of the cost; not for hour 24 (newer
                     # Pythons read it as the next day) nor for non-ASCII digits (\d takes them)
                     if ypre is not None and g[4] < "24" and text.isascii():
+                        iso = f"{ypre}{g[2]}-{g[3]}T{g[4]}:{g[5]}:{g[6]}"  # = ts.isoformat()
                         try:
-                            ts = fromiso(f"{ypre}{g[2]}-{g[3]} {g[4]}:{g[5]}:{g[6]}")
+                            ts = fromiso(iso)
                         except ValueError:
-                            ts = None
+                            ts = iso = None
                     else:
                         try:
                             ts = datetime(cur_year, *map(int, g[2:7]))
@@ -149,6 +179,7 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
                     if ts is not None:
                         if month2 and ts.month < month2 and month2 - ts.month >= 6:
                             year2 += 1
+                            iso = None
                             try:
                                 ts = ts.replace(year=year2)
                             except ValueError:
@@ -158,9 +189,13 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
                 figs = g[7:]
                 if None in figs:
                     values = {k: float(x) for k, x in zip(names, figs) if x is not None}
-                else:
-                    values = dict(zip(names, map(float, figs)))
-                done = feed_sample(rec.lineno, text, ts, values, api)
+                    done = feed_sample(last_lineno, text, ts, values, api)
+                    break
+                values = dict(zip(names, map(float, figs)))
+                done = feed_sample(last_lineno, text, ts, values, api)
+                if done and rows is not None and (iso is not None or (ts is None and rec.ts is None)) \
+                        and canon(",".join(figs)):
+                    rows[last_lineno] = (values, len(values), template % figs, iso, ts)
                 break
             if done:
                 cur_year, last_month = year2, month2

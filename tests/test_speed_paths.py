@@ -99,7 +99,7 @@ def test_fast_regexes_read_what_vline_and_the_catalogue_read(path):
     for rec in _records(path):
         if STATS not in rec.text:
             continue
-        for fullmatch, names in fast:
+        for fullmatch, names, *_ in fast:
             m = fullmatch(rec.text)
             if m is None:
                 continue
@@ -127,7 +127,7 @@ def test_no_other_catalogue_literal_fits_a_fast_stats_line():
     ]
     for msg in lines:
         prefixed = "(APIServer pid=7) INFO 11-20 09:12:33 [loggers.py:1] " + msg
-        assert any(fm(prefixed) for fm, _ in parse_mod._fast_stats())
+        assert any(fm(prefixed) for fm, *_ in parse_mod._fast_stats())
         lits = [lit for lit in patterns.LITERALS if lit in msg]
         assert set(lits) <= {"Avg prompt throughput: ", "Running: "}, lits
         assert [lit for lit in boots.LITERALS if lit in msg] == []
@@ -295,3 +295,93 @@ def test_fast_path_times_equal_the_generic_ones(year, monkeypatch):
     stamps = [s.ts for b in fast for s in b.samples]
     assert len(stamps) == len(odd) and None in stamps
     assert any(stamps) or year == 9999  # (9999: the first month going back makes it year 10000)
+
+
+_FIG = r"(?:-?\d+(?:\.\d+)?|nan)"
+
+
+def _fig_strings():
+    from hypothesis import strategies as st
+
+    digits = st.text("0123456789", min_size=1, max_size=18)
+    return st.one_of(
+        st.builds(lambda s, a, b: f"{s}{a}.{b}", st.sampled_from(["", "-"]), digits, digits),
+        st.builds(lambda s, a: f"{s}{a}", st.sampled_from(["", "-"]), digits),
+        st.sampled_from(["nan", "0", "0.0", "-0.0", "-0", "0.001", "0.0001", "0.00001", "2.50", "2.05", "007",
+                         "123456789012.5", "1234567890123.5", "999999999999.999", "100000000000000",
+                         "9007199254740993", "1352.6", "55.6"]),
+        st.floats(allow_nan=False, allow_infinity=False).map(repr).filter(lambda x: "e" not in x),
+    )
+
+
+def test_ready_made_sample_json_is_json_dumps():
+    """parse's ready-made values JSON (figures printed in repr's own spelling) is json.dumps of
+    the values dict, byte for byte, whenever its test lets a line's figures through."""
+    import json
+
+    from hypothesis import given, settings, strategies as st
+
+    templates = [(names, canon, template) for _, names, canon, template in parse_mod._fast_stats()]
+
+    @given(st.data())
+    @settings(max_examples=3000, deadline=None)
+    def check(data):
+        names, canon, template = data.draw(st.sampled_from(templates))
+        figs = tuple(data.draw(_fig_strings()) for _ in names)
+        if canon(",".join(figs)):
+            assert template % figs == json.dumps(dict(zip(names, map(float, figs))))
+    check()
+    # and it lets the usual ones through
+    names, canon, template = templates[0]
+    figs = ("1352.6", "30.1", "2", "1", "2.2", "55.6")
+    assert canon(",".join(figs)) and template % figs == json.dumps(dict(zip(names, map(float, figs))))
+    for odd in ("2.50", "007", "0.0001", "1e5", "nan", "1234567890123.5", "\u0662.5"):
+        assert not canon(",".join((odd, *figs[1:])))
+
+
+SPEC = ("INFO 11-20 09:{:02d}:05 metrics.py:120] SpecDecoding metrics: Mean acceptance length: 3.43, Accepted: 85 "
+        "tokens, Drafted: 105 tokens, Avg Draft acceptance rate: {}.0%")
+
+
+def test_ready_made_rows_stand_only_for_unchanged_samples(monkeypatch):
+    """parse's ready-made rows (ingest spill): a sample a later line adds to (spec decoding), a
+    line read twice, odd figures: the spilled rows and Samples are those made from the Samples."""
+    from bootlog import ingest as ingest_mod
+    from bootlog.boots import BootSplitter
+    from bootlog.store.samplerows import sample_rows
+
+    lines = [*START]
+    for i in range(30):
+        lines.append(V0_STATS.format(i, 100 + i).replace("0.5%", "0.50%" if i % 7 == 3 else "0.5%"))
+        if i % 4 == 1:
+            lines.append(SPEC.format(i, i))
+    recs = [Record(i + 1, t) for i, t in enumerate(lines)]
+    # the same line twice (an envelope may split one physical line): the second updates the Sample
+    dup = next(i for i, r in enumerate(recs) if "GPU KV cache usage: 0.5%," in r.text and i > 10)
+    recs.insert(dup + 1, Record(recs[dup].lineno, recs[dup].text.replace("tokens/s, Avg gen", "tokens/s, Avg gen")
+                                .replace("GPU KV cache usage: 0.5%", "GPU KV cache usage: 9.5%")))
+    # ... and once more in a shape only the generic path reads, updating the same Sample there
+    dup2 = next(i for i, r in enumerate(recs) if "GPU KV cache usage: 0.5%," in r.text and i > dup + 8)
+    recs.insert(dup2 + 1, Record(recs[dup2].lineno, "junk" + recs[dup2].text.replace("0.5%", "7.5%")))
+    want = parse(recs, year=2026)
+    monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 1)
+    splitter = BootSplitter()
+    spill = ingest_mod._Spill(splitter)
+    made = []
+    real_put = spill._put
+
+    def put(b):
+        made.append(len(spill.rows))
+        real_put(b)
+    spill._put = put
+    got = parse(recs, year=2026, splitter=splitter, tick=(1, spill.drain), rows=spill.rows)
+    spill.seal(got)
+    assert any(isinstance(b.samples, ingest_mod.SpilledSamples) for b in got) and any(made)
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        parts = getattr(a.samples, "row_parts", None)
+        rows = [r for part in parts() for r in part] if parts else sample_rows(a.samples)
+        assert rows == sample_rows(b.samples)
+        a.samples = list(a.samples)
+    assert _key(got) == _key(want)
+    assert any(len(s.values) > 7 for b in want for s in b.samples)  # spec decoding added to some
