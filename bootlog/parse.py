@@ -126,6 +126,7 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
     stats_lit = "Avg prompt throughput: "
     feed_sample = splitter.feed_sample
     api_names: dict[str, bool] = {}
+    api_of: dict[str, tuple[str, int]] = {}
     every, on_tick = tick if tick is not None else (0, None)
     left = every if every > 0 else -1  # (counts down past 0 when there is no tick)
     fromiso = datetime.fromisoformat
@@ -154,7 +155,9 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
                         ok = api_names[name] = _api_tag(name)
                     if not ok:
                         break
-                    api = (name, int(g[1]))
+                    api = api_of.get(g[1])  # (name, pid), made once per process
+                    if api is None or api[0] != name:
+                        api = api_of[g[1]] = (name, int(g[1]))
                 ts = rec.ts
                 iso = None  # the ts column's text, when known here
                 year2, month2 = cur_year, last_month

@@ -339,53 +339,63 @@ class Scanner:
     def _plain(self, chunks: Iterable[bytes], start_line: int) -> Iterator[Record]:
         remaining = 0  # context lines still owed to an `after` key, carried across blocks
         lineno = start_line
-        after = self.after
+        after = tuple(self.after.items())
         tmin = self._tmin
         exact = not any(lit.endswith("\r") or "\n" in lit for lit in tmin)
+        bom = b"\xef\xbb\xbf"
         for cb, starts in self._searched(self._blocks(chunks), _clean_block):
             size = len(cb)
+            find, count = cb.find, cb.count
             i, nstarts = 0, len(starts)
             pos = 0  # offset of the next line not yet looked at
             at, at_line = 0, lineno  # line-number bookkeeping: offset `at` is line `at_line`
             while True:
-                if remaining <= 0:
-                    while i < nstarts and starts[i] < pos:
-                        i += 1
-                    if i == nstarts:
+                if remaining <= 0:  # the next proposed line at or after pos
+                    if i >= nstarts:
                         break
-                    pos = starts[i]
+                    p = starts[i]
+                    i += 1
+                    while p < pos:
+                        if i >= nstarts:
+                            break
+                        p = starts[i]
+                        i += 1
+                    if p < pos:
+                        break
+                    pos = p
                 elif pos >= size:
                     break
-                end = cb.find(b"\n", pos)
+                end = find(b"\n", pos)
                 if end < 0:
                     end = size
-                raw = cb[pos:end]
-                if raw.endswith(b"\r"):
-                    raw = raw[:-1]
-                if raw[:3] == b"\xef\xbb\xbf":
-                    raw = raw[3:]
-                text = raw.decode("utf-8", "replace")
-                at_line += cb.count(b"\n", at, pos)
+                # the line without a trailing "\r", then without a leading BOM (one slice)
+                e = end - 1 if end > pos and cb[end - 1] == 13 else end
+                text = (cb[pos + 3:e] if cb[pos] == 0xEF and cb.startswith(bom, pos, e) else cb[pos:e]
+                        ).decode("utf-8", "replace")
+                at_line += count(b"\n", at, pos)
                 at = pos
+                pos = end + 1
                 # a line we look at is either owed as context or was proposed by the search,
                 # and a proposal in cleaned bytes is a hit in the text (UTF-8 resynchronises
                 # after bad bytes), unless a literal ends in "\r" or spans lines
-                keep = remaining > 0 or exact
-                if not keep:
+                if remaining > 0:
+                    remaining -= 1
+                    keep = True
+                elif exact:
+                    keep = True
+                else:
+                    keep = False
                     for lit in tmin:
                         if lit in text:
                             keep = True
                             break
-                if remaining > 0:
-                    remaining -= 1
-                for key, n in after.items():
+                for key, n in after:
                     if n > remaining and key in text:
                         remaining = n
                 if keep:
                     yield Record(at_line, text)
-                pos = end + 1
             # _clean_block ends every block with a newline; count each byte once
-            nlines = at_line - lineno + cb.count(b"\n", at)
+            nlines = at_line - lineno + count(b"\n", at)
             self.lines_seen += nlines
             lineno += nlines
 
