@@ -95,7 +95,7 @@ def read_records(source, *, fast: bool = True, progress: bool = False, start: in
     # a gzip source's size is the compressed one: bytes read cannot be a share of it
     total = None if getattr(source, "kind", None) == "gzip" else getattr(source, "size", None)
     chunks = _Progress(limit if limit is not None else total, progress, start).wrap(chunks)
-    if fast and not os.environ.get("BOOTLOG_FULL_SCAN"):
+    if _scanning(fast):
         from bootlog.scan import Scanner
 
         scanner = Scanner(tuple(dict.fromkeys((*scan_literals(), *extra_literals))),
@@ -106,6 +106,26 @@ def read_records(source, *, fast: bool = True, progress: bool = False, start: in
     if start_line != 1:
         return _shift(records(chunks, fmt), start_line - 1), None
     return records(chunks, fmt), None
+
+
+def _scanning(fast: bool) -> bool:
+    """read_records reads through scan.Scanner (candidate lines; it counts every line)."""
+    return fast and not os.environ.get("BOOTLOG_FULL_SCAN")
+
+
+def _read(source, kw: dict) -> tuple[Iterator[Record], object]:
+    """read_records(source, **kw); for a big file, in a forked reader process (reader.py: the
+    same Records in the same order, read there while they are parsed here, on a second core)."""
+    size = getattr(source, "size", None)
+    if getattr(source, "kind", None) in ("file", "gzip") and size is not None:
+        from bootlog import reader
+
+        limit = kw.get("limit")
+        if (limit if limit is not None else size) - kw.get("start", 0) >= reader.min_size():
+            got = reader.background(lambda: read_records(source, **kw))
+            if got is not None:
+                return got
+    return read_records(source, **kw)
 
 
 def _upto(chunks: Iterable[bytes], n: int) -> Iterator[bytes]:
@@ -142,17 +162,18 @@ def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume
     if len(extra) < len(user):
         fast = False
     if resume is not None:
-        recs, scanner = read_records(source, fast=True, progress=progress, start=resume.offset, limit=limit,
-                                     start_line=resume.lines + 1, fmt=resume.fmt, extra_literals=extra)
+        kw = dict(fast=True, progress=progress, start=resume.offset, limit=limit,
+                  start_line=resume.lines + 1, fmt=resume.fmt, extra_literals=extra)
     else:
-        recs, scanner = read_records(source, fast=fast, progress=progress, limit=limit, extra_literals=extra)
+        kw = dict(fast=fast, progress=progress, limit=limit, extra_literals=extra)
+    recs, scanner = _read(source, kw)
     hits = _UserHits(plan) if user else None
     if hits is not None:
         recs = hits.watch(recs)
     splitter = BootSplitter(resume.status if resume else None)
     spill = _Spill(splitter)
     # the scanner counts the lines it read; without it, _Counter notes the last record's line
-    counted = _Counter(recs) if scanner is None else None
+    counted = None if _scanning(kw["fast"]) else _Counter(recs)
     boots = parse(counted if counted is not None else recs, year=_year_hint(source), splitter=splitter,
                   tick=(_SPILL_EVERY, spill.drain), rows=spill.rows)
     spill.seal(boots)

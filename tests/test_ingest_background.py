@@ -1,0 +1,155 @@
+"""ingest reading a big file in a forked reader process (ingest._read, reader.py) stores exactly
+what the in-process read stores: every fixture log, every scan engine, the full-scan path, a
+resumed read of a grown file and a plan's user patterns.  BOOTLOG_BACKGROUND_MIN forces the
+reader on for small files (0) or off (a size no fixture reaches)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from bootlog import ingest as ingest_mod
+from bootlog import reader
+from bootlog.ingest import ingest, parse_source
+from bootlog.scan import available_engines
+from bootlog.sources import open_source
+from bootlog.store.db import open_db
+from conftest import FIXTURES
+from test_sqlite_fast import tables
+
+DATA = FIXTURES.parent.parent / "tests" / "data" / "envelope"
+LOGS = sorted([*FIXTURES.rglob("*.log"), *DATA.glob("*.log"), *DATA.glob("*.stdout")])
+NEVER = str(1 << 60)
+
+
+@pytest.fixture
+def forks(monkeypatch):
+    """Counts the reader processes started."""
+    calls = []
+    real = reader.background
+
+    def background(make):
+        calls.append(1)
+        return real(make)
+    monkeypatch.setattr(reader, "background", background)
+    return calls
+
+
+def _key(x):
+    if isinstance(x, float) and math.isnan(x):
+        return "nan"
+    if isinstance(x, dict):
+        return [(k, _key(v)) for k, v in x.items()]
+    if isinstance(x, (list, tuple)) or type(x).__name__ == "SpilledSamples":
+        return [_key(v) for v in x]
+    if hasattr(x, "__dataclass_fields__"):
+        return [type(x).__name__] + [(f, _key(getattr(x, f))) for f in x.__dataclass_fields__]
+    return x
+
+
+def _boots(path, monkeypatch, background: bool, **kw):
+    monkeypatch.setenv("BOOTLOG_BACKGROUND_MIN", "0" if background else NEVER)
+    return _key(parse_source(open_source(str(path)), **kw))
+
+
+@pytest.mark.parametrize("engine", available_engines())
+def test_same_boots_on_every_fixture_with_every_engine(engine, monkeypatch, forks):
+    monkeypatch.setenv("BOOTLOG_ACCEL", engine)
+    for path in LOGS:
+        before = len(forks)
+        there = _boots(path, monkeypatch, True)
+        assert len(forks) == before + 1, path.name
+        assert there == _boots(path, monkeypatch, False), (engine, path.name)
+
+
+def test_same_boots_reading_every_line(monkeypatch, forks):
+    monkeypatch.setenv("BOOTLOG_FULL_SCAN", "1")
+    for path in LOGS[::3]:
+        assert _boots(path, monkeypatch, True) == _boots(path, monkeypatch, False), path.name
+    assert forks
+
+
+def _ingest_all(db, paths, monkeypatch, background: bool):
+    monkeypatch.setenv("BOOTLOG_BACKGROUND_MIN", "0" if background else NEVER)
+    engine = open_db(str(db))
+    try:
+        for p in paths:
+            ingest(engine, str(p))
+    finally:
+        engine.dispose()
+    return tables(db)
+
+
+def test_same_rows_on_every_fixture(tmp_path, monkeypatch, forks):
+    there = _ingest_all(tmp_path / "bg.db", LOGS, monkeypatch, True)
+    assert len(forks) == len(LOGS)
+    here = _ingest_all(tmp_path / "fg.db", LOGS, monkeypatch, False)
+    assert len(forks) == len(LOGS)
+    for t in here:
+        assert there[t] == here[t], t
+
+
+@pytest.mark.parametrize("name", ["020-v0.11.2-metrics-heavy.log", "seed/07-5x262144-runtime-oom.log",
+                                  "seed/08-gdn-hip-burst-prefix-caching.log"])
+def test_same_rows_for_a_growing_log(tmp_path, monkeypatch, forks, name):
+    """Resumed reads (start offset, line number, format of the stored position) in the reader."""
+    data = (FIXTURES / name).read_bytes()
+    ready = data.index(b"\n", data.index(b"Application startup complete")) + 1  # then a resumed read
+    cuts = sorted({ready, len(data) // 2 + 11, len(data)})
+    out, resumed = [], []
+    for background in (True, False):
+        monkeypatch.setenv("BOOTLOG_BACKGROUND_MIN", "0" if background else NEVER)
+        log = tmp_path / ("bg" if background else "fg") / "grow.log"
+        log.parent.mkdir()
+        engine = open_db(str(tmp_path / f"{int(background)}.db"))
+        try:
+            done = 0
+            for cut in cuts:
+                with open(log, "ab") as f:
+                    f.write(data[done:cut])
+                done = cut
+                res = ingest(engine, str(log))
+                resumed.append(res.resumed_at_line is not None)
+        finally:
+            engine.dispose()
+        out.append(tables(tmp_path / f"{int(background)}.db"))
+    assert len(forks) == len(cuts)
+    assert any(resumed)
+    there, here = out
+    for t in here:
+        if t in ("sources", "positions"):  # their key holds the (different) file path
+            assert len(there[t]) == len(here[t])
+        else:
+            assert there[t] == here[t], t
+
+
+def test_same_boots_with_a_plans_user_patterns(tmp_path, monkeypatch, forks):
+    from bootlog.plan import load_plan
+
+    plan_file = tmp_path / "plan.toml"
+    plan_file.write_text(
+        '[[pattern]]\nname = "my_kv_tokens"\nregex = \'KV cache size: (?P<value>[\\d,]+) tokens\'\nunit = "tokens"\n'
+        'samples = [{ line = "GPU KV cache size: 398,658 tokens", value = 398658 }]\n\n'
+        '[[pattern]]\nname = "my_stats"\nregex = \'Running: (?P<value>\\d+) reqs\'\nunit = "reqs"\n'
+        'samples = [{ line = "Running: 3 reqs, Waiting: 0 reqs", value = 3 }]\n')
+    plan = load_plan(str(plan_file))
+    assert len(plan.patterns) == 2
+    for path in LOGS[::5]:
+        got = []
+        for background in (True, False):
+            monkeypatch.setenv("BOOTLOG_BACKGROUND_MIN", "0" if background else NEVER)
+            got.append(_key(ingest_mod._parse(open_source(str(path)), plan=plan)[0]))
+        assert got[0] == got[1], path.name
+    assert forks
+
+
+def test_small_files_and_streams_are_read_here(tmp_path, monkeypatch, forks):
+    monkeypatch.delenv("BOOTLOG_BACKGROUND_MIN", raising=False)
+    parse_source(open_source(str(FIXTURES / "seed/07-5x262144-runtime-oom.log")))
+    assert not forks  # far below reader.BACKGROUND_MIN
+    monkeypatch.setenv("BOOTLOG_BACKGROUND_MIN", "0")
+    monkeypatch.setattr(ingest_mod, "read_records", ingest_mod.read_records)
+    src = open_source(str(FIXTURES / "seed/07-5x262144-runtime-oom.log"))
+    src.kind, src.size = "stdin", None  # (a stream can be read only once: never in a child)
+    parse_source(src)
+    assert not forks
