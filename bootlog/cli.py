@@ -173,6 +173,12 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
                            f"  {_key_figures(b)}  [{new}]".replace("   [", " [") )
     if as_json:
         print_json(out)
+    if os.environ.get("BOOTLOG_BENCH_RSS"):  # bench/run.py: the reader process's memory counts too
+        import resource
+
+        rd = sys.modules.get("bootlog.reader")
+        click.echo(f"bootlog-bench: main_peak_rss_kib={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss} "
+                   f"reader_peak_rss_kib={getattr(rd, 'last_peak_rss_kib', 0)}", err=True)
 
 
 @cli.command("list")

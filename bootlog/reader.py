@@ -30,6 +30,12 @@ class Finished:
 
     lines_seen: int | None = None
     format: str | None = None
+    peak_rss_kib: int = 0  # the reader process's own peak resident memory
+
+
+# the highest reader peak of this process (bench/run.py adds it to the ingest's own peak: GNU
+# time reports the larger of the two, and both are resident at once)
+last_peak_rss_kib = 0
 
 
 def min_size() -> int:
@@ -74,7 +80,10 @@ def _child(w: int, make: Callable[[], tuple[Iterable[Record], object]]) -> None:
                     add = batch.append
             if batch:
                 _send(out, ("recs", batch))
-            _send(out, ("end", getattr(scanner, "lines_seen", None), getattr(scanner, "format", None)))
+            import resource
+
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+            _send(out, ("end", getattr(scanner, "lines_seen", None), getattr(scanner, "format", None), peak))
         except BaseException as err:  # the parent raises it where the in-process read would have
             code = 1
             try:
@@ -139,7 +148,9 @@ def _receive(r: int, pid: int, done: Finished) -> Iterator[Record]:
                 for lineno, text, ts, stream in msg[1]:
                     yield Record(lineno, text, ts, stream)
             elif msg[0] == "end":
-                done.lines_seen, done.format = msg[1], msg[2]
+                done.lines_seen, done.format, done.peak_rss_kib = msg[1], msg[2], msg[3]
+                global last_peak_rss_kib
+                last_peak_rss_kib = max(last_peak_rss_kib, msg[3])
                 ended = True
                 break
             else:

@@ -70,3 +70,16 @@ def test_a_reader_that_dies_is_an_error_not_a_shorter_log():
     recs, _ = reader.background(dies)
     with pytest.raises(InputError, match="stopped before the end"):
         list(recs)
+
+
+def test_reader_memory_is_reported_for_the_bench(tmp_path):
+    import subprocess
+    import sys
+
+    env = dict(os.environ, BOOTLOG_BACKGROUND_MIN="0", BOOTLOG_BENCH_RSS="1")
+    run = subprocess.run([sys.executable, "-c", "from bootlog.cli import main; main()", "--db", str(tmp_path / "t.db"),
+                          "ingest", str(FIXTURES / "seed/07-5x262144-runtime-oom.log")],
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 0 and "[new]" in run.stdout
+    main_kib, reader_kib = (int(x.split("=")[1]) for x in run.stderr.split()[1:3])
+    assert main_kib > 10_000 and reader_kib > 10_000  # both processes' own peaks, in KiB
