@@ -191,18 +191,15 @@ def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume
 
 
 class _Counter:
-    def __init__(self, it: Iterable[Record], spill: "_Spill | None" = None) -> None:
-        self.it, self.last, self.spill = it, 0, spill
+    """The records, noting the line of the last one (the lines read, without a scanner)."""
+
+    def __init__(self, it: Iterable[Record]) -> None:
+        self.it, self.last = it, 0
 
     def __iter__(self) -> Iterator[Record]:
-        spill, n = self.spill, 0
         for rec in self.it:
             self.last = rec.lineno
             yield rec
-            n += 1
-            if spill is not None and n >= _SPILL_EVERY:
-                n = 0
-                spill.drain()
 
 
 # ---------------------------------------------------------------- bounded memory
