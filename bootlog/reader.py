@@ -31,6 +31,7 @@ class Finished:
     lines_seen: int | None = None
     format: str | None = None
     peak_rss_kib: int = 0  # the reader process's own peak resident memory
+    pid: int = 0  # the reader process (reaped when the records end or are abandoned)
 
 
 # the highest reader peak of this process (bench/run.py adds it to the ingest's own peak: GNU
@@ -129,6 +130,7 @@ def background(make: Callable[[], tuple[Iterable[Record], object]]) -> tuple[Ite
         _child(w, make)
     os.close(w)
     done = Finished()
+    done.pid = pid
     return _receive(r, pid, done), done
 
 

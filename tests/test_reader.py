@@ -57,11 +57,11 @@ def test_an_error_in_the_reader_is_raised_here(tmp_path):
 def test_a_reader_stopped_early_is_reaped():
     got = reader.background(lambda: read_records(open_source(str(FIXTURES / "seed/07-5x262144-runtime-oom.log")),
                                                  fast=False))
-    recs, _ = got
+    recs, done = got
     next(recs)
     recs.close()  # the caller gave up (an error while parsing): no process left behind
-    with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)
+    with pytest.raises(ChildProcessError):  # already reaped: no such child of ours any more
+        os.waitpid(done.pid, os.WNOHANG)
 
 
 def test_a_reader_that_dies_is_an_error_not_a_shorter_log():
