@@ -21,3 +21,16 @@ def _isolated_db(tmp_path, monkeypatch):
 @pytest.fixture
 def db_path(tmp_path) -> str:
     return str(tmp_path / "bootlog.db")
+
+
+def grow_and_ingest(engine, log: Path, data: bytes, cuts: list[int]) -> list:
+    """Append data to `log` up to each cut in turn, ingesting after each append; the results."""
+    from bootlog.ingest import ingest
+
+    out, done = [], 0
+    for cut in cuts:
+        with open(log, "ab") as f:
+            f.write(data[done:cut])
+        done = cut
+        out.append(ingest(engine, str(log)))
+    return out

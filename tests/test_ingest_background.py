@@ -14,7 +14,7 @@ from bootlog.ingest import ingest, parse_source
 from bootlog.scan import available_engines
 from bootlog.sources import open_source
 from bootlog.store.db import open_db
-from conftest import FIXTURES
+from conftest import FIXTURES, grow_and_ingest
 from test_sqlite_fast import tables
 
 DATA = FIXTURES.parent.parent / "tests" / "data" / "envelope"
@@ -103,13 +103,7 @@ def test_same_rows_for_a_growing_log(tmp_path, monkeypatch, forks, name):
         log.parent.mkdir()
         engine = open_db(str(tmp_path / f"{int(background)}.db"))
         try:
-            done = 0
-            for cut in cuts:
-                with open(log, "ab") as f:
-                    f.write(data[done:cut])
-                done = cut
-                res = ingest(engine, str(log))
-                resumed.append(res.resumed_at_line is not None)
+            resumed += [res.resumed_at_line is not None for res in grow_and_ingest(engine, log, data, cuts)]
         finally:
             engine.dispose()
         out.append(tables(tmp_path / f"{int(background)}.db"))

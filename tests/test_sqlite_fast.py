@@ -20,7 +20,7 @@ from bootlog.store import queries
 from bootlog.store.db import open_db
 from bootlog.store.queries import SourceInfo, save_boots
 from bootlog.store.testing import seed_boot
-from conftest import FIXTURES
+from conftest import FIXTURES, grow_and_ingest
 
 LOGS = sorted(p.relative_to(FIXTURES).as_posix() for p in FIXTURES.rglob("*.log"))
 _CLOCK = {"ingested_at", "created", "updated"}  # wall-clock columns: differ between any two runs
@@ -102,12 +102,7 @@ def test_grown_log_rows_equal_generic_rows(tmp_path, monkeypatch, name):
         log.parent.mkdir()
         engine = open_db(str(tmp_path / f"g{int(generic)}.db"))
         try:
-            done = 0
-            for cut in cuts:
-                with open(log, "ab") as f:
-                    f.write(data[done:cut])
-                done = cut
-                ingest(engine, str(log))
+            grow_and_ingest(engine, log, data, cuts)
         finally:
             engine.dispose()
         out.append(tables(tmp_path / f"g{int(generic)}.db"))

@@ -141,24 +141,10 @@ class Lite:
 
         now = rows._now()
         result: list[tuple[int, bool] | None] = [None] * len(prepared)
-        new_idx: list[int] = []
         replaced: list[tuple[int, tuple[dict[str, Any], Boot]]] = []
-        claimed: set[int] = {r["id"] for r in by_fp.values()}
-        seen: dict[str, int] = {}
-        for i, (p, b) in enumerate(prepared):
-            fp = p["fingerprint"]
-            if fp in seen:
-                continue
-            seen[fp] = i
-            old = by_fp.get(fp)
-            if old is None:
-                old = next((r for r in by_start.get(p["first_line"], [])
-                            if r["id"] not in claimed and _same_start(r, p)), None)
-                if old is not None:
-                    claimed.add(old["id"])
-            if old is None:
-                new_idx.append(i)
-                continue
+        new_idx, known, seen = rows.match_stored([p for p, _ in prepared], by_fp, by_start)
+        for i, old in known:
+            p, b = prepared[i]
             result[i] = (old["id"], False)
             if self._should_replace(old, p, b):
                 values = {k: v for k, v in p.items() if k not in ("container", "host")}
@@ -283,15 +269,6 @@ def _match_row(r: tuple) -> dict[str, Any]:
 def _chunks(items: list, n: int = _CHUNK):
     for i in range(0, len(items), n):
         yield items[i : i + n]
-
-
-def _same_start(stored: dict[str, Any], b: dict[str, Any]) -> bool:
-    """queries._same_start: the same boot read again at another length, its fingerprint moved."""
-    if stored["started_at"] is None or stored["started_at"] != b["started_at"]:
-        return False
-    if stored["first_line"] != b["first_line"]:
-        return False
-    return all(stored[k] is None or b[k] is None or stored[k] == b[k] for k in ("vllm_version", "model"))
 
 
 # column order of the inserts; tests/test_lite.py checks them against the models

@@ -22,7 +22,7 @@ from bootlog.records import Boot
 from bootlog.store.db import retry, writer
 from bootlog.store.rows import (  # noqa: F401  (re-exported: callers import them from here)
     SourceInfo, _Rows, _config_rows, _event_rows, _finite, _iso, _jsonable, _metric_rows, _now,
-    _plain_floats, _sample_rows, config_hash, fallback_fingerprint)
+    _plain_floats, _sample_rows, boot_row, config_hash, fallback_fingerprint, match_stored)
 from bootlog.store.models import BootRow, ConfigRow, EventRow, MetricRow, Position, SampleRow, Source
 
 _CHUNK = 500  # bound on IN (...) lists: SQLite's variable limit is 999 on old builds
@@ -52,23 +52,7 @@ class _Prepared:
 
 
 def _prepare(src: SourceInfo, b: Boot) -> _Prepared:
-    boot = {
-        "container": src.container,
-        "host": src.host,
-        "status": b.status,
-        "failure": b.failure,
-        "failure_message": b.failure_message,
-        "vllm_version": b.vllm_version,
-        "engine": b.engine,
-        "model": b.model,
-        "started_at": _iso(b.started_at),
-        "ready_at": _iso(b.ready_at),
-        "ended_at": _iso(b.ended_at),
-        "first_line": b.first_line,
-        "last_line": b.last_line,
-        "fingerprint": b.fingerprint or fallback_fingerprint(src, b),
-        "config_hash": config_hash(b.config),
-    }
+    boot = boot_row(src, b)
     # save_boots runs its transaction before returning: the Boot is not changed meanwhile
     return _Prepared(
         boot,
@@ -214,22 +198,6 @@ _MATCH_COLUMNS = (BootRow.id, BootRow.fingerprint, BootRow.first_line, BootRow.l
                   BootRow.started_at, BootRow.vllm_version, BootRow.model)
 
 
-def _same_start(stored: dict[str, Any], new: _Prepared) -> bool:
-    """The same boot read again at another length, though its fingerprint moved.
-
-    The parser's fingerprint settles only once a boot has printed 64 catalogue lines, so a boot
-    read while still starting (hook, watch, an ingest during a deploy) comes back later with
-    another one.  Same source, same first line and the same start time is the same boot; version
-    and model must agree where both reads know them.
-    """
-    b = new.boot
-    if stored["started_at"] is None or stored["started_at"] != b["started_at"]:
-        return False
-    if stored["first_line"] != b["first_line"]:
-        return False
-    return all(stored[k] is None or b[k] is None or stored[k] == b[k] for k in ("vllm_version", "model"))
-
-
 def _save_tx(engine: Engine, src: SourceInfo, prepared: list[_Prepared],
              position: tuple[str, int, str] | None, extend: int | None = None) -> list[tuple[int, bool]]:
     with writer(engine).begin() as conn:
@@ -253,24 +221,10 @@ def _save_tx(engine: Engine, src: SourceInfo, prepared: list[_Prepared],
 
         now = _now()
         result: list[tuple[int, bool] | None] = [None] * len(prepared)
-        new_idx: list[int] = []
         replaced: list[tuple[int, _Prepared]] = []
-        claimed: set[int] = {r["id"] for r in by_fp.values()}
-        seen: dict[str, int] = {}  # the same boot twice in one call counts once
-        for i, p in enumerate(prepared):
-            fp = p.boot["fingerprint"]
-            if fp in seen:
-                continue
-            seen[fp] = i
-            old = by_fp.get(fp)
-            if old is None:
-                old = next((r for r in by_start.get(p.boot["first_line"], [])
-                            if r["id"] not in claimed and _same_start(r, p)), None)
-                if old is not None:
-                    claimed.add(old["id"])
-            if old is None:
-                new_idx.append(i)
-                continue
+        new_idx, known, seen = match_stored([p.boot for p in prepared], by_fp, by_start)
+        for i, old in known:
+            p = prepared[i]
             result[i] = (old["id"], False)
             if _should_replace(conn, old, p):
                 values = {k: v for k, v in p.boot.items() if k not in ("container", "host")}

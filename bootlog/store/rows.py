@@ -146,3 +146,50 @@ def boot_row(src: SourceInfo, b: Boot) -> dict[str, Any]:
         "fingerprint": b.fingerprint or fallback_fingerprint(src, b),
         "config_hash": config_hash(b.config),
     }
+
+
+def same_start(stored: dict[str, Any], b: dict[str, Any]) -> bool:
+    """The same boot read again at another length, though its fingerprint moved.
+
+    The parser's fingerprint settles only once a boot has printed 64 catalogue lines, so a boot
+    read while still starting (hook, watch, an ingest during a deploy) comes back later with
+    another one.  Same source, same first line and the same start time is the same boot; version
+    and model must agree where both reads know them.  (`b` is a boot_row.)
+    """
+    if stored["started_at"] is None or stored["started_at"] != b["started_at"]:
+        return False
+    if stored["first_line"] != b["first_line"]:
+        return False
+    return all(stored[k] is None or b[k] is None or stored[k] == b[k] for k in ("vllm_version", "model"))
+
+
+def match_stored(boots: list[dict[str, Any]], by_fp: dict[str, dict[str, Any]],
+                 by_start: dict[int, list[dict[str, Any]]]
+                 ) -> tuple[list[int], list[tuple[int, dict[str, Any]]], dict[str, int]]:
+    """Which of a save's boot_rows are stored already, the one decision both writers make.
+
+    by_fp: stored rows by fingerprint; by_start: this source's stored rows by first line (for
+    reads whose fingerprint moved), in id order.  Returns the indexes of new boots, the (index,
+    stored row) pairs of known ones, and the first index of each fingerprint (the same boot
+    twice in one call counts once: later copies point at the first).
+    """
+    new_idx: list[int] = []
+    known: list[tuple[int, dict[str, Any]]] = []
+    claimed: set[int] = {r["id"] for r in by_fp.values()}
+    seen: dict[str, int] = {}
+    for i, b in enumerate(boots):
+        fp = b["fingerprint"]
+        if fp in seen:
+            continue
+        seen[fp] = i
+        old = by_fp.get(fp)
+        if old is None:
+            old = next((r for r in by_start.get(b["first_line"], [])
+                        if r["id"] not in claimed and same_start(r, b)), None)
+            if old is not None:
+                claimed.add(old["id"])
+        if old is None:
+            new_idx.append(i)
+        else:
+            known.append((i, old))
+    return new_idx, known, seen
