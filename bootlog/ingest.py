@@ -559,23 +559,24 @@ def ingest(engine, spec: str | None, *, container: str | None = None, container_
         return out
     info = SourceInfo(name=source.name, kind=source.kind, container=container,
                       host=host or default_host())
-    if getattr(engine, "lite", False):
-        from bootlog.store.lite import PositionMoved
+    from bootlog.store.rows import PositionMoved
 
-        try:
-            saved = engine.save_boots(info, boots, position=position, extend=extend,
-                                      resumed_from=resume.offset if resume is not None else None)
-        except PositionMoved:
-            # another ingest stored these lines while this one read them: read again from its position
-            if _again >= 5:
-                from bootlog.errors import StoreError
-
-                raise StoreError(f"{source.name}: other ingests keep storing this file meanwhile; try again")
-            return ingest(engine, spec, container=container, container_engine=container_engine, host=host,
-                          plan=plan, progress=progress, fast=fast, source=source, _again=_again + 1)
+    if getattr(engine, "lite", False):  # store/lite.py: the same transaction through sqlite3
+        save = engine.save_boots
     else:
         from bootlog.store.queries import save_boots
 
-        saved = save_boots(engine, info, boots, position=position, extend=extend)
+        save = lambda *a, **k: save_boots(engine, *a, **k)  # noqa: E731
+    try:
+        saved = save(info, boots, position=position, extend=extend,
+                     resumed_from=resume.offset if resume is not None else None)
+    except PositionMoved:
+        # another ingest stored these lines while this one read them: read again from its position
+        if _again >= 5:
+            from bootlog.errors import StoreError
+
+            raise StoreError(f"{source.name}: other ingests keep storing this file meanwhile; try again")
+        return ingest(engine, spec, container=container, container_engine=container_engine, host=host,
+                      plan=plan, progress=progress, fast=fast, source=source, _again=_again + 1)
     out.extend(IngestedBoot(id=i, created=c, boot=b) for (i, c), b in zip(saved, boots))
     return out

@@ -176,9 +176,10 @@ def test_cli_ingest_does_not_import_sqlalchemy(tmp_path):
     assert shown.returncode == 0 and "ready" in shown.stdout  # the SQLAlchemy reader reads it
 
 
-def test_another_ingest_first_means_read_again(tmp_path, monkeypatch):
+@pytest.mark.parametrize("which", ["lite", "sqlalchemy"])
+def test_another_ingest_first_means_read_again(tmp_path, monkeypatch, which):
     """Two re-ingests of the same grown file at once: the second to write finds the position
-    moved and reads again, so the new lines are stored once."""
+    moved and reads again, so the new lines are stored once (either store)."""
     data = (FIXTURES / "seed/07-5x262144-runtime-oom.log").read_bytes()
     cut = data.index(b"\n", data.index(b"Application startup complete")) + 1
     log, db = tmp_path / "g.log", tmp_path / "g.db"
@@ -198,7 +199,7 @@ def test_another_ingest_first_means_read_again(tmp_path, monkeypatch):
         return out
 
     monkeypatch.setattr(ingest_mod, "_parse", racing)
-    res = ingest(lite_store(db), str(log))
+    res = ingest(lite_store(db) if which == "lite" else open_db(str(db)), str(log))
     assert res.up_to_date
     once = tmp_path / "once.db"
     ingest(open_db(str(once)), str(log))

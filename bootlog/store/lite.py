@@ -18,13 +18,10 @@ from typing import Any, Callable
 from bootlog.errors import StoreError
 from bootlog.records import Boot
 from bootlog.store import rows
+from bootlog.store.rows import PositionMoved
 from bootlog.store.where import HEAD_REVISION, create_private_file, plain_sqlite_file, resolve_url
 
 BUSY_TIMEOUT_MS = 30_000  # as store/db.py's engine
-
-
-class PositionMoved(Exception):
-    """Another ingest stored this file's new lines first: the read must start again."""
 
 
 def _json(value: Any) -> str:

@@ -22,7 +22,7 @@ from bootlog.records import Boot
 from bootlog.store.db import retry, writer
 from bootlog.store.rows import (  # noqa: F401  (re-exported: callers import them from here)
     SourceInfo, _Rows, _config_rows, _event_rows, _finite, _iso, _jsonable, _metric_rows, _now,
-    _plain_floats, _sample_rows, boot_row, config_hash, fallback_fingerprint, match_stored)
+    PositionMoved, _plain_floats, _sample_rows, boot_row, config_hash, fallback_fingerprint, match_stored)
 from bootlog.store.models import BootRow, ConfigRow, EventRow, MetricRow, Position, SampleRow, Source
 
 _CHUNK = 500  # bound on IN (...) lists: SQLite's variable limit is 999 on old builds
@@ -199,8 +199,13 @@ _MATCH_COLUMNS = (BootRow.id, BootRow.fingerprint, BootRow.first_line, BootRow.l
 
 
 def _save_tx(engine: Engine, src: SourceInfo, prepared: list[_Prepared],
-             position: tuple[str, int, str] | None, extend: int | None = None) -> list[tuple[int, bool]]:
+             position: tuple[str, int, str] | None, extend: int | None = None,
+             resumed_from: int | None = None) -> list[tuple[int, bool]]:
     with writer(engine).begin() as conn:
+        if resumed_from is not None and position is not None:
+            now_at = conn.execute(select(Position.byte_offset).where(Position.source_key == position[0])).scalar()
+            if now_at != resumed_from:
+                raise PositionMoved(position[0])
         sid = _source_id(conn, src)
         head: list[tuple[int, bool]] = []
         if extend is not None:
@@ -270,20 +275,22 @@ def _save_position(conn: Connection, key: str, offset: int, head: str) -> None:
 
 def save_boots(engine: Engine, src: SourceInfo, boots: list[Boot],
                position: tuple[str, int, str] | None = None,
-               extend: int | None = None) -> list[tuple[int, bool]]:
+               extend: int | None = None, resumed_from: int | None = None) -> list[tuple[int, bool]]:
     """Store boots (and the read position) in one transaction; (boot_id, created) per boot.
 
     A boot whose fingerprint is stored already is not stored again, unless the stored copy has
     fewer lines (read while still running): then it is updated in place, keeping its id.
     extend: id of a stored boot that boots[0] (continued=True, a resumed read's lead-in)
     continues: its figures, events and samples are appended to that boot.
+    resumed_from: the stored offset a resumed read started at; if another ingest moved it
+    meanwhile, nothing is written and rows.PositionMoved says to read again.
     """
     if extend is not None and not (boots and boots[0].continued):
         raise ValueError("extend needs a continued boot first")
     prepared = [_prepare(src, b) for b in boots]
     if not prepared and position is None:
         return []
-    return retry(lambda: _save_tx(engine, src, prepared, position, extend), attempts=10)
+    return retry(lambda: _save_tx(engine, src, prepared, position, extend, resumed_from), attempts=10)
 
 
 def _extend_tx(conn: Connection, boot_id: int, p: _Prepared) -> None:
@@ -291,7 +298,7 @@ def _extend_tx(conn: Connection, boot_id: int, p: _Prepared) -> None:
     row = conn.execute(select(BootRow.status, BootRow.failure, BootRow.last_line, BootRow.ended_at)
                        .where(BootRow.id == boot_id)).first()
     if row is None:
-        raise StoreError(f"no boot with id {boot_id} to continue")
+        raise PositionMoved(f"boot {boot_id}")  # deleted meanwhile (prune): read again
     values: dict[str, Any] = {"last_line": max(row.last_line, p.boot["last_line"])}
     if p.boot["ended_at"]:
         values["ended_at"] = p.boot["ended_at"]

@@ -15,6 +15,10 @@ from typing import Any
 from bootlog.records import Boot
 
 
+class PositionMoved(Exception):
+    """Another ingest stored a resumed file's new lines first: the read must start again."""
+
+
 @dataclass
 class SourceInfo:
     name: str
