@@ -618,6 +618,16 @@ class BootSplitter:
         # `podman logs --since`); kept only if it printed figures or stats
         self.orphan: _Acc | None = None
 
+    def _new_orphan(self, lineno: int) -> _Acc:
+        orphan = self.orphan = _Acc(lineno)
+        orphan.body = True
+        if self.continuing:
+            orphan.boot.continued = True
+            orphan.engine_done = True
+            if self.continuing == "ready":
+                orphan.ready_line = 0  # ready before this read began
+        return orphan
+
     def _start(self, v: VLine, lit: bool, take_pending: bool) -> None:
         lines = self.pending if take_pending else []
         if not take_pending:
@@ -711,15 +721,7 @@ class BootSplitter:
             return
         if cur is None:
             if self.continuing or _is_vllm(v):  # a continued boot takes what the running one would
-                if self.orphan is None:
-                    self.orphan = _Acc(v.lineno)
-                    self.orphan.body = True
-                    if self.continuing:
-                        self.orphan.boot.continued = True
-                        self.orphan.engine_done = True
-                        if self.continuing == "ready":
-                            self.orphan.ready_line = 0  # ready before this read began
-                self.orphan.feed(v, literal)
+                (self.orphan or self._new_orphan(v.lineno)).feed(v, literal)
             return
         if v.role == "api":
             got = api_pid(v.text)
@@ -745,9 +747,27 @@ class BootSplitter:
         its text starts with its vLLM prefix and has at most one process tag, an API server's
         (`api`: (name, pid)).  Returns False, having changed nothing, when the line needs the
         full feed(): no boot yet, start-ish lines pending, a traceback open, a tag this boot does
-        not know (a new pid: another server, a restart) or a resumed older boot."""
+        not know (a new pid: another server, a restart) or a resumed older boot.
+
+        Before the first boot starts, the lines that feed() gives the orphan (a resumed read's
+        continued boot, or a boot whose start was cut off) take the same path once it exists."""
         cur = self.cur
-        if cur is None or self.pending:
+        if cur is None:
+            orphan = self.orphan
+            if self.pending or (orphan is not None and orphan.tbs):
+                return False
+            if orphan is None:  # a fast-path line is a vLLM line: feed() would make the orphan too
+                orphan = self._new_orphan(lineno)
+                if api is not None:  # and note its API server's tag, as feed() does
+                    orphan.tagged_api = True
+                    orphan.api_pids.setdefault(api[0], api[1])
+                    orphan.pids.add(api[1])
+            elif api is not None and (not orphan.tagged_api or api[1] not in orphan.pids
+                                      or orphan.api_pids.get(api[0]) != api[1]):
+                return False
+            orphan.feed_sample(lineno, text, ts, values)
+            return True  # (orphan.body is set when it is made)
+        if self.pending:
             return False
         target = self.resume if self.resume is not None else cur
         if target.tbs:

@@ -8,7 +8,6 @@ source is streamed, finished stats samples are spilled to a temporary file while
 from __future__ import annotations
 
 import os
-import socket
 import sys
 import time
 from dataclasses import dataclass
@@ -26,7 +25,12 @@ class IngestedBoot:
 
 
 def default_host() -> str:
-    return socket.gethostname()
+    try:
+        return os.uname().nodename  # what socket.gethostname() returns, without importing socket
+    except AttributeError:  # pragma: no cover - not a POSIX system
+        import socket
+
+        return socket.gethostname()
 
 
 def _year_hint(source) -> int:

@@ -18,7 +18,44 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import regex as re
+
+class _LazyRx:
+    """A regex compiled on first use: importing the `regex` module and compiling this module's
+    helpers is most of its import time, and many runs (a resumed read of runtime lines, every
+    read without a config or an error line) need none of them."""
+
+    __slots__ = ("_args", "_rx")
+
+    def __init__(self, *args: Any) -> None:
+        self._args = args
+        self._rx = None
+
+    def __getattr__(self, name: str) -> Any:  # .search, .match, .finditer, .pattern, ...
+        rx = self._rx
+        if rx is None:
+            import regex
+
+            rx = self._rx = regex.compile(*self._args)
+        return getattr(rx, name)
+
+
+class _Re:
+    """The `regex` module, imported when first needed (compile() made lazy, see _LazyRx)."""
+
+    S = DOTALL = 16  # regex's (and re's) flag values; tests/test_patterns.py checks them
+
+    @staticmethod
+    def compile(pattern: str, flags: int = 0) -> Any:
+        return _LazyRx(pattern, flags)
+
+    def __getattr__(self, name: str) -> Any:  # re.search, re.match, ... at call time
+        import regex
+
+        return getattr(regex, name)
+
+
+re = _Re()
+
 
 # Units of the numeric figures; a named group with one of these names is a metric value.
 UNITS: dict[str, str] = {
@@ -1155,7 +1192,9 @@ _RX: dict[str, Any] = {}
 def _compiled(p: Pattern) -> Any:
     rx = _RX.get(p.id)
     if rx is None:
-        rx = _RX[p.id] = re.compile(p.regex)
+        import regex
+
+        rx = _RX[p.id] = regex.compile(p.regex)
     return rx
 
 

@@ -23,8 +23,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import tempfile
 from typing import Callable, Iterable, Iterator
 
 from bootlog import envelope
@@ -65,6 +63,8 @@ def _pick_engine(accel: bool | str | None) -> str:
         accel = os.environ.get("BOOTLOG_ACCEL") or True
     if accel is False or accel == "none":
         return "find"
+    if accel is True and _hs is not None:
+        return "hyperscan"  # the fastest: no need to look for the others on PATH
     have = available_engines()
     if accel is True:
         return have[0]
@@ -250,6 +250,9 @@ class Scanner:
             try:
                 # a temporary file, not a pipe: 8 MiB through a pipe costs thousands of small
                 # writes and polls, more than the search itself
+                import subprocess  # (only this engine runs a tool: imported here, not at every start)
+                import tempfile
+
                 f = tempfile.NamedTemporaryFile(prefix="bootlog-scan-", dir=_TMPDIR)
                 f.write(cb)
                 f.flush()

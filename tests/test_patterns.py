@@ -406,3 +406,15 @@ def test_corpus_labelled_figures_are_produced(log):
             assert sorted(got[name]) == sorted(map(float, want)), name
         else:  # printed once (ranks repeating the same figure print the same value)
             assert got[name] and all(v == float(want) for v in got[name]), (name, got[name], want)
+
+
+def test_lazy_regexes_are_the_regex_modules():
+    """patterns compiles its helper regexes on first use: same flags, same matches."""
+    import regex
+
+    from bootlog import patterns
+
+    assert patterns.re.S == patterns.re.DOTALL == int(regex.S) == int(regex.DOTALL)
+    assert patterns._GLUED.pattern == regex.compile(patterns._GLUED._args[0], regex.S).pattern
+    assert patterns._GLUED.match("a b=c\nd").group("rest") == "c\nd"  # DOTALL really applies
+    assert patterns.re.escape("a.b") == regex.escape("a.b")  # module functions pass through
