@@ -35,20 +35,47 @@ _FAST_PREFIX = (r"(?:\((?P<name>[A-Za-z_][\w\-]*) pid=(?P<pid>\d+)\) )?(?:DEBUG|
 _FAST: list | None = None
 
 
+def _fast_entry(body: str, names: tuple[str, ...]) -> tuple:
+    rx = re.compile(_FAST_PREFIX + body)
+    # parse() reads m.groups() by position: the prefix's 7, then the figures in order
+    assert list(rx.groupindex) == ["name", "pid", "mo", "d", "h", "mi", "s", *names]
+    assert rx.groups == 7 + len(names)
+    return (rx.fullmatch, names, *_json_template(body, names))
+
+
 def _fast_stats() -> list:
+    """(fullmatch, names, canon test, JSON template) per stats wording, in the order tried.  Only
+    the first (the everyday shape) is compiled at once: a later one is compiled, and replaces its
+    stand-in in this list, the first time a line gets that far (a short read, a re-ingest's few
+    hundred lines, may never need them; compiling all three is most of a re-ingest's parse)."""
     global _FAST
     if _FAST is None:
         from bootlog import patterns
 
-        fast = []
-        for body, names in patterns.STATS_FAST_BODIES:
-            rx = re.compile(_FAST_PREFIX + body)
-            # parse() reads m.groups() by position: the prefix's 7, then the figures in order
-            assert list(rx.groupindex) == ["name", "pid", "mo", "d", "h", "mi", "s", *names]
-            assert rx.groups == 7 + len(names)
-            fast.append((rx.fullmatch, names, *_json_template(body, names)))
+        bodies = patterns.STATS_FAST_BODIES
+        fast: list = [_fast_entry(*bodies[0])]
+        for i in range(1, len(bodies)):
+            fast.append(_stand_in(fast, i, *bodies[i]))
         _FAST = fast
     return _FAST
+
+
+def _stand_in(fast: list, i: int, body: str, names: tuple[str, ...]) -> tuple:
+    def real() -> tuple:
+        entry = fast[i]
+        if entry[0] is fullmatch:  # still the stand-in: compile now
+            entry = fast[i] = _fast_entry(body, names)
+        return entry
+
+    def fullmatch(text: str):
+        return real()[0](text)
+
+    def canon(figs: str):
+        return real()[2](figs)
+
+    # the template is only used after a match, by which time fast[i] is the real entry; the
+    # stand-in's (names, template) are the real ones too, made without compiling anything
+    return (fullmatch, names, canon, _json_template(body, names, compile_test=False)[1])
 
 
 # A figure printed in repr()'s own spelling of its float: json.dumps writes float(x) as x itself
@@ -58,14 +85,14 @@ _F_CANON = r"-?(?:0|[1-9][0-9]{0,11})\.(?:0|[0-9]{0,2}[1-9])"
 _I_CANON = r"(?:0|[1-9][0-9]{0,11})"
 
 
-def _json_template(body: str, names: tuple[str, ...]) -> tuple[Callable, str]:
+def _json_template(body: str, names: tuple[str, ...], compile_test: bool = True) -> tuple[Callable | None, str]:
     """(test, template): when test(",".join(figs)) matches, `template % figs` is
-    json.dumps(dict(zip(names, map(float, figs)))), byte for byte."""
+    json.dumps(dict(zip(names, map(float, figs)))), byte for byte (test None: not compiled)."""
     kinds = []
     for name in names:  # digits-only groups (reqs counts) print no decimal point
         at = body.find(f"(?P<{name}>")
         kinds.append("I" if at >= 0 and body.startswith(r"\d+)", at + len(name) + 5) else "F")
-    test = re.compile(",".join(_I_CANON if k == "I" else _F_CANON for k in kinds)).fullmatch
+    test = re.compile(",".join(_I_CANON if k == "I" else _F_CANON for k in kinds)).fullmatch if compile_test else None
     template = "{" + ", ".join(json.dumps(n).replace("%", "%%") + (": %s.0" if k == "I" else ": %s")
                                for n, k in zip(names, kinds)) + "}"
     return test, template

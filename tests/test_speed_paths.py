@@ -403,3 +403,26 @@ def test_ready_made_rows_stand_only_for_unchanged_samples(monkeypatch):
         a.samples = list(a.samples)
     assert _key(got) == _key(want)
     assert any(len(s.values) > 7 for b in want for s in b.samples)  # spec decoding added to some
+
+
+def test_later_stats_wordings_compile_on_first_use():
+    """_fast_stats() compiles the everyday wording at once and the others when a line needs
+    them: the stand-ins read a line exactly as the compiled entries do."""
+    import importlib
+
+    mod = importlib.reload(parse_mod)  # a fresh list of stand-ins
+    try:
+        fast = mod._fast_stats()
+        assert len(fast) >= 2
+        line = V0_STATS.format(1, 7)  # not the first (V1) wording
+        assert not fast[0][0](line)
+        stand_ins = [entry[0] for entry in fast[1:]]
+        hit = next(i for i in range(1, len(fast)) if fast[i][0](line))  # tried in order, as parse does
+        assert all(fast[i][0] is not stand_ins[i - 1] for i in range(1, hit + 1))  # those compiled
+        assert all(fast[i][0] is stand_ins[i - 1] for i in range(hit + 1, len(fast)))  # not the rest
+        from bootlog import patterns
+
+        compiled = mod._fast_entry(*patterns.STATS_FAST_BODIES[hit])
+        assert fast[hit][0](line).groups() == compiled[0](line).groups() and fast[hit][3] == compiled[3]
+    finally:
+        importlib.reload(parse_mod)

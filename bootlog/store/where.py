@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 from bootlog.errors import StoreError
 
@@ -18,9 +17,10 @@ HEAD_REVISION = "0001_initial"
 _URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+]*://")
 
 
-def default_path() -> Path:
+def default_path() -> str:
+    # (a str, not a pathlib.Path: pathlib's import is a measurable part of a re-ingest's start)
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "bootlog" / "bootlog.db"
+    return os.path.join(base, "bootlog", "bootlog.db")
 
 
 def resolve_url(db: str | None) -> str:
