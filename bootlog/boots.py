@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -223,8 +224,8 @@ class _Acc:
         self.kv_known = False
         self.terminal = False
         self.ready_line: int | None = None
-        self.fp: list[str] = []  # first 64 literal lines (fallback)
-        self.fp_catalogue: list[str] = []  # first 64 lines with a catalogue hit
+        self.fp = _FpHash()  # first 64 literal lines (fallback)
+        self.fp_catalogue = _FpHash()  # first 64 lines with a catalogue hit
         self.last_ts: datetime | None = None
         self.last_seen = first_line
         self.root: tuple[int, str, bool] | None = None  # (line, message, engine_done at the time)
@@ -556,8 +557,30 @@ class _Acc:
         # the first 64 catalogue lines of the boot; a boot that printed none (a WARNING-level
         # log) falls back to its first 64 literal lines
         fp = self.fp_catalogue or self.fp
-        b.fingerprint = hashlib.sha256("\n".join(fp).encode("utf-8", "replace")).hexdigest()
+        b.fingerprint = fp.hexdigest()
         return b
+
+
+class _FpHash:
+    """sha256 of "\n".join(texts) for texts appended one by one, with their count: a boot's
+    fingerprint lines are hashed as they come instead of kept (two lists of 64 lines per boot
+    were most of the memory of a log of thousands of boots)."""
+
+    __slots__ = ("h", "n")
+
+    def __init__(self) -> None:
+        self.h = hashlib.sha256()
+        self.n = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def append(self, text: str) -> None:
+        self.h.update((text if not self.n else "\n" + text).encode("utf-8", "replace"))
+        self.n += 1
+
+    def hexdigest(self) -> str:
+        return self.h.hexdigest()
 
 
 def _classify(msg: str, engine_done: bool) -> str:
@@ -827,7 +850,7 @@ class BootSplitter:
             if acc.superseded:
                 end = acc.last_seen  # its lines stopped when the older boot resumed
             else:
-                later = [s for s in starts if s > acc.last_seen]
-                end = later[0] - 1 if later else max(total_lines or 0, acc.last_seen)
+                i = bisect_right(starts, acc.last_seen)  # the first start after its last line
+                end = starts[i] - 1 if i < len(starts) else max(total_lines or 0, acc.last_seen)
             out.append(acc.finish(end))
         return out
