@@ -243,8 +243,14 @@ class _Acc:
         self.runtime_root: str | None = None  # first real exception after ready
         self.runtime_dead: str | bool = False  # the line saying the engine died after ready
         self.superseded = False  # a newer concurrent boot died and the older one took over
+        # BootSplitter's index (None for the orphan, never an owner) and this boot's place in accs
+        self.pid_index: dict[int, dict[tuple, list[_Acc]]] | None = None
+        self.seq = 0
 
     # -- helpers -----------------------------------------------------------------------------
+    def _index(self, pid: int) -> None:
+        self.pid_index.setdefault(pid, {}).setdefault(_sig(self.api_pids), []).append(self)
+
     def add_event(self, ev: Event, dedupe: bool = True) -> None:
         if dedupe:
             k = (ev.kind, ev.rank, ev.message)
@@ -359,12 +365,17 @@ class _Acc:
         if v.role == "api" and v.proc:
             self.tagged_api = True
             got = api_pid(v.text)
-            if got:
-                self.api_pids.setdefault(got[0], got[1])
+            if got and got[0] not in self.api_pids:
+                self.api_pids[got[0]] = got[1]
+                if self.pid_index is not None:  # its identity changed: file its pids under it
+                    for known in self.pids:
+                        self._index(known)
         if v.proc is not None:
             pid = tag_pid(v.text)
-            if pid is not None:
+            if pid is not None and pid not in self.pids:
                 self.pids.add(pid)
+                if self.pid_index is not None:
+                    self._index(pid)
         rank = v.rank
         if v.proc == "VllmWorkerProcess":  # V0 workers: no rank in the tag; number them by pid
             got = _TAG_PID.findall(v.text[:200])
@@ -561,6 +572,11 @@ class _Acc:
         return b
 
 
+def _sig(api_pids: dict[str, int]) -> tuple:
+    """An API-server identity as a key: two boots' api_pids are equal iff their _sig are."""
+    return tuple(sorted(api_pids.items()))
+
+
 class _FpHash:
     """sha256 of "\n".join(texts) for texts appended one by one, with their count: a boot's
     fingerprint lines are hashed as they come instead of kept (two lists of 64 lines per boot
@@ -640,6 +656,10 @@ class BootSplitter:
         # vLLM lines before the first start marker: a boot whose start was cut off (rotated log,
         # `podman logs --since`); kept only if it printed figures or stats
         self.orphan: _Acc | None = None
+        # pid -> API-server identity (_sig of api_pids) -> the boots that carried that pid while
+        # they had that identity: _owner() looks there instead of walking every earlier boot (a
+        # restarting container's boots all share their pids, and a crash loop has thousands)
+        self.pid_index: dict[int, dict[tuple, list[_Acc]]] = {}
 
     def _new_orphan(self, lineno: int) -> _Acc:
         orphan = self.orphan = _Acc(lineno)
@@ -670,6 +690,7 @@ class BootSplitter:
             for p, l in keep:
                 self.cur.feed(p, l)
         acc = _Acc(first)
+        acc.pid_index, acc.seq = self.pid_index, len(self.accs)
         self.accs.append(acc)
         self.cur = acc
         self.resume = None
@@ -816,10 +837,21 @@ class BootSplitter:
         pid = tag_pid(v.text)
         if pid is None or pid in cur.pids or not cur.api_pids:
             return None
-        for acc in reversed(self.accs[:-1]):
-            if pid in acc.pids and acc.api_pids and acc.api_pids != cur.api_pids and not acc.superseded:
-                return acc
-        return None
+        # the newest earlier boot (accs order; the last one never) that carried this pid, has an
+        # API server of its own, another than the current boot's, and was not superseded
+        buckets = self.pid_index.get(pid)
+        if not buckets:
+            return None
+        mine, last, best = _sig(cur.api_pids), self.accs[-1], None
+        for sig, accs in buckets.items():
+            if not sig or sig == mine:
+                continue
+            for acc in accs:
+                if acc is last or acc.superseded or (best is not None and acc.seq < best.seq):
+                    continue
+                if _sig(acc.api_pids) == sig:  # (else filed again under its newer identity)
+                    best = acc
+        return best
 
     def _maybe_resume(self, cur: _Acc) -> None:
         """After the newer boot died, untagged lines may belong to the older one still starting."""

@@ -371,3 +371,66 @@ def test_two_tagged_servers_interleaved_keep_their_own_lines():
     assert not any(m.name == "kv_cache_tokens" for m in bs[1].metrics)
     assert [x.values for x in bs[0].samples] == [x.values for x in alone[0].samples]
     assert bs[1].failure_message == labels(fixture("022"))[0]["failure_message"]
+
+
+def test_owner_index_answers_as_the_linear_scan(monkeypatch):
+    """BootSplitter._owner looks up earlier boots by pid and API-server identity; it must name
+    the boot the plain walk over every earlier boot names, line by line, on every fixture and
+    on a generated log of many restarts of one container."""
+    import sys
+    from pathlib import Path
+
+    from bootlog import boots as boots_mod
+    from bootlog.ingest import parse_source
+    from bootlog.sources import open_source
+    from conftest import FIXTURES
+
+    def linear(self, v):
+        cur = self.cur
+        pid = boots_mod.tag_pid(v.text)
+        if pid is None or pid in cur.pids or not cur.api_pids:
+            return None
+        for acc in reversed(self.accs[:-1]):
+            if pid in acc.pids and acc.api_pids and acc.api_pids != cur.api_pids and not acc.superseded:
+                return acc
+        return None
+
+    indexed = boots_mod.BootSplitter._owner
+    calls = {"n": 0, "found": 0}
+
+    def both(self, v):
+        got = indexed(self, v)
+        assert got is linear(self, v), v.text[:160]
+        calls["n"] += 1
+        calls["found"] += got is not None
+        return got
+
+    monkeypatch.setattr(boots_mod.BootSplitter, "_owner", both)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    try:
+        import genlog
+    finally:
+        sys.path.pop(0)
+    import tempfile
+
+    def server(api: int, engine: int, minute: int, version: str = "0.11.0") -> list[str]:
+        return [f"(APIServer pid={api}) INFO 11-20 10:{minute:02d}:00 [api_server.py:1] vLLM API server version {version}",
+                f"(APIServer pid={api}) INFO 11-20 10:{minute:02d}:01 [utils.py:2] non-default args: {{'model': 'm{api}'}}",
+                f"(EngineCore_DP0 pid={engine}) INFO 11-20 10:{minute:02d}:05 [core.py:3] Initializing a V1 LLM "
+                f"engine (v{version}) with config: model='m{api}'"]
+
+    def kv(engine: int, minute: int, tokens: int) -> str:
+        return (f"(EngineCore_DP0 pid={engine}) INFO 11-20 10:{minute:02d}:30 [kv_cache_utils.py:1028] "
+                f"GPU KV cache size: {tokens:,} tokens")
+
+    # two servers started side by side (their lines interleave), then restarts reusing the pids
+    two = [*server(10, 110, 0), *server(20, 120, 1), kv(110, 2, 111_000), kv(120, 3, 222_000),
+           *server(20, 120, 5), kv(110, 6, 333_000), kv(120, 7, 444_000), *server(10, 110, 9), kv(120, 10, 5)]
+    with tempfile.TemporaryDirectory() as d:
+        many = Path(d) / "many.log"
+        genlog.generate(0, str(many), boots=300, noise_mb=0)
+        mixed = Path(d) / "two.log"
+        mixed.write_text("\n".join(two) + "\n")
+        for p in [*sorted(FIXTURES.rglob("*.log")), many, mixed]:
+            parse_source(open_source(str(p)))
+    assert calls["n"] > 1000 and calls["found"] >= 2  # the older server's lines found their boot
