@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import re
 from bisect import bisect_right
+from sys import intern as _intern
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -490,13 +491,15 @@ class _Acc:
                     if self.engine_cfg_seen:
                         continue
                     self.engine_cfg_seen = True
-                    b.config.update({k: str(x) for k, x in h.value.items()})
+                    # interned: a restarting server prints the same keys and mostly the same values
+                    # each boot, and a log of thousands of boots holds them all until it is stored
+                    b.config.update({_intern(k): _intern(str(x)) for k, x in h.value.items()})
                     if h.value.get("model"):
                         b.model = str(h.value["model"])
                 else:
                     for k, x in h.value.items():
                         if b.config.get(k, "None") == "None":
-                            b.config[k] = str(x)
+                            b.config[_intern(k)] = _intern(str(x))
             elif h.kind == "stat" and isinstance(h.value, dict):
                 vals = {k: float(x) for k, x in h.value.items()}
                 if "prompt_throughput_tps" in vals or not b.samples:
