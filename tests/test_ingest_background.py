@@ -10,12 +10,12 @@ import pytest
 
 from bootlog import ingest as ingest_mod
 from bootlog import reader
-from bootlog.ingest import ingest, parse_source
+from bootlog.ingest import parse_source
 from bootlog.scan import available_engines
 from bootlog.sources import open_source
 from bootlog.store.db import open_db
 from conftest import FIXTURES, grow_and_ingest
-from test_sqlite_fast import tables
+from test_sqlite_fast import _ingest_to, tables
 
 DATA = FIXTURES.parent.parent / "tests" / "data" / "envelope"
 LOGS = sorted([*FIXTURES.rglob("*.log"), *DATA.glob("*.log"), *DATA.glob("*.stdout")])
@@ -71,13 +71,7 @@ def test_same_boots_reading_every_line(monkeypatch, forks):
 
 def _ingest_all(db, paths, monkeypatch, background: bool):
     monkeypatch.setenv("BOOTLOG_BACKGROUND_MIN", "0" if background else NEVER)
-    engine = open_db(str(db))
-    try:
-        for p in paths:
-            ingest(engine, str(p))
-    finally:
-        engine.dispose()
-    return tables(db)
+    return _ingest_to(db, paths)
 
 
 def test_same_rows_on_every_fixture(tmp_path, monkeypatch, forks):
