@@ -34,7 +34,7 @@ def get_ingest_store(ctx: click.Context, paths: tuple[str, ...]):
     if paths and obj.get("engine") is None:
         from bootlog.store.lite import open_lite
 
-        store = open_lite(obj.get("db"), lambda: get_engine(ctx))
+        store = open_lite(obj.get("db"))
         if store is not None:
             return store
     return get_engine(ctx)

@@ -47,7 +47,7 @@ def no_sqlalchemy_writes(monkeypatch):
 
 
 def lite_store(db_path) -> lite.Lite:
-    store = lite.open_lite(str(db_path), lambda: pytest.fail("SQLAlchemy engine opened"))
+    store = lite.open_lite(str(db_path))
     assert store is not None
     return store
 
@@ -208,25 +208,24 @@ def test_another_ingest_first_means_read_again(tmp_path, monkeypatch, which):
 
 
 def test_no_lite_store_when_it_cannot_apply(tmp_path, monkeypatch):
-    full = lambda: None
-    assert lite.open_lite("postgresql+psycopg://u@h/db", full) is None
+    assert lite.open_lite("postgresql+psycopg://u@h/db") is None
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"not a database at all" * 100)
-    assert lite.open_lite(str(junk), full) is None  # the full store reports what is wrong
+    assert lite.open_lite(str(junk)) is None  # the full store reports what is wrong
     old = tmp_path / "old.db"
     open_db(str(old)).dispose()
     conn = sqlite3.connect(old)
     conn.execute("UPDATE alembic_version SET version_num = '0000_older'")
     conn.commit()
     conn.close()
-    assert lite.open_lite(str(old), full) is None  # to be migrated by the full store
+    assert lite.open_lite(str(old)) is None  # to be migrated by the full store
     ok = tmp_path / "ok.db"
     open_db(str(ok)).dispose()
-    assert lite.open_lite(str(ok), full) is not None
+    assert lite.open_lite(str(ok)) is not None
     with pytest.raises(StoreError, match="does not exist"):
-        lite.open_lite(str(tmp_path / "no" / "such" / "dir.db"), full)
+        lite.open_lite(str(tmp_path / "no" / "such" / "dir.db"))
     monkeypatch.setenv("BOOTLOG_NO_LITE", "1")
-    assert lite.open_lite(str(ok), full) is None
+    assert lite.open_lite(str(ok)) is None
 
 
 def _boot(**kw):

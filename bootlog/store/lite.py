@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from typing import Any, Callable
+from typing import Any
 
 from bootlog.errors import StoreError
 from bootlog.records import Boot
@@ -30,14 +30,12 @@ def _json(value: Any) -> str:
 
 
 class Lite:
-    """Just enough of the store for a resumed read of one file (see the module doc)."""
+    """The store as `ingest` uses it (see the module doc): resume lookups and save_boots."""
 
     lite = True
 
-    def __init__(self, conn: sqlite3.Connection, full: Callable[[], Any]) -> None:
+    def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self._full = full  # opens the SQLAlchemy engine when the fast path cannot do a write
-        self._engine = None
 
     # ------------------------------------------------------------ reads (autocommit)
 
@@ -58,12 +56,6 @@ class Lite:
             raise StoreError(f"cannot read database: {err}") from err
 
     # ------------------------------------------------------------ writes
-
-    def engine(self):
-        """The SQLAlchemy engine on the same database (opened on first call)."""
-        if self._engine is None:
-            self._engine = self._full()
-        return self._engine
 
     def save_boots(self, src: rows.SourceInfo, boots: list[Boot], position: tuple[str, int, str] | None = None,
                    extend: int | None = None, resumed_from: int | None = None) -> list[tuple[int, bool]]:
@@ -329,7 +321,7 @@ def _create(conn: sqlite3.Connection) -> None:
         raise
 
 
-def open_lite(db: str | None, full: Callable[[], Any]) -> Lite | None:
+def open_lite(db: str | None) -> Lite | None:
     """A Lite store on the user's database when it is a SQLite file at the current schema (a
     missing file is created with it, as the full store would), else None: the caller opens the
     SQLAlchemy store, which migrates or reports what is wrong.  BOOTLOG_NO_LITE=1 turns it off."""
@@ -365,4 +357,4 @@ def open_lite(db: str | None, full: Callable[[], Any]) -> Lite | None:
     except sqlite3.Error:
         conn.close()
         return None  # not a bootlog database, locked, corrupt: the full store says what is wrong
-    return Lite(conn, full)
+    return Lite(conn)
