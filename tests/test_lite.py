@@ -12,7 +12,7 @@ from bootlog import ingest as ingest_mod
 from bootlog.errors import StoreError
 from bootlog.ingest import ingest
 from bootlog.store import lite
-from bootlog.store import queries
+from bootlog.store import queries, samplerows
 from bootlog.store.db import open_db
 from bootlog.store.models import Base
 from conftest import FIXTURES
@@ -96,7 +96,7 @@ def test_schema_is_what_create_all_makes(tmp_path):
 
 def test_insert_columns_are_the_models_columns():
     for table, cols in (("boots", lite._BOOT_COLS), ("metrics", lite._METRIC_COLS), ("events", lite._EVENT_COLS),
-                        ("config", lite._CONFIG_COLS), ("samples", lite._SAMPLE_COLS)):
+                        ("config", lite._CONFIG_COLS), ("samples", ("boot_id", *samplerows.SAMPLE_COLS))):
         model_cols = {c.name for c in Base.metadata.tables[table].columns} - {"id"}
         assert set(cols) == model_cols, table
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from bootlog.errors import StoreError
 from bootlog.records import Boot
-from bootlog.store import rows
+from bootlog.store import rows, samplerows
 from bootlog.store.rows import PositionMoved
 from bootlog.store.where import HEAD_REVISION, create_private_file, plain_sqlite_file, resolve_url
 
@@ -199,18 +199,16 @@ class Lite:
     def _insert_samples(self, boot_id: int, b: Boot) -> None:
         if not b.samples:
             return
-        sql = f'INSERT INTO samples (boot_id, line, ts, "values") VALUES ({int(boot_id)}, ?, ?, ?)'
+        sql = samplerows.insert_sql(boot_id)
         parts = getattr(b.samples, "row_parts", None)
         if parts is not None:  # spilled by ingest as ready-made rows
             for batch in parts():
                 if batch:
                     self.conn.executemany(sql, batch)
             return
-        from bootlog.store.samplerows import sample_rows
-
         samples = list(b.samples)
         for k in range(0, len(samples), _BATCH):
-            self.conn.executemany(sql, sample_rows(samples[k : k + _BATCH]))
+            self.conn.executemany(sql, samplerows.sample_rows(samples[k : k + _BATCH]))
 
     def _extend_boot(self, boot_id: int, b: Boot) -> None:
         """queries._extend_tx, statement for statement."""
@@ -267,7 +265,6 @@ _BOOT_COLS = ("source_id", "container", "host", "status", "failure", "failure_me
 _CONFIG_COLS = ("boot_id", "key", "value")
 _METRIC_COLS = ("boot_id", "seq", "name", "value", "unit", "rank", "line", "ts", "pattern")
 _EVENT_COLS = ("boot_id", "seq", "kind", "rank", "line", "ts", "message", "detail")
-_SAMPLE_COLS = ("boot_id", "line", "ts", "values")
 _JSON_COLS = {"detail", "values"}
 
 

@@ -24,6 +24,7 @@ from bootlog.store.rows import (  # noqa: F401  (re-exported: callers import the
     SourceInfo, _Rows, _config_rows, _event_rows, _finite, _iso, _jsonable, _metric_rows, _now,
     PositionMoved, _plain_floats, _sample_rows, boot_row, config_hash, fallback_fingerprint, match_stored)
 from bootlog.store.models import BootRow, ConfigRow, EventRow, MetricRow, Position, SampleRow, Source
+from bootlog.store.samplerows import insert_sql
 
 _CHUNK = 500  # bound on IN (...) lists: SQLite's variable limit is 999 on old builds
 # rows per executemany: child rows are generated lazily and inserted this many at a time, so a
@@ -108,12 +109,6 @@ def _insert_children(conn: Connection, pairs: list[tuple[int, _Prepared]]) -> No
 # byte for byte (tests/test_sqlite_fast.py compares both paths on the corpus).  Samples that
 # ingest spilled to disk come back as ready-made rows (SpilledSamples.row_parts) and go to
 # executemany as read.  PostgreSQL keeps the generic path.
-def _sample_sql(bid: int) -> str:
-    # the boot id written into the statement (an int from the database), so that the rows are
-    # the spilled (line, ts, values) tuples as they are
-    return f'INSERT INTO samples (boot_id, line, ts, "values") VALUES ({int(bid)}, ?, ?, ?)'
-
-
 def _sqlite_fast(conn: Connection) -> bool:
     d = conn.dialect
     return d.name == "sqlite" and d.paramstyle == "qmark" and not _FORCE_GENERIC
@@ -157,7 +152,7 @@ def _insert_samples_sqlite(conn: Connection, pairs: Iterable[tuple[int, _Prepare
     for bid, p in pairs:
         if not p.samples:
             continue
-        sql = _sample_sql(bid)
+        sql = insert_sql(bid)
         for rows in _sample_row_parts(p, dumps):
             for k in range(0, len(rows), _BATCH):
                 batch = rows[k : k + _BATCH] if len(rows) > _BATCH else rows

@@ -38,12 +38,15 @@ def _make_plain_dumps() -> Callable[[dict], str]:
 plain_dumps = _make_plain_dumps()
 
 
-def values_json(values: dict) -> str:
-    """json.dumps of the stored form of a sample's values (rows._sample_rows), as SQLAlchemy
-    would serialise it."""
-    if _plain_floats(values):
-        return plain_dumps(values)
-    return json.dumps(_jsonable(values))
+# the samples table's columns after boot_id, in the order of sample_rows' tuples
+SAMPLE_COLS = ("line", "ts", "values")
+
+
+def insert_sql(boot_id: int) -> str:
+    """The INSERT for one boot's sample rows, the boot id written into the statement (an int
+    from the database), so that the rows are sample_rows' (or the spill's) tuples as they are."""
+    names = ", ".join(f'"{c}"' for c in SAMPLE_COLS)
+    return f"INSERT INTO samples (boot_id, {names}) VALUES ({int(boot_id)}, ?, ?, ?)"
 
 
 def sample_rows(samples) -> list[tuple[int, str | None, str]]:
