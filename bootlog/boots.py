@@ -19,15 +19,19 @@ the Boot records.  Rules (corpus README + vllm-log-formats.md):
   An engine that dies after "ready" keeps status ready; failure names the runtime cause.
 * fingerprint: sha256 over the first 64 catalogue lines (import-time start-ish lines excluded),
   so a growing boot, or the same boot read with other lines before it, keeps its fingerprint.
+* An earlier boot that got no line while RETIRE_AFTER newer boots started is finished there and
+  then, handed to the splitter's `retire` callback (ingest moves it out of memory), and no later
+  line goes back to it: a crash loop's thousands of boots are never all in memory at once.
 """
 from __future__ import annotations
 
 import hashlib
 import re
-from bisect import bisect_right
+from bisect import bisect_right, insort
 from sys import intern as _intern
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any, Callable
 
 from bootlog.records import Boot, Event, Metric, Sample, VLine
 
@@ -245,12 +249,25 @@ class _Acc:
         self.runtime_dead: str | bool = False  # the line saying the engine died after ready
         self.superseded = False  # a newer concurrent boot died and the older one took over
         # BootSplitter's index (None for the orphan, never an owner) and this boot's place in accs
-        self.pid_index: dict[int, dict[tuple, list[_Acc]]] | None = None
+        self.pid_index: dict[int, dict[tuple, dict[_Acc, None]]] | None = None
         self.seq = 0
 
     # -- helpers -----------------------------------------------------------------------------
     def _index(self, pid: int) -> None:
-        self.pid_index.setdefault(pid, {}).setdefault(_sig(self.api_pids), []).append(self)
+        # (a dict as an ordered set: a retired boot leaves its buckets in O(1))
+        self.pid_index.setdefault(pid, {}).setdefault(_sig(self.api_pids), {})[self] = None
+
+    def _unindex(self) -> None:
+        for pid in self.pids:
+            buckets = self.pid_index.get(pid) if self.pid_index is not None else None
+            if not buckets:
+                continue
+            for sig in list(buckets):
+                buckets[sig].pop(self, None)
+                if not buckets[sig]:
+                    del buckets[sig]
+            if not buckets:
+                del self.pid_index[pid]
 
     def add_event(self, ev: Event, dedupe: bool = True) -> None:
         if dedupe:
@@ -642,16 +659,25 @@ def _derive(b: Boot, ready_line: int | None) -> None:
                                 "derived"))
 
 
+RETIRE_AFTER = 64  # newer boot starts an idle boot waits through before it is retired
+
+
 class BootSplitter:
     """Routes candidate lines to boots (see module doc)."""
 
     RESUME_WINDOW_S = 300.0
 
-    def __init__(self, continuing: str | None = None) -> None:
+    def __init__(self, continuing: str | None = None, retire: Callable[[Boot], Any] | None = None) -> None:
         # continuing: status ("ready"/"failed") of the stored boot a resumed read continues; its
         # lines before the first start marker belong to that boot, whatever they print
         self.continuing = continuing
-        self.accs: list[_Acc] = []
+        # retire(boot) -> what finish() lists in the boot's place (module doc); by default the Boot
+        self.retire = retire
+        self.accs: list[_Acc | None] = []  # None: retired (its finished boot is in self.retired)
+        self.retired: dict[int, Any] = {}  # seq -> retire(boot)
+        self.live: dict[int, _Acc] = {}  # seq -> acc, the boots not retired, oldest first
+        self.first_lines: list[int] = []  # by seq
+        self.starts: list[int] = []  # sorted
         self.cur: _Acc | None = None
         self.pending: list[tuple[VLine, bool]] = []
         self.pending_keys: set[str] = set()
@@ -662,7 +688,7 @@ class BootSplitter:
         # pid -> API-server identity (_sig of api_pids) -> the boots that carried that pid while
         # they had that identity: _owner() looks there instead of walking every earlier boot (a
         # restarting container's boots all share their pids, and a crash loop has thousands)
-        self.pid_index: dict[int, dict[tuple, list[_Acc]]] = {}
+        self.pid_index: dict[int, dict[tuple, dict[_Acc, None]]] = {}
 
     def _new_orphan(self, lineno: int) -> _Acc:
         orphan = self.orphan = _Acc(lineno)
@@ -695,12 +721,41 @@ class BootSplitter:
         acc = _Acc(first)
         acc.pid_index, acc.seq = self.pid_index, len(self.accs)
         self.accs.append(acc)
+        self.live[acc.seq] = acc
+        self.first_lines.append(first)
+        insort(self.starts, first)
+        self._retire_idle()
         self.cur = acc
         self.resume = None
         self.pending, self.pending_keys = [], set()
         for p, l in lines:
             acc.feed(p, l)
         acc.feed(v, lit)
+
+    def _retire_idle(self) -> None:
+        """Finish the boots that got no line while RETIRE_AFTER newer ones started (module doc)."""
+        n = len(self.accs)
+        if n <= RETIRE_AFTER:
+            return
+        horizon = n - RETIRE_AFTER
+        since = self.first_lines[horizon]
+        for seq, acc in list(self.live.items()):
+            if seq >= horizon:
+                break
+            if acc is self.resume or acc is self.cur or acc.last_seen >= since:
+                continue
+            del self.live[seq]
+            self.accs[seq] = None
+            acc._unindex()
+            boot = acc.finish(self._end_of(acc))
+            self.retired[seq] = self.retire(boot) if self.retire is not None else boot
+
+    def _end_of(self, acc: _Acc, total_lines: int | None = None) -> int:
+        if acc.superseded:
+            return acc.last_seen  # its lines stopped when the older boot resumed
+        starts = self.starts
+        i = bisect_right(starts, acc.last_seen)  # the first start after its last line
+        return starts[i] - 1 if i < len(starts) else max(total_lines or 0, acc.last_seen)
 
     def _flush(self) -> None:
         if self.cur is not None:
@@ -873,19 +928,16 @@ class BootSplitter:
         self.resume = prev
         cur.superseded = True
 
-    def finish(self, total_lines: int | None = None) -> list[Boot]:
+    def finish(self, total_lines: int | None = None) -> list:
+        """The boots in start order (a kept orphan first); a retired boot's place holds what
+        retire() made of it (the Boot itself without a retire callback)."""
         if self.cur is not None:
             self._flush()
-        out: list[Boot] = []
-        accs = list(self.accs)
-        if self.orphan is not None and (self.continuing or self.orphan.boot.metrics or self.orphan.boot.samples):
-            accs.insert(0, self.orphan)
-        starts = sorted(a.boot.first_line for a in accs)
-        for acc in accs:
-            if acc.superseded:
-                end = acc.last_seen  # its lines stopped when the older boot resumed
-            else:
-                i = bisect_right(starts, acc.last_seen)  # the first start after its last line
-                end = starts[i] - 1 if i < len(starts) else max(total_lines or 0, acc.last_seen)
-            out.append(acc.finish(end))
+        out: list = []
+        orphan = self.orphan
+        if orphan is not None and (self.continuing or orphan.boot.metrics or orphan.boot.samples):
+            # its start is the first: it can end no other boot, only be ended by one
+            out.append(orphan.finish(self._end_of(orphan, total_lines)))
+        for seq, acc in enumerate(self.accs):
+            out.append(self.retired[seq] if acc is None else acc.finish(self._end_of(acc, total_lines)))
         return out

@@ -3,7 +3,8 @@
 Everything is parsed before anything is written, so bad input (a truncated gzip half-way through)
 leaves the database exactly as it was.  Memory stays bounded whatever the log's length: the
 source is streamed, finished stats samples are spilled to a temporary file while parsing (see
-"bounded memory" below), and the store inserts rows in bounded batches.
+"bounded memory" below), so are the boots the splitter retires (a crash loop's thousands: see
+Boots), and the store inserts rows in bounded batches.
 """
 from __future__ import annotations
 
@@ -17,11 +18,22 @@ from typing import Iterable, Iterator
 from bootlog.records import Boot, Metric, Record, Sample
 
 
-@dataclass
 class IngestedBoot:
-    id: int
-    created: bool
-    boot: Boot
+    """A stored boot of this ingest: its id, whether this ingest created it, and the Boot (read
+    back from the spill file when it was retired while parsing: see Boots)."""
+
+    __slots__ = ("id", "created", "_boot", "_boots", "_i")
+
+    def __init__(self, id: int, created: bool, boot: Boot | None = None, *,
+                 boots: "Boots | None" = None, index: int = 0) -> None:
+        self.id, self.created, self._boot, self._boots, self._i = id, created, boot, boots, index
+
+    @property
+    def boot(self) -> Boot:
+        return self._boot if self._boot is not None else self._boots[self._i]
+
+    def __repr__(self) -> str:
+        return f"IngestedBoot(id={self.id}, created={self.created})"
 
 
 def default_host() -> str:
@@ -149,11 +161,11 @@ def _shift(recs: Iterable[Record], by: int) -> Iterator[Record]:
 
 def parse_source(source, *, fast: bool = True, progress: bool = False) -> list[Boot]:
     """The boots of a whole source."""
-    return _parse(source, fast=fast, progress=progress)[0]
+    return list(_parse(source, fast=fast, progress=progress)[0])
 
 
 def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume | None" = None,
-           limit: int | None = None, plan=None) -> tuple[list[Boot], int]:
+           limit: int | None = None, plan=None) -> tuple["Boots", int]:
     """The boots of a source (of its unread tail when resuming) and the physical lines read.
 
     A plan's own patterns run over the same single read (stdin can be read only once): their
@@ -176,20 +188,23 @@ def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume
         recs = hits.watch(recs)
     splitter = BootSplitter(resume.status if resume else None)
     spill = _Spill(splitter)
+    if hits is None:  # (a plan's hits are attached to the boots after parsing: all stay in memory)
+        splitter.retire = spill.retire
     # the scanner counts the lines it read; without it, _Counter notes the last record's line
     counted = None if _scanning(kw["fast"]) else _Counter(recs)
-    boots = parse(counted if counted is not None else recs, year=_year_hint(source), splitter=splitter,
-                  tick=(_SPILL_EVERY, spill.drain), rows=spill.rows)
-    spill.seal(boots)
+    boots = Boots(parse(counted if counted is not None else recs, year=_year_hint(source), splitter=splitter,
+                        tick=(_SPILL_EVERY, spill.drain), rows=spill.rows), spill)
+    spill.seal(boots.in_memory())
     if hits is not None:
-        hits.attach(boots)
+        hits.attach(list(boots))
     seen = getattr(scanner, "lines_seen", None)
     last = counted.last if counted is not None else 0
     total = (resume.lines + seen if resume and seen is not None else seen) or last
     if boots and total:
         # the scanner saw more physical lines than the last candidate: the boot that ends last
-        # (not always the newest: two servers can interleave) runs to the end of the source
-        tail = max(boots, key=lambda b: b.last_line)
+        # (not always the newest: two servers can interleave) runs to the end of the source;
+        # never a retired one (a newer boot started after its last line)
+        tail = max(boots.in_memory(), key=lambda b: b.last_line)
         tail.last_line = max(tail.last_line, total)
     return boots, seen if seen is not None else last
 
@@ -264,14 +279,28 @@ class _Spill:
             for line in list(islice(rows, len(rows) - _ROWS_KEEP)):
                 del rows[line]
 
-    def _put(self, b: Boot) -> None:
+    def _put(self, b: Boot, keep: int = 1) -> None:
+        """Move all but the last `keep` samples of b to the file (the splitter may still add to
+        the last one)."""
         import pickle
-        import tempfile
 
         if self.broken:
             return
-        done = b.samples[:-1]
-        data = pickle.dumps(_spill_part(done, self.rows), protocol=pickle.HIGHEST_PROTOCOL)
+        done = b.samples[:-keep] if keep else list(b.samples)
+        # (no room, or no writable temp dir: the samples stay in memory, as before spilling)
+        got = self._write(pickle.dumps(_spill_part(done, self.rows), protocol=pickle.HIGHEST_PROTOCOL))
+        if got is None:
+            return
+        self.parts.setdefault(id(b), (b, []))[1].append(got)
+        self.counts[id(b)] = self.counts.get(id(b), 0) + len(done)
+        if keep:
+            del b.samples[:-keep]
+        else:
+            b.samples.clear()
+
+    def _write(self, data: bytes) -> tuple[int, int] | None:
+        import tempfile
+
         try:
             if self.file is None:
                 self.file = tempfile.TemporaryFile(prefix="bootlog-samples-")
@@ -279,14 +308,42 @@ class _Spill:
             at = self.file.tell()
             self.file.write(data)
         except OSError:
-            # no room (or no writable temp dir): keep the samples in memory, as before spilling
             self.broken = True
-            return
-        self.parts.setdefault(id(b), (b, []))[1].append((at, len(data)))
-        self.counts[id(b)] = self.counts.get(id(b), 0) + len(done)
-        del b.samples[:-1]
+            return None
+        return at, len(data)
 
-    def seal(self, boots: list[Boot]) -> None:
+    def retire(self, b: Boot) -> "Boot | _Retired":
+        """BootSplitter's retire callback: a finished boot (it gets no more lines) moves to the
+        file whole, its samples as ready-made rows, the rest pickled; Boots reads it back."""
+        import pickle
+
+        if self.broken or not isinstance(b.samples, list):
+            return b
+        if b.samples:
+            self._put(b, keep=0)
+        got = self.parts.pop(id(b), None)
+        count = self.counts.pop(id(b), 0)
+        if b.samples:  # (the file broke meanwhile: the boot stays here, as before spilling)
+            if got is not None:  # its spilled part goes back in place
+                self.parts[id(b)], self.counts[id(b)] = got, count
+            return b
+        at = self._write(pickle.dumps(b, protocol=pickle.HIGHEST_PROTOCOL))
+        if at is None:
+            if got is not None:
+                self.parts[id(b)], self.counts[id(b)] = got, count
+            return b
+        return _Retired(at[0], at[1], got[1] if got is not None else [], count, b.first_line, b.last_line)
+
+    def load(self, r: "_Retired") -> Boot:
+        import pickle
+
+        self.file.seek(r.at)
+        b = pickle.loads(self.file.read(r.nbytes))
+        if r.count:
+            b.samples = SpilledSamples(self.file, r.parts, r.count, [])
+        return b
+
+    def seal(self, boots: Iterable[Boot]) -> None:
         """Give every boot that spilled a SpilledSamples sequence (spilled part + in-memory tail)."""
         if self.file is None:
             return
@@ -403,6 +460,61 @@ class SpilledSamples:
 
     def __repr__(self) -> str:
         return f"SpilledSamples({len(self)} samples, {self.spilled} on disk)"
+
+
+@dataclass(frozen=True)
+class _Retired:
+    """Where _Spill.retire put a boot: its pickle, its samples' parts, and the two figures
+    ingest reads without loading it."""
+
+    at: int
+    nbytes: int
+    parts: list[tuple[int, int]]
+    count: int
+    first_line: int
+    last_line: int
+
+
+class Boots:
+    """The boots of one parse, in order: most in memory, those retired while parsing (a crash
+    loop's thousands) in the spill file, read back one at a time whenever an item is asked for.
+    Iterating gives Boot objects; nothing read back is kept, so a store going through them
+    one by one holds one at a time."""
+
+    def __init__(self, items: list, spill: "_Spill | None" = None) -> None:
+        self.items, self.spill = items, spill
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> Boot:
+        x = self.items[i]
+        return self.spill.load(x) if isinstance(x, _Retired) else x
+
+    def __iter__(self) -> Iterator[Boot]:
+        load = self.spill.load if self.spill is not None else None
+        for x in self.items:
+            yield load(x) if isinstance(x, _Retired) else x
+
+    def insert(self, i: int, b: Boot) -> None:
+        self.items.insert(i, b)
+
+    def in_memory(self) -> list[Boot]:
+        """The boots that were never retired (the newest ones, and any still active at the end)."""
+        return [x for x in self.items if not isinstance(x, _Retired)]
+
+    def retired(self) -> int:
+        return sum(1 for x in self.items if isinstance(x, _Retired))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (list, Boots)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Boots({len(self)} boots, {self.retired()} retired)"
 
 
 class _UserHits:
@@ -582,5 +694,7 @@ def ingest(engine, spec: str | None, *, container: str | None = None, container_
             raise StoreError(f"{source.name}: other ingests keep storing this file meanwhile; try again")
         return ingest(engine, spec, container=container, container_engine=container_engine, host=host,
                       plan=plan, progress=progress, fast=fast, source=source, _again=_again + 1)
-    out.extend(IngestedBoot(id=i, created=c, boot=b) for (i, c), b in zip(saved, boots))
+    # (a retired boot is read back when asked for, not held here: see Boots)
+    out.extend(IngestedBoot(i, c, x if not isinstance(x, _Retired) else None, boots=boots, index=k)
+               for k, ((i, c), x) in enumerate(zip(saved, boots.items)))
     return out

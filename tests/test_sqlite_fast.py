@@ -62,7 +62,7 @@ def _both(tmp_path, monkeypatch, paths: list[Path], tag: str = "") -> tuple[dict
 def test_fast_path_is_taken_on_sqlite(tmp_path, monkeypatch):
     calls = []
     real = queries._insert_samples_sqlite
-    monkeypatch.setattr(queries, "_insert_samples_sqlite", lambda c, p: calls.append(1) or real(c, p))
+    monkeypatch.setattr(queries, "_insert_samples_sqlite", lambda c, p, b=None: calls.append(1) or real(c, p, b))
     _ingest_to(tmp_path / "t.db", [FIXTURES / "seed/07-5x262144-runtime-oom.log"])
     assert calls
 

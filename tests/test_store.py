@@ -356,26 +356,24 @@ def test_many_samples_stored_in_batches_in_one_transaction(engine, monkeypatch):
     # a failure in a later batch undoes the earlier batches too (one transaction)
     bad = seed_boot(1, tag="bad")
     bad.samples = [Sample(2000 + i, None, {"x": 1.0}) for i in range(9)]
-    real = queries._insert_batched
+    real = queries._insert_rows
     calls = []
 
     def failing(conn, model, rows):
         calls.append(model)
-        if model is queries.SampleRow:
-            it = iter(rows)
-            conn.execute(queries.insert(model), [next(it) for _ in range(4)])
-            raise RuntimeError("disk on fire")
+        if model is queries.SampleRow and calls.count(model) > 1:
+            raise RuntimeError("disk on fire")  # (after a first batch of 4 went in)
         return real(conn, model, rows)
 
     real_rows, batches = queries._execute_rows, []
 
-    def failing_rows(conn, sql, rows):  # SQLite's sample rows skip _insert_batched (queries._sqlite_fast)
+    def failing_rows(conn, sql, rows):  # SQLite's sample rows skip _insert_rows (queries._sqlite_fast)
         batches.append(len(rows))
         if len(batches) > 1:
             raise RuntimeError("disk on fire")
         real_rows(conn, sql, rows)
 
-    monkeypatch.setattr(queries, "_insert_batched", failing)
+    monkeypatch.setattr(queries, "_insert_rows", failing)
     monkeypatch.setattr(queries, "_execute_rows", failing_rows)
     before = count_rows(engine)
     with pytest.raises(RuntimeError):

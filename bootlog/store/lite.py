@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from typing import Any
+from typing import Any, Sequence
 
 from bootlog.errors import StoreError
 from bootlog.records import Boot
@@ -57,24 +57,26 @@ class Lite:
 
     # ------------------------------------------------------------ writes
 
-    def save_boots(self, src: rows.SourceInfo, boots: list[Boot], position: tuple[str, int, str] | None = None,
+    def save_boots(self, src: rows.SourceInfo, boots: Sequence[Boot], position: tuple[str, int, str] | None = None,
                    extend: int | None = None, resumed_from: int | None = None) -> list[tuple[int, bool]]:
         """queries.save_boots (same rows, same ids, same decisions) in one sqlite3 transaction.
         resumed_from: the stored offset a resumed read started at; if another ingest moved it
-        meanwhile, nothing is written and PositionMoved says to read again."""
+        meanwhile, nothing is written and PositionMoved says to read again.
+        boots: any sequence; each is asked for (ingest.Boots reads it back from disk) once for
+        its row and once for its children, and none is kept meanwhile."""
         if extend is not None and not (boots and boots[0].continued):
             raise ValueError("extend needs a continued boot first")
         if not boots and position is None:
             return []
-        prepared = [(rows.boot_row(src, b), b) for b in boots]
+        prepared = [(rows.boot_row(src, b), k) for k, b in enumerate(boots)]
         try:
-            return self._save(src, prepared, position, extend, resumed_from)
+            return self._save(src, prepared, position, extend, resumed_from, boots)
         except sqlite3.Error as err:
             raise StoreError(f"cannot write database: {err}") from err
 
-    def _save(self, src: rows.SourceInfo, prepared: list[tuple[dict[str, Any], Boot]],
+    def _save(self, src: rows.SourceInfo, prepared: list[tuple[dict[str, Any], int]],
               position: tuple[str, int, str] | None, extend: int | None,
-              resumed_from: int | None) -> list[tuple[int, bool]]:
+              resumed_from: int | None, boots: Sequence[Boot]) -> list[tuple[int, bool]]:
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")  # the write lock first, as the SQLAlchemy writer does
         try:
@@ -83,7 +85,7 @@ class Lite:
                                       (position[0],)).fetchone()
                 if now_at is None or now_at[0] != resumed_from:
                     raise PositionMoved(position[0])
-            out = self._save_rows(src, prepared, extend)
+            out = self._save_rows(src, prepared, extend, boots)
             if position is not None:
                 key, offset, head = position
                 stamp = rows._now()
@@ -106,14 +108,14 @@ class Lite:
         return conn.execute('INSERT INTO sources ("key", name, kind, container, host, created) VALUES (?, ?, ?, ?, ?, ?)',
                             (src.key, src.name, src.kind, src.container, src.host, rows._now())).lastrowid
 
-    def _save_rows(self, src: rows.SourceInfo, prepared: list[tuple[dict[str, Any], Boot]],
-                   extend: int | None) -> list[tuple[int, bool]]:
+    def _save_rows(self, src: rows.SourceInfo, prepared: list[tuple[dict[str, Any], int]],
+                   extend: int | None, boots: Sequence[Boot]) -> list[tuple[int, bool]]:
         """queries._save_tx between its BEGIN and its position, decision for decision."""
         conn = self.conn
         sid = self._source_id(src)
         head: list[tuple[int, bool]] = []
         if extend is not None:
-            self._extend_boot(extend, prepared[0][1])
+            self._extend_boot(extend, boots[prepared[0][1]])
             head, prepared = [(extend, False)], prepared[1:]
         fps = list(dict.fromkeys(p["fingerprint"] for p, _ in prepared))
         by_fp: dict[str, dict[str, Any]] = {}
@@ -130,17 +132,17 @@ class Lite:
 
         now = rows._now()
         result: list[tuple[int, bool] | None] = [None] * len(prepared)
-        replaced: list[tuple[int, tuple[dict[str, Any], Boot]]] = []
+        replaced: list[tuple[int, tuple[dict[str, Any], int]]] = []
         new_idx, known, seen = rows.match_stored([p for p, _ in prepared], by_fp, by_start)
         for i, old in known:
-            p, b = prepared[i]
+            p, at = prepared[i]
             result[i] = (old["id"], False)
-            if self._should_replace(old, p, b):
+            if self._should_replace(old, p, boots[at]):
                 values = {k: v for k, v in p.items() if k not in ("container", "host")}
                 values["ingested_at"] = now
                 conn.execute("UPDATE boots SET " + ", ".join(f"{k} = ?" for k in values) + " WHERE id = ?",
                              (*values.values(), old["id"]))
-                replaced.append((old["id"], (p, b)))
+                replaced.append((old["id"], prepared[i]))
 
         if replaced:
             ids = [bid for bid, _ in replaced]
@@ -148,7 +150,7 @@ class Lite:
                 for chunk in _chunks(ids):
                     conn.execute(f"DELETE FROM {table} WHERE boot_id IN ({', '.join('?' * len(chunk))})", chunk)
 
-        created: list[tuple[int, tuple[dict[str, Any], Boot]]] = []
+        created: list[tuple[int, tuple[dict[str, Any], int]]] = []
         if new_idx:
             sql = _insert_sql("boots", _BOOT_COLS)
             for i in new_idx:
@@ -157,7 +159,7 @@ class Lite:
                 result[i] = (bid, True)
                 created.append((bid, prepared[i]))
 
-        self._insert_children(created + replaced)
+        self._insert_children(created + replaced, boots)
         for i, (p, _) in enumerate(prepared):  # in-call duplicates point at the first copy
             if result[i] is None:
                 result[i] = (result[seen[p["fingerprint"]]][0], False)
@@ -176,25 +178,27 @@ class Lite:
         n_metrics = sum(1 for m in b.metrics if rows._finite(m.value) is not None)
         return counts != [n_metrics, len(b.events), len(b.samples)]
 
-    def _insert_children(self, pairs: list[tuple[int, tuple[dict[str, Any], Boot]]]) -> None:
-        """Child rows table by table, as queries._insert_children (so row ids come out the same)."""
+    def _insert_children(self, pairs: list[tuple[int, tuple[dict[str, Any], int]]], boots: Sequence[Boot]) -> None:
+        """Child rows in one pass over the boots (each asked for once), each table's rows in
+        boot order, as queries._insert_children inserts them (so row ids come out the same)."""
         conn = self.conn
-        for table, make, cols in (("metrics", rows._metric_rows, _METRIC_COLS),
-                                  ("config", rows._config_rows, _CONFIG_COLS),
-                                  ("events", rows._event_rows, _EVENT_COLS)):
-            sql = _insert_sql(table, cols)
-            batch: list[tuple] = []
-            for bid, (_, b) in pairs:
+        tables = (("metrics", rows._metric_rows, _METRIC_COLS), ("config", rows._config_rows, _CONFIG_COLS),
+                  ("events", rows._event_rows, _EVENT_COLS))
+        sqls = [_insert_sql(table, cols) for table, _, cols in tables]
+        batches: list[list[tuple]] = [[] for _ in tables]
+        for bid, (_, k) in pairs:
+            b = boots[k]
+            for (_, make, cols), batch, sql in zip(tables, batches, sqls):
                 for r in make(b):
                     r["boot_id"] = bid
                     batch.append(_row(r, cols))
                 if len(batch) >= _BATCH:
                     conn.executemany(sql, batch)
-                    batch = []
+                    batch.clear()
+            self._insert_samples(bid, b)
+        for batch, sql in zip(batches, sqls):
             if batch:
                 conn.executemany(sql, batch)
-        for bid, (_, b) in pairs:
-            self._insert_samples(bid, b)
 
     def _insert_samples(self, boot_id: int, b: Boot) -> None:
         if not b.samples:

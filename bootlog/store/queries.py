@@ -12,7 +12,7 @@ import math
 import re
 from itertools import islice
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from sqlalchemy import Engine, delete, func, insert, select, update
 from sqlalchemy.engine import Connection
@@ -45,23 +45,26 @@ class _Prepared:
     config: _Rows
     events: _Rows
     samples: _Rows
-    source: Boot | None = None  # the parsed Boot (the SQLite sample fast path reads it directly)
+    # the parsed Boot, asked for again when its rows are made (ingest.Boots reads a retired one
+    # back from disk: none is held between uses); the SQLite sample fast path reads it directly
+    load: Callable[[], Boot] | None = None
 
     @property
     def nlines(self) -> int:
         return self.boot["last_line"] - self.boot["first_line"] + 1
 
 
-def _prepare(src: SourceInfo, b: Boot) -> _Prepared:
+def _prepare(src: SourceInfo, b: Boot, load: Callable[[], Boot] | None = None) -> _Prepared:
     boot = boot_row(src, b)
     # save_boots runs its transaction before returning: the Boot is not changed meanwhile
+    get = load if load is not None else (lambda: b)
     return _Prepared(
         boot,
-        _Rows(lambda: _metric_rows(b), sum(1 for m in b.metrics if _finite(m.value) is not None)),
-        _Rows(lambda: _config_rows(b), len(b.config)),
-        _Rows(lambda: _event_rows(b), len(b.events)),
-        _Rows(lambda: _sample_rows(b), len(b.samples)),
-        b,
+        _Rows(lambda: _metric_rows(get()), sum(1 for m in b.metrics if _finite(m.value) is not None)),
+        _Rows(lambda: _config_rows(get()), len(b.config)),
+        _Rows(lambda: _event_rows(get()), len(b.events)),
+        _Rows(lambda: _sample_rows(get()), len(b.samples)),
+        get,
     )
 
 
@@ -93,13 +96,29 @@ def _insert_batched(conn: Connection, model, rows: Iterable[dict[str, Any]]) -> 
 
 
 def _insert_children(conn: Connection, pairs: list[tuple[int, _Prepared]]) -> None:
+    """Child rows in one pass over the boots (each asked for once), each table's rows in boot
+    order and at most _BATCH per executemany: the row ids are those of table-by-table inserts."""
     fast = _sqlite_fast(conn)
-    for model, attr in ((MetricRow, "metrics"), (ConfigRow, "config"), (EventRow, "events"),
-                        (SampleRow, "samples")):
-        if fast and model is SampleRow:
-            _insert_samples_sqlite(conn, pairs)
-            continue
-        _insert_batched(conn, model, (dict(r, boot_id=bid) for bid, p in pairs for r in getattr(p, attr)))
+    tables = (MetricRow, ConfigRow, EventRow) if fast else (MetricRow, ConfigRow, EventRow, SampleRow)
+    makes = (_metric_rows, _config_rows, _event_rows, _sample_rows)
+    batches: list[list[dict[str, Any]]] = [[] for _ in tables]
+    for bid, p in pairs:
+        b = p.load() if p.load is not None else None
+        for model, make, batch, attr in zip(tables, makes, batches, ("metrics", "config", "events", "samples")):
+            for r in (make(b) if b is not None else getattr(p, attr)):
+                batch.append(dict(r, boot_id=bid))
+                if len(batch) >= _BATCH:
+                    _insert_rows(conn, model, batch)
+                    batch.clear()
+        if fast:
+            _insert_samples_sqlite(conn, [(bid, p)], b)
+    for model, batch in zip(tables, batches):
+        if batch:
+            _insert_rows(conn, model, batch)
+
+
+def _insert_rows(conn: Connection, model, rows: list[dict[str, Any]]) -> None:
+    conn.execute(insert(model), rows)
 
 
 # Sample rows are most of an ingest's rows (one per stats line: 140,000 in a 512 MiB log).  On
@@ -117,11 +136,12 @@ def _sqlite_fast(conn: Connection) -> bool:
 _FORCE_GENERIC = False  # tests: every row through SQLAlchemy, to compare the two paths
 
 
-def _sample_row_parts(p: _Prepared, dumps) -> Iterable[list[tuple]]:
+def _sample_row_parts(p: _Prepared, dumps, b: Boot | None = None) -> Iterable[list[tuple]]:
     """A prepared boot's sample rows as lists of (line, ts, values JSON), in log order."""
     from bootlog.store.samplerows import sample_rows
 
-    b = p.source
+    if b is None and p.load is not None:
+        b = p.load()
     if b is None:  # (not made by _prepare)
         rows = [(r["line"], r["ts"], dumps(r["values"])) for r in p.samples]
         yield rows
@@ -145,15 +165,15 @@ def _sample_row_parts(p: _Prepared, dumps) -> Iterable[list[tuple]]:
     yield rows
 
 
-def _insert_samples_sqlite(conn: Connection, pairs: Iterable[tuple[int, _Prepared]]) -> None:
+def _insert_samples_sqlite(conn: Connection, pairs: Iterable[tuple[int, _Prepared]], b: Boot | None = None) -> None:
     """The sample rows of `pairs` through the DBAPI, at most _BATCH rows per executemany (same
-    transaction)."""
+    transaction).  b: the Boot of a single pair, when the caller has it already."""
     dumps = conn.dialect._json_serializer
     for bid, p in pairs:
         if not p.samples:
             continue
         sql = insert_sql(bid)
-        for rows in _sample_row_parts(p, dumps):
+        for rows in _sample_row_parts(p, dumps, b):
             for k in range(0, len(rows), _BATCH):
                 batch = rows[k : k + _BATCH] if len(rows) > _BATCH else rows
                 if batch:
@@ -268,7 +288,7 @@ def _save_position(conn: Connection, key: str, offset: int, head: str) -> None:
                                              updated=_now()))
 
 
-def save_boots(engine: Engine, src: SourceInfo, boots: list[Boot],
+def save_boots(engine: Engine, src: SourceInfo, boots: Sequence[Boot],
                position: tuple[str, int, str] | None = None,
                extend: int | None = None, resumed_from: int | None = None) -> list[tuple[int, bool]]:
     """Store boots (and the read position) in one transaction; (boot_id, created) per boot.
@@ -282,7 +302,8 @@ def save_boots(engine: Engine, src: SourceInfo, boots: list[Boot],
     """
     if extend is not None and not (boots and boots[0].continued):
         raise ValueError("extend needs a continued boot first")
-    prepared = [_prepare(src, b) for b in boots]
+    # boots: any sequence; ingest.Boots reads a retired boot back from disk each time it is asked
+    prepared = [_prepare(src, b, lambda k=k: boots[k]) for k, b in enumerate(boots)]
     if not prepared and position is None:
         return []
     return retry(lambda: _save_tx(engine, src, prepared, position, extend, resumed_from), attempts=10)
