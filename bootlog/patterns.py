@@ -15,6 +15,7 @@ that literal only when it is present.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -151,22 +152,28 @@ _TOK = r"\d{1,3}(?:,\d{3})+|\d+"  # a token count, with or without thousands sep
 
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 _QUOTE_OK_BEFORE = set("=:,[({ \t")  # a quote only opens a string at the start of a value
+# the characters _split_top acts on: one C-level search hops over everything between them
+# (an engine config line is ~2 KB of mostly plain text); compiled on first use
+_SPECIAL = r"""['"()\[\]{}<>,]"""
+_special_search: Callable[..., Any] | None = None
 
 
 def _skip_string(s: str, i: int) -> int:
-    """Index just past the string literal starting at s[i] (a quote); tolerant of no end."""
+    """Index just past the string literal starting at s[i] (a quote); tolerant of no end.
+
+    A backslash escapes the character after it; str.find jumps to the next quote and checks
+    only whether a backslash came first (a per-character loop was most of a config line's cost).
+    """
     q = s[i]
     j = i + 1
-    n = len(s)
-    while j < n:
-        c = s[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == q:
-            return j + 1
-        j += 1
-    return n
+    while True:
+        k = s.find(q, j)
+        if k < 0:
+            return len(s)
+        b = s.find("\\", j, k)
+        if b < 0:
+            return k + 1
+        j = b + 2  # past the escaped character (maybe the quote at k: then search on after it)
 
 
 def _split_top(s: str, start: int = 0) -> tuple[list[str], int]:
@@ -176,36 +183,46 @@ def _split_top(s: str, start: int = 0) -> tuple[list[str], int]:
     line, the '}' ending a dict) and returns (parts, index of that bracket or len(s)).
     Enum reprs like <CUDAGraphMode.FULL: (2, 1)> are treated as brackets so their commas stay.
     """
+    global _special_search
+    search = _special_search
+    if search is None:
+        import re as stdlib_re  # (already loaded by dataclasses; `re` here is the regex module)
+
+        search = _special_search = stdlib_re.compile(_SPECIAL).search
     parts: list[str] = []
     stack: list[str] = []
     seg = start
-    i = start
     n = len(s)
-    while i < n:
+    m = search(s, start)
+    while m is not None:
+        i = m.start()
         c = s[i]
-        if c in "'\"" and (i == start or s[i - 1] in _QUOTE_OK_BEFORE):
-            i = _skip_string(s, i)
-            continue
-        if c in _CLOSERS:
-            stack.append(_CLOSERS[c])
-        elif c == "<" and i + 1 < n and (s[i + 1].isalpha() or s[i + 1] == "_"):
-            stack.append(">")
-        elif c in ")]}>":
-            if stack and stack[-1] == c:
-                stack.pop()
-            elif c == ">":
-                pass  # a stray '>' is text
-            elif not stack:
+        if c == "'" or c == '"':
+            if i == start or s[i - 1] in _QUOTE_OK_BEFORE:
+                m = search(s, _skip_string(s, i))
+                continue
+            # else a quote inside a word ("it's"): plain text
+        elif c == ",":
+            if not stack:
                 parts.append(s[seg:i])
-                return parts, i
-            elif c in stack:
-                # mismatched nesting: unwind to the matching opener rather than give up
-                while stack and stack.pop() != c:
-                    pass
-        elif c == "," and not stack:
+                seg = i + 1
+        elif c in _CLOSERS:
+            stack.append(_CLOSERS[c])
+        elif c == "<":
+            if i + 1 < n and (s[i + 1].isalpha() or s[i + 1] == "_"):
+                stack.append(">")
+        elif stack and stack[-1] == c:  # one of ")]}>"
+            stack.pop()
+        elif c == ">":
+            pass  # a stray '>' is text
+        elif not stack:
             parts.append(s[seg:i])
-            seg = i + 1
-        i += 1
+            return parts, i
+        elif c in stack:
+            # mismatched nesting: unwind to the matching opener rather than give up
+            while stack and stack.pop() != c:
+                pass
+        m = search(s, i + 1)
     parts.append(s[seg:])
     return parts, n
 
@@ -214,13 +231,19 @@ def _clean_value(v: str) -> str:
     """Python spelling kept; a value that is exactly one quoted string loses its quotes."""
     v = v.strip()
     if len(v) >= 2 and v[0] in "'\"" and _skip_string(v, 0) == len(v):
+        body = v[1:-1]
+        # without a backslash, literal_eval gives the body back or fails (unterminated, a
+        # newline or NUL inside), and then the body is the answer too: a config line holds
+        # hundreds of such values.  Escapes (and, to be safe, unprintables) go the exact way.
+        if "\\" not in body and body.isprintable():
+            return body
         try:
             out = ast.literal_eval(v)
             if isinstance(out, str):
                 return out
         except (ValueError, SyntaxError):
             pass
-        return v[1:-1]
+        return body
     return v
 
 
@@ -229,25 +252,42 @@ _KEY = re.compile(r"[A-Za-z_][\w.]*")
 _GLUED = re.compile(r"(?P<v>[^\s=,'\"\[\](){}]+) (?P<k>[A-Za-z_]\w*)=(?P<rest>.*)", re.S)
 
 
+# A crash-looping server prints the very same config lines each boot (thousands of boots in one
+# log): both parsers are pure functions of (line, start), so their results are cached and each
+# caller gets its own copy (callers add keys, e.g. max_model_len).
+_CONFIG_CACHE = 128
+
+
 def _parse_kv_list(s: str, start: int) -> dict[str, str]:
     """'a=1, b='x', c={...}' (engine config line, Namespace body) -> {'a': '1', 'b': 'x', ...}."""
+    return dict(_kv_list_cached(s, start))
+
+
+def _parse_dict(s: str, start: int) -> dict[str, str]:
+    """Body of a Python dict repr after its '{' -> {key: value-as-printed}."""
+    return dict(_dict_cached(s, start))
+
+
+def _kv_list(s: str, start: int) -> dict[str, str]:
     parts, _ = _split_top(s, start)
     out: dict[str, str] = {}
     last: str | None = None
+    key_ok = _KEY.fullmatch
+    glued = _GLUED.fullmatch
     for raw in parts:
         part = raw.strip()
         if not part:
             continue
         key, eq, val = part.partition("=")
         key = key.strip()
-        if not eq or not _KEY.fullmatch(key):
+        if not eq or not key_ok(key):
             # an unquoted value that itself held a comma ("a, b"); quoted/bracketed values are whole
             if last is not None and out[last][:1] not in ("'", '"', "[", "(", "{", "<"):
                 out[last] = out[last] + "," + raw
             continue
         val = val.strip()
         while True:
-            g = _GLUED.fullmatch(val)
+            g = glued(val)
             if not g:
                 break
             out[key] = g["v"]
@@ -257,8 +297,7 @@ def _parse_kv_list(s: str, start: int) -> dict[str, str]:
     return {k: _clean_value(v) for k, v in out.items()}
 
 
-def _parse_dict(s: str, start: int) -> dict[str, str]:
-    """Body of a Python dict repr after its '{' -> {key: value-as-printed}."""
+def _dict(s: str, start: int) -> dict[str, str]:
     parts, _ = _split_top(s, start)
     out: dict[str, str] = {}
     for raw in parts:
@@ -272,6 +311,10 @@ def _parse_dict(s: str, start: int) -> dict[str, str]:
             continue
         out[key] = _clean_value(rest[1:])
     return out
+
+
+_kv_list_cached = functools.lru_cache(maxsize=_CONFIG_CACHE)(_kv_list)
+_dict_cached = functools.lru_cache(maxsize=_CONFIG_CACHE)(_dict)
 
 
 _ENGINE_CONFIG = re.compile(r"Initializing an? (?:V[01] )?LLM engine(?: \(v[^)\s]*\))? with config: ")

@@ -1,0 +1,216 @@
+"""The fast paths of patterns.py give exactly what the slow reference code gives.
+
+* The config tokenizer (_skip_string, _split_top, _clean_value) against verbatim copies of the
+  per-character originals below: on every config line of the fixture logs and the catalogue
+  samples, and on random strings made of the characters the tokenizer acts on.
+* _clean_value's shortcut for plain quoted strings against ast.literal_eval itself.
+* The cached config parsers hand each caller its own dict.
+"""
+from __future__ import annotations
+
+import ast
+import random
+from pathlib import Path
+
+import pytest
+
+from bootlog import patterns as P
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = sorted((ROOT / "fixtures" / "logs").glob("*.log")) + sorted((ROOT / "fixtures" / "logs" / "seed").glob("*.log"))
+CONFIG_MARKERS = ("with config: ", "non-default args: {", "args: Namespace(")
+
+
+# ---------------------------------------------------------------------------------------------
+# the reference: the tokenizer as it was before its fast paths (one Python step per character)
+
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
+_QUOTE_OK_BEFORE = set("=:,[({ \t")
+
+
+def _skip_string_ref(s: str, i: int) -> int:
+    q = s[i]
+    j = i + 1
+    n = len(s)
+    while j < n:
+        c = s[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == q:
+            return j + 1
+        j += 1
+    return n
+
+
+def _split_top_ref(s: str, start: int = 0) -> tuple[list[str], int]:
+    parts: list[str] = []
+    stack: list[str] = []
+    seg = start
+    i = start
+    n = len(s)
+    while i < n:
+        c = s[i]
+        if c in "'\"" and (i == start or s[i - 1] in _QUOTE_OK_BEFORE):
+            i = _skip_string_ref(s, i)
+            continue
+        if c in _CLOSERS:
+            stack.append(_CLOSERS[c])
+        elif c == "<" and i + 1 < n and (s[i + 1].isalpha() or s[i + 1] == "_"):
+            stack.append(">")
+        elif c in ")]}>":
+            if stack and stack[-1] == c:
+                stack.pop()
+            elif c == ">":
+                pass
+            elif not stack:
+                parts.append(s[seg:i])
+                return parts, i
+            elif c in stack:
+                while stack and stack.pop() != c:
+                    pass
+        elif c == "," and not stack:
+            parts.append(s[seg:i])
+            seg = i + 1
+        i += 1
+    parts.append(s[seg:])
+    return parts, n
+
+
+def _clean_value_ref(v: str) -> str:
+    v = v.strip()
+    if len(v) >= 2 and v[0] in "'\"" and _skip_string_ref(v, 0) == len(v):
+        try:
+            out = ast.literal_eval(v)
+            if isinstance(out, str):
+                return out
+        except (ValueError, SyntaxError):
+            pass
+        return v[1:-1]
+    return v
+
+
+def _outcome(fn, *args):
+    """fn(*args), or the type of what it raised (the fast path must fail the same way)."""
+    try:
+        return fn(*args)
+    except Exception as e:  # noqa: BLE001 - any difference counts
+        return type(e)
+
+
+# ---------------------------------------------------------------------------------------------
+# inputs: every config line we have, and random tokenizer food
+
+
+def _config_starts(msg: str) -> list[int]:
+    """Where parse_config starts tokenizing msg (engine config, dict body, Namespace body)."""
+    out = []
+    m = P._ENGINE_CONFIG.search(msg)
+    if m:
+        out.append(m.end())
+    for marker in ("non-default args: {", "args: Namespace("):
+        i = msg.find(marker)
+        if i >= 0:
+            out.append(i + len(marker))
+    return out
+
+
+def _config_lines() -> list[str]:
+    lines = [line for p in P.CATALOGUE for line, _ in p.samples if any(k in line for k in CONFIG_MARKERS)]
+    for path in LOGS:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines += [ln.rstrip("\n") for ln in f if any(k in ln for k in CONFIG_MARKERS)]
+    return list(dict.fromkeys(lines))
+
+
+CONFIG_LINES = _config_lines()
+
+
+def _random_strings(n: int, seed: int = 7) -> list[str]:
+    rnd = random.Random(seed)
+    alphabet = list("'\"()[]{}<>,=: \t\\ab_1.") + ["\n", "\x00", "\u00e9", "\u00a0", "\ud800", "'abc'", '"x y"', "<E"]
+    return ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 40))) for _ in range(n)]
+
+
+RANDOM = _random_strings(20000)
+
+
+def test_inputs_are_there():
+    assert len(CONFIG_LINES) >= 40
+    assert sum("with config: " in ln for ln in CONFIG_LINES) >= 20
+    assert sum("non-default args: {" in ln for ln in CONFIG_LINES) >= 10
+    assert any("args: Namespace(" in ln for ln in CONFIG_LINES)
+
+
+# ---------------------------------------------------------------------------------------------
+# the tokenizer
+
+
+def test_split_top_equals_reference_on_config_lines():
+    n = 0
+    for line in CONFIG_LINES:
+        for start in _config_starts(line):
+            assert P._split_top(line, start) == _split_top_ref(line, start), line
+            n += 1
+    assert n >= len(CONFIG_LINES)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # literal_eval of "\\)" and the like
+def test_tokenizer_equals_reference_on_random_strings():
+    rnd = random.Random(11)
+    for s in RANDOM:
+        start = rnd.randint(0, len(s))
+        assert P._split_top(s, start) == _split_top_ref(s, start), (s, start)
+        for i, c in enumerate(s):
+            if c in "'\"":
+                assert P._skip_string(s, i) == _skip_string_ref(s, i), (s, i)
+        assert _outcome(P._clean_value, s) == _outcome(_clean_value_ref, s), s
+
+
+def test_clean_value_equals_reference_on_every_config_value():
+    values = 0
+    for line in CONFIG_LINES:
+        for start in _config_starts(line):
+            parts, _ = _split_top_ref(line, start)
+            for raw in parts:
+                # the value after "=" or ":" and the key before it, as both parsers clean them
+                for piece in {raw, *raw.partition("=")[::2], *raw.partition(":")[::2]}:
+                    assert _outcome(P._clean_value, piece) == _outcome(_clean_value_ref, piece), piece
+                    values += 1
+    assert values > 1000
+
+
+@pytest.mark.parametrize("v", ["'a'", "''", '"it\'s"', "'a\\'b'", "'tab\there'", "'nl\nx'", "'nbsp\u00a0x'",
+                               "'\u00e9t\u00e9'", "'unterminated", "'mixed\"", "'\\x41'", "'nul\x00x'",
+                               "'lone \ud800'", "'\\'", "'a' 'b'"])
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_clean_value_shortcut_is_literal_eval(v):
+    assert _outcome(P._clean_value, v) == _outcome(_clean_value_ref, v)
+
+
+# ---------------------------------------------------------------------------------------------
+# the cached parsers
+
+
+def test_config_parse_equals_reference_and_is_a_fresh_dict(monkeypatch):
+    fast = {line: P.parse_config(line) for line in CONFIG_LINES}
+    # the same parse built on the reference tokenizer, with no cache in the way
+    monkeypatch.setattr(P, "_split_top", _split_top_ref)
+    monkeypatch.setattr(P, "_skip_string", _skip_string_ref)
+    monkeypatch.setattr(P, "_clean_value", _clean_value_ref)
+    monkeypatch.setattr(P, "_kv_list_cached", P._kv_list)
+    monkeypatch.setattr(P, "_dict_cached", P._dict)
+    for line in CONFIG_LINES:
+        ref = P.parse_config(line)
+        assert fast[line] == ref and list(fast[line]) == list(ref), line
+    monkeypatch.undo()
+    # a caller may change what it got (parse_config adds max_model_len): the next one must not see it
+    line = next(ln for ln in CONFIG_LINES if "with config: " in ln)
+    first = P.parse_config(line)
+    first["bogus"] = "x"
+    first.clear()
+    again = P.parse_config(line)
+    assert again == fast[line] and again is not first
+    hits = [h for h in P.match(line) if h.kind == "config"]
+    hits[0].value["bogus"] = "y"
+    assert [h.value for h in P.match(line) if h.kind == "config"][0] == fast[line]
