@@ -332,7 +332,7 @@ class _Spill:
             if got is not None:
                 self.parts[id(b)], self.counts[id(b)] = got, count
             return b
-        return _Retired(at[0], at[1], got[1] if got is not None else [], count, b.first_line, b.last_line)
+        return _Retired(at[0], at[1], tuple(got[1]) if got is not None else (), count, b.first_line, b.last_line)
 
     def load(self, r: "_Retired") -> Boot:
         import pickle
@@ -340,7 +340,7 @@ class _Spill:
         self.file.seek(r.at)
         b = pickle.loads(self.file.read(r.nbytes))
         if r.count:
-            b.samples = SpilledSamples(self.file, r.parts, r.count, [])
+            b.samples = SpilledSamples(self.file, list(r.parts), r.count, [])
         return b
 
     def seal(self, boots: Iterable[Boot]) -> None:
@@ -462,17 +462,16 @@ class SpilledSamples:
         return f"SpilledSamples({len(self)} samples, {self.spilled} on disk)"
 
 
-@dataclass(frozen=True)
 class _Retired:
     """Where _Spill.retire put a boot: its pickle, its samples' parts, and the two figures
-    ingest reads without loading it."""
+    ingest reads without loading it.  (One per retired boot, kept to the end: slots, no dict.)"""
 
-    at: int
-    nbytes: int
-    parts: list[tuple[int, int]]
-    count: int
-    first_line: int
-    last_line: int
+    __slots__ = ("at", "nbytes", "parts", "count", "first_line", "last_line")
+
+    def __init__(self, at: int, nbytes: int, parts: tuple[tuple[int, int], ...], count: int,
+                 first_line: int, last_line: int) -> None:
+        self.at, self.nbytes, self.parts, self.count = at, nbytes, parts, count
+        self.first_line, self.last_line = first_line, last_line
 
 
 class Boots:
