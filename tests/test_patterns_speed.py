@@ -5,6 +5,9 @@
   samples, and on random strings made of the characters the tokenizer acts on.
 * _clean_value's shortcut for plain quoted strings against ast.literal_eval itself.
 * The cached config parsers hand each caller its own dict.
+* match()'s literal finder (one Aho-Corasick pass) finds exactly the literals the `in` tests
+  find, and match() gives the same hits with either, on every catalogue sample and every line
+  of the fixture logs (whole line and message part) holding a literal.
 """
 from __future__ import annotations
 
@@ -15,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from bootlog import patterns as P
+from bootlog.records import Record
+from bootlog.vline import parse_line
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = sorted((ROOT / "fixtures" / "logs").glob("*.log")) + sorted((ROOT / "fixtures" / "logs" / "seed").glob("*.log"))
@@ -126,6 +131,21 @@ def _config_lines() -> list[str]:
 CONFIG_LINES = _config_lines()
 
 
+def _literal_lines() -> list[str]:
+    """Catalogue samples, and each fixture line holding a literal: the raw line and its message."""
+    lines = [line for p in P.CATALOGUE for line, _ in p.samples]
+    for path in LOGS:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for n, ln in enumerate(f, 1):
+                ln = ln.rstrip("\n")
+                if any(lit in ln for lit in P.LITERALS):
+                    lines += [ln, parse_line(Record(lineno=n, text=ln)).msg]
+    return list(dict.fromkeys(lines))
+
+
+LITERAL_LINES = _literal_lines()
+
+
 def _random_strings(n: int, seed: int = 7) -> list[str]:
     rnd = random.Random(seed)
     alphabet = list("'\"()[]{}<>,=: \t\\ab_1.") + ["\n", "\x00", "\u00e9", "\u00a0", "\ud800", "'abc'", '"x y"', "<E"]
@@ -140,6 +160,7 @@ def test_inputs_are_there():
     assert sum("with config: " in ln for ln in CONFIG_LINES) >= 20
     assert sum("non-default args: {" in ln for ln in CONFIG_LINES) >= 10
     assert any("args: Namespace(" in ln for ln in CONFIG_LINES)
+    assert len(LITERAL_LINES) >= 2000
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,3 +235,39 @@ def test_config_parse_equals_reference_and_is_a_fresh_dict(monkeypatch):
     hits = [h for h in P.match(line) if h.kind == "config"]
     hits[0].value["bogus"] = "y"
     assert [h.value for h in P.match(line) if h.kind == "config"][0] == fast[line]
+
+
+# ---------------------------------------------------------------------------------------------
+# match(): which literals a line holds
+
+
+def _literal_soup(n: int, seed: int = 5) -> list[str]:
+    """Lines made of literals, their halves and filler: overlaps, repeats and near misses."""
+    rnd = random.Random(seed)
+    lits = list(P.LITERALS)
+    pieces = lits + [lit[: len(lit) // 2] for lit in lits] + [lit[len(lit) // 2:] for lit in lits] + [" ", "x", "\u00e9"]
+    return ["".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 8))) for _ in range(n)]
+
+
+def test_literal_finder_equals_in_tests():
+    find = P._literal_finder()
+    for line in LITERAL_LINES + _literal_soup(20000) + RANDOM:
+        assert list(find(line)) == P._literals_by_in(line), line
+
+
+def test_literal_finder_is_the_accelerated_one_when_it_can_be():
+    pytest.importorskip("ahocorasick")
+    assert P._literal_finder() is not P._literals_by_in
+
+
+def _hit_key(hits: list[P.Hit]) -> list:
+    # repr() spells nan "nan" on both sides, and keeps dict order
+    return [repr((h.kind, h.name, h.value, h.unit, h.pattern, h.detail)) for h in hits]
+
+
+def test_match_same_hits_with_either_literal_finder(monkeypatch):
+    lines = LITERAL_LINES + _literal_soup(3000)
+    fast = [_hit_key(P.match(line)) for line in lines]
+    assert sum(map(bool, fast)) >= 1000
+    monkeypatch.setattr(P, "_literals_in", P._literals_by_in)
+    assert [_hit_key(P.match(line)) for line in lines] == fast
