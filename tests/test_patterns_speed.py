@@ -8,6 +8,8 @@
 * match()'s literal finder (one Aho-Corasick pass) finds exactly the literals the `in` tests
   find, and match() gives the same hits with either, on every catalogue sample and every line
   of the fixture logs (whole line and message part) holding a literal.
+* match()'s cache of recent lines gives what matching afresh gives, and no caller can change
+  what it holds.
 """
 from __future__ import annotations
 
@@ -267,7 +269,50 @@ def _hit_key(hits: list[P.Hit]) -> list:
 
 def test_match_same_hits_with_either_literal_finder(monkeypatch):
     lines = LITERAL_LINES + _literal_soup(3000)
-    fast = [_hit_key(P.match(line)) for line in lines]
+    fast = [_hit_key(P._match(line)) for line in lines]  # (uncached)
     assert sum(map(bool, fast)) >= 1000
     monkeypatch.setattr(P, "_literals_in", P._literals_by_in)
-    assert [_hit_key(P.match(line)) for line in lines] == fast
+    assert [_hit_key(P._match(line)) for line in lines] == fast
+
+
+# ---------------------------------------------------------------------------------------------
+# match(): the cache of recent lines
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def test_match_cached_equals_afresh_and_hits_are_flat():
+    P._match_cached.cache_clear()
+    n = 0
+    for line in LITERAL_LINES:
+        want = P._match(line) if "Received request " not in line else ()
+        first, again = P.match(line), P.match(line)  # a miss, then a hit
+        assert _hit_key(first) == _hit_key(again) == _hit_key(want), line
+        for h in first:
+            # match() copies value and detail one level deep: that is enough only while they
+            # hold scalars
+            assert type(h.detail) is dict and all(isinstance(x, _SCALARS) for x in h.detail.values()), h
+            if isinstance(h.value, dict):
+                assert type(h.value) is dict and all(isinstance(x, _SCALARS) for x in h.value.values()), h
+            else:
+                assert isinstance(h.value, _SCALARS), h
+            n += 1
+    assert n >= 2000
+
+
+def test_match_callers_cannot_change_the_cache():
+    lines = [line for line in LITERAL_LINES if P.match(line)]
+    # few enough to stay cached: config and stats lines (dict values) first
+    lines = sorted(lines, key=lambda ln: not any(isinstance(h.value, dict) for h in P.match(ln)))[:P._MATCH_CACHE // 2]
+    assert sum(isinstance(h.value, dict) for ln in lines for h in P.match(ln)) >= 100
+    want = [_hit_key(P._match(line)) for line in lines]
+    hits_before = P._match_cached.cache_info().hits
+    for line in lines:
+        for h in P.match(line):
+            if isinstance(h.value, dict):
+                h.value["bogus"] = 1
+                h.value.pop(next(iter(h.value)))
+            h.detail["bogus"] = 2
+            h.value, h.pattern, h.name = "changed", "changed", "changed"
+    assert [_hit_key(P.match(line)) for line in lines] == want
+    assert P._match_cached.cache_info().hits - hits_before == 2 * len(lines)  # (served by the cache)
