@@ -33,6 +33,11 @@ _VLLM = re.compile(rf"(?P<level>{_LEVELS}) (?P<mo>\d\d)-(?P<d>\d\d) (?P<h>\d\d):
 _GLUED_UVICORN = re.compile(rf"\([A-Za-z_][\w\-]*(?: [^()]*?)? pid=\d+\) (?=(?:{_LEVELS}):\s)")
 _UVICORN = re.compile(rf"(?P<level>{_LEVELS}):\s+")
 _RANK_IN_NAME = re.compile(r"TP(\d+)")
+# the whole run of tags _tags() reads, in one match (a log holds a handful of distinct runs)
+_TAGS = re.compile(f"(?:{_TAG.pattern})+")
+_SEEN_MAX = 512  # distinct tag runs / timestamps kept (a crash loop: new pids each boot)
+_tags_seen: dict[str, tuple[str | None, str | None, int | None, int]] = {}
+_ts_seen: dict[tuple[int, str], datetime | None] = {}
 
 
 def _role(name: str) -> str | None:
@@ -63,10 +68,21 @@ def _vllm_ts(m: re.Match[str], rec: Record, year: int | None) -> datetime | None
         return rec.ts
     if year is None:
         return None
+    # lines come several to a second: the datetime of "MM-DD HH:MM:SS" is looked up, not rebuilt
+    i = m.start("mo")
+    key = (year, m.string[i:i + 14])  # "MM-DD HH:MM:SS": fixed width
     try:
-        return datetime(year, int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"]))
+        return _ts_seen[key]
+    except KeyError:
+        pass
+    try:
+        ts = datetime(year, int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"]))
     except ValueError:  # 02-29 in a non-leap year, garbage digits
-        return None
+        ts = None
+    if len(_ts_seen) >= _SEEN_MAX:
+        _ts_seen.clear()
+    _ts_seen[key] = ts
+    return ts
 
 
 def _json_line(rec: Record, text: str) -> VLine | None:
@@ -107,6 +123,24 @@ def _tags(text: str, pos: int) -> tuple[str | None, str | None, int | None, int]
     return proc, role, rank, pos
 
 
+def _lead_tags(text: str) -> tuple[str | None, str | None, int | None, int]:
+    """_tags(text, 0), looked up by the run of tags that starts the line: its result depends on
+    that text alone, and a log holds a handful of runs ("(Worker_TP0 pid=144) ")."""
+    m = _TAGS.match(text)
+    if m is None:
+        return None, None, None, 0
+    run = m.group()
+    got = _tags_seen.get(run)
+    if got is None:
+        got = _tags(text, 0)
+        if got[3] != len(run):  # (cannot happen: the same regex, repeated)
+            return got
+        if len(_tags_seen) >= _SEEN_MAX:
+            _tags_seen.clear()
+        _tags_seen[run] = got
+    return got
+
+
 def parse_line(rec: Record, year: int | None = None) -> VLine:
     """Split one Record into vLLM's line parts; unknown shapes keep the whole text as msg."""
     text = rec.text
@@ -117,7 +151,7 @@ def parse_line(rec: Record, year: int | None = None) -> VLine:
             v = _json_line(rec, text)
             if v is not None:
                 return v
-        proc, role, rank, pos = _tags(text, 0)
+        proc, role, rank, pos = _lead_tags(text)
         level = src = None
         ts = rec.ts
         rest = text[pos:]
@@ -135,7 +169,9 @@ def parse_line(rec: Record, year: int | None = None) -> VLine:
                     proc, role, rank, p2 = _tags(rest, g.start())
                     rest = rest[p2:]
         if m is not None:
-            level = "WARNING" if m["level"] == "WARN" else m["level"]
+            level = m["level"]
+            if level == "WARN":
+                level = "WARNING"
             src = m["src"]
             ts = _vllm_ts(m, rec, year)
             msg = rest[m.end():]

@@ -10,11 +10,14 @@
   of the fixture logs (whole line and message part) holding a literal.
 * match()'s cache of recent lines gives what matching afresh gives, and no caller can change
   what it holds.
+* vline.parse_line looks up the run of process tags and the MM-DD HH:MM:SS time it has seen
+  before: the same VLines as reading them afresh, on every fixture line and made-up tag runs.
 """
 from __future__ import annotations
 
 import ast
 import random
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -316,3 +319,67 @@ def test_match_callers_cannot_change_the_cache():
             h.value, h.pattern, h.name = "changed", "changed", "changed"
     assert [_hit_key(P.match(line)) for line in lines] == want
     assert P._match_cached.cache_info().hits - hits_before == 2 * len(lines)  # (served by the cache)
+
+
+# ---------------------------------------------------------------------------------------------
+# vline.parse_line: the tag runs and timestamps it looks up instead of reading afresh
+
+
+def _vllm_ts_ref(m, rec, year):
+    """vline._vllm_ts as it was: the datetime built for every line."""
+    if rec.ts is not None:
+        return rec.ts
+    if year is None:
+        return None
+    try:
+        return datetime(year, int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"]))
+    except ValueError:
+        return None
+
+
+def _vline_key(v) -> tuple:
+    return tuple(getattr(v, f) for f in v.__dataclass_fields__)
+
+
+def _tag_soup(n: int, seed: int = 3) -> list[str]:
+    """Lines opening with runs of process tags (well formed or nearly), then a vLLM prefix or not."""
+    rnd = random.Random(seed)
+    tags = ["(APIServer pid=1) ", "(APIServer pid=1)", "(EngineCore_DP0 pid=89) ", "(Worker_TP1 pid=147) ",
+            "(VllmWorker rank=1 pid=2) ", "(VllmWorker TP0 pid=3) ", "(RayWorkerWrapper pid=4, ip=10.0.0.1) ",
+            "(pid=5, ip=10.0.0.2) ", "(pid=6) ", "(RayWorkerProc pid=9, ip=10.0.0.2)\t", "(Worker pid=7)  ",
+            "(Bad name pid=8) ", "(APIServer pid=x) ", "(", ") ", "junk", "\u00e9"]
+    heads = ["INFO 10-02 16:53:01 [utils.py:344] hello", "WARN 02-29 23:59:59 [a.py:1] leap",
+             "ERROR 13-40 25:61:61 x.py:2] bad time", "INFO:     uvicorn", "DEBUG 01-27 22:06:26 [v1/core.py:93] d",
+             "INFO 10-02 16:53:01,123 [utils.py:344] ms", "plain text", ""]
+    return ["".join(rnd.choice(tags) for _ in range(rnd.randint(0, 3))) + rnd.choice(heads) for _ in range(n)]
+
+
+def test_lead_tags_equals_tags():
+    from bootlog import vline
+
+    vline._tags_seen.clear()
+    for text in _tag_soup(20000) * 2:  # (the second round from the cache)
+        assert vline._lead_tags(text) == vline._tags(text, 0), text
+
+
+def test_parse_line_equals_uncached_on_fixture_lines(monkeypatch):
+    from bootlog import vline
+
+    recs = []
+    for path in LOGS:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            recs += [Record(lineno=n, text=ln.rstrip("\n")) for n, ln in enumerate(f, 1)]
+    recs += [Record(lineno=i, text=t) for i, t in enumerate(_tag_soup(5000))]
+    assert len(recs) >= 20000
+    vline._tags_seen.clear()
+    vline._ts_seen.clear()
+    years = (2024, 2025, None)  # 2025: 02-29 is no date (cached as such, per year)
+    # each line read in every year in turn: the same MM-DD HH:MM:SS is a new date each time
+    fast = [[_vline_key(parse_line(r, y)) for y in years] for r in recs]
+    monkeypatch.setattr(vline, "_lead_tags", lambda text: vline._tags(text, 0))
+    monkeypatch.setattr(vline, "_vllm_ts", _vllm_ts_ref)
+    slow = [[_vline_key(parse_line(r, y)) for y in years] for r in recs]
+    assert fast == slow
+    assert sum(v[0][3] is not None for v in fast) >= 10000  # (timestamps read)
+    assert sum(v[0][4] is not None for v in fast) >= 10000  # (process tags read)
+    assert any(v[0][3] is not None and v[1][3] is None for v in fast)  # (02-29: a date in 2024 only)
