@@ -8,15 +8,13 @@ import os
 
 import click
 
-from bootlog.cli_common import get_engine, print_json
+from bootlog.cli_common import get_engine, get_reads, print_json
 
 
-def _history(engine, boot_id: int) -> list[dict]:
+def _history(reads, boot_id: int) -> list[dict]:
     """Earlier boots of the same config (figures and config only: timing history reads no
     stats samples), fetched in one batch."""
-    from bootlog.store.queries import boots_like, show_boots
-
-    return show_boots(engine, boots_like(engine, boot_id), runtime=False)
+    return reads.show_boots(reads.boots_like(boot_id), runtime=False)
 
 
 def _load_plan(path: str | None):
@@ -44,16 +42,15 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
     earlier boots of the same config. Exit 0 nothing wrong, 3 drift, 4 violation/failed boot.
     """
     from bootlog import compare
-    from bootlog.store.queries import resolve_ref, show_boots
 
     plan = _load_plan(plan_file)
-    engine = get_engine(ctx)
-    ida = resolve_ref(engine, a, container=container, host=host)
-    idb = resolve_ref(engine, b, container=container, host=host)
+    reads = get_reads(ctx)
+    ida = reads.resolve_ref(a, container=container, host=host)
+    idb = reads.resolve_ref(b, container=container, host=host)
     # findings come from figures, config and events: the stats samples (thousands for a boot
     # that served for days) are not read
-    show_a, show_b = show_boots(engine, [ida, idb], runtime=False)
-    result = compare.diff(show_a, show_b, history=_history(engine, ida), plan=plan)
+    show_a, show_b = reads.show_boots([ida, idb], runtime=False)
+    result = compare.diff(show_a, show_b, history=_history(reads, ida), plan=plan)
     _emit(result, as_json, markdown, plan_file)
     ctx.exit(compare.exit_code(result))
 
@@ -73,11 +70,10 @@ def check(ctx, ref, plan_file, container, host, as_json, markdown) -> None:
     Exit 0 all met, 3 a soft expectation missed, 4 a hard one missed or the boot failed.
     """
     from bootlog import compare
-    from bootlog.store.queries import resolve_ref, show_boots
 
     plan = _load_plan(plan_file)
-    engine = get_engine(ctx)
-    shown = show_boots(engine, [resolve_ref(engine, ref, container=container, host=host)], runtime=False)[0]
+    reads = get_reads(ctx)
+    shown = reads.show_boots([reads.resolve_ref(ref, container=container, host=host)], runtime=False)[0]
     result = compare.check(shown, plan)
     _emit(result, as_json, markdown, plan_file)
     ctx.exit(compare.exit_code(result))

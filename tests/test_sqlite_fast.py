@@ -7,6 +7,7 @@ _extend_tx) and with samples spilled to disk while parsing.
 """
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 from pathlib import Path
@@ -171,4 +172,4 @@ def test_spilled_rows_rebuild_every_sample_exactly():
     assert [r for part in b.samples.row_parts() for r in part] == sample_rows(want)
     for (line, ts, js), s in zip(sample_rows(want), want):
         assert ts == (s.ts.isoformat() if s.ts else None)
-        assert js == queries.json.dumps(queries._jsonable(s.values))
+        assert js == json.dumps(queries._jsonable(s.values))

@@ -359,3 +359,37 @@ def open_lite(db: str | None) -> Lite | None:
         conn.close()
         return None  # not a bootlog database, locked, corrupt: the full store says what is wrong
     return Lite(conn)
+
+
+def open_reader(db: str | None) -> sqlite3.Connection | None:
+    """A sqlite3 connection for store/reads.py (`diff`, `check`) when the database is an existing
+    SQLite file at the current schema, else None: the caller opens the SQLAlchemy store, which
+    creates, migrates or reports what is wrong, as before.  BOOTLOG_NO_LITE=1 turns it off."""
+    if os.environ.get("BOOTLOG_NO_LITE", "") in ("1", "true", "yes"):
+        return None
+    path = plain_sqlite_file(resolve_url(db))
+    if path is None or not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return None
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        rev = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+    except sqlite3.Error:
+        rev = None
+    if rev is None or rev[0] != HEAD_REVISION:
+        conn.close()
+        return None
+    return conn
+
+
+def reader_fetch(conn: sqlite3.Connection):
+    """store/reads.py's fetch over a sqlite3 connection (rows streamed from its cursor)."""
+    def fetch(sql: str, params) -> Any:
+        try:
+            return conn.execute(sql, tuple(params))
+        except sqlite3.Error as err:
+            raise StoreError(f"cannot read database: {err}") from err
+    return fetch

@@ -6,10 +6,6 @@ contention.  Output dicts follow the `show --json` contract of cli-contract.md e
 """
 from __future__ import annotations
 
-import ast
-import json
-import math
-import re
 from itertools import islice
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
@@ -17,13 +13,15 @@ from typing import Any, Callable, Iterable, Sequence
 from sqlalchemy import Engine, delete, func, insert, select, update
 from sqlalchemy.engine import Connection
 
-from bootlog.errors import RefError, StoreError
+from bootlog.errors import StoreError  # noqa: F401  (re-exported)
 from bootlog.records import Boot
 from bootlog.store.db import retry, writer
 from bootlog.store.rows import (  # noqa: F401  (re-exported: callers import them from here)
     SourceInfo, _Rows, _config_rows, _event_rows, _finite, _iso, _jsonable, _metric_rows, _now,
     PositionMoved, _plain_floats, _sample_rows, boot_row, config_hash, fallback_fingerprint, match_stored)
 from bootlog.store.models import BootRow, ConfigRow, EventRow, MetricRow, Position, SampleRow, Source
+from bootlog.store import reads
+from bootlog.store.reads import RuntimeFold as _RuntimeFold, _json_number, typed_config_value  # noqa: F401  (re-exported)
 from bootlog.store.samplerows import insert_sql
 
 _CHUNK = 500  # bound on IN (...) lists: SQLite's variable limit is 999 on old builds
@@ -383,77 +381,16 @@ def list_boots(engine: Engine, container: str | None = None, host: str | None = 
     return retry(run)
 
 
-def _json_number(v: float) -> int | float:
-    # counts print as 398658, not 398658.0; JSON has one number type anyway
-    if float(v).is_integer() and abs(v) < 2**53:
-        return int(v)
-    return v
+def _fetcher(conn: Connection, *, stream: bool = False) -> reads.Fetch:
+    """reads.Fetch over an SQLAlchemy connection (the DBAPI's own paramstyle; stream: rows come
+    from a server-side cursor on PostgreSQL, as they are folded)."""
+    if stream:
+        conn = conn.execution_options(stream_results=True, max_row_buffer=2000)
+    fmt = conn.dialect.paramstyle in ("format", "pyformat")
 
-
-_INT_RE = re.compile(r"^[+-]?\d+$")
-_FLOAT_RE = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
-
-
-def typed_config_value(text: str) -> Any:
-    """A config value as printed by Python (True, None, 0.9, 'fp8', [1, 2]) as a JSON value."""
-    s = text.strip()
-    if s in ("True", "true"):
-        return True
-    if s in ("False", "false"):
-        return False
-    if s in ("None", "null", ""):
-        return None
-    if _INT_RE.match(s):
-        return int(s)
-    if _FLOAT_RE.match(s):
-        f = float(s)
-        return f if math.isfinite(f) else s
-    if len(s) >= 2 and s[0] == s[-1] and s[0] in "'\"":
-        try:
-            v = ast.literal_eval(s)
-            if isinstance(v, str):
-                return v
-        except (ValueError, SyntaxError):
-            pass
-        return s[1:-1]
-    if s[:1] in "[{(":
-        try:
-            return _jsonable(ast.literal_eval(s))
-        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-            pass
-        try:  # compilation_config and friends are printed as JSON (true/null), not Python
-            return _jsonable(json.loads(s))
-        except (ValueError, RecursionError):
-            return s
-    return s
-
-
-class _RuntimeFold:
-    """The `runtime` summary of a boot folded over its samples one at a time (a boot that
-    served for weeks has hundreds of thousands: none is kept)."""
-
-    __slots__ = ("n", "last", "mx")
-
-    def __init__(self) -> None:
-        self.n, self.last, self.mx = 0, None, {}
-
-    def add(self, values: dict[str, Any]) -> None:
-        self.n += 1
-        self.last = values
-        mx = self.mx
-        for k, v in values.items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and (k not in mx or v > mx[k]):
-                mx[k] = v
-
-    def result(self) -> dict[str, Any]:
-        return {"stats_lines": self.n, "last": dict(self.last) if self.last else {}, "max": self.mx}
-
-
-def _runtime(samples: Iterable[dict[str, float]]) -> dict[str, Any]:
-    fold = _RuntimeFold()
-    for values in samples:
-        fold.add(values)
-    return fold.result()
+    def fetch(sql: str, params):
+        return conn.exec_driver_sql(sql.replace("?", "%s") if fmt else sql, tuple(params))
+    return fetch
 
 
 def show_boot(engine: Engine, boot_id: int) -> dict:
@@ -462,55 +399,10 @@ def show_boot(engine: Engine, boot_id: int) -> dict:
 
 
 def show_boots(engine: Engine, boot_ids: list[int], *, runtime: bool = True) -> list[dict]:
-    """Several boots in the `show --json` shape, in the order of `boot_ids`, read with one query
-    per table (per 500 ids) instead of four per boot: a diff's history is up to 50 boots.
-
-    runtime=False skips the stats samples (a long-running boot has thousands) and gives
-    "runtime": None; timing history needs only figures and config.
-    """
-    ids = list(dict.fromkeys(boot_ids))
-
+    """reads.show_boots: several boots in the `show --json` shape, in the order of `boot_ids`."""
     def run():
-        rows: dict[int, dict] = {}
-        metrics: dict[int, list] = {i: [] for i in ids}
-        config: dict[int, dict] = {i: {} for i in ids}
-        events: dict[int, list] = {i: [] for i in ids}
-        folds: dict[int, _RuntimeFold] = {i: _RuntimeFold() for i in ids}
         with engine.connect() as conn:
-            for chunk in _chunks(ids):
-                for r in conn.execute(_boot_select().where(BootRow.id.in_(chunk))):
-                    rows[r.id] = r._asdict()
-                missing = [i for i in chunk if i not in rows]
-                if missing:
-                    raise RefError(f"no boot with id {missing[0]}")
-                for m in conn.execute(
-                    select(MetricRow.boot_id, MetricRow.name, MetricRow.value, MetricRow.unit, MetricRow.rank,
-                           MetricRow.line)
-                    .where(MetricRow.boot_id.in_(chunk)).order_by(MetricRow.boot_id, MetricRow.seq)
-                ):
-                    metrics[m.boot_id].append({"name": m.name, "value": _json_number(m.value), "unit": m.unit,
-                                               "rank": m.rank, "line": m.line})
-                for c in conn.execute(select(ConfigRow.boot_id, ConfigRow.key, ConfigRow.value)
-                                      .where(ConfigRow.boot_id.in_(chunk))
-                                      .order_by(ConfigRow.boot_id, ConfigRow.key)):
-                    config[c.boot_id][c.key] = typed_config_value(c.value)
-                for e in conn.execute(
-                    select(EventRow.boot_id, EventRow.kind, EventRow.rank, EventRow.line, EventRow.ts,
-                           EventRow.message, EventRow.detail)
-                    .where(EventRow.boot_id.in_(chunk)).order_by(EventRow.boot_id, EventRow.seq)
-                ):
-                    events[e.boot_id].append({"kind": e.kind, "rank": e.rank, "line": e.line, "ts": e.ts,
-                                              "message": e.message, "detail": e.detail})
-                if runtime:
-                    q = (select(SampleRow.boot_id, SampleRow.values).where(SampleRow.boot_id.in_(chunk))
-                         .order_by(SampleRow.boot_id, SampleRow.line, SampleRow.id)
-                         .execution_options(yield_per=2000))
-                    # streamed (a server-side cursor on PostgreSQL), folded row by row
-                    for sr in conn.execute(q):
-                        folds[sr.boot_id].add(sr.values)
-        by_id = {i: {"boot": rows[i], "metrics": metrics[i], "config": config[i], "events": events[i],
-                     "runtime": folds[i].result() if runtime else None} for i in ids}
-        return [by_id[i] for i in boot_ids]
+            return reads.show_boots(_fetcher(conn, stream=runtime), boot_ids, runtime=runtime)
 
     return retry(run)
 
@@ -533,75 +425,16 @@ def boot_config(engine: Engine, boot_id: int) -> dict[str, str]:
             select(ConfigRow.key, ConfigRow.value).where(ConfigRow.boot_id == boot_id))}
 
 
-_REF_RE = re.compile(r"^(last|prev)(?:~(\d+))?$")
-
-
-def _group_filter(q, row, by_host: bool = False):
-    """Boots of the same container (and host); without a container, of the same source, or
-    with by_host of the same host (timing history may span several log files of one server)."""
-    if row.container is not None:
-        q = q.where(BootRow.container == row.container)
-        if row.host is not None:
-            q = q.where(BootRow.host == row.host)
-        return q
-    if by_host and row.host is not None:
-        return q.where(BootRow.host == row.host, BootRow.container.is_(None))
-    return q.where(BootRow.source_id == row.source_id)
-
-
 def resolve_ref(engine: Engine, ref: str, container: str | None = None, host: str | None = None) -> int:
-    """`last`, `prev` (the boot before `last` of the same container/source), `last~N`, or an id.
-
-    Without a container, `prev` looks in the same source first, then in the other container-less
-    sources of the same host (a deploy log per file)."""
-    ref = (ref or "").strip()
-    if ref.isdigit():
-        bid = int(ref)
-        with engine.connect() as conn:
-            if conn.execute(select(BootRow.id).where(BootRow.id == bid)).first() is None:
-                raise RefError(f"no boot with id {bid}")
-        return bid
-    m = _REF_RE.match(ref)
-    if not m:
-        raise RefError(f"not a boot reference: {ref!r} (use last, prev, last~N or an id)")
-    back = int(m.group(2) or 0) + (1 if m.group(1) == "prev" else 0)
-
+    """reads.resolve_ref: `last`, `prev`, `last~N` or an id."""
     with engine.connect() as conn:
-        last = conn.execute(
-            _filtered(select(BootRow.id, BootRow.container, BootRow.host, BootRow.source_id), container, host)
-            .order_by(BootRow.id.desc()).limit(1)
-        ).first()
-        if last is None:
-            where = f" for container {container}" if container else (f" for host {host}" if host else "")
-            raise RefError(f"no boot matches {ref!r}{where}" if back else f"no boots stored yet{where}")
-        if back == 0:
-            return last.id
-        q = _group_filter(_filtered(select(BootRow.id), container, host), last).where(BootRow.id < last.id)
-        found = conn.execute(q.order_by(BootRow.id.desc()).offset(back - 1).limit(1)).scalar()
-        if found is None and last.container is None:
-            # one log file per deploy is common: then the boots before are in other files of this host
-            q = _group_filter(_filtered(select(BootRow.id), container, host), last, by_host=True)
-            found = conn.execute(q.where(BootRow.id < last.id).order_by(BootRow.id.desc())
-                                 .offset(back - 1).limit(1)).scalar()
-    if found is None:
-        raise RefError(f"no boot matches {ref!r}")
-    return found
+        return reads.resolve_ref(_fetcher(conn), ref, container, host)
 
 
 def boots_like(engine: Engine, boot_id: int, limit: int = 50) -> list[int]:
-    """Earlier boots of the same container (else host, else source) with the same config, oldest first."""
+    """reads.boots_like: earlier boots of the same group and config, oldest first."""
     with engine.connect() as conn:
-        row = conn.execute(
-            select(BootRow.id, BootRow.container, BootRow.host, BootRow.source_id, BootRow.config_hash)
-            .where(BootRow.id == boot_id)
-        ).first()
-        if row is None:
-            raise RefError(f"no boot with id {boot_id}")
-        q = _group_filter(select(BootRow.id), row, by_host=True).where(
-            BootRow.id < boot_id, BootRow.config_hash == row.config_hash
-        )
-        ids = list(conn.execute(q.order_by(BootRow.id.desc()).limit(limit)).scalars())
-    return ids[::-1]
+        return reads.boots_like(_fetcher(conn), boot_id, limit)
 
 
 def last_boot_of_source(engine: Engine, name: str) -> tuple[int, str] | None:

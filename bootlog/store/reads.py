@@ -1,0 +1,246 @@
+"""The reads a deploy check runs (resolve a ref, a boot's `show --json` shape, earlier boots of
+the same config) as plain SQL over a `fetch(sql, params)` callable, so that one implementation
+serves two executors:
+
+* store/queries.py hands it an SQLAlchemy connection (PostgreSQL, and every SQLite command that
+  opened the full store anyway);
+* `bootlog diff` and `check` on a SQLite file hand it a bare sqlite3 connection
+  (store/lite.open_reader): importing SQLAlchemy and the ORM models costs ~0.3 s on the project
+  VM, most of a 10,000-boot diff.
+
+No SQLAlchemy here.  SQL is written with `?` placeholders; executors with another paramstyle
+rewrite them (the statements hold no other `?` and no `%`).  JSON columns arrive as text from
+sqlite3 and as Python values from psycopg: _json() takes either.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from typing import Any, Callable, Iterable, Sequence
+
+from bootlog.errors import RefError
+from bootlog.store.rows import _jsonable
+
+Fetch = Callable[[str, Sequence[Any]], Iterable[tuple]]
+
+_CHUNK = 500  # bound on IN (...) lists: SQLite's variable limit is 999 on old builds
+
+BOOT_KEYS = ("id", "status", "failure", "failure_message", "vllm_version", "engine", "model", "container", "host",
+             "source", "started_at", "ready_at", "ended_at", "first_line", "last_line")
+_BOOT_SELECT = (
+    "SELECT boots.id, boots.status, boots.failure, boots.failure_message, boots.vllm_version, boots.engine, "
+    "boots.model, boots.container, boots.host, sources.name AS source, boots.started_at, boots.ready_at, "
+    "boots.ended_at, boots.first_line, boots.last_line FROM boots JOIN sources ON sources.id = boots.source_id"
+)
+
+
+def _chunks(items: list, n: int = _CHUNK) -> Iterable[list]:
+    for i in range(0, len(items), n):
+        yield items[i : i + n]
+
+
+def _in(n: int) -> str:
+    return "(" + ", ".join("?" * n) + ")"
+
+
+def _json(v: Any) -> Any:
+    return json.loads(v) if isinstance(v, (str, bytes)) else v
+
+
+def _json_number(v: float) -> int | float:
+    # counts print as 398658, not 398658.0; JSON has one number type anyway
+    if float(v).is_integer() and abs(v) < 2**53:
+        return int(v)
+    return v
+
+
+_INT_RE = re.compile(r"^[+-]?\d+$")
+_FLOAT_RE = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
+
+
+def typed_config_value(text: str) -> Any:
+    """A config value as printed by Python (True, None, 0.9, 'fp8', [1, 2]) as a JSON value."""
+    s = text.strip()
+    if s in ("True", "true"):
+        return True
+    if s in ("False", "false"):
+        return False
+    if s in ("None", "null", ""):
+        return None
+    if _INT_RE.match(s):
+        return int(s)
+    if _FLOAT_RE.match(s):
+        f = float(s)
+        return f if math.isfinite(f) else s
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "'\"":
+        try:
+            v = ast.literal_eval(s)
+            if isinstance(v, str):
+                return v
+        except (ValueError, SyntaxError):
+            pass
+        return s[1:-1]
+    if s[:1] in "[{(":
+        try:
+            return _jsonable(ast.literal_eval(s))
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            pass
+        try:  # compilation_config and friends are printed as JSON (true/null), not Python
+            return _jsonable(json.loads(s))
+        except (ValueError, RecursionError):
+            return s
+    return s
+
+
+class RuntimeFold:
+    """The `runtime` summary of a boot folded over its samples one at a time (a boot that
+    served for weeks has hundreds of thousands: none is kept)."""
+
+    __slots__ = ("n", "last", "mx")
+
+    def __init__(self) -> None:
+        self.n, self.last, self.mx = 0, None, {}
+
+    def add(self, values: dict[str, Any]) -> None:
+        self.n += 1
+        self.last = values
+        mx = self.mx
+        for k, v in values.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and (k not in mx or v > mx[k]):
+                mx[k] = v
+
+    def result(self) -> dict[str, Any]:
+        return {"stats_lines": self.n, "last": dict(self.last) if self.last else {}, "max": self.mx}
+
+
+def show_boots(fetch: Fetch, boot_ids: list[int], *, runtime: bool = True) -> list[dict]:
+    """Several boots in the `show --json` shape, in the order of `boot_ids`, read with one query
+    per table (per 500 ids) instead of four per boot: a diff's history is up to 50 boots.
+
+    runtime=False skips the stats samples (a long-running boot has thousands) and gives
+    "runtime": None; timing history needs only figures and config.  With runtime, the samples
+    are folded row by row as the executor streams them.
+    """
+    ids = list(dict.fromkeys(boot_ids))
+    rows: dict[int, dict] = {}
+    metrics: dict[int, list] = {i: [] for i in ids}
+    config: dict[int, dict] = {i: {} for i in ids}
+    events: dict[int, list] = {i: [] for i in ids}
+    folds: dict[int, RuntimeFold] = {i: RuntimeFold() for i in ids}
+    for chunk in _chunks(ids):
+        where = _in(len(chunk))
+        for r in fetch(f"{_BOOT_SELECT} WHERE boots.id IN {where}", chunk):
+            rows[r[0]] = dict(zip(BOOT_KEYS, r))
+        missing = [i for i in chunk if i not in rows]
+        if missing:
+            raise RefError(f"no boot with id {missing[0]}")
+        for bid, name, value, unit, rank, line in fetch(
+                f"SELECT boot_id, name, value, unit, rank, line FROM metrics WHERE boot_id IN {where} "
+                "ORDER BY boot_id, seq", chunk):
+            metrics[bid].append({"name": name, "value": _json_number(value), "unit": unit, "rank": rank,
+                                 "line": line})
+        for bid, key, value in fetch(f'SELECT boot_id, "key", value FROM config WHERE boot_id IN {where} '
+                                     'ORDER BY boot_id, "key"', chunk):
+            config[bid][key] = typed_config_value(value)
+        for bid, kind, rank, line, ts, message, detail in fetch(
+                f"SELECT boot_id, kind, rank, line, ts, message, detail FROM events WHERE boot_id IN {where} "
+                "ORDER BY boot_id, seq", chunk):
+            events[bid].append({"kind": kind, "rank": rank, "line": line, "ts": ts, "message": message,
+                                "detail": _json(detail)})
+        if runtime:
+            for bid, values in fetch(f'SELECT boot_id, "values" FROM samples WHERE boot_id IN {where} '
+                                     "ORDER BY boot_id, line, id", chunk):
+                folds[bid].add(_json(values))
+    by_id = {i: {"boot": rows[i], "metrics": metrics[i], "config": config[i], "events": events[i],
+                 "runtime": folds[i].result() if runtime else None} for i in ids}
+    return [by_id[i] for i in boot_ids]
+
+
+def _one(fetch: Fetch, sql: str, params: Sequence[Any]) -> tuple | None:
+    for r in fetch(sql, params):
+        return r
+    return None
+
+
+def _filtered(container: str | None, host: str | None) -> tuple[list[str], list[Any]]:
+    where, params = [], []
+    if container is not None:
+        where.append("boots.container = ?")
+        params.append(container)
+    if host is not None:
+        where.append("boots.host = ?")
+        params.append(host)
+    return where, params
+
+
+def _group(row: tuple, by_host: bool = False) -> tuple[list[str], list[Any]]:
+    """Boots of the same container (and host); without a container, of the same source, or
+    with by_host of the same host (timing history may span several log files of one server).
+    row: (id, container, host, source_id)."""
+    _, container, host, source_id = row[:4]
+    if container is not None:
+        if host is not None:
+            return ["boots.container = ?", "boots.host = ?"], [container, host]
+        return ["boots.container = ?"], [container]
+    if by_host and host is not None:
+        return ["boots.host = ?", "boots.container IS NULL"], [host]
+    return ["boots.source_id = ?"], [source_id]
+
+
+def _where(parts: list[str]) -> str:
+    return (" WHERE " + " AND ".join(parts)) if parts else ""
+
+
+_REF_RE = re.compile(r"^(last|prev)(?:~(\d+))?$")
+
+
+def resolve_ref(fetch: Fetch, ref: str, container: str | None = None, host: str | None = None) -> int:
+    """`last`, `prev` (the boot before `last` of the same container/source), `last~N`, or an id.
+
+    Without a container, `prev` looks in the same source first, then in the other container-less
+    sources of the same host (a deploy log per file)."""
+    ref = (ref or "").strip()
+    if ref.isdigit():
+        bid = int(ref)
+        if _one(fetch, "SELECT boots.id FROM boots WHERE boots.id = ?", [bid]) is None:
+            raise RefError(f"no boot with id {bid}")
+        return bid
+    m = _REF_RE.match(ref)
+    if not m:
+        raise RefError(f"not a boot reference: {ref!r} (use last, prev, last~N or an id)")
+    back = int(m.group(2) or 0) + (1 if m.group(1) == "prev" else 0)
+    fw, fp = _filtered(container, host)
+    last = _one(fetch, "SELECT boots.id, boots.container, boots.host, boots.source_id FROM boots"
+                + _where(fw) + " ORDER BY boots.id DESC LIMIT 1", fp)
+    if last is None:
+        where = f" for container {container}" if container else (f" for host {host}" if host else "")
+        raise RefError(f"no boot matches {ref!r}{where}" if back else f"no boots stored yet{where}")
+    if back == 0:
+        return last[0]
+    found = None
+    for by_host in (False, True):
+        if by_host and last[1] is not None:
+            break  # one log file per deploy is common: then the boots before are in other files of this host
+        gw, gp = _group(last, by_host)
+        got = _one(fetch, "SELECT boots.id FROM boots" + _where([*fw, *gw, "boots.id < ?"])
+                   + " ORDER BY boots.id DESC LIMIT 1 OFFSET ?", [*fp, *gp, last[0], back - 1])
+        if got is not None:
+            found = got[0]
+            break
+    if found is None:
+        raise RefError(f"no boot matches {ref!r}")
+    return found
+
+
+def boots_like(fetch: Fetch, boot_id: int, limit: int = 50) -> list[int]:
+    """Earlier boots of the same container (else host, else source) with the same config, oldest first."""
+    row = _one(fetch, "SELECT boots.id, boots.container, boots.host, boots.source_id, boots.config_hash "
+                      "FROM boots WHERE boots.id = ?", [boot_id])
+    if row is None:
+        raise RefError(f"no boot with id {boot_id}")
+    gw, gp = _group(row, by_host=True)
+    ids = [r[0] for r in fetch("SELECT boots.id FROM boots" + _where([*gw, "boots.id < ?", "boots.config_hash = ?"])
+                                + " ORDER BY boots.id DESC LIMIT ?", [*gp, boot_id, row[4], limit])]
+    return ids[::-1]
