@@ -322,6 +322,20 @@ def _create(conn: sqlite3.Connection) -> None:
         raise
 
 
+def _connect(path: str) -> sqlite3.Connection | None:
+    """An autocommit connection that waits for locks as the SQLAlchemy engine's do, or None."""
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    except sqlite3.Error:
+        conn.close()
+        return None
+    return conn
+
+
 def open_lite(db: str | None) -> Lite | None:
     """A Lite store on the user's database when it is a SQLite file at the current schema (a
     missing file is created with it, as the full store would), else None: the caller opens the
@@ -336,12 +350,10 @@ def open_lite(db: str | None) -> Lite | None:
         create_private_file(path)  # 0600; a --db in a missing directory is an error (StoreError)
     elif not os.path.isfile(path):
         return None
-    try:
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    except sqlite3.Error:
+    conn = _connect(path)
+    if conn is None:
         return None
     try:
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         if fresh or os.path.getsize(path) == 0:
             _create(conn)
         # as the SQLAlchemy engine's connections (store/db.py); WAL is a property of the file,
@@ -370,12 +382,10 @@ def open_reader(db: str | None) -> sqlite3.Connection | None:
     path = plain_sqlite_file(resolve_url(db))
     if path is None or not os.path.isfile(path) or os.path.getsize(path) == 0:
         return None
-    try:
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    except sqlite3.Error:
+    conn = _connect(path)
+    if conn is None:
         return None
     try:
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         rev = conn.execute("SELECT version_num FROM alembic_version").fetchone()
     except sqlite3.Error:
         rev = None
