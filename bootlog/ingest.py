@@ -317,7 +317,7 @@ class _Spill:
         file whole, its samples as ready-made rows, the rest pickled; Boots reads it back."""
         import pickle
 
-        if self.broken or not isinstance(b.samples, list):
+        if self.broken:
             return b
         if b.samples:
             self._put(b, keep=0)

@@ -45,7 +45,7 @@ class _Prepared:
     samples: _Rows
     # the parsed Boot, asked for again when its rows are made (ingest.Boots reads a retired one
     # back from disk: none is held between uses); the SQLite sample fast path reads it directly
-    load: Callable[[], Boot] | None = None
+    load: Callable[[], Boot]
 
     @property
     def nlines(self) -> int:
@@ -101,9 +101,9 @@ def _insert_children(conn: Connection, pairs: list[tuple[int, _Prepared]]) -> No
     makes = (_metric_rows, _config_rows, _event_rows, _sample_rows)
     batches: list[list[dict[str, Any]]] = [[] for _ in tables]
     for bid, p in pairs:
-        b = p.load() if p.load is not None else None
-        for model, make, batch, attr in zip(tables, makes, batches, ("metrics", "config", "events", "samples")):
-            for r in (make(b) if b is not None else getattr(p, attr)):
+        b = p.load()
+        for model, make, batch in zip(tables, makes, batches):
+            for r in make(b):
                 batch.append(dict(r, boot_id=bid))
                 if len(batch) >= _BATCH:
                     _insert_rows(conn, model, batch)
@@ -138,13 +138,7 @@ def _sample_row_parts(p: _Prepared, dumps, b: Boot | None = None) -> Iterable[li
     """A prepared boot's sample rows as lists of (line, ts, values JSON), in log order."""
     from bootlog.store.samplerows import sample_rows
 
-    if b is None and p.load is not None:
-        b = p.load()
-    if b is None:  # (not made by _prepare)
-        rows = [(r["line"], r["ts"], dumps(r["values"])) for r in p.samples]
-        yield rows
-        return
-    samples = b.samples
+    samples = (b if b is not None else p.load()).samples
     if dumps is None:  # SQLAlchemy's default serialiser: json.dumps, as the ready-made rows
         parts = getattr(samples, "row_parts", None)
         if parts is not None:
