@@ -676,7 +676,6 @@ class BootSplitter:
         self.accs: list[_Acc | None] = []  # None: retired (its finished boot is in self.retired)
         self.retired: dict[int, Any] = {}  # seq -> retire(boot)
         self.live: dict[int, _Acc] = {}  # seq -> acc, the boots not retired, oldest first
-        self.first_lines: list[int] = []  # by seq
         self.starts: list[int] = []  # sorted
         self.cur: _Acc | None = None
         self.pending: list[tuple[VLine, bool]] = []
@@ -722,7 +721,6 @@ class BootSplitter:
         acc.pid_index, acc.seq = self.pid_index, len(self.accs)
         self.accs.append(acc)
         self.live[acc.seq] = acc
-        self.first_lines.append(first)
         insort(self.starts, first)
         self._retire_idle()
         self.cur = acc
@@ -738,7 +736,7 @@ class BootSplitter:
         if n <= RETIRE_AFTER:
             return
         horizon = n - RETIRE_AFTER
-        since = self.first_lines[horizon]
+        since = self.accs[horizon].boot.first_line  # (never retired: only boots before it are)
         for seq, acc in list(self.live.items()):
             if seq >= horizon:
                 break

@@ -41,37 +41,20 @@ def get_ingest_store(ctx: click.Context, paths: tuple[str, ...]):
 
 
 class Reads:
-    """store/reads.py's resolve_ref, show_boots and boots_like bound to one database."""
+    """resolve_ref, show_boots and boots_like bound to one database: store/reads.py's over a
+    sqlite3 fetch, or store/queries.py's (the same SQL, over SQLAlchemy) over an engine."""
 
-    def __init__(self, fetch=None, engine=None) -> None:
-        self.fetch, self.engine = fetch, engine
+    def __init__(self, impl, handle) -> None:
+        self.impl, self.handle = impl, handle
 
     def resolve_ref(self, ref: str, container: str | None = None, host: str | None = None) -> int:
-        if self.fetch is None:
-            from bootlog.store.queries import resolve_ref
-
-            return resolve_ref(self.engine, ref, container=container, host=host)
-        from bootlog.store.reads import resolve_ref
-
-        return resolve_ref(self.fetch, ref, container, host)
+        return self.impl.resolve_ref(self.handle, ref, container, host)
 
     def show_boots(self, boot_ids: list[int], *, runtime: bool = True) -> list[dict]:
-        if self.fetch is None:
-            from bootlog.store.queries import show_boots
-
-            return show_boots(self.engine, boot_ids, runtime=runtime)
-        from bootlog.store.reads import show_boots
-
-        return show_boots(self.fetch, boot_ids, runtime=runtime)
+        return self.impl.show_boots(self.handle, boot_ids, runtime=runtime)
 
     def boots_like(self, boot_id: int) -> list[int]:
-        if self.fetch is None:
-            from bootlog.store.queries import boots_like
-
-            return boots_like(self.engine, boot_id)
-        from bootlog.store.reads import boots_like
-
-        return boots_like(self.fetch, boot_id)
+        return self.impl.boots_like(self.handle, boot_id)
 
 
 def get_reads(ctx: click.Context) -> Reads:
@@ -85,8 +68,12 @@ def get_reads(ctx: click.Context) -> Reads:
 
         conn = open_reader(obj.get("db"))
         if conn is not None:
-            return Reads(fetch=reader_fetch(conn))
-    return Reads(engine=get_engine(ctx))
+            from bootlog.store import reads
+
+            return Reads(reads, reader_fetch(conn))
+    from bootlog.store import queries
+
+    return Reads(queries, get_engine(ctx))
 
 
 def _default(o: Any) -> Any:

@@ -321,18 +321,12 @@ class _Spill:
             return b
         if b.samples:
             self._put(b, keep=0)
-        got = self.parts.pop(id(b), None)
-        count = self.counts.pop(id(b), 0)
-        if b.samples:  # (the file broke meanwhile: the boot stays here, as before spilling)
-            if got is not None:  # its spilled part goes back in place
-                self.parts[id(b)], self.counts[id(b)] = got, count
-            return b
-        at = self._write(pickle.dumps(b, protocol=pickle.HIGHEST_PROTOCOL))
+        # (samples left: the file broke meanwhile, and the boot stays here as before spilling)
+        at = None if b.samples else self._write(pickle.dumps(b, protocol=pickle.HIGHEST_PROTOCOL))
         if at is None:
-            if got is not None:
-                self.parts[id(b)], self.counts[id(b)] = got, count
-            return b
-        return _Retired(at[0], at[1], tuple(got[1]) if got is not None else (), count, b.first_line, b.last_line)
+            return b  # (its spilled part, if any, stays in self.parts for seal())
+        got = self.parts.pop(id(b), None)
+        return _Retired(at[0], at[1], tuple(got[1]) if got is not None else (), self.counts.pop(id(b), 0))
 
     def load(self, r: "_Retired") -> Boot:
         import pickle
@@ -463,15 +457,13 @@ class SpilledSamples:
 
 
 class _Retired:
-    """Where _Spill.retire put a boot: its pickle, its samples' parts, and the two figures
-    ingest reads without loading it.  (One per retired boot, kept to the end: slots, no dict.)"""
+    """Where _Spill.retire put a boot: its pickle and its samples' parts.  (One per retired
+    boot, kept to the end: slots, no dict.)"""
 
-    __slots__ = ("at", "nbytes", "parts", "count", "first_line", "last_line")
+    __slots__ = ("at", "nbytes", "parts", "count")
 
-    def __init__(self, at: int, nbytes: int, parts: tuple[tuple[int, int], ...], count: int,
-                 first_line: int, last_line: int) -> None:
+    def __init__(self, at: int, nbytes: int, parts: tuple[tuple[int, int], ...], count: int) -> None:
         self.at, self.nbytes, self.parts, self.count = at, nbytes, parts, count
-        self.first_line, self.last_line = first_line, last_line
 
 
 class Boots:
