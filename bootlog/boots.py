@@ -451,12 +451,13 @@ class _Acc:
         if found and len(self.fp_catalogue) < 64 and mk not in _WEAK and mk != "early":
             self.fp_catalogue.append(_fp_text(v.text))
 
-    def feed_sample(self, lineno: int, text: str, ts: datetime | None, values: dict[str, float]) -> None:
+    def feed_sample(self, lineno: int, text: str, ts: datetime | None, values: dict[str, float] | None,
+                    row: tuple[str | None, str] | None = None) -> None:
         """feed() of a periodic stats line read by the fast path (parse.py), when the caller made
         sure nothing else about the line matters: no traceback open in this boot, no start marker
         or status wording in it, a non-error level, and no process tag that is new to this boot.
         What is left of feed() is exactly this.  (`text` starts with its vLLM prefix, so
-        _fp_text(text) is text.)"""
+        _fp_text(text) is text.)  values None: the Sample's `samples` row instead (records.Sample)."""
         b = self.boot
         self.last_seen = lineno
         if ts is not None:
@@ -468,9 +469,9 @@ class _Acc:
             self.fp.append(text)
         samples = b.samples
         if samples and samples[-1].line == lineno:
-            samples[-1].values.update(values)
+            samples[-1].values.update(values if values is not None else Sample(lineno, ts, None, row).values)
         else:
-            samples.append(Sample(lineno, ts, values))
+            samples.append(Sample(lineno, ts, values, row))
         self.progressed = True
         if len(self.fp_catalogue) < 64:
             self.fp_catalogue.append(text)
@@ -840,8 +841,8 @@ class BootSplitter:
         if self.resume is None and cur.terminal and len(self.accs) >= 2:
             self._maybe_resume(cur)
 
-    def feed_sample(self, lineno: int, text: str, ts: datetime | None, values: dict[str, float],
-                    api: tuple[str, int] | None) -> bool:
+    def feed_sample(self, lineno: int, text: str, ts: datetime | None, values: dict[str, float] | None,
+                    api: tuple[str, int] | None, row: tuple[str | None, str] | None = None) -> bool:
         """The fast path of feed() for a periodic stats line (parse.py): its message is a known
         stats wording (no start marker, status or exception wording), its level is not an error,
         its text starts with its vLLM prefix and has at most one process tag, an API server's
@@ -865,7 +866,7 @@ class BootSplitter:
             elif api is not None and (not orphan.tagged_api or api[1] not in orphan.pids
                                       or orphan.api_pids.get(api[0]) != api[1]):
                 return False
-            orphan.feed_sample(lineno, text, ts, values)
+            orphan.feed_sample(lineno, text, ts, values, row)
             return True  # (orphan.body is set when it is made)
         if self.pending:
             return False
@@ -876,7 +877,7 @@ class BootSplitter:
             if target is not cur or not cur.tagged_api or api[1] not in cur.pids \
                     or cur.api_pids.get(api[0]) != api[1]:
                 return False
-        target.feed_sample(lineno, text, ts, values)
+        target.feed_sample(lineno, text, ts, values, row)
         target.body = True
         if self.resume is None and cur.terminal and len(self.accs) >= 2:
             self._maybe_resume(cur)

@@ -193,7 +193,7 @@ def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume
     # the scanner counts the lines it read; without it, _Counter notes the last record's line
     counted = None if _scanning(kw["fast"]) else _Counter(recs)
     boots = Boots(parse(counted if counted is not None else recs, year=_year_hint(source), splitter=splitter,
-                        tick=(_SPILL_EVERY, spill.drain), rows=spill.rows), spill)
+                        tick=(_SPILL_EVERY, spill.drain)), spill)
     spill.seal(boots.in_memory())
     if hits is not None:
         hits.attach(list(boots))
@@ -233,13 +233,12 @@ class _Counter:
 # They are spilled as the samples table's own column values, (line, ts ISO text, values JSON)
 # (store/samplerows.py), so the store hands them to the driver as they come back from the file;
 # a Sample those cannot rebuild exactly (values that are not plain floats, a ts whose tzinfo is
-# not a fixed offset) keeps its own ts and values beside them.  parse's fast path leaves the row
-# of most stats lines in _Spill.rows, made from the printed figures and time (parse.parse, rows=):
-# a Sample that still holds that row's values dict, unchanged in size, and its ts uses it as is.
+# not a fixed offset) keeps its own ts and values beside them.  Most stats lines come from parse's
+# fast path as Samples that carry their row already (records.Sample.row), made from the printed
+# figures and time: those are written as they are, and read back the same way.
 
 _SPILL_EVERY = 4096  # records between checks
 _SPILL_KEEP = 1024  # samples a boot may hold in memory before its older ones are spilled
-_ROWS_KEEP = 4 * _SPILL_EVERY  # ready-made rows kept for samples not spilled yet (newest)
 
 def _boots_of(splitter) -> list[Boot]:
     """The boots a splitter may still be adding samples to: the current one, an older one it
@@ -266,18 +265,11 @@ class _Spill:
         self.parts: dict[int, tuple[Boot, list[tuple[int, int]]]] = {}
         self.counts: dict[int, int] = {}
         self.broken = False
-        self.rows: dict[int, tuple] = {}  # parse's ready-made rows by line (see above)
 
     def drain(self) -> None:
         for b in _boots_of(self.splitter):
             if isinstance(b.samples, list) and len(b.samples) > _SPILL_KEEP:
                 self._put(b)
-        rows = self.rows
-        if len(rows) > _ROWS_KEEP:  # samples that stay in memory (small boots): the oldest go
-            from itertools import islice
-
-            for line in list(islice(rows, len(rows) - _ROWS_KEEP)):
-                del rows[line]
 
     def _put(self, b: Boot, keep: int = 1) -> None:
         """Move all but the last `keep` samples of b to the file (the splitter may still add to
@@ -288,7 +280,7 @@ class _Spill:
             return
         done = b.samples[:-keep] if keep else list(b.samples)
         # (no room, or no writable temp dir: the samples stay in memory, as before spilling)
-        got = self._write(pickle.dumps(_spill_part(done, self.rows), protocol=pickle.HIGHEST_PROTOCOL))
+        got = self._write(pickle.dumps(_spill_part(done), protocol=pickle.HIGHEST_PROTOCOL))
         if got is None:
             return
         self.parts.setdefault(id(b), (b, []))[1].append(got)
@@ -349,11 +341,9 @@ class _Spill:
         self.parts = {}
 
 
-def _spill_part(samples: list[Sample], made: dict[int, tuple] | None = None
-                ) -> tuple[list[tuple], dict[int, tuple]]:
+def _spill_part(samples: list[Sample]) -> tuple[list[tuple], dict[int, tuple]]:
     """(rows, odd): (line, ts ISO, values JSON) per sample, and {index: (ts, values)} for the
-    samples those rows cannot rebuild exactly (see "bounded memory" above).  made: parse's
-    ready-made rows by line, taken out as used."""
+    samples those rows cannot rebuild exactly (see "bounded memory" above)."""
     import json
     from datetime import timezone
 
@@ -363,15 +353,12 @@ def _spill_part(samples: list[Sample], made: dict[int, tuple] | None = None
     rows: list[tuple] = []
     odd: dict[int, tuple] = {}
     add = rows.append
-    take = made.pop if made else None
     for i, s in enumerate(samples):  # store/samplerows.sample_rows, and the odd ones noted
+        row = s.row
+        if row is not None:  # made by parse's fast path (records.Sample): exact by construction
+            add((s.line, *row))
+            continue
         v, ts = s.values, s.ts
-        if take is not None:
-            got = take(s.line, None)
-            # (values dicts only ever gain items after the line: a same-line update drops the row)
-            if got is not None and got[0] is v and got[1] == len(v) and got[4] is ts:
-                add((s.line, got[3], got[2]))
-                continue
         if _plain_floats(v):
             js = plain_dumps(v)
         else:
@@ -419,15 +406,13 @@ class SpilledSamples:
             yield sample_rows(self.tail)
 
     def __iter__(self) -> Iterator[Sample]:
-        from json import loads
-
         fromiso = datetime.fromisoformat
         for rows, odd in self._read():
             for i, (line, ts, values) in enumerate(rows):
                 if i in odd:
                     yield Sample(line, *odd[i])
-                else:
-                    yield Sample(line, fromiso(ts) if ts is not None else None, loads(values))
+                else:  # (the values dict is made from the JSON if asked for)
+                    yield Sample(line, fromiso(ts) if ts is not None else None, None, (ts, values))
         yield from self.tail
 
     def __eq__(self, other) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Callable, Iterable
 
 from bootlog.boots import TB_CONTEXT, BootSplitter
@@ -40,14 +40,17 @@ def _fast_entry(body: str, names: tuple[str, ...]) -> tuple:
     # parse() reads m.groups() by position: the prefix's 7, then the figures in order
     assert list(rx.groupindex) == ["name", "pid", "mo", "d", "h", "mi", "s", *names]
     assert rx.groups == 7 + len(names)
-    return (rx.fullmatch, names, *_json_template(body, names))
+    strict = re.compile(_FAST_PREFIX + _canonical(body, names))
+    assert list(strict.groupindex) == list(rx.groupindex)
+    return (rx.fullmatch, names, strict.fullmatch, _json_template(body, names))
 
 
 def _fast_stats() -> list:
-    """(fullmatch, names, canon test, JSON template) per stats wording, in the order tried.  Only
-    the first (the everyday shape) is compiled at once: a later one is compiled, and replaces its
-    stand-in in this list, the first time a line gets that far (a short read, a re-ingest's few
-    hundred lines, may never need them; compiling all three is most of a re-ingest's parse)."""
+    """(fullmatch, names, canonical fullmatch, JSON template) per stats wording, in the order
+    tried.  Only the first (the everyday shape) is compiled at once: a later one is compiled, and
+    replaces its stand-in in this list, the first time a line gets that far (a short read, a
+    re-ingest's few hundred lines, may never need them; compiling them all is most of a
+    re-ingest's parse)."""
     global _FAST
     if _FAST is None:
         from bootlog import patterns
@@ -70,12 +73,11 @@ def _stand_in(fast: list, i: int, body: str, names: tuple[str, ...]) -> tuple:
     def fullmatch(text: str):
         return real()[0](text)
 
-    def canon(figs: str):
-        return real()[2](figs)
+    def strict(text: str):
+        return real()[2](text)
 
-    # the template is only used after a match, by which time fast[i] is the real entry; the
-    # stand-in's (names, template) are the real ones too, made without compiling anything
-    return (fullmatch, names, canon, _json_template(body, names, compile_test=False)[1])
+    # (the template is made without compiling anything)
+    return (fullmatch, names, strict, _json_template(body, names))
 
 
 # A figure printed in repr()'s own spelling of its float: json.dumps writes float(x) as x itself
@@ -85,17 +87,32 @@ _F_CANON = r"-?(?:0|[1-9][0-9]{0,11})\.(?:0|[0-9]{0,2}[1-9])"
 _I_CANON = r"(?:0|[1-9][0-9]{0,11})"
 
 
-def _json_template(body: str, names: tuple[str, ...], compile_test: bool = True) -> tuple[Callable | None, str]:
-    """(test, template): when test(",".join(figs)) matches, `template % figs` is
-    json.dumps(dict(zip(names, map(float, figs)))), byte for byte (test None: not compiled)."""
-    kinds = []
-    for name in names:  # digits-only groups (reqs counts) print no decimal point
+def _kinds(body: str, names: tuple[str, ...]) -> list[str]:
+    """"I" for a digits-only figure (reqs counts print no decimal point), else "F"."""
+    out = []
+    for name in names:
         at = body.find(f"(?P<{name}>")
-        kinds.append("I" if at >= 0 and body.startswith(r"\d+)", at + len(name) + 5) else "F")
-    test = re.compile(",".join(_I_CANON if k == "I" else _F_CANON for k in kinds)).fullmatch if compile_test else None
-    template = "{" + ", ".join(json.dumps(n).replace("%", "%%") + (": %s.0" if k == "I" else ": %s")
-                               for n, k in zip(names, kinds)) + "}"
-    return test, template
+        out.append("I" if at >= 0 and body.startswith(r"\d+)", at + len(name) + 5) else "F")
+    return out
+
+
+def _canonical(body: str, names: tuple[str, ...]) -> str:
+    """body with every figure narrowed to its canonical spelling (_F_CANON, _I_CANON): a line
+    it matches has figures that `template % figs` writes exactly as json.dumps would."""
+    from bootlog.patterns import _FNUM
+
+    for name, kind in zip(names, _kinds(body, names)):
+        old = f"(?P<{name}>" + (r"\d+)" if kind == "I" else _FNUM + ")")
+        assert body.count(old) == 1, (name, body)
+        body = body.replace(old, f"(?P<{name}>" + (_I_CANON if kind == "I" else _F_CANON) + ")")
+    return body
+
+
+def _json_template(body: str, names: tuple[str, ...]) -> str:
+    """`template % figs` is json.dumps(dict(zip(names, map(float, figs)))), byte for byte, for
+    figures in their canonical spelling (_canonical)."""
+    return "{" + ", ".join(json.dumps(n).replace("%", "%%") + (": %s.0" if k == "I" else ": %s")
+                           for n, k in zip(names, _kinds(body, names))) + "}"
 
 
 def _api_tag(name: str) -> bool:
@@ -125,8 +142,7 @@ def has_literal(text: str) -> bool:
 def parse(records: Iterable[Record], *, year: int | None = None, total_lines: int | None = None,
           continuing: str | None = None, fast_stats: bool = True,
           splitter: BootSplitter | None = None,
-          tick: tuple[int, Callable[[], None]] | None = None,
-          rows: dict | None = None) -> list[Boot]:
+          tick: tuple[int, Callable[[], None]] | None = None) -> list[Boot]:
     """Split a record stream into boots with their figures, config, events and samples.
 
     year: the year of vLLM's own MM-DD timestamps (records without an envelope time); None means
@@ -137,10 +153,6 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
     first start marker then form one Boot with continued=True (merged into it by the store).
     fast_stats: read the usual periodic stats lines the fast way (module doc); same boots.
     tick: (n, fn): fn() is called every n records (ingest spills finished samples meanwhile).
-    rows: a dict the fast path fills with the `samples` row of each stats line it read when that
-    row is known from the printed text already: {line: (values, len(values), values JSON, ts ISO
-    text, ts)} (see ingest._spill_part: the row stands for the Sample only while the Sample still
-    holds that very values dict with that many items, and that ts); a line read twice is dropped.
     """
     cur_year = year if year is not None else datetime.now().year
     last_month = 0
@@ -164,15 +176,16 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
             left = every
             on_tick()
         last_lineno = rec.lineno
-        if rows and last_lineno in rows:
-            del rows[last_lineno]  # a second record of that line may change its Sample
         text = rec.text
         if fast and stats_lit in text and "\x1b" not in text:
             done = False
-            for fullmatch, names, canon, template in fast:
-                m = fullmatch(text)
-                if m is None:
-                    continue
+            for fullmatch, names, strict, template in fast:
+                m = strict(text)  # figures in canonical spelling: the row's JSON is made from them
+                exact = m is not None
+                if not exact:
+                    m = fullmatch(text)
+                    if m is None:
+                        continue
                 g = m.groups()  # name, pid, mo, d, h, mi, s, then the figures in `names` order
                 name = g[0]
                 api = None
@@ -216,16 +229,16 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
                                 ts = None
                         if ts is not None:
                             month2 = ts.month
+                elif ts.tzinfo is None or ts.tzinfo.__class__ is timezone:
+                    iso = ts.isoformat()  # (fromisoformat gives this very ts back)
                 figs = g[7:]
-                if None in figs:
-                    values = {k: float(x) for k, x in zip(names, figs) if x is not None}
-                    done = feed_sample(last_lineno, text, ts, values, api)
-                    break
-                values = dict(zip(names, map(float, figs)))
-                done = feed_sample(last_lineno, text, ts, values, api)
-                if done and rows is not None and (iso is not None or (ts is None and rec.ts is None)) \
-                        and canon(",".join(figs)):
-                    rows[last_lineno] = (values, len(values), template % figs, iso, ts)
+                if exact and (iso is not None or ts is None) and None not in figs:
+                    done = feed_sample(last_lineno, text, ts, None, api, (iso, template % figs))
+                elif None in figs:
+                    done = feed_sample(last_lineno, text, ts,
+                                       {k: float(x) for k, x in zip(names, figs) if x is not None}, api)
+                else:
+                    done = feed_sample(last_lineno, text, ts, dict(zip(names, map(float, figs))), api)
                 break
             if done:
                 cur_year, last_month = year2, month2

@@ -6,6 +6,7 @@ these dataclasses are the only things the stages share.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -58,13 +59,56 @@ class Event:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
 class Sample:
-    """One periodic statistics line ("Avg prompt throughput ...")."""
+    """One periodic statistics line ("Avg prompt throughput ...").
 
-    line: int
-    ts: datetime | None
-    values: dict[str, float]  # prompt_throughput_tps, kv_cache_usage_pct, ...
+    values: {prompt_throughput_tps: ..., kv_cache_usage_pct: ..., ...}.  A stats line that
+    parse.py's fast path read from canonical figures carries its `samples` row instead, `row` =
+    (ts ISO text, values JSON), the columns the store writes for it byte for byte; values is
+    made from that JSON when first asked for.  Asking for values drops the row (the caller may
+    change the dict), so a row always stands for the values as they are.  Most samples of a
+    big log are only ever stored: they never build a dict.
+    """
+
+    __slots__ = ("line", "ts", "_values", "row")
+
+    def __init__(self, line: int, ts: datetime | None, values: dict[str, float] | None = None,
+                 row: tuple[str | None, str] | None = None) -> None:
+        if values is None and row is None:
+            raise TypeError("Sample needs values or a row")
+        self.line, self.ts, self._values, self.row = line, ts, values, row
+
+    @property
+    def values(self) -> dict[str, float]:
+        v = self._values
+        if v is None:
+            v = self._values = json.loads(self.row[1])  # type: ignore[index]
+        self.row = None
+        return v
+
+    @values.setter
+    def values(self, v: dict[str, float]) -> None:
+        self._values, self.row = v, None
+
+    def _peek(self) -> dict[str, float]:
+        """values without dropping the row (comparisons)."""
+        return self._values if self._values is not None else json.loads(self.row[1])  # type: ignore[index]
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Sample:
+            return NotImplemented
+        return (self.line, self.ts, self._peek()) == (other.line, other.ts, other._peek())  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Sample(line={self.line!r}, ts={self.ts!r}, values={self._peek()!r})"
+
+    def __getstate__(self) -> tuple:
+        return (self.line, self.ts, self._values, self.row)
+
+    def __setstate__(self, state: tuple) -> None:
+        self.line, self.ts, self._values, self.row = state
 
 
 @dataclass

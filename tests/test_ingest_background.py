@@ -44,6 +44,8 @@ def _key(x):
         return [_key(v) for v in x]
     if hasattr(x, "__dataclass_fields__"):
         return [type(x).__name__] + [(f, _key(getattr(x, f))) for f in x.__dataclass_fields__]
+    if type(x).__name__ == "Sample":  # (not a dataclass: its values may wait in its row)
+        return ["Sample", ("line", x.line), ("ts", x.ts), ("values", _key(x.values))]
     return x
 
 

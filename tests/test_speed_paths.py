@@ -43,6 +43,8 @@ def _key(x):
         return [_key(v) for v in x]
     if hasattr(x, "__dataclass_fields__"):
         return [type(x).__name__] + [(f, _key(getattr(x, f))) for f in x.__dataclass_fields__]
+    if type(x).__name__ == "Sample":  # (not a dataclass: its values may wait in its row)
+        return ["Sample", ("line", x.line), ("ts", x.ts), ("values", _key(x.values))]
     return x
 
 
@@ -332,29 +334,50 @@ def _fig_strings():
     )
 
 
+# one line per stats wording (patterns.STATS_FAST_BODIES, in order), every optional part present
+_WORDINGS = [
+    "Engine 000: Avg prompt throughput: {} tokens/s, Avg generation throughput: {} tokens/s, Running: {} reqs, "
+    "Waiting: {} reqs, GPU KV cache usage: {}%, Prefix cache hit rate: {}%",
+    "Engine 000: Avg prompt throughput: {} tokens/s, Avg generation throughput: {} tokens/s, Running: {} reqs, "
+    "Waiting: {} reqs, Deferred: {} reqs, Preemptions: {}, GPU KV cache usage: {}%, Prefix cache hit rate: {}%, "
+    "Corrupted: {} reqs, External prefix cache hit rate: {}%, MM cache hit rate: {}%",
+    "Avg prompt throughput: {} tokens/s, Avg generation throughput: {} tokens/s, Running: {} reqs, Swapped: {} "
+    "reqs, Pending: {} reqs, GPU KV cache usage: {}%, CPU KV cache usage: {}%.",
+]
+_PREFIX = "(APIServer pid=1) INFO 10-02 17:03:23 [loggers.py:259] "
+
+
 def test_ready_made_sample_json_is_json_dumps():
     """parse's ready-made values JSON (figures printed in repr's own spelling) is json.dumps of
-    the values dict, byte for byte, whenever its test lets a line's figures through."""
+    the values dict, byte for byte, whenever the canonical regex takes a line; and the general
+    regex reads such a line to the same groups."""
     import json
 
     from hypothesis import given, settings, strategies as st
 
-    templates = [(names, canon, template) for _, names, canon, template in parse_mod._fast_stats()]
+    assert len(_WORDINGS) == len(patterns.STATS_FAST_BODIES)
+    entries = [parse_mod._fast_entry(*body) for body in patterns.STATS_FAST_BODIES]
 
     @given(st.data())
     @settings(max_examples=3000, deadline=None)
     def check(data):
-        names, canon, template = data.draw(st.sampled_from(templates))
+        k = data.draw(st.sampled_from(range(len(entries))))
+        loose, names, strict, template = entries[k]
         figs = tuple(data.draw(_fig_strings()) for _ in names)
-        if canon(",".join(figs)):
+        line = _PREFIX + _WORDINGS[k].format(*figs)
+        m = strict(line)
+        if m is not None:
+            assert m.groups()[7:] == figs
+            assert loose(line).groups() == m.groups()
             assert template % figs == json.dumps(dict(zip(names, map(float, figs))))
     check()
-    # and it lets the usual ones through
-    names, canon, template = templates[0]
+    # and it takes the usual ones
+    loose, names, strict, template = entries[0]
     figs = ("1352.6", "30.1", "2", "1", "2.2", "55.6")
-    assert canon(",".join(figs)) and template % figs == json.dumps(dict(zip(names, map(float, figs))))
-    for odd in ("2.50", "007", "0.0001", "1e5", "nan", "1234567890123.5", "\u0662.5"):
-        assert not canon(",".join((odd, *figs[1:])))
+    line = _PREFIX + _WORDINGS[0].format(*figs)
+    assert strict(line) and template % figs == json.dumps(dict(zip(names, map(float, figs))))
+    for odd in ("2.50", "007", "0.0001", "nan", "1234567890123.5", "\u0662.5", "5"):
+        assert loose(line.replace("1352.6", odd)) and not strict(line.replace("1352.6", odd))
 
 
 SPEC = ("INFO 11-20 09:{:02d}:05 metrics.py:120] SpecDecoding metrics: Mean acceptance length: 3.43, Accepted: 85 "
@@ -381,7 +404,7 @@ def test_ready_made_rows_stand_only_for_unchanged_samples(monkeypatch):
     # ... and once more in a shape only the generic path reads, updating the same Sample there
     dup2 = next(i for i, r in enumerate(recs) if "GPU KV cache usage: 0.5%," in r.text and i > dup + 8)
     recs.insert(dup2 + 1, Record(recs[dup2].lineno, "junk" + recs[dup2].text.replace("0.5%", "7.5%")))
-    want = parse(recs, year=2026)
+    want = parse(recs, year=2026, fast_stats=False)  # (rows made from dicts, the generic way)
     monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 1)
     splitter = BootSplitter()
     spill = ingest_mod._Spill(splitter)
@@ -389,10 +412,10 @@ def test_ready_made_rows_stand_only_for_unchanged_samples(monkeypatch):
     real_put = spill._put
 
     def put(b):
-        made.append(len(spill.rows))
+        made.append(sum(s.row is not None for s in b.samples))
         real_put(b)
     spill._put = put
-    got = parse(recs, year=2026, splitter=splitter, tick=(1, spill.drain), rows=spill.rows)
+    got = parse(recs, year=2026, splitter=splitter, tick=(1, spill.drain))
     spill.seal(got)
     assert any(isinstance(b.samples, ingest_mod.SpilledSamples) for b in got) and any(made)
     assert len(got) == len(want)

@@ -55,6 +55,10 @@ def sample_rows(samples) -> list[tuple[int, str | None, str]]:
     out = []
     add = out.append
     for s in samples:
+        row = getattr(s, "row", None)  # (a Sample read the fast way: its row is made already)
+        if row is not None:
+            add((s.line, *row))
+            continue
         v = s.values
         ts = s.ts
         add((s.line, ts.isoformat() if ts is not None else None,
