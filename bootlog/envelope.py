@@ -108,6 +108,8 @@ def clean_text(s: str) -> str:
 
 
 _TZ_CACHE: dict[str, timezone] = {"Z": timezone.utc}
+# podman's own stamp (UTC, nanoseconds): most stamps of a big podman log, read the short way
+_NANO_Z = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{9}[Zz]")
 
 
 def parse_ts(text: str | bytes | None) -> datetime | None:
@@ -116,6 +118,12 @@ def parse_ts(text: str | bytes | None) -> datetime | None:
         return None
     if isinstance(text, bytes):
         text = text.decode("ascii", "replace")
+    # (below hour 24: newer Pythons read "T24:00:00" as the next day, but not with a fraction)
+    if len(text) == 30 and text[11:13] < "24" and _NANO_Z.fullmatch(text):
+        try:
+            return datetime.fromisoformat(f"{text[:10]}T{text[11:26]}").replace(tzinfo=timezone.utc)
+        except ValueError:
+            return None
     text = text.strip()
     if len(text) < 20 or text[10] not in "Tt ":
         return None

@@ -3,6 +3,7 @@ on every corpus log, and on corpus logs re-wrapped the way conmon / docker / com
 from __future__ import annotations
 
 import json
+import re
 import random
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -338,3 +339,24 @@ def test_journalctl_text_output():
 def test_utf8_bom_is_not_text():
     assert [r.text for r in records([b"\xef\xbb\xbfINFO 11-29 first\r\nINFO second\n"])] == [
         "INFO 11-29 first", "INFO second"]
+
+
+def test_podman_stamp_short_way_equals_the_general_parse(monkeypatch):
+    """parse_ts reads podman's own stamp shape (UTC, 9 fraction digits) the short way: the same
+    datetimes (and the same None) as the general RFC 3339 reading, odd dates included."""
+    import random
+
+    from bootlog import envelope as env
+
+    rng = random.Random(5)
+    stamps = ["2026-11-29T14:25:19.320146538Z", "2026-11-29t14:25:19.320146538z", "2026-02-29T14:25:19.000000001Z",
+              "2024-02-29T23:59:59.999999999Z", "2026-11-29T24:00:00.000000000Z", "2026-13-01T00:00:00.000000000Z",
+              "0000-01-01T00:00:00.000000000Z", "9999-12-31T23:59:59.999999999Z"]
+    stamps += [f"{rng.randint(0, 9999):04d}-{rng.randint(0, 13):02d}-{rng.randint(0, 32):02d}T{rng.randint(0, 25):02d}:"
+               f"{rng.randint(0, 61):02d}:{rng.randint(0, 61):02d}.{rng.randint(0, 10**9 - 1):09d}Z" for _ in range(3000)]
+    short = [env.parse_ts(s) for s in stamps] + [env.parse_ts(s.encode()) for s in stamps]
+    monkeypatch.setattr(env, "_NANO_Z", re.compile(r"(?!)"))  # the general way only
+    general = [env.parse_ts(s) for s in stamps] + [env.parse_ts(s.encode()) for s in stamps]
+    assert short == general and [d.tzinfo for d in short if d] == [d.tzinfo for d in general if d]
+    assert short[0] == datetime(2026, 11, 29, 14, 25, 19, 320146, tzinfo=timezone.utc)
+    assert None in short and sum(d is not None for d in short) > 1000
