@@ -20,6 +20,7 @@ picks one.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -32,6 +33,7 @@ from bootlog.records import Record
 # the same per byte from ~1 MiB up, and every block in flight is resident: 8 MiB blocks took
 # 70 MiB in a reader process, 2 MiB 41 MiB); rg/grep start a process per block: 4x that
 BLOCK = 2 << 20
+NUMPY_AFTER = 16 << 20  # bytes read before a Scanner imports numpy (see Scanner.__init__)
 _TOOL_BLOCKS = 4
 
 try:  # optional accelerators
@@ -112,7 +114,7 @@ class Scanner:
     lines read (the envelope's line count), also for lines that were never decoded."""
 
     def __init__(self, literals: Iterable[str], after: dict[str, int] | None = None, *,
-                 accel: bool | str | None = None) -> None:
+                 accel: bool | str | None = None, vectorize: bool | None = None) -> None:
         self.after = {k: int(v) for k, v in (after or {}).items() if k}
         self.literals = [x for x in dict.fromkeys([*literals, *self.after]) if x]
         self._bmin = _minimal(x.encode("utf-8") for x in self.literals)
@@ -149,6 +151,30 @@ class Scanner:
             self._auto = auto
         self.lines_seen = 0
         self.format: str | None = None
+        # numpy finds a block's newlines (and a podman log's odd lines) many times faster than
+        # Python can; importing it costs ~0.15 s, so a read takes it once NUMPY_AFTER bytes went
+        # by (vectorize None), from the start (True) or never (False, or BOOTLOG_NO_NUMPY=1)
+        self._np = None
+        self._np_after: float = NUMPY_AFTER if vectorize is None else (0 if vectorize else math.inf)
+        if os.environ.get("BOOTLOG_NO_NUMPY"):
+            self._np_after = math.inf
+        self._read_bytes = 0
+        if self._np_after == 0:
+            self._take_numpy()
+
+    def _take_numpy(self) -> None:
+        self._np_after = math.inf  # (one try)
+        try:
+            import numpy
+
+            self._np = numpy
+        except ImportError:  # the same answers without it, slower
+            pass
+
+    def _counted(self, block: bytes) -> None:
+        self._read_bytes += len(block)
+        if self._read_bytes >= self._np_after:
+            self._take_numpy()
 
     # ------------------------------------------------------------ public
 
@@ -351,12 +377,15 @@ class Scanner:
         tmin = self._tmin
         exact = not any(lit.endswith("\r") or "\n" in lit for lit in tmin)
         bom = b"\xef\xbb\xbf"
+        line_index = self._line_index
         for cb, starts in self._searched(self._blocks(chunks), _clean_block):
+            self._counted(cb)
             size = len(cb)
-            find, count = cb.find, cb.count
+            find = cb.find
+            before, nlines = line_index(cb, starts)  # newlines before each start; in the block
             i, nstarts = 0, len(starts)
             pos = 0  # offset of the next line not yet looked at
-            at, at_line = 0, lineno  # line-number bookkeeping: offset `at` is line `at_line`
+            line = lineno  # the line number of offset pos, when pos is a line owed as context
             while True:
                 if remaining <= 0:  # the next proposed line at or after pos
                     if i >= nstarts:
@@ -371,6 +400,7 @@ class Scanner:
                     if p < pos:
                         break
                     pos = p
+                    line = lineno + before[i - 1]
                 elif pos >= size:
                     break
                 end = find(b"\n", pos)
@@ -380,8 +410,8 @@ class Scanner:
                 e = end - 1 if end > pos and cb[end - 1] == 13 else end
                 text = (cb[pos + 3:e] if cb[pos] == 0xEF and cb.startswith(bom, pos, e) else cb[pos:e]
                         ).decode("utf-8", "replace")
-                at_line += count(b"\n", at, pos)
-                at = pos
+                at_line = line
+                line += 1  # (a line owed as context next is the one after this)
                 pos = end + 1
                 # a line we look at is either owed as context or was proposed by the search,
                 # and a proposal in cleaned bytes is a hit in the text (UTF-8 resynchronises
@@ -402,61 +432,166 @@ class Scanner:
                         remaining = n
                 if keep:
                     yield Record(at_line, text)
-            # _clean_block ends every block with a newline; count each byte once
-            nlines = at_line - lineno + count(b"\n", at)
+            # (_clean_block ends every block with a newline: its lines are its newlines)
             self.lines_seen += nlines
             lineno += nlines
+
+    def _line_index(self, cb: bytes, starts: list[int]) -> tuple[list[int], int]:
+        """([newlines in cb before each of the sorted `starts`], newlines in cb).  With numpy one
+        pass finds every newline; else bytes.count between starts, the same numbers."""
+        np = self._np
+        if np is not None:
+            nl = np.flatnonzero(np.frombuffer(cb, dtype=np.uint8) == 10)
+            return (np.searchsorted(nl, starts).tolist() if starts else []), len(nl)
+        count = cb.count
+        before: list[int] = []
+        add = before.append
+        c = prev = 0
+        for s in starts:
+            if s < prev:  # (never for sorted starts)
+                c = prev = 0
+            c += count(b"\n", prev, s)
+            prev = s
+            add(c)
+        return before, c + count(b"\n", prev)
 
     def _podman(self, chunks: Iterable[bytes], start_line: int) -> Iterator[Record]:
         """`podman logs -t`: lines in the usual shape (one stamp "…nnnnnnnnnZ ", no second
         "Z " later in the line) only advance the parser's run state, unless the hit search
-        proposed them or context is owed; every other line goes to envelope.PodmanTs in full."""
+        proposed them or context is owed; every other line goes to envelope.PodmanTs in full.
+        With numpy the odd lines of a block are found at once and the run state is worked out
+        from the few lines before each line read (_podman_gap); else line by line."""
         parser = envelope.PodmanTs()
-        line_of = parser.line
-        normal = _PODMAN_NORMAL.match
-        after, tmin = self.after, self._tmin
-        remaining = 0
-        n = start_line - 1
+        state = [0, start_line]  # context lines owed, the line number of the next block
+        self._has = self._text_test()
         for block, starts in self._searched(self._blocks(chunks), _same):
+            self._counted(block)
             # raw lines: ESC or NUL bytes can hide a literal from the byte search
             odd = self._lines_with(block, (b"\x1b", b"\x00"))
-            if odd:
-                starts = sorted(odd.union(starts))
-            lines = block.split(b"\n")
-            if block.endswith(b"\n"):
-                lines.pop()
-            self.lines_seen += len(lines)
-            ci, ncand = 0, len(starts)
-            nxt = starts[0] if ncand else -1
-            off = 0
-            for raw in lines:
-                n += 1
-                cand = off == nxt
-                if cand:
-                    ci += 1
-                    nxt = starts[ci] if ci < ncand else -1
-                off += len(raw) + 1
-                if not cand and remaining <= 0 and normal(raw) and raw.find(b"Z ", 31) < 0:
-                    tsb = raw[:30]
-                    if tsb != parser.run_ts:
-                        parser.run_ts, parser.run_bytes = tsb, 0
-                    parser.run_bytes += len(raw) - 30
-                    continue
-                for rec in line_of(n, raw):
-                    text = rec.text
-                    keep = remaining > 0
-                    if not keep:
-                        for lit in tmin:
-                            if lit in text:
-                                keep = True
-                                break
-                    if remaining > 0:
-                        remaining -= 1
-                    for key, k in after.items():
-                        if k > remaining and key in text:
-                            remaining = k
-                    if keep:
-                        yield rec
+            if self._np is not None:
+                yield from self._podman_np(block, starts, odd, parser, state)
+            else:
+                yield from self._podman_py(block, starts, odd, parser, state)
+
+    def _podman_keep(self, recs: list[Record], state: list[int]) -> Iterator[Record]:
+        after, has = self.after, self._has
+        remaining = state[0]
+        for rec in recs:
+            text = rec.text
+            keep = remaining > 0 or has(text)
+            if remaining > 0:
+                remaining -= 1
+            for key, k in after.items():
+                if k > remaining and key in text:
+                    remaining = k
+            if keep:
+                yield rec
+        state[0] = remaining
+
+    def _podman_py(self, block: bytes, starts: list[int], odd: set[int], parser, state: list[int]
+                   ) -> Iterator[Record]:
+        if odd:
+            starts = sorted(odd.union(starts))
+        normal = _PODMAN_NORMAL.match
+        line_of = parser.line
+        lines = block.split(b"\n")
+        if block.endswith(b"\n"):
+            lines.pop()
+        self.lines_seen += len(lines)
+        n = state[1] - 1
+        state[1] += len(lines)
+        ci, ncand = 0, len(starts)
+        nxt = starts[0] if ncand else -1
+        off = 0
+        for raw in lines:
+            n += 1
+            cand = off == nxt
+            if cand:
+                ci += 1
+                nxt = starts[ci] if ci < ncand else -1
+            off += len(raw) + 1
+            if not cand and state[0] <= 0 and normal(raw) and raw.find(b"Z ", 31) < 0:
+                tsb = raw[:30]
+                if tsb != parser.run_ts:
+                    parser.run_ts, parser.run_bytes = tsb, 0
+                parser.run_bytes += len(raw) - 30
+                continue
+            yield from self._podman_keep(line_of(n, raw), state)
+
+    def _podman_np(self, block: bytes, starts: list[int], odd: set[int], parser, state: list[int]
+                   ) -> Iterator[Record]:
+        np = self._np
+        size = len(block)
+        arr = np.frombuffer(block, dtype=np.uint8)
+        nl = np.flatnonzero(arr == 10)
+        ls = np.concatenate((np.zeros(1, dtype=nl.dtype), nl + 1))  # line starts
+        if block.endswith(b"\n"):
+            ls = ls[:-1]
+        le = nl if len(nl) == len(ls) else np.concatenate((nl, np.full(1, size, dtype=nl.dtype)))
+        # lines in the usual shape: 31 bytes or more, the stamp's digits and signs in place
+        ok = (le - ls) >= 31
+        heads = arr[ls[ok][:, None] + np.arange(31)]
+        lo, hi = np.frombuffer(_STAMP_LO, dtype=np.uint8), np.frombuffer(_STAMP_HI, dtype=np.uint8)
+        usual = np.zeros(len(ls), dtype=bool)
+        usual[ok] = ((heads >= lo) & (heads <= hi)).all(axis=1)
+        # ... and no "Z " after the stamp (it may start an embedded stamp)
+        zs = np.flatnonzero((arr[:-1] == 90) & (arr[1:] == 32))
+        zline = np.searchsorted(ls, zs, side="right") - 1
+        usual[zline[(zs - ls[zline]) >= 31]] = False
+        if odd:
+            starts = [*starts, *odd]
+        starts = sorted(set(starts).union(ls[~usual].tolist()))
+        before = np.searchsorted(nl, starts).tolist() if starts else []
+        nlines = len(ls)
+        self.lines_seen += nlines
+        lineno = state[1]
+        state[1] += nlines
+        line_of = parser.line
+        find = block.find
+        after, has = self.after, self._has
+        remaining = state[0]
+        i, nstarts = 0, len(starts)
+        pos = 0  # offset of the next line not yet looked at
+        done = 0  # the parser's run state stands for the lines before this offset
+        line = lineno
+        while True:
+            if remaining <= 0:  # the next line to read at or after pos
+                if i >= nstarts:
+                    break
+                p = starts[i]
+                i += 1
+                while p < pos:
+                    if i >= nstarts:
+                        break
+                    p = starts[i]
+                    i += 1
+                if p < pos:
+                    break
+                pos = p
+                line = lineno + before[i - 1]
+            elif pos >= size:
+                break
+            end = find(b"\n", pos)
+            if end < 0:
+                end = size
+            if pos > done:
+                _podman_gap(parser, block, done, pos)
+            recs = line_of(line, block[pos:end])
+            done = pos = end + 1
+            line += 1
+            for rec in recs:  # (_podman_keep, inline: most lines read are one record)
+                text = rec.text
+                keep = remaining > 0 or has(text)
+                if remaining > 0:
+                    remaining -= 1
+                for key, k in after.items():
+                    if k > remaining and key in text:
+                        remaining = k
+                if keep:
+                    yield rec
+        state[0] = remaining
+        if done < size:
+            _podman_gap(parser, block, done, size, whole=True)
 
 
     def _cri(self, chunks: Iterable[bytes], start_line: int) -> Iterator[Record]:
@@ -552,3 +687,45 @@ def _same(block: bytes) -> bytes:
 
 # podman's own stamp: RFC 3339 UTC with nanoseconds and "Z", then one space (31 bytes)
 _PODMAN_NORMAL = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ")
+# the same test for numpy: per byte of the 31, the lowest and highest byte allowed
+_STAMP_SHAPE = b"dddd-dd-ddTdd:dd:dd.dddddddddZ "
+_STAMP_LO = bytes(0x30 if c == 0x64 else c for c in _STAMP_SHAPE)
+_STAMP_HI = bytes(0x39 if c == 0x64 else c for c in _STAMP_SHAPE)
+
+
+def _podman_gap(parser, block: bytes, start: int, stop: int, whole: bool = False) -> None:
+    """Advance parser's run state (envelope.PodmanTs: the stamp of the last piece, and the bytes
+    printed under it) over the usual-shape lines of block[start:stop], as reading them one by one
+    would: only the lines under the last stamp count, and only until they reach half of conmon's
+    buffer (the one test that reads run_bytes is run_bytes * 2 >= CONMON_BUF, and it stays true
+    while the stamp does).  Unless `whole`, the line at `stop` is read next: when it starts with
+    another stamp, it starts a run of its own, and the count is not needed (a line without a
+    stamp leaves the run as it is: then it is)."""
+    end = stop - 1 if block[stop - 1] == 10 else stop  # the last line, without its newline
+    j = block.rfind(b"\n", start, end)
+    first = j + 1 if j >= 0 else start
+    tsb = block[first:first + 30]
+    if not whole and not block.startswith(tsb, stop):
+        m = envelope.TS_LEAD.match(block, stop)
+        if m is not None and m.group(1) != tsb:
+            parser.run_ts, parser.run_bytes = tsb, 0
+            return
+    acc = 0
+    whole = False  # every line of the range is under tsb
+    while True:
+        acc += end - first - 30
+        if first <= start:
+            whole = True
+            break
+        if acc * 2 >= envelope.CONMON_BUF:
+            break
+        end = first - 1
+        j = block.rfind(b"\n", start, end)
+        prev = j + 1 if j >= 0 else start
+        if block[prev:prev + 30] != tsb:
+            break
+        first = prev
+    if whole and parser.run_ts == tsb:
+        parser.run_bytes += acc
+    else:
+        parser.run_ts, parser.run_bytes = tsb, acc

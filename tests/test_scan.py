@@ -47,42 +47,71 @@ def _physical_lines(data: bytes) -> int:
     return data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
 
 
-def _check(data: bytes, engine: str, literals=LITERALS, after=AFTER, size: int = 1 << 16):
+def _check(data: bytes, engine: str, literals=LITERALS, after=AFTER, size: int = 1 << 16, vectorize=False):
     want = list(select(envelope.records(_chunks(data, size)), literals, after))
-    sc = Scanner(literals, after, accel=engine)
+    sc = Scanner(literals, after, accel=engine, vectorize=vectorize)
+    assert (sc._np is not None) == vectorize
     got = list(sc.records(_chunks(data, size)))
     assert got == want
     assert sc.lines_seen == _physical_lines(data)
     return got
 
 
+# the line numbers of a plain log: bytes.count between hits, or numpy (the reader process's)
+VECTOR = [False, True]
+
+
+@pytest.mark.parametrize("vectorize", VECTOR, ids=["count", "numpy"])
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("path", CORPUS + SAMPLES, ids=lambda p: p.name[:12])
-def test_scanner_equals_filtered_envelope(path, engine):
-    _check(path.read_bytes(), engine)
+def test_scanner_equals_filtered_envelope(path, engine, vectorize):
+    _check(path.read_bytes(), engine, vectorize=vectorize)
 
 
+@pytest.mark.parametrize("vectorize", VECTOR, ids=["count", "numpy"])
 @pytest.mark.parametrize("engine", ENGINES)
-def test_many_small_blocks_and_context_across_them(monkeypatch, engine):
+def test_many_small_blocks_and_context_across_them(monkeypatch, engine, vectorize):
     # tracebacks whose 200-line context crosses block cuts; several logs back to back
     monkeypatch.setattr(scan, "BLOCK", 3000)
     data = b"".join(p.read_bytes() for p in CORPUS if p.name[:3] in ("009", "022", "038", "053"))
-    got = _check(data, engine, size=1000)
+    got = _check(data, engine, size=1000, vectorize=vectorize)
     tb_lines = [r.lineno for r in got if TB in r.text]
     assert tb_lines and len(got) > 200
 
 
+@pytest.mark.parametrize("vectorize", VECTOR, ids=["count", "numpy"])
 @pytest.mark.parametrize("engine", ENGINES)
-def test_ansi_inside_a_literal_nul_and_garbage(engine):
+def test_ansi_inside_a_literal_nul_and_garbage(engine, vectorize):
     rng = random.Random(3)
     data = (b"(APIServer pid=1) \x1b[1mAvg prompt\x1b[0m throughput: 1.0 tokens/s\n"
             + b"INFO KV cache \x00size: 1,000 tokens\r\n"
             + rng.randbytes(200_000) + b"\nKV cache size: 5 tokens\n"
             + b"x" * (3 << 20) + b" Error at the end of a long line\nlast Error")
-    got = _check(data, engine)
+    got = _check(data, engine, vectorize=vectorize)
     assert got[0] == Record(1, "(APIServer pid=1) Avg prompt throughput: 1.0 tokens/s")
     assert got[1] == Record(2, "INFO KV cache size: 1,000 tokens")
     assert got[-1].text == "last Error"
+
+
+def test_numpy_only_for_a_big_read_and_when_allowed(monkeypatch):
+    monkeypatch.setattr(scan, "BLOCK", 1000)
+    monkeypatch.setattr(scan, "NUMPY_AFTER", 5000)
+    data = b"".join(p.read_bytes() for p in CORPUS[:3])
+    sc = Scanner(LITERALS, AFTER)
+    assert sc._np is None  # (a small read: importing numpy would cost more than it saves)
+    recs = sc.records(_chunks(data, 700))
+    first = [next(recs) for _ in range(2)]
+    assert sc._np is None and sc._read_bytes < 5000
+    rest = list(recs)
+    assert sc._np is not None  # taken on the way, the same records
+    assert first + rest == list(select(envelope.records(_chunks(data)), LITERALS, AFTER))
+    assert Scanner(LITERALS, vectorize=True)._np is not None
+    assert Scanner(LITERALS, vectorize=False)._np is None
+    monkeypatch.setenv("BOOTLOG_NO_NUMPY", "1")
+    assert Scanner(LITERALS, vectorize=True)._np is None
+    sc = Scanner(LITERALS, AFTER)
+    list(sc.records(_chunks(data, 700)))
+    assert sc._np is None
 
 
 def test_no_accel_env_forces_the_pure_python_path(monkeypatch):
@@ -133,13 +162,14 @@ def _podman_t(path: Path) -> bytes:
                     for t, tag, m in merged)
 
 
+@pytest.mark.parametrize("vectorize", VECTOR, ids=["lines", "numpy"])
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("path", CORPUS[::3], ids=lambda p: p.name[:3])
-def test_podman_t_fast_path_equals_envelope(monkeypatch, path, engine):
+def test_podman_t_fast_path_equals_envelope(monkeypatch, path, engine, vectorize):
     monkeypatch.setattr(scan, "BLOCK", 20_000)
     data = _podman_t(path)
     assert envelope.detect(data[:65536]) == "podman_ts"
-    sc = Scanner(LITERALS, AFTER, accel=engine)
+    sc = Scanner(LITERALS, AFTER, accel=engine, vectorize=vectorize)
     got = list(sc.records(_chunks(data, 7000)))
     assert got == list(select(envelope.records(_chunks(data)), LITERALS, AFTER))
     assert sc.format == "podman_ts" and sc.lines_seen == _physical_lines(data)
@@ -175,9 +205,52 @@ def test_generated_logs_scan_like_the_envelope(monkeypatch, lines, final_nl, blo
     after = {TB: 3}
     want = list(select(envelope.records(_chunks(data, chunk), fmt), LITERALS, after))
     for engine in ENGINES:
-        sc = Scanner(LITERALS, after, accel=engine)
-        assert list(sc.records(_chunks(data, chunk), fmt)) == want, engine
+        for vectorize in VECTOR:
+            sc = Scanner(LITERALS, after, accel=engine, vectorize=vectorize)
+            assert list(sc.records(_chunks(data, chunk), fmt)) == want, (engine, vectorize)
+            assert sc.lines_seen == _physical_lines(data)
+
+
+@settings(max_examples=int(os.environ.get("BOOTLOG_HYPOTHESIS_EXAMPLES", "100")), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.tuples(_line, st.sampled_from([0, 0, 0, 700, 1500, 3000])), max_size=60),
+       run=st.integers(1, 12), glue=st.lists(st.booleans(), min_size=60, max_size=60),
+       bare=st.lists(st.sampled_from([False] * 5 + [True]), min_size=60, max_size=60),
+       block=st.integers(40, 9000), chunk=st.integers(1, 997))
+def test_generated_podman_runs_scan_like_the_envelope(monkeypatch, lines, run, glue, bare, block, chunk):
+    """podman -t lines under shared stamps (one conmon read each), long enough to cross half of
+    conmon's buffer, some glued to a partial line before them, a few without a stamp: the run
+    state that decides a glued piece is the same whether each line is read (Python) or only the
+    odd ones (numpy)."""
+    monkeypatch.setattr(scan, "BLOCK", block)
+    out = []
+    for i, (x, pad) in enumerate(lines):
+        stamp = b"" if bare[i] else b"2026-11-29T14:25:%02d.000000001Z " % ((i // run) % 60)
+        piece = stamp + b"y" * pad + x
+        if glue[i] and out:
+            out[-1] += piece  # a partial line: the next record's stamp follows inside the line
+        else:
+            out.append(piece)
+    data = b"\n".join(out) + b"\n"
+    after = {TB: 3}
+    want = list(select(envelope.records(_chunks(data, chunk), "podman_ts"), LITERALS, after))
+    for vectorize in VECTOR:
+        sc = Scanner(LITERALS, after, vectorize=vectorize)
+        assert list(sc.records(_chunks(data, chunk), "podman_ts")) == want, vectorize
         assert sc.lines_seen == _physical_lines(data)
+
+
+def test_podman_line_without_a_stamp_keeps_the_run_it_interrupts():
+    """A line without a stamp between two lines of one conmon read: the bytes before it still
+    count toward the run that decides whether a glued piece continues its line."""
+    t1, t2 = b"2026-11-29T14:25:01.000000001Z ", b"2026-11-29T14:25:01.000000002Z "
+    lines = [t1 + b"a" * 3000, b"bare line", t1 + b"c" * 1500,
+             t1 + b"KV cache size: 5 tokens partial" + t1 + b"continued", t2 + b"KV cache size: 6"]
+    data = b"\n".join(lines) + b"\n"
+    want = list(select(envelope.records(_chunks(data), "podman_ts"), LITERALS, {}))
+    assert want[0].text == "KV cache size: 5 tokens partialcontinued"  # 4,500+ bytes: one read
+    for vectorize in VECTOR:
+        assert list(Scanner(LITERALS, {}, vectorize=vectorize).records(_chunks(data), "podman_ts")) == want
 
 
 def test_odd_literals_still_match_the_reference():
