@@ -36,13 +36,25 @@ _FAST: list | None = None
 
 
 def _fast_entry(body: str, names: tuple[str, ...]) -> tuple:
-    rx = re.compile(_FAST_PREFIX + body)
-    # parse() reads m.groups() by position: the prefix's 7, then the figures in order
-    assert list(rx.groupindex) == ["name", "pid", "mo", "d", "h", "mi", "s", *names]
-    assert rx.groups == 7 + len(names)
     strict = re.compile(_FAST_PREFIX + _canonical(body, names))
-    assert list(strict.groupindex) == list(rx.groupindex)
-    return (rx.fullmatch, names, strict.fullmatch, _json_template(body, names))
+    # parse() reads m.groups() by position: the prefix's 7, then the figures in order (the
+    # general regex has the same groups: _canonical narrows them, it does not move them)
+    assert list(strict.groupindex) == ["name", "pid", "mo", "d", "h", "mi", "s", *names]
+    assert strict.groups == 7 + len(names)
+    return (_compiled_on_use(_FAST_PREFIX + body), names, strict.fullmatch, _json_template(body, names))
+
+
+def _compiled_on_use(pattern: str) -> Callable:
+    """fullmatch of `pattern`, compiled the first time it is called: a stats line whose figures
+    are all in their canonical spelling never needs the general regex (a re-ingest's start
+    saves compiling it)."""
+    got: list[Callable] = []
+
+    def fullmatch(text: str):
+        if not got:
+            got.append(re.compile(pattern).fullmatch)
+        return got[0](text)
+    return fullmatch
 
 
 def _fast_stats() -> list:
