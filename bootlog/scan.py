@@ -9,6 +9,9 @@ the same line numbers, without decoding most lines:
   the context owed to an `after` key) are decoded and re-checked on their text.
 * podman -t: the same search over raw blocks (plus every line holding ESC or NUL); lines of
   the usual shape only advance envelope.PodmanTs' run state, the rest go through it in full.
+  With numpy (a read past NUMPY_AFTER bytes) the odd lines of a block are found at once and
+  the usual ones are never looked at one by one: the run state a read line needs is worked out
+  from the lines just before it (_podman_gap).  Without numpy, line by line: the same records.
 * CRI, docker/journald JSON, compose: joining decides what a line is, so envelope.records()
   plus the same filter (with an Aho-Corasick text test when available).
 
@@ -151,9 +154,9 @@ class Scanner:
             self._auto = auto
         self.lines_seen = 0
         self.format: str | None = None
-        # numpy finds a block's newlines (and a podman log's odd lines) many times faster than
-        # Python can; importing it costs ~0.15 s, so a read takes it once NUMPY_AFTER bytes went
-        # by (vectorize None), from the start (True) or never (False, or BOOTLOG_NO_NUMPY=1)
+        # numpy finds a podman log's odd lines many times faster than Python can look at each
+        # line; importing it costs ~0.15 s, so a read takes it once NUMPY_AFTER bytes went by
+        # (vectorize None), from the start (True) or never (False, or BOOTLOG_NO_NUMPY=1)
         self._np = None
         self._np_after: float = NUMPY_AFTER if vectorize is None else (0 if vectorize else math.inf)
         if os.environ.get("BOOTLOG_NO_NUMPY"):
@@ -379,7 +382,6 @@ class Scanner:
         bom = b"\xef\xbb\xbf"
         line_index = self._line_index
         for cb, starts in self._searched(self._blocks(chunks), _clean_block):
-            self._counted(cb)
             size = len(cb)
             find = cb.find
             before, nlines = line_index(cb, starts)  # newlines before each start; in the block
@@ -436,13 +438,10 @@ class Scanner:
             self.lines_seen += nlines
             lineno += nlines
 
-    def _line_index(self, cb: bytes, starts: list[int]) -> tuple[list[int], int]:
-        """([newlines in cb before each of the sorted `starts`], newlines in cb).  With numpy one
-        pass finds every newline; else bytes.count between starts, the same numbers."""
-        np = self._np
-        if np is not None:
-            nl = np.flatnonzero(np.frombuffer(cb, dtype=np.uint8) == 10)
-            return (np.searchsorted(nl, starts).tolist() if starts else []), len(nl)
+    @staticmethod
+    def _line_index(cb: bytes, starts: list[int]) -> tuple[list[int], int]:
+        """([newlines in cb before each of the sorted `starts`], newlines in cb).  (numpy finds
+        them faster, but not by enough to pay for its import and arrays: measured slower.)"""
         count = cb.count
         before: list[int] = []
         add = before.append

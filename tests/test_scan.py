@@ -47,56 +47,53 @@ def _physical_lines(data: bytes) -> int:
     return data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
 
 
-def _check(data: bytes, engine: str, literals=LITERALS, after=AFTER, size: int = 1 << 16, vectorize=False):
+def _check(data: bytes, engine: str, literals=LITERALS, after=AFTER, size: int = 1 << 16):
     want = list(select(envelope.records(_chunks(data, size)), literals, after))
-    sc = Scanner(literals, after, accel=engine, vectorize=vectorize)
-    assert (sc._np is not None) == vectorize
+    sc = Scanner(literals, after, accel=engine)
     got = list(sc.records(_chunks(data, size)))
     assert got == want
     assert sc.lines_seen == _physical_lines(data)
     return got
 
 
-# the line numbers of a plain log: bytes.count between hits, or numpy (the reader process's)
+# a podman -t log's odd lines: found line by line, or all at once with numpy
 VECTOR = [False, True]
 
 
-@pytest.mark.parametrize("vectorize", VECTOR, ids=["count", "numpy"])
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("path", CORPUS + SAMPLES, ids=lambda p: p.name[:12])
-def test_scanner_equals_filtered_envelope(path, engine, vectorize):
-    _check(path.read_bytes(), engine, vectorize=vectorize)
+def test_scanner_equals_filtered_envelope(path, engine):
+    _check(path.read_bytes(), engine)
 
 
-@pytest.mark.parametrize("vectorize", VECTOR, ids=["count", "numpy"])
 @pytest.mark.parametrize("engine", ENGINES)
-def test_many_small_blocks_and_context_across_them(monkeypatch, engine, vectorize):
+def test_many_small_blocks_and_context_across_them(monkeypatch, engine):
     # tracebacks whose 200-line context crosses block cuts; several logs back to back
     monkeypatch.setattr(scan, "BLOCK", 3000)
     data = b"".join(p.read_bytes() for p in CORPUS if p.name[:3] in ("009", "022", "038", "053"))
-    got = _check(data, engine, size=1000, vectorize=vectorize)
+    got = _check(data, engine, size=1000)
     tb_lines = [r.lineno for r in got if TB in r.text]
     assert tb_lines and len(got) > 200
 
 
-@pytest.mark.parametrize("vectorize", VECTOR, ids=["count", "numpy"])
 @pytest.mark.parametrize("engine", ENGINES)
-def test_ansi_inside_a_literal_nul_and_garbage(engine, vectorize):
+def test_ansi_inside_a_literal_nul_and_garbage(engine):
     rng = random.Random(3)
     data = (b"(APIServer pid=1) \x1b[1mAvg prompt\x1b[0m throughput: 1.0 tokens/s\n"
             + b"INFO KV cache \x00size: 1,000 tokens\r\n"
             + rng.randbytes(200_000) + b"\nKV cache size: 5 tokens\n"
             + b"x" * (3 << 20) + b" Error at the end of a long line\nlast Error")
-    got = _check(data, engine, vectorize=vectorize)
+    got = _check(data, engine)
     assert got[0] == Record(1, "(APIServer pid=1) Avg prompt throughput: 1.0 tokens/s")
     assert got[1] == Record(2, "INFO KV cache size: 1,000 tokens")
     assert got[-1].text == "last Error"
 
 
-def test_numpy_only_for_a_big_read_and_when_allowed(monkeypatch):
+def test_numpy_only_for_a_big_podman_read_and_when_allowed(monkeypatch):
     monkeypatch.setattr(scan, "BLOCK", 1000)
     monkeypatch.setattr(scan, "NUMPY_AFTER", 5000)
-    data = b"".join(p.read_bytes() for p in CORPUS[:3])
+    data = _podman_t(CORPUS[0])
+    want = list(select(envelope.records(_chunks(data)), LITERALS, AFTER))
     sc = Scanner(LITERALS, AFTER)
     assert sc._np is None  # (a small read: importing numpy would cost more than it saves)
     recs = sc.records(_chunks(data, 700))
@@ -104,14 +101,16 @@ def test_numpy_only_for_a_big_read_and_when_allowed(monkeypatch):
     assert sc._np is None and sc._read_bytes < 5000
     rest = list(recs)
     assert sc._np is not None  # taken on the way, the same records
-    assert first + rest == list(select(envelope.records(_chunks(data)), LITERALS, AFTER))
+    assert first + rest == want
+    plain = Scanner(LITERALS, AFTER)
+    list(plain.records(_chunks(CORPUS[0].read_bytes() * 3, 700)))
+    assert plain._np is None  # (a plain log's lines are found without it)
     assert Scanner(LITERALS, vectorize=True)._np is not None
     assert Scanner(LITERALS, vectorize=False)._np is None
     monkeypatch.setenv("BOOTLOG_NO_NUMPY", "1")
     assert Scanner(LITERALS, vectorize=True)._np is None
     sc = Scanner(LITERALS, AFTER)
-    list(sc.records(_chunks(data, 700)))
-    assert sc._np is None
+    assert list(sc.records(_chunks(data, 700))) == want and sc._np is None
 
 
 def test_no_accel_env_forces_the_pure_python_path(monkeypatch):
