@@ -201,10 +201,15 @@ class Scanner:
     def _filter(self, records: Iterable[Record]) -> Iterator[Record]:
         """select() with a faster literal test: one Aho-Corasick pass per text when the
         automaton is available, instead of one `in` per literal."""
-        has = self._text_test()
-        after = self.after
-        remaining = 0
-        for rec in records:
+        self._has = self._text_test()
+        return self._kept(records, [0])
+
+    def _kept(self, recs: Iterable[Record], owed: list[int]) -> Iterator[Record]:
+        """The records holding a literal (self._has) or owed as context; owed[0]: the context
+        lines still owed, carried from call to call."""
+        after, has = self.after, self._has
+        remaining = owed[0]
+        for rec in recs:
             text = rec.text
             keep = remaining > 0 or has(text)
             if remaining > 0:
@@ -212,6 +217,7 @@ class Scanner:
             for key, n in after.items():
                 if n > remaining and key in text:
                     remaining = n
+            owed[0] = remaining
             if keep:
                 yield rec
 
@@ -374,50 +380,23 @@ class Scanner:
                 pending[1]()  # reap the background search of an abandoned run
 
     def _plain(self, chunks: Iterable[bytes], start_line: int) -> Iterator[Record]:
-        remaining = 0  # context lines still owed to an `after` key, carried across blocks
+        owed = [0]  # context lines still owed to an `after` key, carried across blocks
         lineno = start_line
         after = tuple(self.after.items())
         tmin = self._tmin
         exact = not any(lit.endswith("\r") or "\n" in lit for lit in tmin)
         bom = b"\xef\xbb\xbf"
-        line_index = self._line_index
         for cb, starts in self._searched(self._blocks(chunks), _clean_block):
-            size = len(cb)
-            find = cb.find
-            before, nlines = line_index(cb, starts)  # newlines before each start; in the block
-            i, nstarts = 0, len(starts)
-            pos = 0  # offset of the next line not yet looked at
-            line = lineno  # the line number of offset pos, when pos is a line owed as context
-            while True:
-                if remaining <= 0:  # the next proposed line at or after pos
-                    if i >= nstarts:
-                        break
-                    p = starts[i]
-                    i += 1
-                    while p < pos:
-                        if i >= nstarts:
-                            break
-                        p = starts[i]
-                        i += 1
-                    if p < pos:
-                        break
-                    pos = p
-                    line = lineno + before[i - 1]
-                elif pos >= size:
-                    break
-                end = find(b"\n", pos)
-                if end < 0:
-                    end = size
+            before, nlines = self._line_index(cb, starts)
+            for pos, end, at_line in _walk(cb, starts, before, lineno, owed):
                 # the line without a trailing "\r", then without a leading BOM (one slice)
                 e = end - 1 if end > pos and cb[end - 1] == 13 else end
                 text = (cb[pos + 3:e] if cb[pos] == 0xEF and cb.startswith(bom, pos, e) else cb[pos:e]
                         ).decode("utf-8", "replace")
-                at_line = line
-                line += 1  # (a line owed as context next is the one after this)
-                pos = end + 1
                 # a line we look at is either owed as context or was proposed by the search,
                 # and a proposal in cleaned bytes is a hit in the text (UTF-8 resynchronises
                 # after bad bytes), unless a literal ends in "\r" or spans lines
+                remaining = owed[0]
                 if remaining > 0:
                     remaining -= 1
                     keep = True
@@ -432,6 +411,7 @@ class Scanner:
                 for key, n in after:
                     if n > remaining and key in text:
                         remaining = n
+                owed[0] = remaining
                 if keep:
                     yield Record(at_line, text)
             # (_clean_block ends every block with a newline: its lines are its newlines)
@@ -472,21 +452,6 @@ class Scanner:
             else:
                 yield from self._podman_py(block, starts, odd, parser, state)
 
-    def _podman_keep(self, recs: list[Record], state: list[int]) -> Iterator[Record]:
-        after, has = self.after, self._has
-        remaining = state[0]
-        for rec in recs:
-            text = rec.text
-            keep = remaining > 0 or has(text)
-            if remaining > 0:
-                remaining -= 1
-            for key, k in after.items():
-                if k > remaining and key in text:
-                    remaining = k
-            if keep:
-                yield rec
-        state[0] = remaining
-
     def _podman_py(self, block: bytes, starts: list[int], odd: set[int], parser, state: list[int]
                    ) -> Iterator[Record]:
         if odd:
@@ -515,7 +480,7 @@ class Scanner:
                     parser.run_ts, parser.run_bytes = tsb, 0
                 parser.run_bytes += len(raw) - 30
                 continue
-            yield from self._podman_keep(line_of(n, raw), state)
+            yield from self._kept(line_of(n, raw), state)
 
     def _podman_np(self, block: bytes, starts: list[int], odd: set[int], parser, state: list[int]
                    ) -> Iterator[Record]:
@@ -546,49 +511,12 @@ class Scanner:
         lineno = state[1]
         state[1] += nlines
         line_of = parser.line
-        find = block.find
-        after, has = self.after, self._has
-        remaining = state[0]
-        i, nstarts = 0, len(starts)
-        pos = 0  # offset of the next line not yet looked at
         done = 0  # the parser's run state stands for the lines before this offset
-        line = lineno
-        while True:
-            if remaining <= 0:  # the next line to read at or after pos
-                if i >= nstarts:
-                    break
-                p = starts[i]
-                i += 1
-                while p < pos:
-                    if i >= nstarts:
-                        break
-                    p = starts[i]
-                    i += 1
-                if p < pos:
-                    break
-                pos = p
-                line = lineno + before[i - 1]
-            elif pos >= size:
-                break
-            end = find(b"\n", pos)
-            if end < 0:
-                end = size
+        for pos, end, line in _walk(block, starts, before, lineno, state):
             if pos > done:
                 _podman_gap(parser, block, done, pos)
-            recs = line_of(line, block[pos:end])
-            done = pos = end + 1
-            line += 1
-            for rec in recs:  # (_podman_keep, inline: most lines read are one record)
-                text = rec.text
-                keep = remaining > 0 or has(text)
-                if remaining > 0:
-                    remaining -= 1
-                for key, k in after.items():
-                    if k > remaining and key in text:
-                        remaining = k
-                if keep:
-                    yield rec
-        state[0] = remaining
+            done = end + 1
+            yield from self._kept(line_of(line, block[pos:end]), state)
         if done < size:
             _podman_gap(parser, block, done, size, whole=True)
 
@@ -597,22 +525,8 @@ class Scanner:
         """Raw k8s-file: whole (F) lines the search did not propose, with no partial line open,
         only advance the joiner's per-stream run; everything else goes through envelope.Cri."""
         parser = envelope.Cri()
-        has = self._text_test()
-        after = self.after
+        self._has = self._text_test()
         state = [0]  # context records still owed
-
-        def emit(recs: Iterable[Record]) -> Iterator[Record]:
-            for rec in recs:
-                text = rec.text
-                keep = state[0] > 0 or has(text)
-                if state[0] > 0:
-                    state[0] -= 1
-                for key, k in after.items():
-                    if k > state[0] and key in text:
-                        state[0] = k
-                if keep:
-                    yield rec
-
         n = start_line - 1
         for block, starts in self._searched(self._blocks(chunks), _same):
             odd = self._lines_with(block, (b"\x1b", b"\x00"))
@@ -634,8 +548,9 @@ class Scanner:
                 off += len(raw) + 1
                 if not cand and state[0] <= 0 and parser.skip_whole(raw):
                     continue
-                yield from emit(parser.line(n, raw))
-        yield from emit(parser.finish())
+                yield from self._kept(parser.line(n, raw), state)
+        yield from self._kept(parser.finish(), state)
+
 
 def literal_test(literals: Iterable[str], *, accel: bool = True) -> Callable[[str], bool]:
     """A test for "the text holds one of these literals": one Aho-Corasick pass when
@@ -690,6 +605,31 @@ _PODMAN_NORMAL = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ")
 _STAMP_SHAPE = b"dddd-dd-ddTdd:dd:dd.dddddddddZ "
 _STAMP_LO = bytes(0x30 if c == 0x64 else c for c in _STAMP_SHAPE)
 _STAMP_HI = bytes(0x39 if c == 0x64 else c for c in _STAMP_SHAPE)
+
+
+def _walk(block: bytes, starts: list[int], before: list[int], lineno: int, owed: list[int]
+          ) -> Iterator[tuple[int, int, int]]:
+    """(offset, end offset without its newline, line number) of each line of a block to read:
+    the proposed lines (sorted `starts`; `before`: the newlines ahead of each), and while
+    owed[0] > 0 (context still owed: the caller keeps it current) the lines after them."""
+    find, size = block.find, len(block)
+    i, nstarts = 0, len(starts)
+    pos, line = 0, lineno  # the next line not yet looked at (its number, when it is owed)
+    while True:
+        if owed[0] <= 0:  # the next proposed line at or after pos
+            while i < nstarts and starts[i] < pos:
+                i += 1
+            if i >= nstarts:
+                return
+            pos, line = starts[i], lineno + before[i]
+            i += 1
+        elif pos >= size:
+            return
+        end = find(b"\n", pos)
+        if end < 0:
+            end = size
+        yield pos, end, line
+        pos, line = end + 1, line + 1
 
 
 def _podman_gap(parser, block: bytes, start: int, stop: int, whole: bool = False) -> None:
