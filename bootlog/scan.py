@@ -458,22 +458,12 @@ class Scanner:
             starts = sorted(odd.union(starts))
         normal = _PODMAN_NORMAL.match
         line_of = parser.line
-        lines = block.split(b"\n")
-        if block.endswith(b"\n"):
-            lines.pop()
+        lines = _marked_lines(block, starts)
         self.lines_seen += len(lines)
         n = state[1] - 1
         state[1] += len(lines)
-        ci, ncand = 0, len(starts)
-        nxt = starts[0] if ncand else -1
-        off = 0
-        for raw in lines:
+        for raw, cand in lines:
             n += 1
-            cand = off == nxt
-            if cand:
-                ci += 1
-                nxt = starts[ci] if ci < ncand else -1
-            off += len(raw) + 1
             if not cand and state[0] <= 0 and normal(raw) and raw.find(b"Z ", 31) < 0:
                 tsb = raw[:30]
                 if tsb != parser.run_ts:
@@ -532,20 +522,10 @@ class Scanner:
             odd = self._lines_with(block, (b"\x1b", b"\x00"))
             if odd:
                 starts = sorted(odd.union(starts))
-            lines = block.split(b"\n")
-            if block.endswith(b"\n"):
-                lines.pop()
+            lines = _marked_lines(block, starts)
             self.lines_seen += len(lines)
-            ci, ncand = 0, len(starts)
-            nxt = starts[0] if ncand else -1
-            off = 0
-            for raw in lines:
+            for raw, cand in lines:
                 n += 1
-                cand = off == nxt
-                if cand:
-                    ci += 1
-                    nxt = starts[ci] if ci < ncand else -1
-                off += len(raw) + 1
                 if not cand and state[0] <= 0 and parser.skip_whole(raw):
                     continue
                 yield from self._kept(parser.line(n, raw), state)
@@ -605,6 +585,27 @@ _PODMAN_NORMAL = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ")
 _STAMP_SHAPE = b"dddd-dd-ddTdd:dd:dd.dddddddddZ "
 _STAMP_LO = bytes(0x30 if c == 0x64 else c for c in _STAMP_SHAPE)
 _STAMP_HI = bytes(0x39 if c == 0x64 else c for c in _STAMP_SHAPE)
+
+
+def _marked_lines(block: bytes, starts: list[int]) -> list[tuple[bytes, bool]]:
+    """(line without its newline, proposed?) for every line of a block; `starts`: the sorted
+    offsets of the proposed lines."""
+    lines = block.split(b"\n")
+    if block.endswith(b"\n"):
+        lines.pop()
+    out = []
+    add = out.append
+    ci, ncand = 0, len(starts)
+    nxt = starts[0] if ncand else -1
+    off = 0
+    for raw in lines:
+        cand = off == nxt
+        if cand:
+            ci += 1
+            nxt = starts[ci] if ci < ncand else -1
+        off += len(raw) + 1
+        add((raw, cand))
+    return out
 
 
 def _walk(block: bytes, starts: list[int], before: list[int], lineno: int, owed: list[int]
