@@ -447,7 +447,8 @@ class Scanner:
             self._counted(block)
             # raw lines: ESC or NUL bytes can hide a literal from the byte search
             odd = self._lines_with(block, (b"\x1b", b"\x00"))
-            if self._np is not None:
+            # (numpy's arrays are a few times the block: not for a block that one huge line made)
+            if self._np is not None and len(block) <= 2 * BLOCK:
                 yield from self._podman_np(block, starts, odd, parser, state)
             else:
                 yield from self._podman_py(block, starts, odd, parser, state)

@@ -239,6 +239,29 @@ def test_generated_podman_runs_scan_like_the_envelope(monkeypatch, lines, run, g
         assert sc.lines_seen == _physical_lines(data)
 
 
+def test_podman_block_of_one_huge_line_is_read_line_by_line(monkeypatch):
+    """numpy's arrays cost a few times their block: a block that one huge line made goes the
+    line-by-line way, and the two ways hand each other the same run state."""
+    monkeypatch.setattr(scan, "BLOCK", 20_000)
+    data = _podman_t(CORPUS[0])
+    cut = data.index(b"\n", len(data) // 2) + 1
+    huge = b"2026-11-29T14:00:09.000000001Z " + b"KV cache size: 1 tokens " + b"x" * 100_000 + b"\n"
+    data = data[:cut] + huge + data[cut:]
+    used = {"np": 0, "py": 0}
+    for name, key in (("_podman_np", "np"), ("_podman_py", "py")):
+        real = getattr(Scanner, name)
+
+        def counted(self, *a, _real=real, _key=key):
+            used[_key] += 1
+            return _real(self, *a)
+        monkeypatch.setattr(Scanner, name, counted)
+    sc = Scanner(LITERALS, AFTER, vectorize=True)
+    got = list(sc.records(_chunks(data, 7000)))
+    assert got == list(select(envelope.records(_chunks(data)), LITERALS, AFTER))
+    assert used["py"] >= 1 and used["np"] > used["py"]
+    assert any(r.text.startswith("KV cache size: 1 tokens x") for r in got)
+
+
 def test_podman_line_without_a_stamp_keeps_the_run_it_interrupts():
     """A line without a stamp between two lines of one conmon read: the bytes before it still
     count toward the run that decides whether a glued piece continues its line."""
