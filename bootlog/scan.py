@@ -162,6 +162,7 @@ class Scanner:
         if os.environ.get("BOOTLOG_NO_NUMPY"):
             self._np_after = math.inf
         self._read_bytes = 0
+        self._has: Callable[[str], bool] | None = None
         if self._np_after == 0:
             self._take_numpy()
 
@@ -201,13 +202,12 @@ class Scanner:
     def _filter(self, records: Iterable[Record]) -> Iterator[Record]:
         """select() with a faster literal test: one Aho-Corasick pass per text when the
         automaton is available, instead of one `in` per literal."""
-        self._has = self._text_test()
         return self._kept(records, [0])
 
     def _kept(self, recs: Iterable[Record], owed: list[int]) -> Iterator[Record]:
-        """The records holding a literal (self._has) or owed as context; owed[0]: the context
-        lines still owed, carried from call to call."""
-        after, has = self.after, self._has
+        """The records holding a literal or owed as context; owed[0]: the context lines still
+        owed, carried from call to call."""
+        after, has = self.after, self._text_test()
         remaining = owed[0]
         for rec in recs:
             text = rec.text
@@ -222,7 +222,10 @@ class Scanner:
                 yield rec
 
     def _text_test(self) -> Callable[[str], bool]:
-        return literal_test(self._tmin, accel=self.engine != "find")
+        """The literal test of a record's text, made on first use (an automaton: not free)."""
+        if self._has is None:
+            self._has = literal_test(self._tmin, accel=self.engine != "find")
+        return self._has
 
     # ------------------------------------------------------------ helpers
 
@@ -442,7 +445,6 @@ class Scanner:
         from the few lines before each line read (_podman_gap); else line by line."""
         parser = envelope.PodmanTs()
         state = [0, start_line]  # context lines owed, the line number of the next block
-        self._has = self._text_test()
         for block, starts in self._searched(self._blocks(chunks), _same):
             self._counted(block)
             # raw lines: ESC or NUL bytes can hide a literal from the byte search
@@ -493,9 +495,7 @@ class Scanner:
         zs = np.flatnonzero((arr[:-1] == 90) & (arr[1:] == 32))
         zline = np.searchsorted(ls, zs, side="right") - 1
         usual[zline[(zs - ls[zline]) >= 31]] = False
-        if odd:
-            starts = [*starts, *odd]
-        starts = sorted(set(starts).union(ls[~usual].tolist()))
+        starts = sorted(set(starts).union(odd, ls[~usual].tolist()))
         before = np.searchsorted(nl, starts).tolist() if starts else []
         nlines = len(ls)
         self.lines_seen += nlines
@@ -516,7 +516,6 @@ class Scanner:
         """Raw k8s-file: whole (F) lines the search did not propose, with no partial line open,
         only advance the joiner's per-stream run; everything else goes through envelope.Cri."""
         parser = envelope.Cri()
-        self._has = self._text_test()
         state = [0]  # context records still owed
         n = start_line - 1
         for block, starts in self._searched(self._blocks(chunks), _same):
