@@ -52,15 +52,22 @@ def _role(name: str) -> str | None:
     return None
 
 
+_RANK_MAX = 1 << 20  # a "rank" past this is not a GPU's (and would not fit a database integer)
+
+
 def _rank(name: str, sub: str | None) -> int | None:
+    rank = None
     if sub:
         if sub.startswith("rank="):
-            return int(sub[5:])
-        m = _RANK_IN_NAME.search(sub)
-        if m:
-            return int(m.group(1))
-    m = _RANK_IN_NAME.search(name)
-    return int(m.group(1)) if m else None
+            rank = int(sub[5:])
+        else:
+            m = _RANK_IN_NAME.search(sub)
+            if m:
+                rank = int(m.group(1))
+    if rank is None:
+        m = _RANK_IN_NAME.search(name)
+        rank = int(m.group(1)) if m else None
+    return rank if rank is None or rank < _RANK_MAX else None
 
 
 def _vllm_ts(m: re.Match[str], rec: Record, year: int | None) -> datetime | None:

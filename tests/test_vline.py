@@ -129,3 +129,11 @@ def test_traceback_body_keeps_indentation():
     assert v.msg == "  File \"/x/core.py\", line 391, in run_engine_core"
     v = pl("(EngineCore_DP0 pid=367)   File \"/usr/lib/python3.12/multiprocessing/process.py\", line 314, in _bootstrap")
     assert v.msg.startswith("  File") and v.role == "engine" and v.level is None
+
+
+def test_absurd_rank_in_a_tag_is_no_rank():
+    # a made-up tag must not give a rank no database integer holds (it once failed the store)
+    v = parse_line(Record(1, "(Worker_TP99999999999999999999 pid=412) INFO 11-20 09:12:33 "
+                             "[gpu_worker.py:298] Available KV cache memory: 61.23 GiB"), 2026)
+    assert v.rank is None and v.role == "worker"
+    assert parse_line(Record(1, "(Worker_TP3 pid=412) INFO 11-20 09:12:33 [x.py:1] hi"), 2026).rank == 3
