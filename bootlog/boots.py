@@ -84,6 +84,8 @@ _WRAPPER = re.compile(
     r"EngineCore encountered")
 _RUNTIME_FATAL = re.compile(r"EngineDeadError|EngineCore encountered a fatal error|died unexpectedly|"
                             r"Engine core proc\S* \S+ died")
+# a process death before ready: the boot died even when no exception names a cause
+_DIED = re.compile(r"died unexpectedly|\bdied with exit code|\bpid \d+ died, exit code|Engine core proc\S* \S+ died")
 _INIT_WRAPPER = "initialization failed. See root cause above"
 _OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
                   r"not enough GPU memory|OUT_OF_DEVICE_MEMORY", re.I)
@@ -202,6 +204,12 @@ def _ver_tuple(ver: str) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
+def _logger_tags_only(ver: str | None) -> bool:
+    """v0.31+: the process tag is part of the log format, so uvicorn, tqdm and raw tracebacks
+    print untagged even when every vLLM record is tagged (vllm-log-formats.md 2.2)."""
+    return ver is not None and _ver_tuple(ver) >= (0, 31)
+
+
 @dataclass
 class _Tb:
     key: tuple
@@ -247,6 +255,7 @@ class _Acc:
         self.body = False
         self.runtime_root: str | None = None  # first real exception after ready
         self.runtime_dead: str | bool = False  # the line saying the engine died after ready
+        self.died: str | None = None  # the first line saying a vLLM process died before ready
         self.superseded = False  # a newer concurrent boot died and the older one took over
         # BootSplitter's index (None for the orphan, never an owner) and this boot's place in accs
         self.pid_index: dict[int, dict[tuple, dict[_Acc, None]]] | None = None
@@ -424,14 +433,18 @@ class _Acc:
             # WARNING-level log may have no INFO engine lines at all)
             got = api_pid(v.text) if v.role == "api" else None
             ok = self.engine_done or self.kv_known or bool(got and self.api_pids.get(got[0]) == got[1])
-            if self.tagged_api and v.role != "api":
-                ok = False  # another program's uvicorn (corpus 025)
+            if self.tagged_api and v.role != "api" and not _logger_tags_only(b.vllm_version):
+                # another program's uvicorn (corpus 025); from v0.31 vLLM tags only its logger
+                # records, so its own uvicorn lines are untagged beside a tagged API server
+                ok = False
             if ok:
                 self.ready_line = v.lineno
                 b.ready_at = self.last_ts
                 self.progressed = True
         if self.ready_line is not None and not self.runtime_dead and _RUNTIME_FATAL.search(msg):
             self.runtime_dead = msg.strip()
+        elif self.ready_line is None and self.died is None and _DIED.search(msg):
+            self.died = msg.strip()
         # exceptions printed as single ERROR lines (no traceback of their own)
         if v.level in ("ERROR", "CRITICAL") and _EXC.match(msg):
             self.exception_line(v, msg, None)
@@ -573,6 +586,11 @@ class _Acc:
             else:
                 b.failure_message = self.wrapper
                 b.failure = "engine_init_failed"
+        elif self.died is not None:
+            # killed (the OOM killer's -9, a segfault) with no exception to name the cause
+            b.status = "failed"
+            b.failure_message = self.died
+            b.failure = _classify(self.died, self.engine_done)
         else:
             b.status = "incomplete"
         for ev in b.events:

@@ -436,3 +436,38 @@ def test_owner_index_answers_as_the_linear_scan(monkeypatch):
         for p in [*sorted(FIXTURES.rglob("*.log")), many, mixed]:
             parse_source(open_source(str(p)))
     assert calls["n"] > 1000 and calls["found"] >= 2  # the older server's lines found their boot
+
+
+def test_untagged_uvicorn_ready_from_v031():
+    # v0.31+ tags vLLM's log records only (vllm-log-formats.md 2.2): fixture 036 reshaped that
+    # way (its uvicorn lines lose the API server's tag, its logo says 0.31.0) is still ready at
+    # the same line; as printed by v0.18 (tagged elsewhere, untagged uvicorn) it is not
+    recs, bs = run("036")
+    ready_at = bs[0].ready_at
+    assert bs[0].status == "ready"
+
+    def reshape(version: str) -> list[Record]:
+        out = []
+        for r in recs:
+            text = re.sub(r"^\(APIServer pid=\d+\) (?=INFO:  )", "", r.text)
+            out.append(Record(r.lineno, text.replace("version 0.18.0", f"version {version}")))
+        return out
+    new = parse(reshape("0.31.0"), year=2026, total_lines=len(recs))
+    assert [(b.status, b.vllm_version, b.ready_at) for b in new] == [("ready", "0.31.0", ready_at)]
+    old = parse(reshape("0.18.0"), year=2026, total_lines=len(recs))
+    assert [b.status for b in old] == ["incomplete"]
+
+
+@pytest.mark.parametrize("cut, failure", [(20, "engine_init_failed"), (41, "other")])
+def test_engine_death_before_ready_fails_the_boot(cut, failure):
+    # fixture 021's own "Engine core proc ... died unexpectedly" line (a SIGKILL leaves no
+    # exception) moved to mid-load (cut 20) or after init engine (cut 41), before "ready"
+    recs, bs = run("021")
+    assert bs[0].status == "ready"
+    died = next(r for r in recs if "died unexpectedly" in r.text)
+    cut_recs = recs[:cut] + [Record(cut + 1, died.text)]
+    b = parse(cut_recs, year=2026, total_lines=len(cut_recs))[0]
+    assert (b.status, b.failure) == ("failed", failure)
+    assert b.failure_message == "Engine core proc EngineCore_DP0 died unexpectedly, shutting down client."
+    # the same boot cut there without the line only ran out of log
+    assert parse(recs[:cut], year=2026, total_lines=cut)[0].status == "incomplete"
