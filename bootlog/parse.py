@@ -24,7 +24,7 @@ from typing import Callable, Iterable
 from bootlog.boots import TB_CONTEXT, BootSplitter
 from bootlog.boots import LITERALS as BOOT_LITERALS
 from bootlog.records import Boot, Record
-from bootlog.vline import parse_line
+from bootlog.vline import json_exc_lines, parse_line
 
 _TB = "Traceback (most recent call last)"
 
@@ -276,4 +276,7 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
             if v.ts is not None:
                 last_month = v.ts.month
         splitter.feed(v, literal)
+        if text[:1] == "{":  # a JSON record's traceback is a field of the same line
+            for x in json_exc_lines(v):
+                splitter.feed(x, has_literal(x.text))
     return splitter.finish(total_lines if total_lines is not None else last_lineno)

@@ -113,6 +113,22 @@ def _json_line(rec: Record, text: str) -> VLine | None:
                  stream=rec.stream)
 
 
+def json_exc_lines(v: VLine) -> list[VLine]:
+    """The traceback of a JSON record (python-json-logger writes logger.exception's traceback to
+    an "exc_info" field, not the message) as lines of that record, in the order the text
+    formatter would have printed them below its message; [] for any other line."""
+    if not v.text.startswith("{") or '"exc_info"' not in v.text:
+        return []
+    try:
+        exc = json.loads(v.text).get("exc_info")
+    except (ValueError, AttributeError):
+        return []
+    if not isinstance(exc, str):
+        return []
+    return [VLine(lineno=v.lineno, text=line, msg=line, ts=v.ts, proc=v.proc, role=v.role, rank=v.rank,
+                  level=v.level, src=v.src, stream=v.stream) for line in exc.splitlines() if line.strip()]
+
+
 def _tags(text: str, pos: int) -> tuple[str | None, str | None, int | None, int]:
     """Nested process tags from pos on: the innermost one names the process that printed."""
     proc = role = None

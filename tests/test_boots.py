@@ -471,3 +471,24 @@ def test_engine_death_before_ready_fails_the_boot(cut, failure):
     assert b.failure_message == "Engine core proc EngineCore_DP0 died unexpectedly, shutting down client."
     # the same boot cut there without the line only ran out of log
     assert parse(recs[:cut], year=2026, total_lines=cut)[0].status == "incomplete"
+
+
+def test_json_record_traceback_gives_the_root_cause():
+    # v0.32+ JSON formatter: logger.exception's traceback is the record's "exc_info" field
+    # (python-json-logger), not more lines.  Fixture 048's "EngineCore failed to start." and its
+    # prefixed traceback (lines 104-127) as one such record, its raw stderr copy (128-157) gone:
+    # the root cause is still the ValueError, not the API server's wrapper
+    import json
+
+    recs, bs = run("048")
+    prefix = "(EngineCore pid=6890) ERROR 08-03 21:49:23 [core.py:1231] "
+    block = [r.text for r in recs[103:127]]
+    assert all(t.startswith(prefix) for t in block)
+    record = json.dumps({"asctime": "2026-08-03 21:49:23,101", "levelname": "ERROR", "name": "vllm.v1.engine.core",
+                         "processName": "EngineCore", "process": 6890, "message": block[0][len(prefix):],
+                         "exc_info": "\n".join(t[len(prefix):] for t in block[1:])})
+    texts = [r.text for r in recs[:103]] + [record] + [r.text for r in recs[157:]]
+    b = parse([Record(i + 1, t) for i, t in enumerate(texts)], year=2026, total_lines=len(texts))[-1]
+    assert (b.status, b.failure) == ("failed", bs[-1].failure) == ("failed", "value_error")
+    assert b.failure_message == bs[-1].failure_message
+    assert b.failure_message.startswith("ValueError: To serve at least one request")
