@@ -578,3 +578,15 @@ def test_prev_falls_back_to_other_files_of_the_host(engine):
     assert resolve_ref(engine, "last") == b0 and resolve_ref(engine, "prev") == a0
     with pytest.raises(RefError):
         resolve_ref(engine, "last~2")
+
+
+def test_last_n_walks_the_same_file_then_the_hosts_other_files(engine):
+    # X, Y, then X again: last~1 is X's older boot, last~2 the other file's, each N another boot
+    x, y = SourceInfo("/logs/x.log", "file", host="h"), SourceInfo("/logs/y.log", "file", host="h")
+    [(x0, _)] = save_boots(engine, x, [seed_boot(0, tag="x0")])
+    [(y0, _)] = save_boots(engine, y, [seed_boot(1, tag="y0")])
+    [(x1, _)] = save_boots(engine, x, [seed_boot(2, tag="x1")])
+    assert [resolve_ref(engine, r) for r in ("last", "last~1", "last~2")] == [x1, x0, y0]
+    assert resolve_ref(engine, "prev") == x0 and resolve_ref(engine, "prev~1") == y0
+    with pytest.raises(RefError, match="no boot matches 'last~3'"):
+        resolve_ref(engine, "last~3")

@@ -219,19 +219,21 @@ def resolve_ref(fetch: Fetch, ref: str, container: str | None = None, host: str 
         raise RefError(f"no boot matches {ref!r}{where}" if back else f"no boots stored yet{where}")
     if back == 0:
         return last[0]
-    found = None
-    for by_host in (False, True):
-        if by_host and last[1] is not None:
-            break  # one log file per deploy is common: then the boots before are in other files of this host
-        gw, gp = _group(last, by_host)
-        got = _one(fetch, "SELECT boots.id FROM boots" + _where([*fw, *gw, "boots.id < ?"])
-                   + " ORDER BY boots.id DESC LIMIT 1 OFFSET ?", [*fp, *gp, last[0], back - 1])
-        if got is not None:
-            found = got[0]
-            break
-    if found is None:
+    # the boots before `last` of its container/source, newest first; for a container-less source
+    # they go on with the host's other container-less files (one log file per deploy is common),
+    # so last~1, last~2, ... walk one list and each N names another boot
+    gw, gp = _group(last)
+    where = [*fw, *gw, "boots.id < ?"]
+    got = _one(fetch, "SELECT boots.id FROM boots" + _where(where) + " ORDER BY boots.id DESC LIMIT 1 OFFSET ?",
+               [*fp, *gp, last[0], back - 1])
+    if got is None and last[1] is None and last[2] is not None:
+        same = _one(fetch, "SELECT count(*) FROM boots" + _where(where), [*fp, *gp, last[0]])[0]
+        hw, hp = _group(last, by_host=True)
+        got = _one(fetch, "SELECT boots.id FROM boots" + _where([*fw, *hw, "boots.id < ?", "boots.source_id <> ?"])
+                   + " ORDER BY boots.id DESC LIMIT 1 OFFSET ?", [*fp, *hp, last[0], last[3], back - 1 - same])
+    if got is None:
         raise RefError(f"no boot matches {ref!r}")
-    return found
+    return got[0]
 
 
 def boots_like(fetch: Fetch, boot_id: int, limit: int = 50) -> list[int]:
