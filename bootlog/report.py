@@ -95,6 +95,10 @@ def bulk_docs(engine, boots: Sequence[dict], *, runtime: bool = True) -> list[di
                                           .where(SampleRow.boot_id.in_(part))
                                           .order_by(SampleRow.boot_id, SampleRow.line, SampleRow.id)):
                         samples[r.boot_id].append(r.values)
+        from bootlog.store.reads import log_order
+
+        for d in docs.values():  # the order show_boots gives (log order)
+            d["metrics"].sort(key=log_order)
         if runtime:
             for i in ids:
                 docs[i]["runtime"] = _runtime_summary(samples[i])

@@ -120,3 +120,23 @@ def test_a_database_needing_the_full_store_is_not_read_lean(tmp_path):
     assert open_reader(str(tmp_path / "junk.db")) is None  # the full store says what is wrong
     rc, _, err = _cli(tmp_path / "junk.db", "diff")
     assert rc != 0 and err.startswith("bootlog: ") and "Traceback" not in err
+
+
+def test_show_lists_metrics_in_log_order(db):
+    # the contract: "metrics lists every extracted value in log order"; derived figures
+    # (boot_to_ready_s at the ready line, kv_* at the KV line) are stored after the rest
+    from bootlog.store.queries import list_boots, show_boot
+
+    engine = open_db(str(db))
+    try:
+        ids = [b["id"] for b in list_boots(engine)]
+        derived = 0
+        for bid in ids:
+            rows = show_boot(engine, bid)["metrics"]
+            lines = [m["line"] for m in rows if m["line"] is not None]
+            assert lines == sorted(lines), bid
+            assert all(m["line"] is None for m in rows[len(lines):])
+            derived += sum(m["name"] in ("boot_to_ready_s", "kv_bytes_per_token", "kv_margin_tokens") for m in rows)
+        assert derived > 10
+    finally:
+        engine.dispose()

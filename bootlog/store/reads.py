@@ -153,6 +153,8 @@ def show_boots(fetch: Fetch, boot_ids: list[int], *, runtime: bool = True) -> li
             for bid, values in fetch(f'SELECT boot_id, "values" FROM samples WHERE boot_id IN {where} '
                                      "ORDER BY boot_id, line, id", chunk):
                 folds[bid].add(_json(values))
+    for rows_ in metrics.values():  # log order (the contract): derived figures were stored last
+        rows_.sort(key=log_order)
     by_id = {i: {"boot": rows[i], "metrics": metrics[i], "config": config[i], "events": events[i],
                  "runtime": folds[i].result() if runtime else None} for i in ids}
     return [by_id[i] for i in boot_ids]
@@ -162,6 +164,11 @@ def _one(fetch: Fetch, sql: str, params: Sequence[Any]) -> tuple | None:
     for r in fetch(sql, params):
         return r
     return None
+
+
+def log_order(m: dict) -> tuple[bool, int]:
+    """Sort key: by line (stable, so the figures of one line keep their order), lineless last."""
+    return m["line"] is None, m["line"] or 0
 
 
 def _filtered(container: str | None, host: str | None) -> tuple[list[str], list[Any]]:
