@@ -110,6 +110,8 @@ def test_open_errors_are_one_line_store_errors(tmp_path):
     assert "\n" not in str(err.value)
     with pytest.raises(StoreError):
         open_db("nosuchdialect://x/y")
+    with pytest.raises(StoreError, match="not a database URL or path"):  # port "::" (SQLAlchemy's ValueError)
+        open_db("postgresql+psycopg://:::")
 
 
 def test_not_a_database_file(tmp_path):

@@ -51,7 +51,7 @@ def make_engine(url: str) -> Engine:
     """An Engine with bootlog's connection setup, without touching the schema."""
     try:
         u = make_url(url)
-    except ArgumentError as err:
+    except (ArgumentError, ValueError) as err:  # ValueError: a port that is not a number
         raise StoreError(f"not a database URL or path: {url}") from err
     backend = u.get_backend_name()
     try:
