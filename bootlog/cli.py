@@ -213,7 +213,11 @@ def list_(ctx, container, host, as_json) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Everything known about the boot, as JSON.")
 @click.pass_context
 def show(ctx, ref, container, host, as_json) -> None:
-    """Show one boot: fields, figures, config, events, runtime statistics."""
+    """Show one boot: fields, figures, config, events, runtime statistics.
+
+    REF (default last): last, prev (the boot before last of the same container or file), last~N
+    (N boots back), or a boot id.
+    """
     from bootlog.render_boot import render_show
     from bootlog.store.queries import resolve_ref, show_boot
 

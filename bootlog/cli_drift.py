@@ -40,6 +40,9 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
 
     Capacity figures that move at an unchanged config are drift; timings are judged against
     earlier boots of the same config. Exit 0 nothing wrong, 3 drift, 4 violation/failed boot.
+
+    A and B default to last and prev. A ref is last, prev (the boot before last of the same
+    container or file), last~N (N boots back) or a boot id.
     """
     from bootlog import compare
 
@@ -68,6 +71,7 @@ def check(ctx, ref, plan_file, container, host, as_json, markdown) -> None:
     """Hold one boot to its plan: config keys, figure bounds, event counts, boot status.
 
     Exit 0 all met, 3 a soft expectation missed, 4 a hard one missed or the boot failed.
+    REF (default last): last, prev, last~N or a boot id.
     """
     from bootlog import compare
 
