@@ -42,7 +42,9 @@ rule, `_continues()`:
 
 For podman_ts rule 5 is not used: the output does not say which stream a piece came from, and
 `podman logs -t 2>&1` glues a stdout partial line to the very next stderr record (podman.md:
-"tail-no-newline<TS> boot err", 0.1 ms apart), which must be split.
+"tail-no-newline<TS> boot err", 0.1 ms apart), which must be split.  Except for a line that
+ends in "\r": a `podman run -t` container's output passes a tty (CRLF, both streams one), whose
+reads stop at 4095 bytes, so rule 4 never fires there and rule 5 is safe.
 An embedded timestamp is only taken as one when it has the same zone suffix as the line's own
 stamp ("Z" from podman) and is not earlier than the piece before it.
 """
@@ -347,6 +349,10 @@ class PodmanTs:
                   ) -> list[Record]:
         # embedded timestamps: P continuations (join) or a new record after a partial line
         zone = b"Z" if tsb[-1:] in (b"Z", b"z") else tsb[-6:]
+        # a line ending in "\r" came through a tty (podman run -t: onlcr, podman.md), which has
+        # one stream: no record of another stream can be glued on, so rule 5 applies.  A tty
+        # read holds at most 4095 bytes, so rule 4 never sees a full conmon buffer there.
+        tty = raw.endswith(b"\r")
         out: list[Record] = []
         parts: list[bytes] = []
         cur_ts, first_ts, piece_start, search = ts, ts, pos, pos
@@ -367,7 +373,7 @@ class PodmanTs:
             self.run_bytes += len(piece)
             parts.append(piece)
             gap = (ets - cur_ts).total_seconds() if cur_ts is not None else None
-            if not _continues(self.run_bytes, CONMON_BUF, nxt, gap, stream_known=False):
+            if not _continues(self.run_bytes, CONMON_BUF, nxt, gap, stream_known=tty):
                 out.append(Record(n, clean(b"".join(parts)), first_ts))
                 parts = []
                 first_ts = ets

@@ -186,10 +186,11 @@ class Replayer:
         self.state_dirs: dict[str, Path] = {}
 
     def start(self, boots: list[Boot], *, name: str | None = None, attach: bool = False,
-              restart: str | None = None) -> str:
+              restart: str | None = None, tty: bool = False) -> str:
         """Create and start a container that replays `boots[0]` now and `boots[i]` on its
         i-th restart (`restart`: a podman restart policy such as "on-failure:1", which
-        restarts it by itself as systemd's Restart= would).  Returns the container name."""
+        restarts it by itself as systemd's Restart= would; `tty`: run it with -t).  Returns the
+        container name."""
         name = name or f"bl-{uuid.uuid4().hex[:10]}"
         run_dir = self.tmp / f"{name}-{uuid.uuid4().hex[:6]}"  # a name may be reused (rm + run)
         data = run_dir / "data"
@@ -208,6 +209,8 @@ class Replayer:
         self.names.append(name)
         self.state_dirs[name] = state
         policy = ["--restart", restart] if restart else []
+        if tty:  # `podman run -t`: output through a pseudo-terminal (CRLF, reads of <= 4095 bytes)
+            policy.append("-t")
         run_podman("run", "-d", "--name", name, "--network=none", *policy,
                    "-v", f"{data}:/data:ro", "-v", f"{state}:/state",
                    IMAGE, "/bin/sh", "/data/replay.sh")

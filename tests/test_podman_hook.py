@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 
@@ -10,6 +11,9 @@ from click.testing import CliRunner
 
 from bootlog import podman
 from bootlog.cli import cli
+from bootlog.envelope import clean
+from bootlog.ingest import read_records
+from bootlog.sources import container_source
 from podman_util import (Boot, all_at_once, fixture_log, podman_ready, replayer,  # noqa: F401
                          until_ready, wait_exit)
 
@@ -200,3 +204,29 @@ def test_hook_started_before_the_container_exists_waits_for_it(replayer, db_path
     replayer.start([all_at_once(fixture_log(SMALL).read_bytes())], name=name)
     t.join(60)
     assert result["r"].exit == 0 and result["r"].show["boot"]["status"] == "ready", said
+
+
+def test_a_tty_container_gives_the_same_figures_and_config_as_the_file(replayer, db_path, tmp_path):
+    # `podman run -t`: the output passes a pseudo-terminal, whose reads stop at 4095 bytes, so
+    # conmon cuts long lines into P records well short of its 8 KiB buffer and `podman logs -t`
+    # stamps each continuation mid-line (podman.md); those lines must be joined again
+    log = fixture_log(SMALL).read_bytes()
+    name = replayer.start([all_at_once(log, exit_code=0)], tty=True)
+    wait_exit(name)
+    stamped = b"".join(podman.logs(name))
+    assert re.search(rb"[^\n]\d{4}-\d\d-\d\dT[\d:.]+Z ", stamped), "no P continuation in this run"
+    # every line comes back whole (where conmon cut them differs from run to run)
+    recs, _ = read_records(container_source(name), fast=False)
+    assert [r.text for r in recs] == [clean(line) for line in log.split(b"\n")[:-1]]
+    run = CliRunner()
+    got = run.invoke(cli, ["--db", str(db_path), "ingest", "--container", name], catch_exceptions=False)
+    assert got.exit_code == 0, got.output
+    shown = json.loads(run.invoke(cli, ["--db", str(db_path), "show", "last", "--json"]).stdout)
+    plain = tmp_path / "plain.db"
+    assert run.invoke(cli, ["--db", str(plain), "ingest", str(fixture_log(SMALL))]).exit_code == 0
+    want = json.loads(run.invoke(cli, ["--db", str(plain), "show", "last", "--json"]).stdout)
+    # (boot_to_ready_s differs: the container's stamps are podman's, all within milliseconds)
+    figures = lambda doc: [m for m in doc["metrics"] if m["name"] != "boot_to_ready_s"]  # noqa: E731
+    assert figures(shown) == figures(want)
+    assert shown["config"] == want["config"]
+    assert {"torch_compile_s", "kv_cache_tokens"} <= {m["name"] for m in shown["metrics"]}
