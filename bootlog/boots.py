@@ -772,6 +772,10 @@ class BootSplitter:
             return acc.last_seen  # its lines stopped when the older boot resumed
         starts = self.starts
         i = bisect_right(starts, acc.last_seen)  # the first start after its last line
+        if i and starts[i - 1] == acc.last_seen > acc.boot.first_line:
+            # the next boot starts on this boot's last physical line: its partial last line
+            # (no final newline) with the next boot's first one glued on (podman.md, restarts)
+            return acc.last_seen
         return starts[i] - 1 if i < len(starts) else max(total_lines or 0, acc.last_seen)
 
     def _flush(self) -> None:

@@ -492,3 +492,19 @@ def test_json_record_traceback_gives_the_root_cause():
     assert (b.status, b.failure) == ("failed", bs[-1].failure) == ("failed", "value_error")
     assert b.failure_message == bs[-1].failure_message
     assert b.failure_message.startswith("ValueError: To serve at least one request")
+
+
+def test_a_restart_glued_onto_a_partial_last_line_ends_the_boot_there():
+    # podman.md: a boot whose output ends without a newline has the next boot's first line glued
+    # on; `podman logs -t` splits them again at the stamp, as two records of one physical line.
+    # Fixture 022 (a failed boot) twice, the second an hour later: boot 1 ends on that line
+    recs, bs = run("022")
+    n = len(recs)
+    later = [Record(n + r.lineno - 1, re.sub(r"(\d\d-\d\d) (\d\d):",
+                                             lambda m: f"{m.group(1)} {int(m.group(2)) + 1:02d}:", r.text))
+             for r in recs]
+    both = recs + later  # later[0] has line n: the same physical line as recs[-1]
+    first, second = parse(both, year=2026, total_lines=2 * n - 1)
+    assert (first.first_line, first.last_line) == (1, n)
+    assert (second.first_line, second.last_line) == (n, 2 * n - 1)
+    assert first.status == second.status == bs[0].status == "failed"
