@@ -125,47 +125,49 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
     def done(outcome: str) -> Waited:
         return Waited(name, outcome, boot, run.since if run else None, time.monotonic() - t0, st)
 
-    while True:
-        # records stamped after this instant are left for the next poll: a run that starts
-        # after the events below were read must not leak its lines into this one
-        snap = podman.now_ns()
-        try:
-            st = podman.state(name, engine=engine)
-        except SourceError as err:
-            if not str(err).startswith("no such container") or time.monotonic() >= grace_end:
-                raise
-            say(f"{name} does not exist (yet); waiting briefly for it")
-            time.sleep(max(0.0, min(poll, grace_end - time.monotonic())))
-            continue
-        now_run = pick_run(name, st, ref_ns, engine)
-        if now_run.ended_before and time.monotonic() < grace_end:
-            say(f"{name} had stopped when the hook started; waiting briefly for a new run")
-        elif st.status in BETWEEN_RUNS and not st.running and now_run.until is None:
-            say(f"{name} is {st.status}; waiting for it to run")
-        else:
-            if run is None or now_run.since != run.since:
-                run, data, boot = now_run, b"", None
-                cursor = podman.Cursor(run.since, 0) if run.since is not None else podman.Cursor()
-            run.until = now_run.until
-            ended = run.until is not None or not st.running
-            new, cursor = podman.read_new(name, cursor, until=run.until or snap, final=ended, engine=engine)
-            if new:
-                data += new
-                boot = _last(parse(data))
-            if ended:
-                return done(_outcome(boot))
-            if boot is not None and boot.status == "ready":
-                return done("ready")
-            if boot is not None and boot.status == "failed":
-                # the process is dying: let it finish its traceback (or exit) first
-                fatal_at = fatal_at or time.monotonic()
-                if time.monotonic() - fatal_at >= min(SETTLE_S, max(0.0, deadline - time.monotonic())):
-                    return done("failed")
-            say(f"waiting for {name} to finish booting ({_progress_note(boot)})")
-        if time.monotonic() >= deadline:
-            raise HookTimeout(f"timed out after {timeout:g} s waiting for {name} to finish booting",
-                              container=name, boot=boot)
-        time.sleep(max(0.0, min(poll, deadline - time.monotonic())))
+    # a podman call that hangs (a held storage lock) must not outlive --timeout either
+    with podman.deadline(timeout):
+        while True:
+            # records stamped after this instant are left for the next poll: a run that starts
+            # after the events below were read must not leak its lines into this one
+            snap = podman.now_ns()
+            try:
+                st = podman.state(name, engine=engine)
+            except SourceError as err:
+                if not str(err).startswith("no such container") or time.monotonic() >= grace_end:
+                    raise
+                say(f"{name} does not exist (yet); waiting briefly for it")
+                time.sleep(max(0.0, min(poll, grace_end - time.monotonic())))
+                continue
+            now_run = pick_run(name, st, ref_ns, engine)
+            if now_run.ended_before and time.monotonic() < grace_end:
+                say(f"{name} had stopped when the hook started; waiting briefly for a new run")
+            elif st.status in BETWEEN_RUNS and not st.running and now_run.until is None:
+                say(f"{name} is {st.status}; waiting for it to run")
+            else:
+                if run is None or now_run.since != run.since:
+                    run, data, boot = now_run, b"", None
+                    cursor = podman.Cursor(run.since, 0) if run.since is not None else podman.Cursor()
+                run.until = now_run.until
+                ended = run.until is not None or not st.running
+                new, cursor = podman.read_new(name, cursor, until=run.until or snap, final=ended, engine=engine)
+                if new:
+                    data += new
+                    boot = _last(parse(data))
+                if ended:
+                    return done(_outcome(boot))
+                if boot is not None and boot.status == "ready":
+                    return done("ready")
+                if boot is not None and boot.status == "failed":
+                    # the process is dying: let it finish its traceback (or exit) first
+                    fatal_at = fatal_at or time.monotonic()
+                    if time.monotonic() - fatal_at >= min(SETTLE_S, max(0.0, deadline - time.monotonic())):
+                        return done("failed")
+                say(f"waiting for {name} to finish booting ({_progress_note(boot)})")
+            if time.monotonic() >= deadline:
+                raise HookTimeout(f"timed out after {timeout:g} s waiting for {name} to finish booting",
+                                  container=name, boot=boot)
+            time.sleep(max(0.0, min(poll, deadline - time.monotonic())))
 
 
 def _last(boots: list[Boot]) -> Boot | None:

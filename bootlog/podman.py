@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import IO, Iterator
@@ -55,17 +56,82 @@ def _fail(engine: str, what: str, name: str, rc: int, stderr: str) -> SourceErro
                        container=name, rc=rc)
 
 
-def _run(engine: str, args: list[str], name: str, what: str, timeout: float = 60) -> str:
-    argv = [*command(engine), *args]
+# An engine command can hang (a storage lock held by another podman): one that writes nothing
+# for STALL_S seconds is stopped, and so is every command still running at the deadline that
+# `deadline()` sets (the hook's --timeout).  The whole process group goes: podman's children too.
+STALL_S = 60.0
+_deadline: list[float] = []  # time.monotonic() values, innermost last
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Engine commands run inside this block end within `seconds` from now (SourceError)."""
+    _deadline.append(time.monotonic() + seconds)
     try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
-    except subprocess.TimeoutExpired as err:
-        raise SourceError(f"{engine} {what} {name} did not answer within {timeout:.0f} s") from err
+        yield
+    finally:
+        _deadline.pop()
+
+
+def _limit(seconds: float) -> float:
+    """`seconds`, or less when a deadline comes first (never below a short try)."""
+    if not _deadline:
+        return seconds
+    return max(0.5, min(seconds, _deadline[-1] - time.monotonic()))
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, 9)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()
+
+
+def _run(engine: str, args: list[str], name: str, what: str, timeout: float = STALL_S) -> str:
+    argv = [*command(engine), *args]
+    timeout = _limit(timeout)
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
     except OSError as e:
         raise SourceError(f"cannot run {argv[0]}: {e.strerror or e}", engine=engine) from None
-    if done.returncode != 0:
-        raise _fail(engine, what, name, done.returncode, done.stderr.decode("utf-8", "replace"))
-    return done.stdout.decode("utf-8", "replace")
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _stop(proc)
+        raise SourceError(f"{engine} {what} {name} did not answer within {timeout:.0f} s",
+                          container=name) from None
+    if proc.returncode != 0:
+        raise _fail(engine, what, name, proc.returncode, err.decode("utf-8", "replace"))
+    return out.decode("utf-8", "replace")
+
+
+def _run_to(argv: list[str], out: IO[bytes], err: IO[bytes], engine: str, name: str) -> int:
+    """Run `<engine> logs` with its output spooled to files; stop it when it stalls (STALL_S
+    without a byte) or outlives the deadline.  Its return code."""
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                start_new_session=True)
+    except OSError as e:
+        raise SourceError(f"cannot run {argv[0]}: {e.strerror or e}", engine=engine) from None
+    size, quiet_since = -1, time.monotonic()
+    while True:
+        try:
+            return proc.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        got = os.fstat(out.fileno()).st_size + os.fstat(err.fileno()).st_size
+        if got != size:
+            size, quiet_since = got, now
+        if now - quiet_since >= STALL_S:
+            _stop(proc)
+            raise SourceError(f"{engine} logs {name} wrote nothing for {STALL_S:.0f} s: stopped it",
+                              container=name)
+        if _deadline and now >= _deadline[-1]:
+            _stop(proc)
+            raise SourceError(f"{engine} logs {name} did not finish in time", container=name)
 
 
 # ---------------------------------------------------------------------------------------- time
@@ -154,10 +220,7 @@ def logs(name: str, *, since: int | datetime | str | None = None, until: int | d
         args += ["--until", u]
     argv = [*command(engine), *args, name]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        try:
-            rc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err).returncode
-        except OSError as e:
-            raise SourceError(f"cannot run {argv[0]}: {e.strerror or e}", engine=engine) from None
+        rc = _run_to(argv, out, err, engine, name)
         if rc != 0:
             err.seek(0)
             # only the tail: the engine's own message is the last line after any stderr records

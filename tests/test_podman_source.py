@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -167,3 +168,60 @@ def test_a_stream_ending_without_newline_is_not_glued_to_the_other(replayer):
     # first line; that line sorts by its first stamp); the last partial line is followed by a
     # stderr record, which starts a line of its own instead of being glued to it
     assert text == b"boot up 0\ntail-no-newlineboot up 1\nboot err\ntail-no-newline\nboot err\n"
+
+
+# ------------------------------------------------------------------ an engine that hangs
+
+def _hanging_engine(tmp_path, monkeypatch, body: str):
+    """A stand-in engine: `body` (sh) runs for every command; its sleeps note their pids."""
+    script = tmp_path / "podman"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("BOOTLOG_PODMAN", str(script))
+    monkeypatch.delenv("BOOTLOG_PODMAN_ARGS", raising=False)
+    return tmp_path / "pids"
+
+
+def _alive(pids_file) -> list[int]:
+    import os
+
+    alive = []
+    for pid in map(int, pids_file.read_text().split()):
+        try:
+            os.kill(pid, 0)
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (ProcessLookupError, FileNotFoundError):
+            continue
+        if state != "Z":  # (a killed orphan stays a zombie until init reaps it)
+            alive.append(pid)
+    return alive
+
+
+def test_a_hanging_engine_is_stopped_at_the_hooks_timeout(tmp_path, monkeypatch):
+    # a held storage lock: every podman command hangs (here with a child process of its own)
+    from click.testing import CliRunner
+
+    from bootlog.cli import cli
+
+    pids = _hanging_engine(tmp_path, monkeypatch, f'sleep 30 & echo $! >> {tmp_path}/pids; wait')
+    t0 = time.monotonic()
+    res = CliRunner().invoke(cli, ["--db", str(tmp_path / "h.db"), "hook", "--container", "c",
+                                   "--timeout", "2", "--poll", "0.2"])
+    took = time.monotonic() - t0
+    assert res.exit_code == 1, res.output
+    assert took < 10
+    assert "did not answer within 2 s" in res.output and len(res.output.strip().splitlines()) == 1
+    time.sleep(0.2)
+    assert _alive(pids) == []  # the engine's own children were stopped with it
+
+
+def test_logs_that_stall_are_stopped(tmp_path, monkeypatch):
+    pids = _hanging_engine(tmp_path, monkeypatch,
+                           f'printf "2026-11-29T14:25:19.320146538Z hi\\n"; sleep 30 & echo $! >> {tmp_path}/pids; wait')
+    monkeypatch.setattr(podman, "STALL_S", 1.0)
+    t0 = time.monotonic()
+    with pytest.raises(SourceError, match="logs c wrote nothing for 1 s"):
+        list(podman.logs("c"))
+    assert time.monotonic() - t0 < 6
+    time.sleep(0.2)
+    assert _alive(pids) == []
