@@ -9,6 +9,7 @@ import os
 import click
 
 from bootlog.cli_common import get_engine, print_json, stderr_is_tty
+from bootlog.errors import BootlogError
 
 ENGINE_OPT = click.option("--engine", "container_engine", type=click.Choice(["podman", "docker"]),
                           default="podman", show_default=True, help="Container engine to read.")
@@ -44,8 +45,13 @@ def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll) -> Non
         plan = load_plan(plan_file)  # a bad plan fails now, not after a 15-minute wait
     engine = get_engine(ctx)
     say = (lambda msg: click.echo(f"bootlog: {msg}", err=True)) if stderr_is_tty() else None
-    result = h.run_hook(engine, container, plan=plan, timeout=timeout, poll=poll,
-                        engine=container_engine, ref_ns=started, progress=say)
+    try:
+        result = h.run_hook(engine, container, plan=plan, timeout=timeout, poll=poll,
+                            engine=container_engine, ref_ns=started, progress=say)
+    except BootlogError as err:
+        if fmt == "json":  # a script reading stdout gets an answer too (the line goes to stderr)
+            print_json(h.error_json(container, err))
+        raise
     name = os.path.basename(plan_file) if plan_file else None
     if fmt == "json":
         print_json(h.to_json(result))

@@ -388,6 +388,17 @@ def render_markdown(r: HookResult, plan_name: str | None = None) -> str:
     return "\n".join(lines).rstrip()
 
 
+def error_json(container: str, err: BootlogError) -> dict:
+    """to_json's shape for a hook that ended in an error: verdict TIMEOUT or ERROR, the message."""
+    boot = getattr(err, "data", {}).get("boot")
+    return {
+        "container": container, "verdict": "TIMEOUT" if isinstance(err, HookTimeout) else "ERROR",
+        "outcome": "timeout" if isinstance(err, HookTimeout) else "error", "exit": int(err.exit),
+        "waited_s": None, "boot": None, "figures": {}, "prev": None, "check": None, "diff": None,
+        "notes": [str(err)] + ([f"last seen: {_progress_note(boot)}"] if boot is not None else []),
+    }
+
+
 def to_json(r: HookResult) -> dict:
     return {
         "container": r.container, "verdict": _verdict(r), "outcome": r.outcome, "exit": r.exit,

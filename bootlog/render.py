@@ -107,11 +107,12 @@ def _md_cell(v: Any) -> str:
 def render_markdown(result: dict, *, plan_name: str | None = None, show_same: bool = False) -> str:
     """A Markdown table of the findings (for reports, PR comments, the hook's summary)."""
     head = title(result, plan_name).split("   ")[0]
+    shown = [f for f in result.get("findings", []) if show_same or f["verdict"] != "same"]
+    if not shown:  # no empty table: the summary line says what was compared
+        return "\n".join([f"### {head}", "", summary_line(result)])
     lines = [f"### {head}", "", "| | section | figure | rank | old | new | Δ | % | why |",
              "|---|---|---|---|---|---|---|---|---|"]
-    for f in result.get("findings", []):
-        if not show_same and f["verdict"] == "same":
-            continue
+    for f in shown:
         lines.append("| {} | {} | `{}` | {} | {} | {} | {} | {} | {} |".format(
             SYMBOLS.get(f["verdict"], "?"), f["section"], f["key"],
             "" if f.get("rank") is None else f["rank"], _md_cell(f["old"]), _md_cell(f["new"]),

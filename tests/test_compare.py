@@ -330,6 +330,10 @@ def test_markdown_table():
     md = render.render_markdown(compare.diff(a, shape_d(8)))
     assert md.startswith("### bootlog diff 8 → 9")
     assert "| ! | metric | `kv_cache_tokens` |  | 398,658 | 401,408 | +2,750 | +0.69% |" in md
+    # nothing moved: no empty table, the summary line alone
+    same = render.render_markdown(compare.diff(shape_d(9), shape_d(8)))
+    assert "|" not in same and same.splitlines()[0] == "### bootlog diff 8 → 9"
+    assert same.splitlines()[-1].startswith("summary: 0 drift")
 
 
 def test_object_addresses_are_not_config_changes():

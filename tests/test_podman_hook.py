@@ -124,6 +124,13 @@ def test_hook_times_out_with_one_clear_line(replayer, db_path):
     assert res.exit_code == 1
     assert res.stderr == f"bootlog: timed out after 1.5 s waiting for {name} to finish booting\n"
     assert res.stdout == ""
+    # with --format json, stdout still answers (a script parses it); the line stays on stderr
+    res = CliRunner().invoke(cli, ["--db", db_path, "hook", "--container", name, "--poll", "0.2",
+                                   "--timeout", "1.5", "--format", "json"], catch_exceptions=False)
+    assert res.exit_code == 1 and res.stderr.startswith("bootlog: timed out after 1.5 s")
+    out = json.loads(res.stdout)
+    assert (out["verdict"], out["outcome"], out["exit"], out["container"]) == ("TIMEOUT", "timeout", 1, name)
+    assert out["notes"][0].startswith("timed out") and out["notes"][1].startswith("last seen: ")
 
 
 def test_hook_on_a_missing_container_is_one_clear_line(podman_ready, db_path):
