@@ -473,7 +473,7 @@ def test_corpus_boots_round_trip(engine):
             assert shown["boot"]["first_line"] == b.first_line and shown["boot"]["last_line"] == b.last_line
             assert shown["boot"]["started_at"] == (b.started_at.isoformat() if b.started_at else None)
             assert [(m["name"], m["value"], m["rank"], m["line"]) for m in shown["metrics"]] == [
-                (m.name, m.value, m.rank, m.line) for m in b.metrics if m.value == m.value]
+                (m.name, m.value, m.rank, m.line) for m in _in_log_order(b.metrics) if m.value == m.value]
             assert set(shown["config"]) == set(b.config)
             assert [e["kind"] for e in shown["events"]] == [e.kind for e in b.events]
             assert shown["runtime"]["stats_lines"] == len(b.samples)
@@ -570,7 +570,12 @@ def test_metric_values_round_trip_exactly(engine, metrics):
     [(bid, _)] = save_boots(engine, PRIMARY, [b])
     got = show_boot(engine, bid)["metrics"]
     assert [(m["name"], float(m["value"]), m["rank"], m["line"]) for m in got] == [
-        (m.name, m.value, m.rank, m.line) for m in metrics]
+        (m.name, m.value, m.rank, m.line) for m in _in_log_order(metrics)]
+
+
+def _in_log_order(metrics: list[Metric]) -> list[Metric]:
+    """What show lists: by line, stably (the figures of one line keep their order), lineless last."""
+    return sorted(metrics, key=lambda m: (m.line is None, m.line or 0))
 
 
 def test_prev_falls_back_to_other_files_of_the_host(engine):
