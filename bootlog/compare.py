@@ -322,12 +322,24 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
     return {"a": ba.get("id"), "b": bb.get("id"), "findings": out, "summary": summarize(out)}
 
 
+def _died(boot: dict) -> str | None:
+    """Why a boot failed, or its server died after ready (status ready with a failure); None
+    when neither happened."""
+    if boot.get("status") == "failed":
+        why = f"boot failed: {boot.get('failure') or 'other'}"
+    elif boot.get("failure"):
+        why = f"the engine died after ready: {boot['failure']}"
+    else:
+        return None
+    if boot.get("failure_message"):
+        why += f": {boot['failure_message'][:200]}"
+    return why
+
+
 def _status_findings(ba: dict, bb: dict) -> list[dict]:
     new, old = ba.get("status"), bb.get("status")
-    if new == "failed":
-        why = f"boot failed: {ba.get('failure') or 'other'}"
-        if ba.get("failure_message"):
-            why += f": {ba['failure_message'][:200]}"
+    why = _died(ba)
+    if why is not None:  # the contract's exit 4: the boot failed (at start, or serving)
         return [finding("status", "config", old, new, "violation", why)]
     if not values_equal(old, new):
         return [finding("status", "config", old, new, "changed")]
@@ -602,11 +614,9 @@ def check(boot: dict, plan: Plan) -> dict:
     hard_boot = bool(plan.boot.get("hard", False))
     want_status = plan.boot.get("status")
     status = bd.get("status")
-    if status == "failed":
-        why = f"boot failed: {bd.get('failure') or 'other'}"
-        if bd.get("failure_message"):
-            why += f": {bd['failure_message'][:200]}"
-        out.append(finding("status", "config", want_status or "ready", status, "violation", why))
+    died = _died(bd)
+    if died is not None:
+        out.append(finding("status", "config", want_status or "ready", status, "violation", died))
     elif want_status and status != want_status:
         out.append(finding("status", "config", want_status, status, _fail(hard_boot),
                            f"plan expects the boot to be {want_status}"))

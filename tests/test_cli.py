@@ -208,3 +208,22 @@ def test_plan_patterns_apply_in_the_single_read_even_from_stdin(db_path):
     shown = json.loads(run(db_path, "show", "last", "--json").stdout)
     user = {m["name"]: m["value"] for m in shown["metrics"] if m["name"].startswith("expert_arena")}
     assert user == {"expert_arena_gib": 17.77, "expert_arena_slots": 7762}
+
+
+def test_a_boot_whose_engine_died_serving_fails_diff_and_check(db_path, tmp_path):
+    # seed 07: ready, then a request OOMs rank 1 and the engine dies (status stays "ready",
+    # failure "oom"); against shape G (seed 04) it is "the boot failed": exit 4, not drift's 3
+    seed = FIXTURES / "seed"
+    for name in ("04-shape-g-kv-400700-no-prefix-cache.log", "07-5x262144-runtime-oom.log"):
+        assert run(db_path, "ingest", str(seed / name)).exit_code == 0
+    res = run(db_path, "diff", "--json")
+    assert res.exit_code == 4, res.output
+    status = [f for f in json.loads(res.stdout)["findings"] if f["key"] == "status"]
+    assert [(f["verdict"], f["new"]) for f in status] == [("violation", "ready")]
+    assert status[0]["why"].startswith("the engine died after ready: oom: ")
+    # the same for check, with a plan that says nothing about events or status
+    plan = tmp_path / "bare.toml"
+    plan.write_text("[config]\nmax_num_seqs = 5\n")
+    res = run(db_path, "check", "last", "--plan", str(plan))
+    assert res.exit_code == 4, res.output
+    assert "engine died after ready" in res.stdout
