@@ -167,7 +167,8 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
             out.append({"id": r.id, "created": r.created, "status": b.status, "failure": b.failure,
                         "first_line": b.first_line, "last_line": b.last_line, "source": label})
             if not as_json:
-                state = b.status if b.status != "failed" else f"failed ({b.failure})"
+                # (as list and show say it: "ready (oom)" is a boot whose engine died serving)
+                state = f"{b.status} ({b.failure})" if b.failure else b.status
                 new = "new" if r.created else "already stored"
                 click.echo(f"#{r.id:<5} {state:<22} v{b.vllm_version or '?'}  lines {b.first_line}-{b.last_line}"
                            f"  {_key_figures(b)}  [{new}]".replace("   [", " [") )

@@ -215,7 +215,9 @@ def test_a_boot_whose_engine_died_serving_fails_diff_and_check(db_path, tmp_path
     # failure "oom"); against shape G (seed 04) it is "the boot failed": exit 4, not drift's 3
     seed = FIXTURES / "seed"
     for name in ("04-shape-g-kv-400700-no-prefix-cache.log", "07-5x262144-runtime-oom.log"):
-        assert run(db_path, "ingest", str(seed / name)).exit_code == 0
+        got = run(db_path, "ingest", str(seed / name))
+        assert got.exit_code == 0
+    assert got.stdout.startswith("#2     ready (oom) ")  # the ingest line says so, as list does
     res = run(db_path, "diff", "--json")
     assert res.exit_code == 4, res.output
     status = [f for f in json.loads(res.stdout)["findings"] if f["key"] == "status"]
