@@ -291,9 +291,13 @@ class _Acc:
         from bootlog import patterns
 
         rank = v.rank
-        if _OOM.search(msg):
+        # a wrapper quoting the error ("RuntimeError: Worker failed with error 'HIP out of
+        # memory...'") re-raises one already recorded: one fault, one event
+        again = _WRAPPER.search(msg) is not None
+        kinds = {e.kind for e in self.boot.events} if again else ()
+        if _OOM.search(msg) and "oom" not in kinds:
             self.add_event(Event("oom", v.lineno, rank, v.ts, msg, patterns.oom_detail(msg) or {}))
-        if _KV_INSUFFICIENT in msg or _KV_INSUFFICIENT_V0 in msg:
+        if (_KV_INSUFFICIENT in msg or _KV_INSUFFICIENT_V0 in msg) and "kv_cache_insufficient" not in kinds:
             self.add_event(Event("kv_cache_insufficient", v.lineno, rank, v.ts, msg,
                                  patterns.kv_insufficient_detail(msg) or {}))
         if msg.startswith("ValueError"):

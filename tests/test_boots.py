@@ -270,6 +270,9 @@ def test_engine_death_after_ready_names_the_runtime_cause():
     assert b.started_at.tzinfo is not None  # envelope time
     oom = [e for e in b.events if e.kind == "oom" and e.rank == 1]
     assert oom and oom[0].detail["requested_mib"] == want["oom_tried_to_allocate_mib"]
+    # one fault, one event: EngineCore's "RuntimeError: Worker failed with error 'HIP out of
+    # memory...'" (line 345) re-raises the worker's OOM (line 319)
+    assert [(e.kind, e.line) for e in b.events if e.kind == "oom"] == [("oom", 319)]
     assert any(e.kind == "worker_died" and e.detail.get("rank") == 1 for e in b.events)
     # a runtime OOM the server survives (corpus 042) is an event, not a failure
     _, bs = run("042")
