@@ -87,12 +87,37 @@ def _norm(v: Any) -> Any:
         if low == "false":
             return False
         n = _num(s)
-        return n if n is not None else s
+        if n is not None:
+            return n
+        if s[:1] in "[{":  # an env file's JSON ({"enable_thinking": true}) vs Python's repr
+            got = _structure(s)
+            if got is not None:
+                return _norm(got)
+        return s
     if isinstance(v, bool) or v is None:
         return v
     if isinstance(v, (int, float)):
         return float(v)
+    if isinstance(v, dict):
+        return {str(k): _norm(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_norm(x) for x in v]
     return v
+
+
+def _structure(s: str) -> dict | list | None:
+    """A dict or list printed as JSON or as a Python literal, else None."""
+    import ast
+    import json
+
+    for load in (json.loads, ast.literal_eval):
+        try:
+            got = load(s)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(got, (dict, list, tuple)):
+            return got
+    return None
 
 
 def values_equal(x: Any, y: Any) -> bool:

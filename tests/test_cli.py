@@ -229,3 +229,23 @@ def test_a_boot_whose_engine_died_serving_fails_diff_and_check(db_path, tmp_path
     res = run(db_path, "check", "last", "--plan", str(plan))
     assert res.exit_code == 4, res.output
     assert "engine died after ready" in res.stdout
+
+
+def test_a_json_flag_from_the_env_file_is_checked_as_a_value(db_path, tmp_path):
+    # seed: "--default-chat-template-kwargs enables enable_thinking + preserve_thinking", one of
+    # the flags a rollback silently dropped.  The env file holds JSON ({"enable_thinking": true,
+    # ...}), the log a Python dict ({'enable_thinking': True, ...}): equal; gone: a violation
+    plan = FIXTURES.parent / "plans" / "frank-primary.toml"
+    log = FIXTURES / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log"
+    text = log.read_text()
+    entry = "'default_chat_template_kwargs': {'enable_thinking': True, 'preserve_thinking': True}, "
+    assert text.count(entry) == 1
+    dropped = tmp_path / "04-dropped.log"
+    dropped.write_text(text.replace(entry, ""))
+    for path, verdict, code in ((log, "same", 0), (dropped, "violation", 4)):
+        db = tmp_path / f"{path.stem}.db"
+        assert run(db, "ingest", str(path)).exit_code == 0
+        res = run(db, "check", "last", "--plan", str(plan), "--json")
+        assert res.exit_code == code, res.output
+        (row,) = [f for f in json.loads(res.stdout)["findings"] if f["key"] == "default_chat_template_kwargs"]
+        assert row["verdict"] == verdict, row
