@@ -105,12 +105,18 @@ def _norm(v: Any) -> Any:
     return v
 
 
+# an enum member as Python prints it inside a dict: <CompilationMode.VLLM_COMPILE: 3>
+_ENUM_REPR = re.compile(r"<([A-Za-z_][\w.]*): [^<>]*>")
+
+
 def _structure(s: str) -> dict | list | None:
-    """A dict or list printed as JSON or as a Python literal, else None."""
+    """A dict or list printed as JSON or as a Python literal (enum members read as their
+    names: compilation_config), else None."""
     import ast
     import json
 
-    for load in (json.loads, ast.literal_eval):
+    for load in (json.loads, ast.literal_eval,
+                 lambda t: ast.literal_eval(_ENUM_REPR.sub(lambda m: repr(m.group(1)), t))):
         try:
             got = load(s)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -118,6 +124,42 @@ def _structure(s: str) -> dict | list | None:
         if isinstance(got, (dict, list, tuple)):
             return got
     return None
+
+
+def _as_dict(v: Any) -> dict | None:
+    if isinstance(v, dict):
+        return v
+    got = _structure(v.strip()) if isinstance(v, str) and v.strip()[:1] == "{" else None
+    return got if isinstance(got, dict) else None
+
+
+def _sub_changes(old: Any, new: Any) -> list[tuple[str, Any, Any]]:
+    """(sub-key, old, new) of two dict-valued settings (compilation_config, ...) that differ,
+    so a diff names what changed inside; [] when either is not a dict."""
+    a, b = _as_dict(old), _as_dict(new)
+    if a is None or b is None:
+        return []
+    return [(str(k), a.get(k), b.get(k)) for k in sorted(set(a) | set(b), key=str)
+            if not values_equal(a.get(k), b.get(k))]
+
+
+def _config_value(cfg: dict, key: str) -> tuple[bool, Any]:
+    """(found, value) of a plan's config key: a key of the boot's config, or a key inside one
+    of its dict-valued settings, named "setting.key" or, when only one setting has it, "key"
+    alone (cudagraph_capture_sizes is inside compilation_config)."""
+    if key in cfg:
+        return True, cfg[key]
+    top, dot, sub = key.partition(".")
+    if dot and top in cfg:
+        d = _as_dict(cfg[top])
+        return (True, d[sub]) if d is not None and sub in d else (False, None)
+    hits = []
+    for v in cfg.values():
+        if isinstance(v, dict) or (isinstance(v, str) and v[:1] == "{" and key in v):
+            d = _as_dict(v)
+            if d is not None and key in d:
+                hits.append(d[key])
+    return (True, hits[0]) if len(hits) == 1 else (False, None)
 
 
 def values_equal(x: Any, y: Any) -> bool:
@@ -310,7 +352,11 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
     for key in sorted(set(ca) | set(cb), key=lambda k: (_SIZING.get(k, len(_SIZING)), k)):
         if not values_equal(cb.get(key), ca.get(key)):
             changed_keys.append(key)
-            out.append(finding(key, "config", cb.get(key), ca.get(key), "changed"))
+            subs = _sub_changes(cb.get(key), ca.get(key))
+            if subs:  # what changed inside it, not two long prints that differ somewhere
+                out.extend(finding(f"{key}.{sub}", "config", o, n, "changed") for sub, o, n in subs)
+            else:
+                out.append(finding(key, "config", cb.get(key), ca.get(key), "changed"))
     out.extend(_status_findings(ba, bb))
     cause = sorted((k for k in changed_keys if k not in NON_CAPACITY_KEYS),
                    key=lambda k: (_SIZING.get(k, len(_SIZING)), k))
@@ -622,11 +668,11 @@ def check(boot: dict, plan: Plan) -> dict:
     out: list[dict] = []
 
     for key, want in plan.config.items():
-        have = cfg.get(key)
-        if key not in cfg and want is False:
+        found, have = _config_value(cfg, key)
+        if not found and want is False:
             # an absent flag is off: nothing was dropped
             out.append(finding(key, "config", want, None, "same", "absent (off)"))
-        elif key not in cfg and want is not None:
+        elif not found and want is not None:
             out.append(finding(key, "config", want, None, "violation",
                                f"silently dropped: the plan sets {key} but the boot's config "
                                "does not have it"))

@@ -249,3 +249,28 @@ def test_a_json_flag_from_the_env_file_is_checked_as_a_value(db_path, tmp_path):
         assert res.exit_code == code, res.output
         (row,) = [f for f in json.loads(res.stdout)["findings"] if f["key"] == "default_chat_template_kwargs"]
         assert row["verdict"] == verdict, row
+
+
+def test_a_change_inside_compilation_config_is_named_and_checkable(tmp_path):
+    # seed: "the piecewise cudagraph ladder must contain num_speculative_tokens + 1"
+    # (cudagraph_capture_sizes, inside compilation_config, printed with enum members)
+    log = FIXTURES / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log"
+    text = log.read_text()
+    assert text.count("'cudagraph_capture_sizes': [1, 2, 4]") == 1
+    wider = tmp_path / "04-wider.log"
+    wider.write_text(text.replace("'cudagraph_capture_sizes': [1, 2, 4]", "'cudagraph_capture_sizes': [1, 4, 8, 12]"))
+    db = tmp_path / "c.db"
+    assert run(db, "ingest", str(log), str(wider)).exit_code == 0
+    res = run(db, "diff", "--json")
+    config = [(f["key"], f["old"], f["new"]) for f in json.loads(res.stdout)["findings"]
+              if f["section"] == "config" and f["verdict"] != "same"]
+    assert config == [("compilation_config.cudagraph_capture_sizes", [1, 2, 4], [1, 4, 8, 12])]
+    plan = tmp_path / "ladder.toml"
+    plan.write_text('[config]\ncudagraph_capture_sizes = [1, 2, 4]\n'
+                    '"compilation_config.max_cudagraph_capture_size" = 4\n')
+    assert run(db, "check", "1", "--plan", str(plan)).exit_code == 0
+    res = run(db, "check", "2", "--plan", str(plan), "--json")
+    assert res.exit_code == 4
+    rows = {f["key"]: f["verdict"] for f in json.loads(res.stdout)["findings"]}
+    assert rows["cudagraph_capture_sizes"] == "violation"
+    assert rows["compilation_config.max_cudagraph_capture_size"] == "same"
