@@ -35,6 +35,15 @@ def _signed(v: Any) -> str:
     return s if s.startswith("-") else "+" + s
 
 
+def _pct(f: dict) -> str:
+    """The finding's % change; a move too small for two decimals keeps its sign (-1 token of
+    400,700 is "-<0.01%", not "+0%")."""
+    pct, delta = f["pct"], f.get("delta")
+    if pct == 0 and isinstance(delta, (int, float)) and delta:
+        return ("-" if delta < 0 else "+") + "<0.01%"
+    return f"{_signed(pct)}%"
+
+
 def _label(f: dict) -> str:
     return f["key"] if f.get("rank") is None else f"{f['key']}[rank {f['rank']}]"
 
@@ -49,7 +58,7 @@ def finding_line(f: dict, width: int = 24, why_same: bool = False) -> str:
     if f.get("delta") not in (None, 0):
         extra = _signed(f["delta"])
         if f.get("pct") is not None:
-            extra += f", {_signed(f['pct'])}%"
+            extra += f", {_pct(f)}"
         text += f"  ({extra})"
     if f.get("why") and f["verdict"] != "same":
         text += f"  {f['why']}"
@@ -117,7 +126,7 @@ def render_markdown(result: dict, *, plan_name: str | None = None, show_same: bo
             SYMBOLS.get(f["verdict"], "?"), f["section"], f["key"],
             "" if f.get("rank") is None else f["rank"], _md_cell(f["old"]), _md_cell(f["new"]),
             "" if f.get("delta") is None else _signed(f["delta"]),
-            "" if f.get("pct") is None else f"{_signed(f['pct'])}%",
+            "" if f.get("pct") is None else _pct(f),
             (f.get("why") or "").replace("|", "\\|")))
     lines += ["", summary_line(result)]
     return "\n".join(lines)

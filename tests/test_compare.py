@@ -330,6 +330,9 @@ def test_markdown_table():
     md = render.render_markdown(compare.diff(a, shape_d(8)))
     assert md.startswith("### bootlog diff 8 → 9")
     assert "| ! | metric | `kv_cache_tokens` |  | 398,658 | 401,408 | +2,750 | +0.69% |" in md
+    # a move too small for two decimals keeps its sign
+    a["metrics"][2]["value"] = 398657
+    assert "| -1 | -<0.01% |" in render.render_markdown(compare.diff(a, shape_d(8)))
     # nothing moved: no empty table, the summary line alone
     same = render.render_markdown(compare.diff(shape_d(9), shape_d(8)))
     assert "|" not in same and same.splitlines()[0] == "### bootlog diff 8 → 9"
