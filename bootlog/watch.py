@@ -202,6 +202,7 @@ class _Known:
     id: int
     status: str
     events: set = field(default_factory=set)
+    died: bool = False  # boot_died announced (or stored before this watch started)
 
 
 def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | None = None,
@@ -350,7 +351,8 @@ def _load_known(db, src, boots: list[Boot], known: dict[tuple, _Known]) -> None:
         if r is not None:
             evs = show_boot(db, r["id"]).get("events") or []
             known[_boot_key(b)] = _Known(r["id"], r["status"],
-                                         {(e.get("kind"), e.get("line"), e.get("rank")) for e in evs})
+                                         {(e.get("kind"), e.get("line"), e.get("rank")) for e in evs},
+                                         died=r["status"] == "ready" and bool(r.get("failure")))
 
 
 def _iso(ts: Any) -> str | None:
@@ -384,6 +386,11 @@ def _new_events(bid: int, created: bool, boot: Boot, known: dict[tuple, _Known])
         out.append({**base, "kind": f"boot_{boot.status}", "rank": None, "line": None,
                     "ts": boot.ready_at if boot.status == "ready" else boot.ended_at, "message": msg,
                     "detail": {"failure": boot.failure} if boot.status == "failed" else {}})
+    if boot.status == "ready" and boot.failure and not k.died:
+        # the engine died serving: the endpoint is down although the boot was fine (seeds)
+        k.died = True
+        out.append({**base, "kind": "boot_died", "rank": None, "line": None, "ts": boot.ended_at,
+                    "message": boot.failure_message or boot.failure, "detail": {"failure": boot.failure}})
     return out
 
 

@@ -63,6 +63,9 @@ def test_watch_once_stores_boots_and_runtime_oom_on_the_right_boot(replayer, db_
     oom = [ln for ln in second.stdout.splitlines() if " oom " in ln]
     assert len(oom) == 1 and " boot #1 oom " in oom[0] and "Tried to allocate 50.00 MiB" in oom[0]
     assert "boot_started" not in second.stdout  # boot #1 was announced already
+    # the engine died serving: the endpoint is down, said once as its own event
+    died = [ln for ln in second.stdout.splitlines() if " boot_died" in ln]
+    assert len(died) == 1 and " boot #1 boot_died: torch.OutOfMemoryError" in died[0]
 
     replayer.restart(name)
     wait_for_log(name, b"431,200 tokens")
