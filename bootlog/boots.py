@@ -295,7 +295,7 @@ class _Acc:
         # memory...'") re-raises one already recorded: one fault, one event
         again = _WRAPPER.search(msg) is not None
         kinds = {e.kind for e in self.boot.events} if again else ()
-        if _OOM.search(msg) and "oom" not in kinds:
+        if _OOM.search(msg) and "oom" not in kinds and not self._quoted_oom(msg):
             self.add_event(Event("oom", v.lineno, rank, v.ts, msg, patterns.oom_detail(msg) or {}))
         if (_KV_INSUFFICIENT in msg or _KV_INSUFFICIENT_V0 in msg) and "kv_cache_insufficient" not in kinds:
             self.add_event(Event("kv_cache_insufficient", v.lineno, rank, v.ts, msg,
@@ -323,6 +323,16 @@ class _Acc:
             return
         if self.root is None:
             self.root = (v.lineno, msg, self.engine_done)
+
+    def _quoted_oom(self, msg: str) -> bool:
+        """The exception an earlier "Failed to load model - not enough GPU memory ... (original
+        error: <it>)" line already quoted (and recorded as the oom event): the same fault."""
+        for e in self.boot.events:
+            if e.kind == "oom" and "(original error:" in e.message:
+                quoted = e.message.split("(original error:", 1)[1]
+                if msg.split(": ", 1)[-1][:60] in quoted:
+                    return True
+        return False
 
     def traceback(self, v: VLine, msg: str) -> bool:
         """Group traceback lines per printing stream; True when the line belonged to one.

@@ -46,6 +46,7 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
     """
     from bootlog import compare
 
+    _one_format(as_json, markdown)
     plan = _load_plan(plan_file)
     reads = get_reads(ctx)
     ida = reads.resolve_ref(a, container=container, host=host)
@@ -75,12 +76,18 @@ def check(ctx, ref, plan_file, container, host, as_json, markdown) -> None:
     """
     from bootlog import compare
 
+    _one_format(as_json, markdown)
     plan = _load_plan(plan_file)
     reads = get_reads(ctx)
     shown = reads.show_boots([reads.resolve_ref(ref, container=container, host=host)], runtime=False)[0]
     result = compare.check(shown, plan)
     _emit(result, as_json, markdown, plan_file)
     ctx.exit(compare.exit_code(result))
+
+
+def _one_format(as_json: bool, markdown: bool) -> None:
+    if as_json and markdown:
+        raise click.UsageError("choose --json or --markdown, not both")
 
 
 def _emit(result: dict, as_json: bool, markdown: bool, plan_file: str | None) -> None:

@@ -42,7 +42,9 @@ def history(ctx, container, host, metrics, last, as_json, as_csv) -> None:
     elif as_csv:
         click.echo(render_csv(rows, cols, changes), nl=False)
     elif not rows:
-        click.echo("no boots stored yet (bootlog ingest LOG)")
+        from bootlog.report import nothing_stored
+
+        click.echo(nothing_stored(container, host))
     else:
         click.echo(render_text(rows, cols, changes))
 
@@ -83,10 +85,11 @@ def export(ctx, file, fmt, container, host, no_samples) -> None:
 @click.option("--container", metavar="NAME", help="Only boots of this container.")
 @click.option("--host", metavar="NAME", help="Only boots of this host.")
 @click.option("--last", type=click.IntRange(min=1), metavar="N", help="Only the newest N boots.")
-@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="PNG file to write.")
+@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False),
+              help="Image to write: .png (default), .svg or .pdf by its suffix.")
 @click.pass_context
 def plot(ctx, metric, container, host, last, out) -> None:
-    """Plot METRIC across boots to a PNG: failed boots marked, config changes annotated.
+    """Plot METRIC across boots (PNG, SVG or PDF): failed boots marked, config changes annotated.
 
     Needs matplotlib (pip install 'bootlog[plot]').
     """
@@ -94,6 +97,11 @@ def plot(ctx, metric, container, host, last, out) -> None:
     from bootlog.report import load_docs
 
     docs = load_docs(get_engine(ctx), container=container, host=host, last=last, runtime=False)
+    if not docs:
+        from bootlog.errors import BootlogError
+        from bootlog.report import nothing_stored
+
+        raise BootlogError(nothing_stored(container, host))
     path = draw(docs, metric, out)
     click.echo(f"wrote {path}")
 

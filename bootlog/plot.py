@@ -84,8 +84,8 @@ def _tick(doc: dict) -> str:
     return f"#{boot['id']}{when}"
 
 
-def render_png(docs: Sequence[dict], metric: str, *, title: str | None = None) -> bytes:
-    """The plot as PNG bytes."""
+def render_png(docs: Sequence[dict], metric: str, *, title: str | None = None, fmt: str = "png") -> bytes:
+    """The plot as PNG bytes (or `fmt`: svg, pdf)."""
     if not docs:
         raise BootlogError("no boots stored to plot")
     lines = series(docs, metric)
@@ -104,13 +104,16 @@ def render_png(docs: Sequence[dict], metric: str, *, title: str | None = None) -
                     ms=4 if main else 6, lw=1.4 if main else 0, label=label)
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.6g}"))
         ymin, ymax = ax.get_ylim()
-        failed = [x for x, d in zip(xs, docs) if d["boot"].get("status") == "failed"]
+        # failed boots, and ready ones whose engine then died serving (a failure set)
+        failed = [x for x, d in zip(xs, docs) if d["boot"].get("status") == "failed" or d["boot"].get("failure")]
         if failed:
             # Failed boots rarely print the figure; mark them on the floor so they are still seen.
             ax.scatter(failed, [ymin] * len(failed), marker="X", s=70, color="crimson", zorder=5,
-                       label="failed boot", clip_on=False)
+                       label="failed boot (or died serving)", clip_on=False)
             for x in failed:
-                why = docs[x]["boot"].get("failure") or "failed"
+                b = docs[x]["boot"]
+                why = b.get("failure") or "failed"
+                why = why if b.get("status") == "failed" else f"died serving: {why}"
                 ax.annotate(why, xy=(x, ymin), xytext=(5, 4), textcoords="offset points",
                             fontsize=7, color="crimson")
         for i, moved in config_changes(docs):
@@ -125,7 +128,7 @@ def render_png(docs: Sequence[dict], metric: str, *, title: str | None = None) -
         step = max(1, n // 25)
         ax.set_xticks(xs[::step])
         ax.set_xticklabels([_tick(d) for d in docs][::step], rotation=45, ha="right", fontsize=8)
-        ax.set_xlabel("boot (id and start time, oldest left)")
+        ax.set_xlabel("boot (id and start time, in the order stored)")
         unit = next((m.get("unit") for d in docs for m in d.get("metrics", []) if m["name"] == metric), None)
         ax.set_ylabel(f"{metric} [{unit}]" if unit else metric)
         ax.set_title(title or f"{metric} across {n} boot{'s' if n != 1 else ''}")
@@ -134,16 +137,22 @@ def render_png(docs: Sequence[dict], metric: str, *, title: str | None = None) -
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
         fig.tight_layout()
         buf = io.BytesIO()
-        fig.savefig(buf, format="png")
+        fig.savefig(buf, format=fmt)
         return buf.getvalue()
     finally:
         plt.close(fig)
 
 
+FORMATS = ("png", "svg", "pdf")
+
+
 def plot(docs: Sequence[dict], metric: str, out: str | Path) -> Path:
-    """Write the PNG for `metric` to `out`."""
+    """Write the plot of `metric` to `out`, as PNG, SVG or PDF by its suffix (none: PNG)."""
     out = Path(out)
+    fmt = out.suffix.lower().lstrip(".") or "png"
+    if fmt not in FORMATS:
+        raise BootlogError(f"cannot write a .{fmt} plot: name the file .png, .svg or .pdf")
     if not out.parent.exists():
         raise BootlogError(f"directory {out.parent} does not exist")
-    out.write_bytes(render_png(docs, metric))
+    out.write_bytes(render_png(docs, metric, fmt=fmt))
     return out

@@ -138,6 +138,8 @@ def figure(doc: dict, name: str) -> Any:
         return ((doc.get("runtime") or {}).get(part) or {}).get(key)
     if name.startswith("config."):
         return (doc.get("config") or {}).get(name[len("config."):])
+    if name == "status" and boot.get("status") == "ready" and boot.get("failure"):
+        return f"ready ({boot['failure']})"  # the engine died serving (as list and ingest say)
     if name in boot:
         return boot[name]
     if any(m["name"] == name for m in doc.get("metrics", [])):
@@ -231,18 +233,19 @@ def _norm(v: Any) -> Any:
     return v
 
 
-def cell_text(v: Any, none: str = "") -> str:
-    """A value as the text table ("-" for missing) and CSV (empty) show it."""
+def cell_text(v: Any, none: str = "", exact: bool = False) -> str:
+    """A value as the text table ("-" for missing) and CSV (empty, `exact`: every digit
+    stored, not 6 significant ones) show it."""
     if v is None:
         return none
     if isinstance(v, PerRank):
-        return "/".join(cell_text(x) for x in v)
+        return "/".join(cell_text(x, exact=exact) for x in v)
     if isinstance(v, bool):
         return str(v)
     if isinstance(v, float):
         if v.is_integer() and abs(v) < 1e15:
             return str(int(v))
-        return f"{v:.6g}"
+        return repr(v) if exact else f"{v:.6g}"
     return str(v)
 
 
@@ -282,7 +285,7 @@ def render_csv(rows: Sequence[dict], columns: Sequence[str], changes: Sequence[s
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([*columns, "changed"])
     for r, ch in zip(rows, changes):
-        w.writerow([cell_text(r[c]) for c in columns] + [";".join(c for c in columns if c in ch)])
+        w.writerow([cell_text(r[c], exact=True) for c in columns] + [";".join(c for c in columns if c in ch)])
     return buf.getvalue()
 
 
@@ -331,7 +334,7 @@ def history_html(rows: Sequence[dict], columns: Sequence[str], changes: Sequence
     head = "".join(f"<th>{_esc(c)}</th>" for c in columns)
     body = []
     for r, ch in zip(rows, changes):
-        cls = ' class="failed"' if r.get("status") == "failed" else ""
+        cls = ' class="failed"' if str(r.get("status")).startswith(("failed", "ready (")) else ""
         tds = "".join(f'<td class="changed" title="differs from the boot before">{_esc(cell_text(r[c]))}*</td>'
                       if c in ch else f"<td>{_esc(cell_text(r[c]))}</td>" for c in columns)
         body.append(f"<tr{cls}>{tds}</tr>")
@@ -423,6 +426,15 @@ def latest_diff_text(engine, *, container: str | None = None, host: str | None =
     return render.render_text(compare.diff(a, b, history=hist))
 
 
+def nothing_stored(container: str | None, host: str | None) -> str:
+    """The message for an empty view: an empty database, or filters that match no boot."""
+    if container or host:
+        what = " and ".join(x for x in (f"container {container}" if container else "",
+                                        f"host {host}" if host else "") if x)
+        return f"no boots stored for {what}"
+    return "no boots stored yet (bootlog ingest LOG)"
+
+
 def html_report(engine, *, container: str | None = None, host: str | None = None, last: int | None = 50,
                 title: str | None = None) -> str:
     """The whole report page for the stored boots (newest `last` boots in the table and plots)."""
@@ -432,7 +444,7 @@ def html_report(engine, *, container: str | None = None, host: str | None = None
     docs = load_docs(engine, container=container, host=host, last=None if last is None else last + 1,
                      runtime=False)
     if not docs:
-        raise BootlogError("no boots stored yet (bootlog ingest LOG)")
+        raise BootlogError(nothing_stored(container, host))
     cols, rows, changes = history(docs, skip_first=last is not None and len(docs) > last)
     shown = docs[-len(rows):]
     notes: list[str] = []
@@ -445,9 +457,16 @@ def html_report(engine, *, container: str | None = None, host: str | None = None
                 plots.append((name, render_png(shown, name)))
     except BootlogError as err:
         notes.append(f"Plots left out: {err}")
-    diff = latest_diff_text(engine, container=container, host=host)
+    diff, why = latest_diff_text(engine, container=container, host=host), None
     if diff is None and len(shown) >= 2:
-        notes.append("Diff left out: bootlog.compare/render not available.")
+        from bootlog.store.queries import resolve_ref
+
+        try:
+            resolve_ref(engine, "prev", container=container, host=host)
+        except BootlogError as err:
+            why = str(err)
+        notes.append(f"Diff left out: {why or 'it could not be made'} (the newest boot has no earlier "
+                     "boot of its container or file to compare with).")
     where = f" — {container}" if container else ""
     newest = show_boot(engine, shown[-1]["boot"]["id"])  # with its runtime summary
     from datetime import datetime, timezone

@@ -274,3 +274,9 @@ def test_a_change_inside_compilation_config_is_named_and_checkable(tmp_path):
     rows = {f["key"]: f["verdict"] for f in json.loads(res.stdout)["findings"]}
     assert rows["cudagraph_capture_sizes"] == "violation"
     assert rows["compilation_config.max_cudagraph_capture_size"] == "same"
+
+
+@pytest.mark.parametrize("cmd", [("diff",), ("check", "--plan", "x.toml")])
+def test_json_and_markdown_together_is_a_usage_error(db_path, cmd):
+    res = run(db_path, *cmd, "--json", "--markdown")
+    assert res.exit_code == 2 and "choose --json or --markdown, not both" in res.output

@@ -396,3 +396,32 @@ def test_container_filter_keeps_one_containers_boots(tmp_path, exp):
     assert run(db, "export", str(data_path), "--container", "other").exit_code == 0
     boots = json.loads(data_path.read_text())["boots"]
     assert [b["container"] for b in boots] == ["other"] * len(boots) and len(boots) >= 1
+
+
+def test_history_csv_carries_every_digit_and_died_boots_read_as_such(tmp_path):
+    # seed 07 died serving (ready, failure oom); seed 01 prints boot_to_ready 554.689601 s
+    db = tmp_path / "s.db"
+    for name in ("01-shape-d-fp8-200704x3", "07-5x262144-runtime-oom"):
+        assert run(db, "ingest", str(FIXTURES / "seed" / f"{name}.log")).exit_code == 0
+    rows = list(csv.DictReader(run(db, "history", "--csv").stdout.splitlines()))
+    shown = json.loads(run(db, "show", "1", "--json").stdout)
+    ready_s = next(m["value"] for m in shown["metrics"] if m["name"] == "boot_to_ready_s")
+    assert float(rows[0]["boot_to_ready_s"]) == ready_s and len(str(ready_s)) > 7
+    assert [r["status"] for r in rows] == ["ready", "ready (oom)"]
+    assert [r["faults"] for r in rows] == ["0", "1"]  # one OOM, one fault (not its wrapper too)
+    text = run(db, "history").stdout
+    assert " ready (oom)" in text
+    # filters that match nothing say so, not "no boots stored yet"
+    assert run(db, "history", "--container", "nope").stdout.strip() == "no boots stored for container nope"
+    res = run(db, "plot", "kv_cache_tokens", "--host", "nowhere", "-o", str(tmp_path / "x.png"))
+    assert res.exit_code == 1 and "no boots stored for host nowhere" in res.stderr
+
+
+def test_plot_writes_the_format_its_name_asks_for(db, tmp_path):
+    pytest.importorskip("matplotlib")
+    svg, pdf = tmp_path / "kv.svg", tmp_path / "kv.pdf"
+    for path in (svg, pdf):
+        assert run(db, "plot", "kv_cache_tokens", "-o", str(path)).exit_code == 0
+    assert b"<svg" in svg.read_bytes()[:500] and pdf.read_bytes().startswith(b"%PDF")
+    res = run(db, "plot", "kv_cache_tokens", "-o", str(tmp_path / "kv.jpg"))
+    assert res.exit_code == 1 and ".png, .svg or .pdf" in res.stderr
