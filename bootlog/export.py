@@ -7,11 +7,11 @@ Formats:
   parquet  like csv, three files (boots.parquet, boots-events.parquet, boots-samples.parquet);
            needs pyarrow (`pip install 'bootlog[parquet]'`).
 
-Wide columns: every boot field, `config.KEY` for every config key, and one column per metric.
-A metric whose ranks print different values in any boot gets one column per rank,
-`NAME@rankN` (`NAME@engine` for the engine-core printing); otherwise the single `NAME`.
-A rank printing the same metric several times (one per compile range, per KV group) adds
-`NAME@rankN.2`, `.3`….
+Wide columns: every boot field, `config.KEY` for every config key, and one column `NAME` per
+metric (its first printing in the log), whatever else the database holds, so a script can rely
+on the name.  A metric whose ranks print different values in any boot also gets one column per
+rank, `NAME@rankN` (`NAME@engine` for the engine-core printing); a rank printing the same metric
+several times (one per compile range, per KV group) adds `NAME@rankN.2`, `.3`….
 """
 from __future__ import annotations
 
@@ -77,14 +77,13 @@ def wide_rows(docs: Sequence[dict]) -> tuple[list[str], list[dict]]:
             row[f"config.{k}"] = v
         for name in dict.fromkeys(m["name"] for m in d.get("metrics", [])):
             slots = _slots(d, name)
+            metric_cols[name] = None
+            row[name] = slots[0][2]
             if name in split:
                 for r, k, v in slots:
                     col = _slot_column(name, r, k)
                     metric_cols[col] = None
                     row[col] = v
-            else:
-                metric_cols[name] = None
-                row[name] = slots[0][2]
         rows.append(row)
     columns = [*BOOT_FIELDS, *extra_boot, *sorted(config_cols), *sorted(metric_cols)]
     return columns, [{c: r.get(c) for c in columns} for r in rows]

@@ -154,9 +154,10 @@ def test_history_on_an_empty_database(tmp_path):
 # ----------------------------------------------------------------------------------- export
 
 def metric_cells(row: dict, name: str) -> list[float]:
-    """All non-empty values of a metric in a wide row: NAME or NAME@rankN / NAME@engine(.k)."""
-    return sorted(float(v) for k, v in row.items()
-                  if (k == name or k.startswith(name + "@")) and v not in ("", None))
+    """All values of a metric in a wide row: its per-rank cells NAME@rankN / NAME@engine(.k)
+    when it has them, else its one column NAME."""
+    ranked = [float(v) for k, v in row.items() if k.startswith(name + "@") and v not in ("", None)]
+    return sorted(ranked) if ranked else [float(row[name])] if row.get(name) not in ("", None) else []
 
 
 def test_export_csv_boots_events_samples(db, exp, tmp_path):
@@ -167,10 +168,15 @@ def test_export_csv_boots_events_samples(db, exp, tmp_path):
     assert len(boots) == len(exp)
     cols = boots[0].keys()
     assert {"id", "status", "vllm_version", "config.max_model_len"} <= set(cols)
-    # a metric is either one column or per-rank columns, never both
+    # a metric always has its own column (its first printing), whatever else is stored, and
+    # per-rank columns beside it where ranks disagree
     for name in ("torch_compile_s", "kv_cache_tokens", "graph_capture_gib"):
-        assert not (name in cols and any(c.startswith(name + "@") for c in cols))
+        assert name in cols
     assert any(c.startswith("torch_compile_s@rank") for c in cols)  # TP8 ranks disagree
+    tp8 = next(r for r in boots if r["torch_compile_s@rank1"] not in ("", None))
+    shown = json.loads(run(db, "show", tp8["id"], "--json").stdout)
+    first = next(m["value"] for m in shown["metrics"] if m["name"] == "torch_compile_s")
+    assert float(tp8["torch_compile_s"]) == first  # its first printing in the log
     for row, e in zip(boots, exp):
         assert row["status"] == exp_status(e)
         assert row["vllm_version"] == e["vllm_version"]
