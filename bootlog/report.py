@@ -202,19 +202,31 @@ def history_rows(docs: Sequence[dict], columns: Sequence[str] = DEFAULT_COLUMNS)
     return [{c: figure(d, c) for c in columns} for d in docs]
 
 
-def changed(rows: Sequence[dict], columns: Sequence[str]) -> list[set[str]]:
-    """Per row, the columns whose value differs from the previous row (the boot before it).
+def changed(rows: Sequence[dict], columns: Sequence[str], groups: Sequence[Any] | None = None
+            ) -> list[set[str]]:
+    """Per row, the columns whose value differs from the boot before it: the previous row of the
+    same group (`groups[i]`: container and host, as `prev` pairs boots), else the previous row.
 
-    `id` never counts as a change; the first row has nothing to compare with.
+    `id` never counts as a change; the first row of a group has nothing to compare with.
     """
     out: list[set[str]] = []
+    last: dict[Any, dict] = {}
     for i, row in enumerate(rows):
-        if i == 0:
+        key = groups[i] if groups is not None else None
+        prev = last.get(key)
+        last[key] = row
+        if prev is None:
             out.append(set())
             continue
-        prev = rows[i - 1]
         out.append({c for c in columns if c != "id" and _norm(row.get(c)) != _norm(prev.get(c))})
     return out
+
+
+def series_key(doc: dict) -> tuple:
+    """The series a boot belongs to for "the boot before": its container on its host, or the
+    host's container-less log files (as `prev` falls back to them)."""
+    boot = doc.get("boot", {})
+    return (boot.get("container"), boot.get("host"))
 
 
 def _norm(v: Any) -> Any:
@@ -312,7 +324,7 @@ def history(docs: Sequence[dict], columns: Sequence[str] | None = None, *, skip_
         if unknown and docs:
             raise BootlogError(f"unknown figure {', '.join(unknown)} (none of the boots shown has it)")
     rows = history_rows(docs, cols)
-    changes = changed(rows, cols)
+    changes = changed(rows, cols, [series_key(d) for d in docs])
     if skip_first and rows:
         rows, changes = rows[1:], changes[1:]
     return cols, rows, changes

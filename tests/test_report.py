@@ -431,3 +431,18 @@ def test_plot_writes_the_format_its_name_asks_for(db, tmp_path):
     assert b"<svg" in svg.read_bytes()[:500] and pdf.read_bytes().startswith(b"%PDF")
     res = run(db, "plot", "kv_cache_tokens", "-o", str(tmp_path / "kv.jpg"))
     assert res.exit_code == 1 and ".png, .svg or .pdf" in res.stderr
+
+
+def test_history_marks_a_change_against_the_same_series_only(tmp_path):
+    # seed 01 and 02 on host alpha, the crash loop (05) on host beta between them: row 3 is
+    # compared with row 1 (alpha's boot before), not with beta's failed boots
+    db = tmp_path / "fleet.db"
+    for name, host in (("01-shape-d-fp8-200704x3", "alpha"), ("05-util-1.00-crash-loop", "beta"),
+                       ("02-shape-e-precise-memory", "alpha")):
+        assert run(db, "ingest", "--host", host, str(FIXTURES / "seed" / f"{name}.log")).exit_code == 0
+    rows = json.loads(run(db, "history", "--json").stdout)
+    assert [r["status"] for r in rows] == ["ready", "failed", "failed", "ready"]
+    alpha2 = rows[-1]
+    assert "status" not in alpha2["changed"] and "kv_cache_tokens" not in alpha2["changed"]
+    assert "torch_compile_s" in alpha2["changed"]  # cold 181.2 s, then a cache hit
+    assert rows[1]["changed"] == []  # beta's first boot has no boot before it
