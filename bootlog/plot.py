@@ -61,6 +61,13 @@ def series(docs: Sequence[dict], metric: str) -> dict[str, list[float | None]]:
     """
     per_boot = [metric_values(d, metric) for d in docs]
     out: dict[str, list[float | None]] = {metric: [None] * len(docs)}
+    if not any(per_boot):  # not a printed metric: any numeric history column (faults, a config
+        from bootlog.report import figure  # key such as max_model_len, runtime.max.X)
+
+        for i, d in enumerate(docs):
+            v = _number(figure(d, metric))
+            out[metric][i] = v
+        return out
     for i, vals in enumerate(per_boot):
         if not vals:
             continue
@@ -73,6 +80,15 @@ def series(docs: Sequence[dict], metric: str) -> dict[str, list[float | None]]:
             if out[label][i] is None:  # first printing of that rank
                 out[label][i] = v
     return out
+
+
+def _number(v) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return float(v) if isinstance(v, bool) else None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
 
 
 def _tick(doc: dict) -> str:

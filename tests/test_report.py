@@ -431,6 +431,18 @@ def test_plot_writes_the_format_its_name_asks_for(db, tmp_path):
     assert b"<svg" in svg.read_bytes()[:500] and pdf.read_bytes().startswith(b"%PDF")
     res = run(db, "plot", "kv_cache_tokens", "-o", str(tmp_path / "kv.jpg"))
     assert res.exit_code == 1 and ".png, .svg or .pdf" in res.stderr
+    # any numeric history column plots too: faults per boot, a config key
+    for name in ("faults", "max_model_len"):
+        png = tmp_path / f"{name}.png"
+        assert run(db, "plot", name, "-o", str(png)).exit_code == 0
+        assert png.read_bytes().startswith(PNG_MAGIC)
+    from bootlog.plot import series
+    from bootlog.report import load_docs
+    from bootlog.store.db import open_db
+
+    docs = load_docs(open_db(str(db)), runtime=False)
+    faults = [float(sum(e["kind"] in ("oom", "gdn_hip_fault") for e in d["events"])) for d in docs]
+    assert series(docs, "faults")["faults"] == faults and any(faults)  # (022 has its OOM)
 
 
 def test_history_marks_a_change_against_the_same_series_only(tmp_path):
