@@ -48,6 +48,18 @@ def command(engine: str = "podman") -> list[str]:
     return [binary, *shlex.split(os.environ.get(f"BOOTLOG_{var}_ARGS", ""))]
 
 
+# podman's and docker's own rule for names (an id is hex, so it fits too): a name that starts
+# with "-" would be read by the engine as an option (--latest, --help), never as a container
+_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]*")
+
+
+def _checked(name: str) -> str:
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise SourceError(f"not a container name: {name!r} (letters, digits, _ . -; not starting with -)",
+                          container=name)
+    return name
+
+
 def _fail(engine: str, what: str, name: str, rc: int, stderr: str) -> SourceError:
     last = next((ln for ln in reversed(stderr.strip().splitlines()) if ln.strip()), "")
     if _NO_SUCH.search(last):
@@ -89,6 +101,7 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def _run(engine: str, args: list[str], name: str, what: str, timeout: float = STALL_S) -> str:
+    _checked(name)
     argv = [*command(engine), *args]
     timeout = _limit(timeout)
     try:
@@ -218,7 +231,7 @@ def logs(name: str, *, since: int | datetime | str | None = None, until: int | d
         args += ["--since", s]
     if (u := _since_arg(until)) is not None:
         args += ["--until", u]
-    argv = [*command(engine), *args, name]
+    argv = [*command(engine), *args, _checked(name)]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         rc = _run_to(argv, out, err, engine, name)
         if rc != 0:

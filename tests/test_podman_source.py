@@ -225,3 +225,14 @@ def test_logs_that_stall_are_stopped(tmp_path, monkeypatch):
     assert time.monotonic() - t0 < 6
     time.sleep(0.2)
     assert _alive(pids) == []
+
+
+@pytest.mark.parametrize("name", ["--latest", "-v", "--help", "a b", "", "x;touch y"])
+def test_a_name_the_engine_would_read_as_an_option_is_refused(tmp_path, monkeypatch, name):
+    # `podman logs --timestamps --latest` would read the newest container's log, stored as "--latest"
+    ran = _hanging_engine(tmp_path, monkeypatch, f"echo called >> {tmp_path}/pids")
+    for call in (lambda: list(podman.logs(name)), lambda: podman.inspect(name),
+                 lambda: podman.events(name, since=0)):
+        with pytest.raises(SourceError, match=r"^not a container name: "):
+            call()
+    assert not ran.exists()  # the engine never ran
