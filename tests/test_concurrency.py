@@ -69,3 +69,45 @@ def test_same_boots_twice_at_once_stored_once(url):
         per_boot = conn.execute(select(MetricRow.boot_id, func.count()).group_by(MetricRow.boot_id)).all()
     assert len(per_boot) == len(nums) and {n for _, n in per_boot} == {len(seed_boot(0).metrics)}
     eng.dispose()
+
+
+def _resume_worker(url: str, path: str, start, results) -> None:
+    from bootlog.ingest import ingest
+
+    try:
+        eng = open_db(url)
+        start.wait(timeout=60)
+        out = ingest(eng, path)
+        results.put(("ok", out.resumed_at_line))
+        eng.dispose()
+    except BaseException as err:  # noqa: BLE001 - reported to the parent
+        results.put(("error", repr(err)))
+
+
+def test_two_ingests_resuming_a_grown_file_at_once_add_its_lines_once(url, tmp_path):
+    # corpus 020 (279 stats lines): 60 % ingested, the rest appended, then two ingests at once
+    from bootlog.ingest import ingest
+    from conftest import FIXTURES
+
+    data = (FIXTURES / "020-v0.11.2-metrics-heavy.log").read_bytes()
+    cut = data.index(b"\n", len(data) * 6 // 10) + 1
+    path = tmp_path / "grown.log"
+    path.write_bytes(data[:cut])
+    eng = open_db(url)
+    ingest(eng, str(path))
+    path.write_bytes(data)
+    start, results = CTX.Barrier(2), CTX.Queue()
+    procs = [CTX.Process(target=_resume_worker, args=(url, str(path), start, results)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    got = [results.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=30)
+    assert all(r[0] == "ok" for r in got), got
+    with eng.connect() as conn:
+        from bootlog.store.models import SampleRow
+
+        n, distinct = conn.execute(select(func.count(), func.count(SampleRow.line.distinct()))
+                                   .select_from(SampleRow)).one()
+    assert n == distinct == data.count(b"Avg prompt throughput")
+    eng.dispose()

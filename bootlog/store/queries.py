@@ -210,7 +210,12 @@ def _save_tx(engine: Engine, src: SourceInfo, prepared: list[_Prepared],
              resumed_from: int | None = None) -> list[tuple[int, bool]]:
     with writer(engine).begin() as conn:
         if resumed_from is not None and position is not None:
-            now_at = conn.execute(select(Position.byte_offset).where(Position.source_key == position[0])).scalar()
+            # FOR UPDATE: two ingests resuming the same grown file at once must not both extend
+            # the boot (PostgreSQL's READ COMMITTED lets both read the old offset; the second
+            # now waits, reads the new one and reads again from there; SQLite ignores it, its
+            # BEGIN IMMEDIATE already lets one writer in at a time)
+            now_at = conn.execute(select(Position.byte_offset).where(Position.source_key == position[0])
+                                  .with_for_update()).scalar()
             if now_at != resumed_from:
                 raise PositionMoved(position[0])
         sid = _source_id(conn, src)
