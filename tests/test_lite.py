@@ -273,3 +273,22 @@ def test_replace_rules_same_either_store(tmp_path, monkeypatch, second, replaced
     assert (stored[4], stored[14], stored[15], len(out["lite"]["events"])) == (
         kept.get("status", "incomplete"), kept.get("last", 50), kept.get("fp", "fp-1"),
         1 if kept.get("events") else 0)
+
+
+def test_a_lock_held_past_the_busy_timeout_is_waited_out(tmp_path, monkeypatch):
+    # another writer keeps the write lock longer than the busy timeout (here 0.2 s instead of
+    # 30 s): the lite store tries the whole transaction again, as the SQLAlchemy store does
+    import threading
+    import time
+
+    db = tmp_path / "lk.db"
+    assert lite.open_lite(str(db)) is not None
+    monkeypatch.setattr(lite, "BUSY_TIMEOUT_MS", 200)
+    holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    threading.Timer(0.6, lambda: holder.execute("COMMIT")).start()
+    t0 = time.monotonic()
+    store = lite.open_lite(str(db))
+    out = ingest(store, str(FIXTURES / "012-v0.10.2-v1-small.log"))
+    assert time.monotonic() - t0 >= 0.5 and len(out) == 1 and out[0].created
+    holder.close()

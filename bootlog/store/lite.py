@@ -69,10 +69,21 @@ class Lite:
         if not boots and position is None:
             return []
         prepared = [(rows.boot_row(src, b), k) for k, b in enumerate(boots)]
-        try:
-            return self._save(src, prepared, position, extend, resumed_from, boots)
-        except sqlite3.Error as err:
-            raise StoreError(f"cannot write database: {err}") from err
+        import random
+        import time
+
+        for attempt in range(_ATTEMPTS):
+            try:
+                return self._save(src, prepared, position, extend, resumed_from, boots)
+            except sqlite3.OperationalError as err:
+                # another writer held the lock past the busy timeout: the whole transaction again
+                # (rolled back, so nothing half-written), as db.retry does for the SQLAlchemy store
+                if attempt == _ATTEMPTS - 1 or not _locked(err):
+                    raise StoreError(f"cannot write database: {err}") from err
+                time.sleep(0.05 * (2 ** attempt) * (0.5 + random.random()))
+            except sqlite3.Error as err:
+                raise StoreError(f"cannot write database: {err}") from err
+        raise AssertionError("unreachable")
 
     def _save(self, src: rows.SourceInfo, prepared: list[tuple[dict[str, Any], int]],
               position: tuple[str, int, str] | None, extend: int | None,
@@ -248,6 +259,12 @@ class Lite:
 
 
 _BATCH = 5000  # rows per executemany, as queries._BATCH
+_ATTEMPTS = 4  # whole-transaction tries when the lock stays taken past the busy timeout
+
+
+def _locked(err: sqlite3.OperationalError) -> bool:
+    text = str(err).lower()
+    return "locked" in text or "busy" in text
 _CHUNK = 500  # bound on IN (...) lists, as queries._CHUNK
 _MATCH = "id, fingerprint, first_line, last_line, status, started_at, vllm_version, model"
 _MATCH_KEYS = tuple(_MATCH.split(", "))
