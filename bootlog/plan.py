@@ -83,6 +83,7 @@ UNITS = {
 _BOUND_KEYS = ("min", "max", "eq", "approx")
 _METRIC_KEYS = set(_BOUND_KEYS) | {"tol", "rank", "hard", "kind"}
 _PATTERN_TIMEOUT_S = 0.25  # per search: a catastrophic regex must not hang an ingest
+_PATTERN_GIVE_UP = 3  # runaway lines after which a pattern is dropped for the rest of the run
 
 
 @dataclass
@@ -109,6 +110,7 @@ class UserPattern:
     event: str | None = None  # event kind, when the pattern marks an event instead of a figure
     literal: str | None = None  # cheap prefilter
     kind: str | None = None  # "capacity" | "timing": how diff judges moves
+    timeouts: int = 0  # lines it ran away on; at _PATTERN_GIVE_UP it is used no more
 
 
 @dataclass
@@ -462,13 +464,27 @@ def user_pattern_hits(plan: Plan | None, text: str) -> list[Metric | Event]:
             continue
         msg, rank = _msg_rank(line)
         for up in plan.patterns:
+            if up.timeouts >= _PATTERN_GIVE_UP:
+                continue
             try:
                 # one line in, no line number out: the caller knows where the line was
                 out.extend(user_pattern_hits_one(up, msg, line=no if len(lines) > 1 else None,
                                                  rank=rank))
             except TimeoutError:
-                continue  # a runaway pattern loses this line, the ingest goes on
+                _ran_away(up)  # a runaway pattern loses this line, the ingest goes on
     return out
+
+
+def _ran_away(up: UserPattern) -> None:
+    """Count a timeout; the third drops the pattern (a 0.25 s search on every matching line of a
+    big log is hours) and says so once on stderr."""
+    up.timeouts += 1
+    if up.timeouts == _PATTERN_GIVE_UP:
+        import sys
+
+        print(f"bootlog: warning: plan pattern {up.name!r} ran past {_PATTERN_TIMEOUT_S:g} s on "
+              f"{_PATTERN_GIVE_UP} lines; it is skipped for the rest of this run (its regex "
+              "backtracks catastrophically: simplify it)", file=sys.stderr)
 
 
 def _msg_rank(text: str) -> tuple[str, int | None]:
@@ -502,8 +518,10 @@ def apply_user_patterns(plan: Plan | None, lines: Iterable[Any]) -> list[Metric 
                     continue
                 msg, rank = _msg_rank(text)
         for up in plan.patterns:
+            if up.timeouts >= _PATTERN_GIVE_UP:
+                continue
             try:
                 out.extend(user_pattern_hits_one(up, msg, line=lineno, rank=rank, ts=ts))
             except TimeoutError:
-                continue
+                _ran_away(up)
     return out

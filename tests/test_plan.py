@@ -209,6 +209,24 @@ samples = [{ line = '7xxy', value = 7 }]
     assert time.monotonic() - started < 5
 
 
+def test_a_runaway_pattern_is_dropped_after_three_lines(tmp_path, capsys):
+    # 0.25 s on every matching line of a big log is hours: after 3 runaways it is used no more
+    plan = load_plan(write_plan(tmp_path, """
+[[pattern]]
+name = "slow"
+regex = '^(?P<value>\\d+)(x+x+)+y'
+samples = [{ line = '7xxy', value = 7 }]
+"""))
+    started = time.monotonic()
+    for _ in range(20):
+        assert user_pattern_hits(plan, "7" + "x" * 5000) == []
+    assert time.monotonic() - started < 3 * 0.25 + 2
+    assert plan.patterns[0].timeouts == 3
+    err = capsys.readouterr().err
+    assert err.count("plan pattern 'slow' ran past 0.25 s on 3 lines") == 1
+    assert user_pattern_hits(plan, "7xxy") == []  # dropped, even where it would match
+
+
 def test_shipped_plan_loads():
     plan_file = ROOT / "fixtures" / "plans" / "frank-primary.toml"
     if not plan_file.exists():
