@@ -196,7 +196,9 @@ def list_(ctx, container, host, as_json) -> None:
         print_json(boots)
         return
     if not boots:
-        click.echo("no boots stored yet (bootlog ingest LOG)")
+        from bootlog.report import nothing_stored
+
+        click.echo(nothing_stored(container, host))
         return
     rows = [(str(b["id"]), b["status"], b.get("failure") or "", b.get("vllm_version") or "",
              (b.get("started_at") or "")[:19], b.get("container") or os.path.basename(b.get("source") or ""),

@@ -11,10 +11,24 @@ def _root_db(ctx: click.Context) -> str | None:
 
 
 def _raw_engine(ctx: click.Context):
-    """An engine that does not migrate on open: status/check must report what is there."""
+    """An engine that does not migrate on open: status/check must report what is there (and a
+    path with no database is said to be so, not created empty)."""
+    import os
+
+    from bootlog.errors import StoreError
     from bootlog.store import db as dbmod
 
-    return dbmod.make_engine(dbmod.resolve_url(_root_db(ctx)))
+    url = dbmod.resolve_url(_root_db(ctx))
+    path = dbmod.sqlite_path(url)
+    if path and not os.path.exists(path):
+        raise StoreError(f"no database at {path} (bootlog ingest LOG creates it)")
+    return dbmod.make_engine(url)
+
+
+def _damaged(err: Exception) -> str:
+    from bootlog.store.db import one_line
+
+    return f"cannot read the database: {one_line(err)}"
 
 
 @click.group()
@@ -38,7 +52,14 @@ def status(ctx, as_json) -> None:
     """Schema revision, whether it is current, and rows per table."""
     from bootlog.store.housekeeping import status as get_status
 
-    st = get_status(_raw_engine(ctx))
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from bootlog.errors import StoreError
+
+    try:
+        st = get_status(_raw_engine(ctx))
+    except SQLAlchemyError as err:  # a damaged file: one line, not an internal error
+        raise StoreError(_damaged(err)) from err
     if as_json:
         print_json(st)
         return
@@ -67,7 +88,12 @@ def db_check(ctx) -> None:
     """Check the schema against the models and (SQLite) the file's integrity. Exit 1 on problems."""
     from bootlog.store.housekeeping import check as run_check
 
-    problems = run_check(_raw_engine(ctx))
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        problems = run_check(_raw_engine(ctx))
+    except SQLAlchemyError as err:  # so damaged that the check itself cannot read it
+        problems = [_damaged(err)]
     for p in problems:
         click.echo(p)
     if problems:

@@ -49,3 +49,24 @@ def test_check_reports_a_stale_schema(tmp_path):
         con.execute("update alembic_version set version_num='0000_old'")
     res = run(db, "db", "check")
     assert res.exit_code == 1 and "not the newest" in res.stdout
+
+
+def test_status_and_check_of_a_missing_or_damaged_file_are_one_line(tmp_path):
+    missing = tmp_path / "none.db"
+    for cmd in (("db", "status"), ("db", "check")):
+        res = run(missing, *cmd)
+        assert res.exit_code == 1 and res.stderr == f"bootlog: no database at {missing} (bootlog ingest LOG creates it)\n"
+    assert not missing.exists()  # not created empty by looking at it
+    # a real database cut short mid-file: its pages are gone
+    good = tmp_path / "good.db"
+    assert run(good, "ingest", str(FIXTURES / "020-v0.11.2-metrics-heavy.log")).exit_code == 0
+    cut = tmp_path / "cut.db"
+    cut.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    res = run(cut, "db", "check")
+    assert res.exit_code == 1 and "internal error" not in res.output and "Traceback" not in res.output
+    assert res.stdout.strip() and all(len(line) < 300 for line in res.output.splitlines())
+    # random bytes where a database should be
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(os.urandom(20000))
+    res = run(junk, "db", "check")
+    assert res.exit_code == 1 and res.stdout == "cannot read the database: file is not a database\n"
