@@ -70,3 +70,23 @@ def test_status_and_check_of_a_missing_or_damaged_file_are_one_line(tmp_path):
     junk.write_bytes(os.urandom(20000))
     res = run(junk, "db", "check")
     assert res.exit_code == 1 and res.stdout == "cannot read the database: file is not a database\n"
+
+
+def test_a_reingest_does_not_undo_prune(tmp_path):
+    # prune deletes a boot's runtime samples; reading the same lines again (stdin, a copy) must
+    # add nothing, not rewrite the boot with its samples back
+    db = tmp_path / "p.db"
+    log = FIXTURES / "020-v0.11.2-metrics-heavy.log"
+    assert run(db, "ingest", str(log)).exit_code == 0
+    assert run(db, "prune", "--keep-last", "0").stdout.startswith("deleted 279 runtime samples")
+    with sqlite3.connect(db) as con:
+        before = con.execute("select id, ingested_at from boots").fetchall()
+    copy = tmp_path / "copy.log"
+    copy.write_bytes(log.read_bytes())
+    res = CliRunner().invoke(cli, ["--db", str(db), "ingest", "-"], input=log.read_bytes())
+    assert res.exit_code == 0 and "[already stored]" in res.stdout
+    assert "[already stored]" in run(db, "ingest", str(copy)).stdout
+    with sqlite3.connect(db) as con:
+        assert con.execute("select count(*) from samples").fetchone() == (0,)
+        assert con.execute("select id, ingested_at from boots").fetchall() == before
+        assert con.execute("select count(*) from metrics").fetchone()[0] > 0  # figures stay

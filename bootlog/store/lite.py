@@ -187,7 +187,7 @@ class Lite:
         counts = [self.conn.execute(f"SELECT count(*) FROM {t} WHERE boot_id = ?", (stored["id"],)).fetchone()[0]
                   for t in ("metrics", "events", "samples")]
         n_metrics = sum(1 for m in b.metrics if rows._finite(m.value) is not None)
-        return counts != [n_metrics, len(b.events), len(b.samples)]
+        return rows.counts_differ(counts, [n_metrics, len(b.events), len(b.samples)])
 
     def _insert_children(self, pairs: list[tuple[int, tuple[dict[str, Any], int]]], boots: Sequence[Boot]) -> None:
         """Child rows in one pass over the boots (each asked for once), each table's rows in

@@ -21,6 +21,7 @@ from bootlog.store.rows import (  # noqa: F401  (re-exported: callers import the
     PositionMoved, _plain_floats, _sample_rows, boot_row, config_hash, fallback_fingerprint, match_stored)
 from bootlog.store.models import BootRow, ConfigRow, EventRow, MetricRow, Position, SampleRow, Source
 from bootlog.store import reads
+from bootlog.store.rows import counts_differ
 from bootlog.store.reads import RuntimeFold as _RuntimeFold, _json_number, typed_config_value  # noqa: F401  (re-exported)
 from bootlog.store.samplerows import insert_sql
 
@@ -198,7 +199,7 @@ def _should_replace(conn: Connection, stored: dict[str, Any], new: _Prepared) ->
     # same span: the stored read may have ended in a half-written line that is whole now
     counts = [conn.execute(select(func.count()).select_from(m).where(m.boot_id == stored["id"])).scalar()
               for m in (MetricRow, EventRow, SampleRow)]
-    return counts != [len(new.metrics), len(new.events), len(new.samples)]
+    return counts_differ(counts, [len(new.metrics), len(new.events), len(new.samples)])
 
 
 _MATCH_COLUMNS = (BootRow.id, BootRow.fingerprint, BootRow.first_line, BootRow.last_line, BootRow.status,

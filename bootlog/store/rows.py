@@ -57,6 +57,16 @@ def fallback_fingerprint(src: SourceInfo, boot: Boot) -> str:
     return "src:" + hashlib.sha256(basis.encode()).hexdigest()
 
 
+def counts_differ(stored: list[int], parsed: list[int]) -> bool:
+    """Whether a stored boot of the same span needs rewriting: its [metrics, events, samples]
+    counts differ from the new read's (it ended in a half-written line that is whole now).
+    Samples that `prune` deleted (none left, figures and events the same) stay deleted: a
+    re-read of the same lines must add nothing."""
+    if stored[:2] == parsed[:2] and stored[2] == 0 and parsed[2] > 0:
+        return False
+    return stored != parsed
+
+
 def _finite(v: float) -> float | None:
     return v if isinstance(v, (int, float)) and math.isfinite(v) else None
 
