@@ -197,13 +197,17 @@ samples = ['WARNING 10-05 08:00:01 [expert_plan.py:88] expert-offload-mem 120 Gi
     assert isinstance(rows[1], Event) and rows[1].kind == "warning" and rows[1].detail == {"gib": "120"}
 
 
-def test_user_pattern_timeout_at_ingest_skips_the_line(tmp_path):
-    plan = load_plan(write_plan(tmp_path, """
+# a regex that backtracks catastrophically on "7xxxx...x" (no "y"), yet matches its sample
+SLOW_PLAN = """
 [[pattern]]
 name = "slow"
 regex = '^(?P<value>\\d+)(x+x+)+y'
 samples = [{ line = '7xxy', value = 7 }]
-"""))
+"""
+
+
+def test_user_pattern_timeout_at_ingest_skips_the_line(tmp_path):
+    plan = load_plan(write_plan(tmp_path, SLOW_PLAN))
     started = time.monotonic()
     assert user_pattern_hits(plan, "7" + "x" * 5000) == []
     assert time.monotonic() - started < 5
@@ -211,17 +215,10 @@ samples = [{ line = '7xxy', value = 7 }]
 
 def test_a_runaway_pattern_is_dropped_after_three_lines(tmp_path, capsys):
     # 0.25 s on every matching line of a big log is hours: after 3 runaways it is used no more
-    plan = load_plan(write_plan(tmp_path, """
-[[pattern]]
-name = "slow"
-regex = '^(?P<value>\\d+)(x+x+)+y'
-samples = [{ line = '7xxy', value = 7 }]
-"""))
-    started = time.monotonic()
+    plan = load_plan(write_plan(tmp_path, SLOW_PLAN))
     for _ in range(20):
         assert user_pattern_hits(plan, "7" + "x" * 5000) == []
-    assert time.monotonic() - started < 3 * 0.25 + 2
-    assert plan.patterns[0].timeouts == 3
+    assert plan.patterns[0].timeouts == 3  # (not 20: the other 17 lines never ran it)
     err = capsys.readouterr().err
     assert err.count("plan pattern 'slow' ran past 0.25 s on 3 lines") == 1
     assert user_pattern_hits(plan, "7xxy") == []  # dropped, even where it would match
