@@ -22,7 +22,7 @@ CHUNK = 1 << 20
 @dataclass
 class Source:
     name: str  # path, "-" (stdin) or "podman:NAME"
-    kind: str  # "file" | "gzip" | "stdin" | "container"
+    kind: str  # "file" | "gzip" | "stdin" (also a FIFO or device path) | "container"
     mtime: float | None = None  # file mtime (gives the year of vLLM's MM-DD dates), else None
     size: int | None = None  # bytes on disk (compressed size for gzip), else None
     _reader: Callable[[int, int], Iterator[bytes]] | None = field(default=None, repr=False, compare=False)
@@ -52,7 +52,9 @@ def open_source(spec: str) -> Source:
         # magic bytes are peeked when reading starts
         if not os.access(spec, os.R_OK):  # opening it here would consume the writer
             raise InputError(f"permission denied: {spec}", path=spec)
-        return Source(name=spec, kind="file", mtime=st.st_mtime,
+        # kind "stdin": a stream read once, as "-" is (no size, no stored position, no second
+        # open for a head fingerprint: that would wait on a FIFO's writer, or read nothing)
+        return Source(name=spec, kind="stdin", mtime=st.st_mtime,
                       _reader=lambda start, n: _stream_chunks(spec, start, n))
     magic = _read_magic(spec)
     size = st.st_size

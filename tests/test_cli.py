@@ -280,3 +280,23 @@ def test_a_change_inside_compilation_config_is_named_and_checkable(tmp_path):
 def test_json_and_markdown_together_is_a_usage_error(db_path, cmd):
     res = run(db_path, *cmd, "--json", "--markdown")
     assert res.exit_code == 2 and "choose --json or --markdown, not both" in res.output
+
+
+def test_a_fifo_path_is_read_once_like_stdin(db_path, tmp_path):
+    # `bootlog ingest <(zcat x.gz)`: a FIFO has no size and cannot be opened twice (it hung on a
+    # second open, or read nothing)
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    data = TWO_BOOTS.read_bytes()
+
+    def write() -> None:
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    threading.Thread(target=write, daemon=True).start()
+    res = run(db_path, "ingest", str(fifo))
+    assert res.exit_code == 0, res.output
+    assert [l.split()[1] for l in res.stdout.splitlines() if l.startswith("#")] == ["failed", "ready"]
+    assert boot_count(db_path) == 2
