@@ -122,7 +122,7 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
 
     Re-ingesting the same content adds nothing. Prints one line per boot found.
     """
-    from bootlog.ingest import ingest as run_ingest
+    from bootlog.ingest import ingest as run_ingest, stored_name
 
     if not paths and not container:
         raise click.UsageError("give one or more PATHS (or - for stdin), or --container NAME")
@@ -140,7 +140,8 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
         results = run_ingest(engine, spec if kind == "path" else None, container=container,
                              container_engine=container_engine, host=host, plan=plan,
                              progress=sys.stderr.isatty())
-        label = f"podman:{spec}" if kind == "container" else spec
+        # (a file name that is not UTF-8 prints, and is stored, with \xNN escapes)
+        label = f"podman:{spec}" if kind == "container" else stored_name(spec)
         if results.up_to_date:
             if not as_json:
                 click.echo(f"{label}: nothing new since line {results.resumed_at_line:,}")

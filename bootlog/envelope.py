@@ -575,7 +575,10 @@ def _journal_json(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
         ts = None
         rt = d.get("__REALTIME_TIMESTAMP")
         if isinstance(rt, (str, int)) and str(rt).isdigit():
-            ts = _EPOCH + timedelta(microseconds=int(rt))
+            try:
+                ts = _EPOCH + timedelta(microseconds=int(rt))
+            except OverflowError:  # past year 9999: not a time, the line still counts
+                ts = None
         stream = _PRIORITY_STREAM.get(str(d.get("PRIORITY", "")))
         partial = str(d.get("CONTAINER_PARTIAL_MESSAGE", "")).lower() == "true"
         if "\n" in msg and not partial:

@@ -545,7 +545,17 @@ RESUMABLE = ("plain", "podman_ts")  # record formats whose lines never span a re
 
 
 def _position_key(source) -> str:
-    return "ingest:" + os.path.realpath(source.name)
+    return "ingest:" + stored_name(os.path.realpath(source.name))
+
+
+def stored_name(path: str) -> str:
+    """A path as the database can hold it: a file name that is not UTF-8 (os.fsdecode's
+    surrogates) keeps its odd bytes as \\xNN escapes instead of failing the insert."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _head(path: str, n: int) -> tuple[bytes, str]:
@@ -588,7 +598,7 @@ def _resume_point(engine, source) -> Resume | None:
             return None  # truncated, rotated or replaced: read from the start
     except (OSError, ValueError):
         return None
-    last = last_boot_of_source(engine, source.name)
+    last = last_boot_of_source(engine, stored_name(source.name))
     if last is None or last[1] != "ready" or fmt not in RESUMABLE:
         # a boot caught mid-start is re-read whole (its start decides its figures), and so is a
         # file whose last boot failed: lines after it may still belong to an older server
@@ -649,7 +659,7 @@ def ingest(engine, spec: str | None, *, container: str | None = None, container_
             extend = resume.boot_id
     if not boots and position is None:
         return out
-    info = SourceInfo(name=source.name, kind=source.kind, container=container,
+    info = SourceInfo(name=stored_name(source.name), kind=source.kind, container=container,
                       host=host or default_host())
     from bootlog.store.rows import PositionMoved
 

@@ -147,6 +147,8 @@ def _read_from(f: BinaryIO, start: int, size: int) -> Iterator[bytes]:
 
 
 def _stdin_reader(start: int, size: int) -> Iterator[bytes]:
+    if sys.stdin is None or getattr(sys.stdin, "buffer", None) is None:  # `bootlog ingest - <&-`
+        raise InputError("stdin is closed: nothing to read from -", path="-")
     yield from _peeked_chunks(sys.stdin.buffer, "-", start, size)
 
 

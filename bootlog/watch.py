@@ -42,7 +42,9 @@ class FileTail:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.key = "watch:file:" + os.path.realpath(path)
+        from bootlog.ingest import stored_name
+
+        self.key = "watch:file:" + stored_name(os.path.realpath(path))
         self.label = path
         self.ino: int | None = None
         self.restarted = False  # the last read started over at the top of a new file
@@ -50,7 +52,9 @@ class FileTail:
     def source(self, host: str | None):
         from bootlog.store.queries import SourceInfo
 
-        return SourceInfo(name=self.path, kind="file", container=None, host=host)
+        from bootlog.ingest import stored_name
+
+        return SourceInfo(name=stored_name(self.path), kind="file", container=None, host=host)
 
     def start(self) -> int:
         return 0

@@ -300,3 +300,24 @@ def test_a_fifo_path_is_read_once_like_stdin(db_path, tmp_path):
     assert res.exit_code == 0, res.output
     assert [l.split()[1] for l in res.stdout.splitlines() if l.startswith("#")] == ["failed", "ready"]
     assert boot_count(db_path) == 2
+
+
+def test_odd_inputs_are_one_line_not_internal_errors(db_path, tmp_path):
+    # a file name that is not UTF-8 (stored with \xNN escapes, and resumed like any other)
+    odd = os.path.join(os.fsencode(tmp_path), b"caf\xe9.log")
+    with open(odd, "wb") as f:
+        f.write(TP2.read_bytes())
+    name = os.fsdecode(odd)
+    res = run(db_path, "ingest", name)
+    assert res.exit_code == 0 and "[new]" in res.stdout, res.output
+    assert "nothing new" in run(db_path, "ingest", name).stdout
+    listed = json.loads(run(db_path, "list", "--json").stdout)
+    assert listed[-1]["source"].endswith("caf\\xe9.log")
+    # a journal line whose __REALTIME_TIMESTAMP is past year 9999: no time, the line still counts
+    lines = TP2.read_text().splitlines()
+    journal = tmp_path / "j.json"
+    journal.write_text("\n".join(json.dumps({"MESSAGE": line, "__REALTIME_TIMESTAMP": "9" * 25 if i == 0
+                                             else str(1_700_000_000_000_000 + i), "PRIORITY": "6"})
+                                 for i, line in enumerate(lines)) + "\n")
+    res = run(tmp_path / "j.db", "ingest", str(journal))
+    assert res.exit_code == 0 and "[new]" in res.stdout, res.output
