@@ -122,7 +122,8 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
 
     Re-ingesting the same content adds nothing. Prints one line per boot found.
     """
-    from bootlog.ingest import ingest as run_ingest, stored_name
+    from bootlog.ingest import ingest as run_ingest
+    from bootlog.store.rows import stored_name
 
     if not paths and not container:
         raise click.UsageError("give one or more PATHS (or - for stdin), or --container NAME")

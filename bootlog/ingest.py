@@ -545,17 +545,9 @@ RESUMABLE = ("plain", "podman_ts")  # record formats whose lines never span a re
 
 
 def _position_key(source) -> str:
+    from bootlog.store.rows import stored_name
+
     return "ingest:" + stored_name(os.path.realpath(source.name))
-
-
-def stored_name(path: str) -> str:
-    """A path as the database can hold it: a file name that is not UTF-8 (os.fsdecode's
-    surrogates) keeps its odd bytes as \\xNN escapes instead of failing the insert."""
-    try:
-        path.encode("utf-8")
-        return path
-    except UnicodeEncodeError:
-        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _head(path: str, n: int) -> tuple[bytes, str]:
@@ -598,6 +590,8 @@ def _resume_point(engine, source) -> Resume | None:
             return None  # truncated, rotated or replaced: read from the start
     except (OSError, ValueError):
         return None
+    from bootlog.store.rows import stored_name
+
     last = last_boot_of_source(engine, stored_name(source.name))
     if last is None or last[1] != "ready" or fmt not in RESUMABLE:
         # a boot caught mid-start is re-read whole (its start decides its figures), and so is a
@@ -618,7 +612,7 @@ def ingest(engine, spec: str | None, *, container: str | None = None, container_
     """
     from bootlog.envelope import detect
     from bootlog.sources import container_source, open_source
-    from bootlog.store.rows import SourceInfo
+    from bootlog.store.rows import SourceInfo, stored_name
 
     if source is None:
         source = container_source(container, engine=container_engine) if container else open_source(spec)

@@ -464,20 +464,21 @@ def user_pattern_hits(plan: Plan | None, text: str) -> list[Metric | Event]:
             continue
         msg, rank = _msg_rank(line)
         for up in plan.patterns:
-            if up.timeouts >= _PATTERN_GIVE_UP:
-                continue
-            try:
-                # one line in, no line number out: the caller knows where the line was
-                out.extend(user_pattern_hits_one(up, msg, line=no if len(lines) > 1 else None,
-                                                 rank=rank))
-            except TimeoutError:
-                _ran_away(up)  # a runaway pattern loses this line, the ingest goes on
+            # one line in, no line number out: the caller knows where the line was
+            out.extend(_guarded_hits(up, msg, line=no if len(lines) > 1 else None, rank=rank))
     return out
 
 
-def _ran_away(up: UserPattern) -> None:
-    """Count a timeout; the third drops the pattern (a 0.25 s search on every matching line of a
-    big log is hours) and says so once on stderr."""
+def _guarded_hits(up: UserPattern, msg: str, **where: Any) -> list[Metric | Event]:
+    """user_pattern_hits_one at ingest: a runaway search loses its line and the ingest goes on;
+    the third drops the pattern (a 0.25 s search on every matching line of a big log is hours)
+    and says so once on stderr."""
+    if up.timeouts >= _PATTERN_GIVE_UP:
+        return []
+    try:
+        return user_pattern_hits_one(up, msg, **where)
+    except TimeoutError:
+        pass
     up.timeouts += 1
     if up.timeouts == _PATTERN_GIVE_UP:
         import sys
@@ -485,6 +486,7 @@ def _ran_away(up: UserPattern) -> None:
         print(f"bootlog: warning: plan pattern {up.name!r} ran past {_PATTERN_TIMEOUT_S:g} s on "
               f"{_PATTERN_GIVE_UP} lines; it is skipped for the rest of this run (its regex "
               "backtracks catastrophically: simplify it)", file=sys.stderr)
+    return []
 
 
 def _msg_rank(text: str) -> tuple[str, int | None]:
@@ -518,10 +520,5 @@ def apply_user_patterns(plan: Plan | None, lines: Iterable[Any]) -> list[Metric 
                     continue
                 msg, rank = _msg_rank(text)
         for up in plan.patterns:
-            if up.timeouts >= _PATTERN_GIVE_UP:
-                continue
-            try:
-                out.extend(user_pattern_hits_one(up, msg, line=lineno, rank=rank, ts=ts))
-            except TimeoutError:
-                _ran_away(up)
+            out.extend(_guarded_hits(up, msg, line=lineno, rank=rank, ts=ts))
     return out

@@ -100,15 +100,19 @@ def _stop(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def _run(engine: str, args: list[str], name: str, what: str, timeout: float = STALL_S) -> str:
-    _checked(name)
-    argv = [*command(engine), *args]
-    timeout = _limit(timeout)
+def _spawn(argv: list[str], out, err, engine: str) -> subprocess.Popen:
+    """The engine command in a session of its own (so _stop reaches its children too)."""
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                start_new_session=True)
     except OSError as e:
         raise SourceError(f"cannot run {argv[0]}: {e.strerror or e}", engine=engine) from None
+
+
+def _run(engine: str, args: list[str], name: str, what: str, timeout: float = STALL_S) -> str:
+    _checked(name)
+    timeout = _limit(timeout)
+    proc = _spawn([*command(engine), *args], subprocess.PIPE, subprocess.PIPE, engine)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -123,11 +127,7 @@ def _run(engine: str, args: list[str], name: str, what: str, timeout: float = ST
 def _run_to(argv: list[str], out: IO[bytes], err: IO[bytes], engine: str, name: str) -> int:
     """Run `<engine> logs` with its output spooled to files; stop it when it stalls (STALL_S
     without a byte) or outlives the deadline.  Its return code."""
-    try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                start_new_session=True)
-    except OSError as e:
-        raise SourceError(f"cannot run {argv[0]}: {e.strerror or e}", engine=engine) from None
+    proc = _spawn(argv, out, err, engine)
     size, quiet_since = -1, time.monotonic()
     while True:
         try:

@@ -42,7 +42,7 @@ class FileTail:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        from bootlog.ingest import stored_name
+        from bootlog.store.rows import stored_name
 
         self.key = "watch:file:" + stored_name(os.path.realpath(path))
         self.label = path
@@ -51,8 +51,7 @@ class FileTail:
 
     def source(self, host: str | None):
         from bootlog.store.queries import SourceInfo
-
-        from bootlog.ingest import stored_name
+        from bootlog.store.rows import stored_name
 
         return SourceInfo(name=stored_name(self.path), kind="file", container=None, host=host)
 

@@ -57,6 +57,16 @@ def fallback_fingerprint(src: SourceInfo, boot: Boot) -> str:
     return "src:" + hashlib.sha256(basis.encode()).hexdigest()
 
 
+def stored_name(path: str) -> str:
+    """A path as the database can hold it: a file name that is not UTF-8 (os.fsdecode's
+    surrogates) keeps its odd bytes as \\xNN escapes instead of failing the insert."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def counts_differ(stored: list[int], parsed: list[int]) -> bool:
     """Whether a stored boot of the same span needs rewriting: its [metrics, events, samples]
     counts differ from the new read's (it ended in a half-written line that is whole now).
