@@ -221,7 +221,7 @@ def test_no_temp_space_keeps_samples_in_memory(tmp_path, monkeypatch):
     kept = parse_source(open_source(str(log)))
     monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 3)
     monkeypatch.setattr(ingest_mod, "_SPILL_EVERY", 1)
-    monkeypatch.setattr(tempfile, "TemporaryFile", no_space)
+    monkeypatch.setattr(tempfile, "mkstemp", no_space)
     got = parse_source(open_source(str(log)))
     assert not any(isinstance(b.samples, SpilledSamples) for b in got)
     assert got == kept

@@ -22,6 +22,7 @@ from bootlog.store.rows import PositionMoved
 from bootlog.store.where import HEAD_REVISION, create_private_file, plain_sqlite_file, resolve_url
 
 BUSY_TIMEOUT_MS = 30_000  # as store/db.py's engine
+_SPILL = "bootlog_spill"  # schema name of ingest's spill file while a save reads from it
 
 
 def _json(value: Any) -> str:
@@ -36,6 +37,7 @@ class Lite:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
+        self._attached: str | None = None  # the spill file attached as _SPILL during a save
 
     # ------------------------------------------------------------ reads (autocommit)
 
@@ -88,6 +90,28 @@ class Lite:
     def _save(self, src: rows.SourceInfo, prepared: list[tuple[dict[str, Any], int]],
               position: tuple[str, int, str] | None, extend: int | None,
               resumed_from: int | None, boots: Sequence[Boot]) -> list[tuple[int, bool]]:
+        conn = self.conn
+        spill = getattr(getattr(boots, "spill", None), "path", None)
+        self._attached = None
+        if spill is not None and getattr(boots.spill, "conn", None) is not None:
+            try:  # ingest's spill file: sample rows are copied from it (ATTACH: not in a transaction)
+                conn.execute(f"ATTACH DATABASE ? AS {_SPILL}", (spill,))
+                self._attached = spill
+            except sqlite3.Error:
+                pass  # (they are read back and inserted row by row, as from any other sequence)
+        try:
+            return self._save_tx(src, prepared, position, extend, resumed_from, boots)
+        finally:
+            if self._attached is not None:
+                self._attached = None
+                try:
+                    conn.execute(f"DETACH DATABASE {_SPILL}")
+                except sqlite3.Error:
+                    pass
+
+    def _save_tx(self, src: rows.SourceInfo, prepared: list[tuple[dict[str, Any], int]],
+                 position: tuple[str, int, str] | None, extend: int | None,
+                 resumed_from: int | None, boots: Sequence[Boot]) -> list[tuple[int, bool]]:
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")  # the write lock first, as the SQLAlchemy writer does
         try:
@@ -215,6 +239,17 @@ class Lite:
         if not b.samples:
             return
         sql = samplerows.insert_sql(boot_id)
+        spilled = getattr(b.samples, "spilled_rows", None)
+        if spilled is not None and self._attached is not None:
+            path, ranges = spilled()
+            if path == self._attached:  # spilled by ingest as ready-made rows: copied in SQLite
+                copy = (f'INSERT INTO samples (boot_id, line, ts, "values") SELECT {int(boot_id)}, line, ts, v '
+                        f"FROM {_SPILL}.r WHERE rowid BETWEEN ? AND ? ORDER BY rowid")
+                for lo, hi in ranges:
+                    self.conn.execute(copy, (lo, hi))
+                if b.samples.tail:
+                    self.conn.executemany(sql, samplerows.sample_rows(b.samples.tail))
+                return
         parts = getattr(b.samples, "row_parts", None)
         if parts is not None:  # spilled by ingest as ready-made rows
             for batch in parts():
