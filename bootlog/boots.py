@@ -34,6 +34,7 @@ from datetime import datetime
 from typing import Any, Callable
 
 from bootlog.records import Boot, Event, Metric, Sample, VLine
+from bootlog.vline import worker_dims
 
 # Every literal the boundary/status/failure logic reads; scan.py keeps lines holding any of these
 # (plus patterns.LITERALS and 200 lines after each "Traceback (most recent call last)").
@@ -250,6 +251,7 @@ class _Acc:
         self.engine_word: str | None = None  # from wording: strongest evidence
         self.engine_tag: str | None = None  # from process tags
         self.v0_worker_ranks: dict[int, int] = {}
+        self.worker_dims: dict[int, dict[str, int]] = {}  # line -> a PP/DP worker's indices
         self.env_warnings: set[str] = set()
         self.pids: set[int] = set()  # pids of every tagged line (innermost tag)
         self.body = False
@@ -418,6 +420,11 @@ class _Acc:
                 if self.pid_index is not None:
                     self._index(pid)
         rank = v.rank
+        if v.role == "worker" and (v.proc == "VllmWorker" or "PP" in v.proc or "DP" in v.proc  # type: ignore[operator]
+                                   or "PCP" in v.proc):  # type: ignore[operator]
+            dims = worker_dims(v.text)
+            if dims is not None:  # numbered at the end, when every worker's indices are known
+                self.worker_dims[v.lineno] = dims
         if v.proc == "VllmWorkerProcess":  # V0 workers: no rank in the tag; number them by pid
             got = _TAG_PID.findall(v.text[:200])
             if got:
@@ -558,7 +565,12 @@ class _Acc:
                 self.progressed = True
             elif h.kind == "event":
                 det = dict(h.detail)
-                ev_rank = det.get("rank", rank) if h.name == "worker_died" else rank
+                ev_rank = rank
+                if h.name == "worker_died":
+                    # a V0 worker's death is printed by the driver, untagged: its pid numbers it
+                    ev_rank = det.get("rank", self.v0_worker_ranks.get(det.get("pid"), rank))  # type: ignore[arg-type]
+                    if ev_rank is not None and "rank" not in det:
+                        det["rank"] = ev_rank
                 self.add_event(Event(h.name, v.lineno, ev_rank, v.ts, msg.strip(), det))
                 if h.name != "warning":
                     self.progressed = True
@@ -616,6 +628,8 @@ class _Acc:
             for m in b.metrics:
                 if m.rank is None and m.name in _PER_WORKER:
                     m.rank = 0
+        if self.worker_dims:
+            _number_workers(b, self.worker_dims)
         b.events.sort(key=lambda e: e.line)
         _derive(b, self.ready_line)
         # the first 64 catalogue lines of the boot; a boot that printed none (a WARNING-level
@@ -669,6 +683,37 @@ def _num(s: str | None) -> float | None:
         return float(str(s).strip().strip("'\"").replace(",", ""))
     except ValueError:
         return None
+
+
+_DIM_SIZE = {"DP": "data_parallel_size", "PP": "pipeline_parallel_size",
+             "PCP": "prefill_context_parallel_size", "TP": "tensor_parallel_size"}
+
+
+def _number_workers(b: Boot, at: dict[int, dict[str, int]]) -> None:
+    """Give the figures and events of pipeline/data-parallel workers (Worker_PP1_TP0,
+    Worker_DP1_TP0_EP1) vLLM's global rank, ((dp * PP + pp) * PCP + pcp) * TP + tp: their TP
+    index alone repeats in every stage, so two stages' figures would share a rank and a diff
+    would pair them by position.  Sizes from the boot's config, else the highest index seen + 1."""
+    sizes = {}
+    for dim, key in _DIM_SIZE.items():
+        try:
+            sizes[dim] = int(b.config.get(key, ""))
+        except ValueError:
+            sizes[dim] = 1 + max((d.get(dim, 0) for d in at.values()), default=0)
+    for dim in sizes:  # a config smaller than an index printed (another boot's config?): the index
+        sizes[dim] = max(sizes[dim], 1 + max((d.get(dim, 0) for d in at.values()), default=0))
+
+    def rank(d: dict[str, int]) -> int:
+        r = 0
+        for dim in ("DP", "PP", "PCP", "TP"):
+            r = r * sizes[dim] + d.get(dim, 0)
+        return r
+    for m in b.metrics:
+        if m.line in at:
+            m.rank = rank(at[m.line])
+    for e in b.events:
+        if e.line in at:
+            e.rank = rank(at[e.line])
 
 
 def _derive(b: Boot, ready_line: int | None) -> None:

@@ -70,6 +70,26 @@ def _rank(name: str, sub: str | None) -> int | None:
     return rank if rank is None or rank < _RANK_MAX else None
 
 
+_DIM = re.compile(r"(DP|PP|PCP|TP)(\d+)")
+
+
+def worker_dims(text: str) -> dict[str, int] | None:
+    """{"DP": d, "PP": p, "PCP": c, "TP": t} (the ones present) of the worker tag that starts
+    `text` ("(Worker_PP1_TP0 pid=N) ...", "(VllmWorker PP1_TP0 pid=N) ..."), when it names a
+    pipeline, data or context-parallel rank: its TP index alone is not the worker's rank then."""
+    m = _TAGS.match(text)
+    if m is None or "P" not in m.group():
+        return None
+    name = None
+    for t in _TAG.finditer(m.group()):
+        if t["name"] and "Worker" in t["name"]:
+            name = t["name"] + " " + (t["sub"] or "")
+    if name is None:
+        return None
+    dims = {k: int(v) for k, v in _DIM.findall(name) if int(v) < _RANK_MAX}
+    return dims if dims.keys() & {"DP", "PP", "PCP"} else None
+
+
 def _vllm_ts(m: re.Match[str], rec: Record, year: int | None) -> datetime | None:
     if rec.ts is not None:
         return rec.ts
@@ -137,6 +157,11 @@ def _tags(text: str, pos: int) -> tuple[str | None, str | None, int | None, int]
         m = _TAG.match(text, pos)
         if not m:
             break
+        if m["name"] == "MainProcess" and role == "ray":
+            # v0.31+: a Ray worker that vLLM has not named yet tags its records "(MainProcess
+            # pid=N)" inside Ray's own tag: a worker, not an API server (nothing to add)
+            pos = m.end()
+            continue
         proc = m["name"] or "ray"  # Ray prints "(pid=N, ip=A)" for actors without a name
         r = _role(proc) if m["name"] else "ray"
         role = r if r is not None else role

@@ -511,3 +511,70 @@ def test_a_restart_glued_onto_a_partial_last_line_ends_the_boot_there():
     assert (first.first_line, first.last_line) == (1, n)
     assert (second.first_line, second.last_line) == (n, 2 * n - 1)
     assert first.status == second.status == bs[0].status == "failed"
+
+
+# ---------------------------------------------------------------- worker tags no real log shows
+# Lines from reference/vllm-log-formats.md (§2.2 tag names, the TSV's message wordings); no log
+# in the corpus has a v0.31+ Ray worker, a pipeline-parallel worker or a V0 worker's death.
+
+def _lines(*texts: str) -> list[Record]:
+    return [Record(i, t) for i, t in enumerate(texts, 1)]
+
+
+def test_ray_worker_with_inner_mainprocess_tag_is_a_worker_not_an_api_server():
+    # v0.31+: "Ray workers without a vLLM name show (MainProcess pid=N) as the inner tag"
+    recs = _lines(
+        "(APIServer pid=1) INFO 11-20 09:12:33 [startup.py:18] vLLM server version 0.33.0, serving model Qwen/Qwen3-8B",
+        "(APIServer pid=1) INFO 11-20 09:12:33 [utils.py:278] non-default args: {'model': 'Qwen/Qwen3-8B', "
+        "'tensor_parallel_size': 2, 'distributed_executor_backend': 'ray'}",
+        "(RayWorkerProc pid=501, ip=10.0.0.2) (MainProcess pid=501) INFO 11-20 09:12:40 [gpu_model_runner.py:5088] "
+        "Model loading took 14.96 GiB memory and 5.123456 seconds",
+        "(RayWorkerProc pid=502, ip=10.0.0.3) (MainProcess pid=502) INFO 11-20 09:12:40 [gpu_model_runner.py:5088] "
+        "Model loading took 14.96 GiB memory and 5.123456 seconds",
+        "(EngineCore pid=270) INFO 11-20 09:12:42 [kv_cache_utils.py:1147] GPU KV cache size: 1,350,182 tokens",
+        "(EngineCore pid=270) INFO 11-20 09:12:43 [core.py:412] init engine (profile, create kv cache, warmup model) took 53.87 s",
+        "(APIServer pid=1) INFO 11-20 09:12:44 [entry.py:139] Starting vLLM server on http://0.0.0.0:8000",
+        "INFO:     Application startup complete.")
+    bs = parse(recs, year=2026, total_lines=len(recs))
+    assert [(b.status, b.first_line, b.last_line, b.vllm_version) for b in bs] == [("ready", 1, 8, "0.33.0")]
+    assert [m.value for m in bs[0].metrics if m.name == "model_load_gib"] == [14.96, 14.96]
+
+
+def _pp_boot(order: tuple[int, ...]) -> Boot:
+    workers = [("Worker_PP0_TP0", 412, "61.23"), ("Worker_PP0_TP1", 413, "61.20"),
+               ("Worker_PP1_TP0", 414, "59.10"), ("Worker_PP1_TP1", 415, "59.05")]
+    recs = _lines(
+        "(APIServer pid=1) INFO 11-20 09:12:33 [api_server.py:1839] vLLM API server version 0.11.0",
+        *(f"({workers[i][0]} pid={workers[i][1]}) INFO 11-20 09:12:33 [gpu_worker.py:298] "
+          f"Available KV cache memory: {workers[i][2]} GiB" for i in order),
+        "(EngineCore_DP0 pid=270) INFO 11-20 09:12:33 [kv_cache_utils.py:1028] GPU KV cache size: 1,350,182 tokens",
+        "(APIServer pid=1) INFO:     Application startup complete.")
+    (b,) = parse(recs, year=2026, total_lines=len(recs))
+    return b
+
+
+def test_pipeline_stages_get_distinct_ranks_whatever_order_they_print_in():
+    # vLLM's global rank: pp * TP + tp (TP fastest); the TP index alone repeats in every stage
+    got = [sorted((m.rank, m.value) for m in _pp_boot(order).metrics if m.name == "kv_cache_available_gib")
+           for order in ((0, 1, 2, 3), (3, 2, 1, 0), (2, 0, 3, 1))]
+    assert got[0] == got[1] == got[2] == [(0, 61.23), (1, 61.2), (2, 59.1), (3, 59.05)]
+
+
+def test_pp_only_and_dp_worker_names_are_ranked_by_their_stage():
+    assert boots_mod.worker_dims("(Worker_PP1 pid=513) INFO x") == {"PP": 1}
+    assert boots_mod.worker_dims("(VllmWorker PP1_TP0 pid=9) INFO x") == {"PP": 1, "TP": 0}
+    assert boots_mod.worker_dims("(Worker_DP1_TP0_EP1 pid=612) INFO x") == {"DP": 1, "TP": 0}
+    assert boots_mod.worker_dims("(Worker_TP1 pid=612) INFO x") is None  # the TP index is the rank
+
+
+def test_v0_worker_death_gets_the_rank_its_pid_was_numbered_with():
+    recs = _lines(
+        "INFO 10-14 09:12:30 llm_engine.py:237] Initializing an LLM engine (v0.6.4.post1) with config: "
+        "model='m', tensor_parallel_size=2",
+        "\x1b[1;36m(VllmWorkerProcess pid=413)\x1b[0;0m INFO 10-14 09:12:33 model_runner.py:1060] "
+        "Loading model weights took 7.4829 GB",
+        "ERROR 10-14 09:12:40 [multiproc_worker_utils.py:116] Worker VllmWorkerProcess pid 413 died, exit code: -9")
+    (b,) = parse(recs, year=2026, total_lines=len(recs))
+    assert [(m.name, m.rank) for m in b.metrics if m.name == "model_load_gib"] == [("model_load_gib", 1)]
+    died = [e for e in b.events if e.kind == "worker_died"]
+    assert [(e.rank, e.detail.get("rank")) for e in died] == [(1, 1)]
