@@ -88,7 +88,7 @@ def _norm(v: Any) -> Any:
             return False
         n = _num(s)
         if n is not None:
-            return n
+            return n if n == n else "nan"  # (NaN equals nothing, itself included)
         if s[:1] in "[{":  # an env file's JSON ({"enable_thinking": true}) vs Python's repr
             got = _structure(s)
             if got is not None:
@@ -97,7 +97,7 @@ def _norm(v: Any) -> Any:
     if isinstance(v, bool) or v is None:
         return v
     if isinstance(v, (int, float)):
-        return float(v)
+        return float(v) if v == v else "nan"
     if isinstance(v, dict):
         return {str(k): _norm(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
@@ -184,7 +184,7 @@ def _clean(v: Any) -> Any:
 
 def _delta(old: Any, new: Any) -> tuple[Any, Any]:
     o, n = _num(old), _num(new)
-    if o is None or n is None:
+    if o is None or n is None or not (math.isfinite(o) and math.isfinite(n)):
         return None, None
     d = _clean(n - o)
     pct = round((n - o) / abs(o) * 100, 2) if o else None

@@ -497,3 +497,29 @@ def test_a_fault_run_on_one_line_counts_every_fault():
     noisy = dict(quiet, boot={"id": 2, "status": "ready"}, events=events)
     row = next(f for f in compare.diff(noisy, quiet)["findings"] if f["key"] == "gdn_hip_fault")
     assert (row["old"], row["new"], row["verdict"]) == (0, 46, "drift")
+
+
+def test_a_nan_config_value_is_no_change_and_hides_no_drift():
+    # a non-default arg printed as nan ('cpu_offload_gb': nan) on both boots: nothing changed,
+    # so a capacity move is still drift (it was "explained by a change of cpu_offload_gb")
+    a = show(1, {**CFG_D, "cpu_offload_gb": "nan"}, [("kv_cache_tokens", 398658, None)])
+    b = show(2, {**CFG_D, "cpu_offload_gb": float("nan")}, [("kv_cache_tokens", 390000, None)])
+    r = compare.diff(a, b)
+    assert not [f for f in r["findings"] if f["section"] == "config"]
+    assert [f["verdict"] for f in r["findings"] if f["key"] == "kv_cache_tokens"] == ["drift"]
+    assert compare.exit_code(r) == 3
+
+
+def test_json_output_has_no_nan_or_infinity():
+    import json
+
+    from bootlog.cli_common import to_json
+
+    b = show(2, {**CFG_D, "cpu_offload_gb": "inf"}, [("kv_cache_tokens", 390000, None)])
+    a = show(1, {**CFG_D, "cpu_offload_gb": "1"}, [("kv_cache_tokens", 398658, None)])
+    text = to_json(compare.diff(a, b))
+    assert "NaN" not in text and "Infinity" not in text
+    got = json.loads(text)  # (strict parsers reject NaN; Python's accepts it, so check the text too)
+    f = next(f for f in got["findings"] if f["key"] == "cpu_offload_gb")
+    assert f["delta"] is None and f["pct"] is None
+    assert to_json({"v": float("nan"), "w": [float("-inf"), 1.5]}) == to_json({"v": None, "w": [None, 1.5]})
