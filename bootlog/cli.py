@@ -12,7 +12,7 @@ import sys
 import click
 
 from bootlog.cli_common import fmt_num, get_engine, get_ingest_store, print_json
-from bootlog.errors import BootlogError, Exit
+from bootlog.errors import BootlogError, Exit, InputError
 
 # command name -> "module:attribute"; kept here so the root knows every command without importing it
 LAZY = {
@@ -137,10 +137,20 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
     engine = get_ingest_store(ctx, paths) if not container else get_engine(ctx)
     specs = [("container", container)] if container else [("path", p) for p in paths]
     out = []
+    failed: list[BootlogError] = []
     for kind, spec in specs:
-        results = run_ingest(engine, spec if kind == "path" else None, container=container,
-                             container_engine=container_engine, host=host, plan=plan,
-                             progress=sys.stderr.isatty())
+        try:
+            results = run_ingest(engine, spec if kind == "path" else None, container=container,
+                                 container_engine=container_engine, host=host, plan=plan,
+                                 progress=sys.stderr.isatty())
+        except InputError as err:
+            if len(specs) == 1:
+                raise
+            # one unreadable file of several: nothing of it was stored (one transaction per
+            # source); say so and go on with the others, then exit 1
+            click.echo(f"bootlog: {err} (skipped: nothing of it stored)", err=True)
+            failed.append(err)
+            continue
         # (a file name that is not UTF-8 prints, and is stored, with \xNN escapes)
         label = f"podman:{spec}" if kind == "container" else stored_name(spec)
         if results.up_to_date:
@@ -176,6 +186,9 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
                            f"  {_key_figures(b)}  [{new}]".replace("   [", " [") )
     if as_json:
         print_json(out)
+    if failed:
+        click.echo(f"bootlog: {len(failed)} of {len(specs)} inputs could not be read", err=True)
+        ctx.exit(int(failed[0].exit))
     if os.environ.get("BOOTLOG_BENCH_RSS"):  # bench/run.py: the reader process's memory counts too
         import resource
 

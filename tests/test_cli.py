@@ -321,3 +321,19 @@ def test_odd_inputs_are_one_line_not_internal_errors(db_path, tmp_path):
                                  for i, line in enumerate(lines)) + "\n")
     res = run(tmp_path / "j.db", "ingest", str(journal))
     assert res.exit_code == 0 and "[new]" in res.stdout, res.output
+
+
+def test_one_unreadable_input_of_several_skips_it_and_stores_the_others(db_path, tmp_path):
+    bad = tmp_path / "cut.log.gz"
+    bad.write_bytes(gzip.compress((FIXTURES / "015-v0.11.0-l4.log").read_bytes())[:300])  # truncated
+    paths = [str(FIXTURES / "012-v0.10.2-v1-small.log"), str(tmp_path / "missing.log"), str(bad),
+             str(FIXTURES / "015-v0.11.0-l4.log")]
+    r = run(db_path, "ingest", "--json", *paths)
+    assert r.exit_code == 1
+    got = json.loads(r.stdout)  # what was stored, as JSON, though two inputs failed
+    assert [b["source"].rsplit("/", 1)[-1] for b in got] == ["012-v0.10.2-v1-small.log", "015-v0.11.0-l4.log"]
+    assert boot_count(db_path) == 2
+    assert "missing.log" in r.stderr and "2 of 4 inputs could not be read" in r.stderr
+    # alone, an unreadable input is the plain error it was
+    r = run(db_path, "ingest", str(tmp_path / "missing.log"))
+    assert r.exit_code == 1 and r.stdout == "" and "skipped" not in r.stderr
