@@ -440,6 +440,10 @@ def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: l
     out = []
     for rank in sorted(set(ra) | set(rb), key=lambda r: (r is not None, r or 0)):
         la, lb = ra.get(rank, []), rb.get(rank, [])
+        if la and lb and len(la) != len(lb):
+            # one figure printed again with the same value (the engine core's KV sizing once per
+            # TP worker: v0.8-v0.10): once, else a boot printing it once reads as "new"
+            la, lb = _once(la), _once(lb)
         for idx in range(max(len(la), len(lb))):
             if idx >= len(lb):
                 out.append(finding(name, "metric", None, la[idx], "new", "", rank))
@@ -464,6 +468,11 @@ def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: l
                     why += f" (only {', '.join(inert[:4])} changed, which do not size memory)"
             out.append(finding(name, "metric", old, new, verdict, why, rank))
     return out
+
+
+def _once(vals: list[float]) -> list[float]:
+    """[v] for a list holding one value repeated, else the list."""
+    return vals[:1] if all(values_equal(v, vals[0]) for v in vals[1:]) else vals
 
 
 def _sum_max(by_rank: dict | None) -> float | None:

@@ -523,3 +523,17 @@ def test_json_output_has_no_nan_or_infinity():
     f = next(f for f in got["findings"] if f["key"] == "cpu_offload_gb")
     assert f["delta"] is None and f["pct"] is None
     assert to_json({"v": float("nan"), "w": [float("-inf"), 1.5]}) == to_json({"v": None, "w": [None, 1.5]})
+
+
+def test_a_figure_printed_twice_with_one_value_pairs_with_a_single_print():
+    # v0.8-v0.10 TP2: the engine core prints "GPU KV cache size" once per worker, same value
+    # (fixture 070); a TP1 boot prints it once: one unchanged figure, not "same" plus "new"
+    a = show(2, CFG_D, [("kv_cache_tokens", 450192, None), ("kv_cache_tokens", 450192, None)])
+    b = show(1, CFG_D, [("kv_cache_tokens", 450192, None)])
+    r = compare.diff(a, b)
+    assert [(f["verdict"], f["old"], f["new"]) for f in r["findings"] if f["key"] == "kv_cache_tokens"] \
+        == [("same", 450192, 450192)]
+    # two different values (two KV groups) still pair in order
+    a = show(2, CFG_D, [("kv_cache_tokens", 69904, None), ("kv_cache_tokens", 69920, None)])
+    r = compare.diff(a, b)
+    assert [f["verdict"] for f in r["findings"] if f["key"] == "kv_cache_tokens"] == ["drift", "new"]
