@@ -89,6 +89,11 @@ def cli(ctx: click.Context, db: str | None) -> None:
                 4 a hard plan expectation failed, or the boot failed.
     REF: last, prev, last~N, or a boot id.
     """
+    if db is not None and not db.strip():
+        # `--db "$DB"` with DB unset: never fall back to the default database silently
+        # (an empty BOOTLOG_DB counts as unset, as click reads it)
+        raise click.UsageError("--db is empty: give a SQLite path or a database URL (or leave it out "
+                               "for ~/.local/share/bootlog/bootlog.db)")
     ctx.ensure_object(dict)["db"] = db
 
 

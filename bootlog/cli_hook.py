@@ -39,13 +39,13 @@ def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll) -> Non
 
     started = now_ns()  # the run current at this moment is the deploy's (before any slow setup)
     plan = None
-    if plan_file:
-        from bootlog.plan import load_plan
-
-        plan = load_plan(plan_file)  # a bad plan fails now, not after a 15-minute wait
-    engine = get_engine(ctx)
     say = (lambda msg: click.echo(f"bootlog: {msg}", err=True)) if stderr_is_tty() else None
     try:
+        if plan_file:
+            from bootlog.plan import load_plan
+
+            plan = load_plan(plan_file)  # a bad plan fails now, not after a 15-minute wait
+        engine = get_engine(ctx)
         result = h.run_hook(engine, container, plan=plan, timeout=timeout, poll=poll,
                             engine=container_engine, ref_ns=started, progress=say)
     except BootlogError as err:

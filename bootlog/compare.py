@@ -657,7 +657,10 @@ def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str], failed: bool
         value = ranks[rank][-1]  # the last print is the figure the boot went on with
         ok, bound, text = _judge_expect(ex, value, fig, cfg, rank)
         if ok is None:
-            rows.append(finding(ex.name, "metric", None, value, "insufficient_history", text, rank))
+            # a bound naming a figure or config key this boot lacks (or a typo of one): a hard
+            # expectation that cannot be checked has not been met
+            rows.append(finding(ex.name, "metric", None, value, "violation" if ex.hard else "insufficient_history",
+                                text + (" (hard: cannot be checked)" if ex.hard else ""), rank))
         elif ok:
             rows.append(finding(ex.name, "metric", bound, value, "same", f"plan: {text}", rank))
         else:

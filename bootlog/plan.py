@@ -40,6 +40,7 @@ samples = [{ line = "expert arena 17.77 GiB / 7,762 slots", value = 17.77 }]
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -173,6 +174,8 @@ def load_env(path: str | Path) -> dict[str, Any]:
         text = p.read_text(encoding="utf-8")
     except OSError as e:
         raise PlanError(f"env file {p}: {e.strerror or e}", path=str(p)) from e
+    except UnicodeDecodeError as e:
+        raise PlanError(f"env file {p}: {_not_utf8(e)}", path=str(p)) from None
     env: dict[str, Any] = {}
     for no, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -251,17 +254,76 @@ def expand(value: Any, env: dict[str, Any], prefix: str, where: str) -> Any:
 
 # ---------------------------------------------------------------------------- loading
 
-def _line_of(text: str, needle: str) -> int | None:
+def _line_of(text: str, needle: str | re.Pattern) -> int | None:
+    # a pattern for keys too short to search as text (`k` of [tolerance])
     for no, line in enumerate(text.splitlines(), 1):
-        if needle in line:
+        if (needle.search(line) if isinstance(needle, re.Pattern) else needle in line):
             return no
     return None
 
 
-def _err(text: str, needle: str, msg: str, **data: Any) -> PlanError:
+def _err(text: str, needle: str | re.Pattern, msg: str, **data: Any) -> PlanError:
     no = _line_of(text, needle)
     at = f"line {no}: " if no else ""
     return PlanError(f"plan {at}{msg}", line=no, **data)
+
+
+def _not_utf8(e: UnicodeDecodeError) -> str:
+    """Where a file stops being UTF-8, as a user can find it in an editor."""
+    line = e.object.count(b"\n", 0, e.start) + 1
+    col = e.start - (e.object.rfind(b"\n", 0, e.start) + 1) + 1
+    hint = " (UTF-16? save it as UTF-8)" if e.object[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+    return f"line {line}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at column {col}){hint}"
+
+
+def _what(v: Any) -> str:
+    """A TOML value as an error message shows it: scalars as written, containers by kind."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float, str)):
+        return repr(v)
+    if isinstance(v, dict):
+        return "a table"
+    if isinstance(v, list):
+        return "an array"
+    return "a date/time"
+
+
+def _table(value: Any, text: str, needle: str, where: str) -> dict:
+    # `config = 5` or `pattern = [1]` must be a plan error, not an AttributeError in .items()
+    if not isinstance(value, dict):
+        raise _err(text, needle, f"{where}: expected a table, got {_what(value)}", key=needle)
+    return value
+
+
+def _string(value: Any, text: str, needle: str, where: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise _err(text, needle, f"{where}: expected a string, got {_what(value)}", key=needle)
+    return value
+
+
+def _number(value: Any, text: str, needle: str | re.Pattern, where: str, key: str = "") -> float:
+    """A finite number >= 0; a string holding one is taken as before (`k = "3"`)."""
+    f = None
+    if not isinstance(value, (bool, dict, list)):
+        try:
+            f = float(value)
+        except (TypeError, ValueError):
+            pass
+    if f is None or not math.isfinite(f) or f < 0:
+        raise _err(text, needle, f"{where}: expected a number ≥ 0, got {_what(value)}",
+                   key=key or needle)
+    return f
+
+
+def _flag(value: Any, text: str, needle: str, where: str) -> bool:
+    # bool("false") is True: a quoted flag must not silently mean the opposite.  1/0 stay
+    # accepted because env files write flags that way (`hard = "${STRICT}"` with STRICT=1).
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise _err(text, needle, f"{where}: expected true or false, got {_what(value)}", key=needle)
 
 
 def known_figures() -> set[str]:
@@ -287,12 +349,35 @@ def _expect(name: str, spec: Any, text: str, section: str) -> Expect:
                    f"(use {', '.join(sorted(_METRIC_KEYS))})", key=name)
     if not any(k in spec for k in _BOUND_KEYS):
         raise _err(text, name, f"[{section}.{name}]: no bound (min, max, eq or approx)", key=name)
+    for op in _BOUND_KEYS:
+        b = spec.get(op)
+        if isinstance(b, bool) or not isinstance(b, (int, float, str, type(None))):
+            raise _err(text, name, f"[{section}.{name}] {op}: expected a number or a figure/config "
+                       f"name, got {_what(b)}", key=name)
     rank = spec.get("rank")
-    if rank is not None and not (isinstance(rank, int) or rank in ("each", "all", "any")):
+    if rank is not None and not ((isinstance(rank, int) and not isinstance(rank, bool))
+                                 or rank in ("each", "all", "any")):
         raise _err(text, name, f"[{section}.{name}] rank: an integer or \"each\"", key=name)
+    tol = _number(spec.get("tol", 0.01), text, name, f"[{section}.{name}] tol")
+    hard = _flag(spec.get("hard", False), text, name, f"[{section}.{name}] hard")
     return Expect(name=name, min=spec.get("min"), max=spec.get("max"), eq=spec.get("eq"),
-                  approx=spec.get("approx"), tol=float(spec.get("tol", 0.01)),
-                  rank=rank, hard=bool(spec.get("hard", False)))
+                  approx=spec.get("approx"), tol=tol, rank=rank, hard=hard)
+
+
+def _sample(s: Any, text: str, name: str) -> tuple[str, float | None]:
+    """One entry of a pattern's samples: a line, or { line = "…", value = N }."""
+    if isinstance(s, str):
+        return s, None
+    where = f"[[pattern]] {name} samples"
+    s = _table(s, text, name, where)
+    line = s.get("line")
+    if not isinstance(line, str):
+        raise _err(text, name, f"{where}: each needs line = \"…\" (a string), got {_what(line)}",
+                   key=name)
+    want = s.get("value")
+    if want is not None and (isinstance(want, bool) or not isinstance(want, (int, float))):
+        raise _err(text, name, f"{where}: value must be a number, got {_what(want)}", key=name)
+    return line, want
 
 
 def compile_pattern(spec: dict, text: str = "") -> UserPattern:
@@ -308,17 +393,23 @@ def compile_pattern(spec: dict, text: str = "") -> UserPattern:
         rx = _regex.compile(src)
     except _regex.error as e:
         raise _err(text, name, f"[[pattern]] {name}: regex does not compile: {e}", key=name)
-    event = spec.get("event")
+    unit, event, literal, kind = (_string(spec.get(k), text, name, f"[[pattern]] {name} {k}")
+                                  for k in ("unit", "event", "literal", "kind"))
+    if kind not in (None, "capacity", "timing"):
+        raise _err(text, name, f"[[pattern]] {name} kind {kind!r}: capacity or timing", key=name)
     if event is None and "value" not in rx.groupindex:
         raise _err(text, name, f"[[pattern]] {name}: a figure pattern needs a named group "
                    "(?P<value>…); set event = \"kind\" for an event pattern", key=name)
-    up = UserPattern(name=name, regex=rx, source=src, unit=spec.get("unit"), event=event,
-                     literal=spec.get("literal"), kind=spec.get("kind"))
+    up = UserPattern(name=name, regex=rx, source=src, unit=unit, event=event, literal=literal,
+                     kind=kind)
     samples = spec.get("samples") or []
     if not samples:
         raise _err(text, name, f"[[pattern]] {name}: give at least one sample line", key=name)
+    if not isinstance(samples, list):  # a bare string would be taken apart character by character
+        raise _err(text, name, f"[[pattern]] {name} samples: expected an array, got "
+                   f"{_what(samples)}", key=name)
     for s in samples:
-        line, want = (s, None) if isinstance(s, str) else (s.get("line", ""), s.get("value"))
+        line, want = _sample(s, text, name)
         try:
             hits = user_pattern_hits_one(up, line)
         except TimeoutError:
@@ -340,10 +431,14 @@ def load_plan(path: str | Path) -> Plan:
         text = p.read_text(encoding="utf-8")
     except OSError as e:
         raise PlanError(f"plan {p}: {e.strerror or e}", path=str(p)) from e
+    except UnicodeDecodeError as e:  # TOML is UTF-8 by definition
+        raise PlanError(f"plan {p}: {_not_utf8(e)}", path=str(p)) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise PlanError(f"plan {p}: bad TOML: {e}", path=str(p)) from e
+    except RecursionError:  # tomllib recurses once per nested array/table
+        raise PlanError(f"plan {p}: bad TOML: arrays or tables nested too deeply", path=str(p)) from None
     try:
         return _build(data, text, p)
     except PlanError as e:
@@ -357,21 +452,38 @@ def load_plan(path: str | Path) -> Plan:
         raise PlanError(f"{p.name}: {msg}", path=str(p), **{k: v for k, v in data_.items() if k != "path"}) from None
 
 
+# What each top-level key holds: a wrong kind is a plan error here, not a crash further on.
+_TOP_TYPES: dict[str, type] = {
+    "env_file": str, "env_prefix": str, "name": str, "description": str, "config": dict,
+    "metrics": dict, "events": dict, "boot": dict, "tolerance": dict, "pattern": list,
+}
+
+
 def _build(data: dict, text: str, p: Path) -> Plan:
-    known_top = {"env_file", "env_prefix", "config", "metrics", "events", "boot", "pattern",
-                 "tolerance", "name", "description"}
-    for k in data:
-        if k not in known_top:
+    for k, v in data.items():
+        if k not in _TOP_TYPES:
             raise _err(text, k, f"unknown top-level key {k!r}", key=k)
+        if _TOP_TYPES[k] is list:
+            if not isinstance(v, list):
+                raise _err(text, k, f"{k}: expected [[{k}]] tables, got {_what(v)}", key=k)
+            for item in v:
+                _table(item, text, k, f"[[{k}]] entry")
+        elif _TOP_TYPES[k] is str:
+            _string(v, text, k, k)
+        else:
+            _table(v, text, k, k)
     env: dict[str, Any] = {}
     if data.get("env_file"):
         env = load_env((p.parent / data["env_file"]).resolve())
-    prefix = str(data.get("env_prefix", ""))
+    prefix = data.get("env_prefix", "")
     plan = Plan(path=p, env=env, env_prefix=prefix)
 
     tol = data.get("tolerance", {})
-    plan.k = float(tol.get("k", plan.k))
-    plan.min_pct = float(tol.get("min_pct", plan.min_pct))
+    for key in ("k", "min_pct"):
+        if key in tol:
+            # `k = …`, `{ k = … }` or `tolerance.k = …`: a bare "k" would match any line
+            at = re.compile(rf"(^\s*|[{{,.]\s*){key}\s*=")
+            setattr(plan, key, _number(tol[key], text, at, f"[tolerance] {key}", f"tolerance.{key}"))
 
     for spec in data.get("pattern", []):
         # the regex is taken verbatim: `$` and `{…}` belong to the regex, not to the env file
@@ -410,7 +522,7 @@ def _build(data: dict, text: str, p: Path) -> Plan:
                            "or any", key=key)
             plan.boot["compile_cache"] = value
         elif key == "hard":
-            plan.boot["hard"] = bool(value)
+            plan.boot["hard"] = _flag(value, text, "hard", "[boot] hard")
         elif key in figures:
             plan.boot_metrics[key] = _expect(key, value, text, "boot")
         else:

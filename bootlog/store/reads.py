@@ -200,7 +200,8 @@ def _where(parts: list[str]) -> str:
     return (" WHERE " + " AND ".join(parts)) if parts else ""
 
 
-_REF_RE = re.compile(r"^(last|prev)(?:~(\d+))?$")
+_REF_RE = re.compile(r"^(last|prev)(?:~([0-9]+))?$")  # ASCII digits: int() also reads "１", "²" fails
+_ID_MAX = 2**63 - 1  # the largest id a database integer holds
 
 
 def resolve_ref(fetch: Fetch, ref: str, container: str | None = None, host: str | None = None) -> int:
@@ -209,15 +210,17 @@ def resolve_ref(fetch: Fetch, ref: str, container: str | None = None, host: str 
     Without a container, `prev` looks in the same source first, then in the other container-less
     sources of the same host (a deploy log per file)."""
     ref = (ref or "").strip()
-    if ref.isdigit():
+    if ref.isascii() and ref.isdigit():
         bid = int(ref)
-        if _one(fetch, "SELECT boots.id FROM boots WHERE boots.id = ?", [bid]) is None:
+        if bid > _ID_MAX or _one(fetch, "SELECT boots.id FROM boots WHERE boots.id = ?", [bid]) is None:
             raise RefError(f"no boot with id {bid}")
         return bid
     m = _REF_RE.match(ref)
     if not m:
         raise RefError(f"not a boot reference: {ref!r} (use last, prev, last~N or an id)")
     back = int(m.group(2) or 0) + (1 if m.group(1) == "prev" else 0)
+    if back > _ID_MAX // 2:  # more boots back than any database holds (and past an SQL OFFSET)
+        raise RefError(f"no boot matches {ref!r}")
     fw, fp = _filtered(container, host)
     last = _one(fetch, "SELECT boots.id, boots.container, boots.host, boots.source_id FROM boots"
                 + _where(fw) + " ORDER BY boots.id DESC LIMIT 1", fp)

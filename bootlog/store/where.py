@@ -19,7 +19,9 @@ _URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+]*://")
 
 def default_path() -> str:
     # (a str, not a pathlib.Path: pathlib's import is a measurable part of a re-ingest's start)
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    base = os.environ.get("XDG_DATA_HOME", "")
+    if not os.path.isabs(base):  # unset, empty or relative: the XDG spec says ignore it
+        base = os.path.join(os.path.expanduser("~"), ".local", "share")
     return os.path.join(base, "bootlog", "bootlog.db")
 
 

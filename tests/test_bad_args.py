@@ -1,0 +1,91 @@
+"""Mistakes a user makes in arguments and plan files: each is one clear line and a meaningful
+exit code, never an internal error, and never a silent fallback (real fixture log 012)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from bootlog.cli import cli
+from conftest import FIXTURES
+
+LOG = FIXTURES / "012-v0.10.2-v1-small.log"
+
+
+def run(db, *args):
+    return CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
+
+
+@pytest.fixture
+def stored(db_path):
+    assert run(db_path, "ingest", str(LOG)).exit_code == 0
+    return db_path
+
+
+@pytest.mark.parametrize("content, says", [
+    (b"\xff\xfe[tolerance]\n", "not UTF-8"),
+    (b'[tolerance]\nmin_pct = "a"\n', "[tolerance] min_pct: expected a number"),
+    (b"config = 5\n", "config: expected a table"),
+    (b'[metrics.kv_cache_tokens]\nmin = 1\nhard = "false"\n', "expected true or false"),
+    (b"[metrics.kv_cache_tokens]\nmin = [1]\n", "min: expected a number or a figure/config name"),
+])
+def test_a_plan_of_the_wrong_shape_is_a_plan_error(stored, tmp_path, content, says):
+    plan = tmp_path / "p.toml"
+    plan.write_bytes(content)
+    r = run(stored, "check", "last", "--plan", str(plan))
+    assert r.exit_code == 1, r.output
+    assert "internal error" not in r.stderr and says in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("ref, says", [
+    ("99999999999999999999", "no boot with id"),
+    ("last~99999999999999999999", "no boot matches"),
+    ("\u00b2", "not a boot reference"),
+    ("\uff11", "not a boot reference"),  # a fullwidth 1 is no id 1
+])
+def test_odd_boot_references_are_one_line_errors(stored, tmp_path, ref, says):
+    plan = tmp_path / "ok.toml"
+    plan.write_text("[metrics.kv_cache_tokens]\nmin = 1\n")
+    for cmd in (["show", ref], ["diff", ref, "last"], ["check", ref, "--plan", str(plan)]):
+        r = run(stored, *cmd)
+        assert r.exit_code == 1 and says in r.stderr and "internal error" not in r.stderr, (cmd, r.stderr)
+
+
+def test_hook_json_mode_answers_a_bad_plan_on_stdout(db_path, tmp_path):
+    plan = tmp_path / "bad.toml"
+    plan.write_text("x = [\n")
+    r = run(db_path, "hook", "--container", "c1", "--plan", str(plan), "--format", "json")
+    assert r.exit_code == 1
+    got = json.loads(r.stdout)
+    assert got["verdict"] == "ERROR" and "bad TOML" in got["notes"][0]
+
+
+def test_an_empty_db_is_a_usage_error_not_the_default_database(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    r = CliRunner().invoke(cli, ["--db", "", "ingest", str(LOG)])
+    assert r.exit_code == 2 and "--db is empty" in r.output
+    assert not (tmp_path / ".local").exists()
+
+
+def test_a_relative_xdg_data_home_is_ignored(tmp_path, monkeypatch):
+    from bootlog.store.where import default_path
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_DATA_HOME", "rel/data")
+    assert default_path() == str(tmp_path / ".local" / "share" / "bootlog" / "bootlog.db")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "abs"))
+    assert default_path() == str(tmp_path / "abs" / "bootlog" / "bootlog.db")
+
+
+def test_a_hard_bound_naming_what_the_boot_lacks_is_a_violation(stored, tmp_path):
+    plan = tmp_path / "s.toml"
+    plan.write_text('[metrics.kv_cache_tokens]\nmin = "max_model_lenn"\nhard = true\n')
+    r = run(stored, "check", "last", "--plan", str(plan))
+    assert r.exit_code == 4 and "max_model_lenn" in r.stdout and "cannot be checked" in r.stdout
+    plan.write_text('[metrics.kv_cache_tokens]\nmin = "max_model_lenn"\n')  # soft: too little to say
+    assert run(stored, "check", "last", "--plan", str(plan)).exit_code == 0
+    plan.write_text('[metrics.kv_cache_tokens]\nmin = "max_model_len"\nhard = true\n')  # the real key
+    assert run(stored, "check", "last", "--plan", str(plan)).exit_code == 0
