@@ -25,7 +25,6 @@ the Boot records.  Rules (corpus README + vllm-log-formats.md):
 """
 from __future__ import annotations
 
-import hashlib
 import re
 from bisect import bisect_right, insort
 from sys import intern as _intern
@@ -34,6 +33,7 @@ from datetime import datetime
 from typing import Any, Callable
 
 from bootlog.records import Boot, Event, Metric, Sample, VLine
+from bootlog.sha import sha256
 from bootlog.vline import worker_dims
 
 # Every literal the boundary/status/failure logic reads; scan.py keeps lines holding any of these
@@ -652,7 +652,7 @@ class _FpHash:
     __slots__ = ("h", "n")
 
     def __init__(self) -> None:
-        self.h = hashlib.sha256()
+        self.h = sha256()
         self.n = 0
 
     def __len__(self) -> int:

@@ -620,11 +620,11 @@ def _position_key(source) -> str:
 
 
 def _head(path: str, n: int) -> tuple[bytes, str]:
-    import hashlib
+    from bootlog.sha import sha256
 
     with open(path, "rb") as f:
         head = f.read(n)
-    return head, hashlib.sha256(head).hexdigest()[:32]
+    return head, sha256(head).hexdigest()[:32]
 
 
 def _end_of_lines(path: str, size: int) -> int | None:

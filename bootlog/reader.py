@@ -12,7 +12,6 @@ What the child cannot send (it died, the pipe broke) is an error, never a silent
 from __future__ import annotations
 
 import os
-import pickle
 import struct
 import sys
 from typing import Callable, Iterable, Iterator
@@ -48,6 +47,8 @@ def min_size() -> int:
 
 
 def _send(out, obj) -> None:
+    import pickle  # (here: ingest imports this module for every file, most of them small)
+
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     out.write(_HEAD.pack(len(data)))
     out.write(data)
@@ -86,6 +87,8 @@ def _child(w: int, make: Callable[[], tuple[Iterable[Record], object]]) -> None:
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
             _send(out, ("end", getattr(scanner, "lines_seen", None), getattr(scanner, "format", None), peak))
         except BaseException as err:  # the parent raises it where the in-process read would have
+            import pickle
+
             code = 1
             try:
                 pickle.dumps(err)
@@ -135,6 +138,8 @@ def background(make: Callable[[], tuple[Iterable[Record], object]]) -> tuple[Ite
 
 
 def _receive(r: int, pid: int, done: Finished) -> Iterator[Record]:
+    import pickle
+
     ended = False
     try:
         while True:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import shutil
 from typing import Callable, Iterable, Iterator
 
 from bootlog import envelope
@@ -56,6 +55,8 @@ _TMPDIR = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 
 
 def available_engines() -> list[str]:
+    import shutil  # (not at import: a re-ingest's start never looks for tools)
+
     out = ["hyperscan"] if _hs is not None else []
     out += [e for e in ("rg", "grep") if shutil.which(e)]
     if _ac is not None:
@@ -137,6 +138,8 @@ class Scanner:
         self.accelerated = self.engine != "find"
         self._auto = None
         self._argv: list[str] | None = None
+        if self.engine in ("rg", "grep"):
+            import shutil
         if self.engine == "rg":
             self._argv = [shutil.which("rg") or "rg", "--no-config", "-F", "-a", "-o", "-b", "-N",
                           "--no-filename", "--color=never", "--encoding", "none"]

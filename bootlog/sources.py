@@ -5,7 +5,6 @@ knows anything about log formats (envelope.py does that).
 """
 from __future__ import annotations
 
-import gzip
 import os
 import stat
 import sys
@@ -106,6 +105,8 @@ def _file_chunks(path: str, start: int, size: int) -> Iterator[bytes]:
 
 
 def _gzip_stream(f: BinaryIO, name: str, start: int, size: int) -> Iterator[bytes]:
+    import gzip  # (here, not at import: a plain file's re-ingest never needs it)
+
     # Truncation only shows when the decompressor reaches the cut, so it surfaces mid-stream;
     # the caller must treat the InputError as "abort the whole ingest".
     try:

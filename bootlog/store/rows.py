@@ -5,7 +5,6 @@ path (lite.py), so a row never differs by the path that wrote it.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from datetime import datetime, timezone
@@ -13,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bootlog.records import Boot
+from bootlog.sha import sha256
 
 
 class PositionMoved(Exception):
@@ -40,7 +40,7 @@ def _now() -> str:
 
 
 def config_hash(config: dict[str, str]) -> str:
-    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+    return sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
 
 
 def fallback_fingerprint(src: SourceInfo, boot: Boot) -> str:
@@ -54,7 +54,7 @@ def fallback_fingerprint(src: SourceInfo, boot: Boot) -> str:
          sorted(boot.config.items())],
         default=str,
     )
-    return "src:" + hashlib.sha256(basis.encode()).hexdigest()
+    return "src:" + sha256(basis.encode()).hexdigest()
 
 
 def stored_name(path: str) -> str:
