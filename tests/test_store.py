@@ -597,3 +597,17 @@ def test_last_n_walks_the_same_file_then_the_hosts_other_files(engine):
     assert resolve_ref(engine, "prev") == x0 and resolve_ref(engine, "prev~1") == y0
     with pytest.raises(RefError, match="no boot matches 'last~3'"):
         resolve_ref(engine, "last~3")
+
+
+def test_the_builtin_sha256_gives_hashlibs_digests():
+    # fingerprints stored by earlier versions (hashlib) must still match
+    import hashlib
+
+    from bootlog.sha import sha256
+
+    for data in (b"", b"INFO 05-20 10:34:20 [core.py:412] init engine", "\u2588".encode() * 1000):
+        assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+        h = sha256()
+        h.update(data)
+        h.update(b"x")
+        assert h.hexdigest() == hashlib.sha256(data + b"x").hexdigest()
