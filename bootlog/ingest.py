@@ -100,10 +100,11 @@ class _Progress:
 
 def read_records(source, *, fast: bool = True, progress: bool = False, start: int = 0, limit: int | None = None,
                  start_line: int = 1, fmt: str | None = None,
-                 extra_literals: tuple[str, ...] = ()) -> tuple[Iterator[Record], object]:
+                 extra_literals: tuple[str, ...] = (), raw: bool = False) -> tuple[Iterator[Record], object]:
     """Records of a source: only candidate lines on the fast path, every line otherwise.
 
-    start/limit: byte range to read (a resumed read); start_line: the line number at `start`.
+    start/limit: byte range to read (a resumed read); start_line: the line number at `start`;
+    raw: a plain log's records as (lineno, text, ts, stream) tuples (reader.py sends them so).
     """
     chunks = source.chunks(start) if start else source.chunks()
     if limit is not None:
@@ -116,7 +117,7 @@ def read_records(source, *, fast: bool = True, progress: bool = False, start: in
 
         scanner = Scanner(tuple(dict.fromkeys((*scan_literals(), *extra_literals))),
                           after={"Traceback (most recent call last)": 200})
-        return scanner.records(chunks, fmt, start_line=start_line), scanner
+        return scanner.records(chunks, fmt, start_line=start_line, raw=raw), scanner
     from bootlog.envelope import records
 
     if start_line != 1:
@@ -138,7 +139,7 @@ def _read(source, kw: dict) -> tuple[Iterator[Record], object]:
 
         limit = kw.get("limit")
         if (limit if limit is not None else size) - kw.get("start", 0) >= reader.min_size():
-            got = reader.background(lambda: read_records(source, **kw))
+            got = reader.background(lambda: read_records(source, raw=True, **kw))
             if got is not None:
                 return got
     return read_records(source, **kw)

@@ -75,7 +75,8 @@ def _child(w: int, make: Callable[[], tuple[Iterable[Record], object]]) -> None:
             batch = []
             add = batch.append
             for rec in recs:
-                add((rec.lineno, rec.text, rec.ts, rec.stream))
+                # (a plain log's records come as the tuples sent: read_records(raw=True))
+                add(rec if rec.__class__ is tuple else (rec.lineno, rec.text, rec.ts, rec.stream))
                 if len(batch) >= _BATCH:
                     _send(out, ("recs", batch))
                     batch = []

@@ -185,8 +185,10 @@ class Scanner:
 
     # ------------------------------------------------------------ public
 
-    def records(self, chunks: Iterable[bytes], fmt: str | None = None, *, start_line: int = 1
-                ) -> Iterator[Record]:
+    def records(self, chunks: Iterable[bytes], fmt: str | None = None, *, start_line: int = 1,
+                raw: bool = False) -> Iterator[Record]:
+        """raw: a plain log's records as (lineno, text, None, None) tuples (the reader process
+        sends those: no Record made only to be taken apart again); other formats give Records."""
         self.lines_seen = 0
         if fmt is None:
             fmt, chunks = envelope.sniff(chunks)
@@ -194,7 +196,7 @@ class Scanner:
         if any("\ufffd" in lit for lit in self._tmin):
             fmt = "_filter"  # U+FFFD also stands for bad bytes: no byte search can find it
         if fmt == "plain":
-            return self._plain(chunks, start_line)
+            return self._plain(chunks, start_line, raw)
         if fmt == "podman_ts":
             return self._podman(chunks, start_line)
         if fmt == "cri":
@@ -385,7 +387,7 @@ class Scanner:
             if pending is not None:
                 pending[1]()  # reap the background search of an abandoned run
 
-    def _plain(self, chunks: Iterable[bytes], start_line: int) -> Iterator[Record]:
+    def _plain(self, chunks: Iterable[bytes], start_line: int, raw: bool = False) -> Iterator[Record]:
         owed = [0]  # context lines still owed to an `after` key, carried across blocks
         lineno = start_line
         after = tuple(self.after.items())
@@ -419,7 +421,7 @@ class Scanner:
                         remaining = n
                 owed[0] = remaining
                 if keep:
-                    yield Record(at_line, text)
+                    yield (at_line, text, None, None) if raw else Record(at_line, text)  # type: ignore[misc]
             # (_clean_block ends every block with a newline: its lines are its newlines)
             self.lines_seen += nlines
             lineno += nlines
