@@ -314,8 +314,12 @@ def _store(db, tail, src, boots: list[Boot], win: _Window, known: dict[tuple, _K
     if boots:
         # the last boot's first line, else the nearest kept line before it (re-read, never skip)
         first = boots[-1].first_line
-        resume_line = first if first in win.positions else max(
-            (n for n in win.positions if n <= first), default=resume_line)
+        if first not in win.positions:
+            # a boot may start on a line that holds no literal (a v0.15+ logo's empty first
+            # line): from its own first kept line, else the nearest kept line before it
+            after = [n for n in win.positions if n >= first]
+            first = min(after) if after else max((n for n in win.positions if n <= first), default=resume_line)
+        resume_line = first
     offset, head = tail.encode(win.position_of(resume_line))
     position = (tail.key, offset, f"{resume_line - 1}|{head}")
     _load_known(db, src, boots, known)

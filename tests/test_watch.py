@@ -275,3 +275,24 @@ def test_live_watch_follows_a_file_through_rotation(tmp_path, db_path):
         t.join(10)
     assert any(" boot #2 boot_started line 1:" in s for s in seen)
     assert rows(db_path, "select id, first_line from boots order by id") == [(1, 1), (2, 1)]
+
+
+@pytest.mark.parametrize("cut", [252, 253, 300])
+def test_watch_keeps_a_logo_boot_whose_first_line_holds_no_literal(tmp_path, db_path, cut):
+    # a v0.15+ boot starts at the logo's empty first line, which the scanner never keeps: the
+    # watch position must still be the boot's own, so the runtime OOM after ready lands on it
+    from conftest import FIXTURES
+
+    lines = (FIXTURES / "seed" / "07-5x262144-runtime-oom.log").read_bytes().split(b"\n")
+    path = tmp_path / "server.log"
+    path.write_bytes(b"\n".join(lines[:cut]) + b"\n")
+    out = watch(db_path, "--file", str(path), "--once").stdout
+    with open(path, "ab") as f:
+        f.write(b"\n".join(lines[cut:]))
+    out += watch(db_path, "--file", str(path), "--once").stdout
+    ref = str(tmp_path / "ref.db")
+    assert CliRunner().invoke(cli, ["--db", ref, "ingest", str(path)]).exit_code == 0
+    sql = "select status, failure, first_line, last_line, vllm_version from boots order by id"
+    assert rows(db_path, sql) == rows(ref, sql) and len(rows(ref, sql)) == 1
+    assert rows(db_path, sql)[0][:2] == ("ready", "oom")
+    assert out.count("boot_started") == 1 and out.count("boot_died") == 1
