@@ -89,3 +89,21 @@ def test_a_hard_bound_naming_what_the_boot_lacks_is_a_violation(stored, tmp_path
     assert run(stored, "check", "last", "--plan", str(plan)).exit_code == 0
     plan.write_text('[metrics.kv_cache_tokens]\nmin = "max_model_len"\nhard = true\n')  # the real key
     assert run(stored, "check", "last", "--plan", str(plan)).exit_code == 0
+
+
+def test_a_plan_event_names_the_builtin_warning_of_a_boot_stored_without_the_plan(db_path, tmp_path):
+    # the seed's "expert-offload-mem … exceeds MemAvailable at plan time" is a built-in warning
+    # (what: offload_exceeds_memavailable) and a [[pattern]] event of frank-primary.toml: a boot
+    # ingested or watched without --plan must not pass `offload_exceeds_memavailable = {max = 0}`
+    src = FIXTURES / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log"
+    lines = src.read_text().split("\n")
+    stamp = lines[185].split(" ", 1)[0]
+    lines.insert(186, f"{stamp} expert-offload-mem \u2026 exceeds MemAvailable at plan time")
+    log = tmp_path / "mem.log"
+    log.write_text("\n".join(lines))
+    assert run(db_path, "ingest", str(log)).exit_code == 0
+    plan = FIXTURES.parent / "plans" / "frank-primary.toml"
+    r = run(db_path, "check", "last", "--plan", str(plan), "--json")
+    got = [f for f in json.loads(r.stdout)["findings"] if f["key"] == "offload_exceeds_memavailable"]
+    assert [(f["new"], f["verdict"]) for f in got] == [(1, "violation")]
+    assert r.exit_code == 4
