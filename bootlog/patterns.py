@@ -1180,11 +1180,18 @@ CATALOGUE: tuple[Pattern, ...] = (
        r"exceeds MemAvailable", None, [
         ("expert-offload-mem \u2026 exceeds MemAvailable at plan time", {"what": "offload_exceeds_memavailable"}),
     ], post=_message_post("offload_exceeds_memavailable")),
-    _p("warning/generation-config-override", "event", "warning", "Default sampling parameters have been overridden",
-       r"Default sampling parameters have been overridden by the model's (?:Hugging Face )?generation config", None, [
+    # ("Default vLLM sampling parameters … `generation_config.json`: `{…}`" is the newer wording, in
+    # the seeds' v0.22 fork and real v0.16+ logs)
+    _p("warning/generation-config-override", "event", "warning", "sampling parameters have been overridden",
+       r"Default (?:vLLM )?sampling parameters have been overridden by the model's "
+       r"(?:(?:Hugging Face )?generation config|`generation_config\.json`)", None, [
         ("WARNING 07-09 14:35:48 [config.py:1177] Default sampling parameters have been overridden by the model's "
          "Hugging Face generation config recommended from the model creator. If this is not intended, please "
          "relaunch vLLM instance with `--generation-config vllm`.", {"what": "generation_config_override"}),
+        ("(APIServer pid=1) WARNING 10-05 09:20:37 [model.py:1517] Default vLLM sampling parameters have been "
+         "overridden by the model's `generation_config.json`: `{'temperature': 1.0, 'top_k': 20, 'top_p': 0.95}`. "
+         "If this is not intended, please relaunch vLLM instance with `--generation-config vllm`.",
+         {"what": "generation_config_override"}),
     ], post=_message_post("generation_config_override")),
     _p("warning/free-memory-grew", "event", "warning", "Free memory grew by ",
        r"Free memory grew by (?P<grew_gib>" + _NUM + r") GiB during profiling \(initial (?P<initial_gib>" + _NUM

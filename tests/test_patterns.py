@@ -418,3 +418,18 @@ def test_lazy_regexes_are_the_regex_modules():
     assert patterns._GLUED.pattern == regex.compile(patterns._GLUED._args[0], regex.S).pattern
     assert patterns._GLUED.match("a b=c\nd").group("rest") == "c\nd"  # DOTALL really applies
     assert patterns.re.escape("a.b") == regex.escape("a.b")  # module functions pass through
+
+
+def test_the_newer_generation_config_override_wording_is_a_warning():
+    # "Default vLLM sampling parameters … `generation_config.json`: `{…}`": the seeds' v0.22 fork
+    # and real v0.16+ logs (the one knob that changes answers: kept on every boot)
+    from conftest import FIXTURES
+
+    from bootlog.parse import parse
+    from test_golden import read_records
+
+    for path in (FIXTURES / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log", FIXTURES / "057-rocm-rdna4-gfx12-tp2-v0.22.69-fork-boot.log"):
+        recs = read_records(path)
+        bs = parse(recs, year=2026, total_lines=len(recs))
+        whats = [e.detail.get("what") for b in bs for e in b.events if e.kind == "warning"]
+        assert "generation_config_override" in whats, path.name
