@@ -749,8 +749,6 @@ class BootSplitter:
         # continuing: status ("ready"/"failed") of the stored boot a resumed read continues; its
         # lines before the first start marker belong to that boot, whatever they print
         self.continuing = continuing
-        # the first line this read covers (a resumed read's first new line): no boot starts before
-        self.first_line = 1
         # retire(boot) -> what finish() lists in the boot's place (module doc); by default the Boot
         self.retire = retire
         self.accs: list[_Acc | None] = []  # None: retired (its finished boot is in self.retired)
@@ -800,8 +798,7 @@ class BootSplitter:
         if not lines and "\u2588  version" in v.msg:
             # v0.15+ logo: one record of 5 physical lines after an empty first one, the version in
             # the third; the two above hold no literal and were not read, but start the boot
-            before = self.cur if self.cur is not None else self.orphan
-            floor = before.last_seen + 1 if before is not None else self.first_line
+            floor = self.cur.last_seen + 1 if self.cur is not None else 1
             first = max(v.lineno - 2, floor, 1)
         acc = _Acc(first)
         acc.pid_index, acc.seq = self.pid_index, len(self.accs)

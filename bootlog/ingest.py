@@ -188,8 +188,6 @@ def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume
     if hits is not None:
         recs = hits.watch(recs)
     splitter = BootSplitter(resume.status if resume else None)
-    if resume is not None:
-        splitter.first_line = resume.lines + 1  # (lines before were stored with the last read)
     spill = _Spill(splitter)
     if hits is None:  # (a plan's hits are attached to the boots after parsing: all stay in memory)
         splitter.retire = spill.retire
