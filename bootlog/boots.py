@@ -795,11 +795,6 @@ class BootSplitter:
         if self.cur is not None:
             for p, l in keep:
                 self.cur.feed(p, l)
-        if not lines and "\u2588  version" in v.msg:
-            # v0.15+ logo: one record of 5 physical lines after an empty first one, the version in
-            # the third; the two above hold no literal and were not read, but start the boot
-            floor = self.cur.last_seen + 1 if self.cur is not None else 1
-            first = max(v.lineno - 2, floor, 1)
         acc = _Acc(first)
         acc.pid_index, acc.seq = self.pid_index, len(self.accs)
         self.accs.append(acc)

@@ -578,18 +578,3 @@ def test_v0_worker_death_gets_the_rank_its_pid_was_numbered_with():
     assert [(m.name, m.rank) for m in b.metrics if m.name == "model_load_gib"] == [("model_load_gib", 1)]
     died = [e for e in b.events if e.kind == "worker_died"]
     assert [(e.rank, e.detail.get("rank")) for e in died] == [(1, 1)]
-
-
-def test_a_v015_logo_boot_starts_at_the_logo_records_first_line():
-    # the logo is one record of 5 physical lines after an empty one; the version is in the third
-    # (a boot whose import-time lines come first starts at those: the labels' start, or the line
-    # after an unrelated one, 033's triton warning)
-    logs = [p for p in sorted(LOGS.glob("*.log")) if "\u2588  version" in p.read_text(errors="replace")]
-    assert len(logs) >= 10
-    for path in logs:
-        recs = read_records(path)
-        bs = parse(recs, year=2026, total_lines=len(recs))
-        for b, w in zip(bs, labels(path)):
-            assert w["boot_start_line"] <= b.first_line <= w["boot_start_line"] + 1, path.name
-    _, bs = run("036")  # nothing before the logo: its empty first line is line 1
-    assert bs[0].first_line == 1
