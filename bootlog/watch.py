@@ -413,7 +413,11 @@ def _line(ev: dict) -> str:
 
 
 def event_json(ev: dict) -> str:
-    return json.dumps(ev, default=lambda o: o.isoformat() if isinstance(o, datetime) else str(o))
+    """The event as the JSON an --on-event command reads: what show --json stores for it (no NaN
+    or Infinity, which no strict JSON parser reads: a detail printed as `limit=nan` is null)."""
+    from bootlog.store.rows import _jsonable
+
+    return json.dumps(_jsonable(ev), allow_nan=False)
 
 
 def _run_hook_cmd(cmd: str, ev: dict, warn: Callable[[str], None]) -> None:

@@ -296,3 +296,22 @@ def test_watch_keeps_a_logo_boot_whose_first_line_holds_no_literal(tmp_path, db_
     assert rows(db_path, sql) == rows(ref, sql) and len(rows(ref, sql)) == 1
     assert rows(db_path, sql)[0][:2] == ("ready", "oom")
     assert out.count("boot_started") == 1 and out.count("boot_died") == 1
+
+
+def test_on_event_json_has_no_nan(tmp_path, db_path):
+    # a fault line printed with limit=nan (the fork prints the float as it is): the event reaches
+    # the --on-event command as strict JSON, the figure as null, as show --json stores it
+    from conftest import FIXTURES
+
+    log = tmp_path / "nan.log"
+    log.write_bytes((FIXTURES / "016-v0.11.0-energy.log").read_bytes()
+                    + b"[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite "
+                      b"values (slot=42 head=3 limit=nan) fault #1\n")
+    out = tmp_path / "ev.jsonl"
+    cmd = f"{sys.executable} -c \"import sys; open({str(out)!r}, 'a').write(sys.stdin.read() + '\\n')\""
+    assert watch(db_path, "--file", str(log), "--once", "--on-event", cmd).exit_code == 0
+    text = out.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    evs = [json.loads(x) for x in text.splitlines() if x.strip()]
+    fault = [e for e in evs if e.get("kind") == "gdn_hip_fault"]
+    assert fault and fault[0]["detail"].get("limit", None) is None
