@@ -132,7 +132,11 @@ def figure(doc: dict, name: str) -> Any:
     """The value of a column for one boot (None when the boot does not have it)."""
     boot = doc.get("boot", {})
     if name == "faults":
-        return sum(1 for e in doc.get("events", []) if e.get("kind") in FAULT_KINDS)
+        # as diff counts them: a line may stand for a run ("fault #1-23" is 23)
+        # (and one OOM re-raised by a wrapper is one)
+        from bootlog.compare import count_of, event_counts
+
+        return sum(count_of(evs) for kind, evs in event_counts(doc).items() if kind in FAULT_KINDS)
     if name.startswith("runtime."):
         _, part, key = (name.split(".", 2) + ["", ""])[:3]
         return ((doc.get("runtime") or {}).get(part) or {}).get(key)

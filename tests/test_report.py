@@ -458,3 +458,18 @@ def test_history_marks_a_change_against_the_same_series_only(tmp_path):
     assert "status" not in alpha2["changed"] and "kv_cache_tokens" not in alpha2["changed"]
     assert "torch_compile_s" in alpha2["changed"]  # cold 181.2 s, then a cache hit
     assert rows[1]["changed"] == []  # beta's first boot has no boot before it
+
+
+def test_history_faults_count_a_run_of_faults_as_diff_does(tmp_path):
+    # the fork prints a run of faults on one line ("fault #1-23"): 23, in history as in diff
+    log = tmp_path / "f23.log"
+    log.write_bytes((FIXTURES / "016-v0.11.0-energy.log").read_bytes()
+                    + b"[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite "
+                      b"values (slot=42 head=3 limit=3.40282e+38) fault #1-23\n")
+    db = str(tmp_path / "f.db")
+    run = lambda *a: CliRunner().invoke(cli, ["--db", db, *a], catch_exceptions=False)  # noqa: E731
+    assert run("ingest", str(log)).exit_code == 0
+    got = json.loads(run("history", "--metric", "faults", "--json").stdout)
+    assert [r["faults"] for r in got] == [23]
+    d = json.loads(run("show", "last", "--json").stdout)
+    assert sum(int(e["detail"].get("faults") or 1) for e in d["events"] if e["kind"] == "gdn_hip_fault") == 23
