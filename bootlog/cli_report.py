@@ -96,7 +96,9 @@ def plot(ctx, metric, container, host, last, out) -> None:
     from bootlog.plot import plot as draw
     from bootlog.report import load_docs
 
-    docs = load_docs(get_engine(ctx), container=container, host=host, last=last, runtime=False)
+    # (the runtime summary only for a runtime.* metric: the samples are most of the reading)
+    docs = load_docs(get_engine(ctx), container=container, host=host, last=last,
+                     runtime=metric.startswith("runtime."))
     if not docs:
         from bootlog.errors import BootlogError
         from bootlog.report import nothing_stored

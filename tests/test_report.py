@@ -265,6 +265,15 @@ def test_plot_writes_a_png(db, tmp_path):
     assert data[:8] == PNG_MAGIC and len(data) > 10_000
 
 
+def test_plot_of_a_runtime_column_history_shows(db, tmp_path):
+    # plot takes any numeric history column, runtime.max.X included
+    need_matplotlib()
+    out = tmp_path / "kvu.svg"
+    res = run(db, "plot", "runtime.max.kv_cache_usage_pct", "-o", str(out))
+    assert res.exit_code == 0, res.output
+    assert out.read_bytes().lstrip().startswith((b"<?xml", b"<svg"))
+
+
 def test_plot_of_a_figure_no_boot_has_is_one_line_error(db, tmp_path):
     need_matplotlib()
     res = run(db, "plot", "no_such_figure", "-o", str(tmp_path / "x.png"))
