@@ -390,15 +390,32 @@ def _new_events(bid: int, created: bool, boot: Boot, known: dict[tuple, _Known])
         k.status = boot.status
         msg = ((boot.failure_message or boot.failure or "") if boot.status == "failed"
                else "Application startup complete.")
-        out.append({**base, "kind": f"boot_{boot.status}", "rank": None, "line": None,
-                    "ts": boot.ready_at if boot.status == "ready" else boot.ended_at, "message": msg,
-                    "detail": {"failure": boot.failure} if boot.status == "failed" else {}})
+        ev = {**base, "kind": f"boot_{boot.status}", "rank": None, "line": None,
+              "ts": boot.ready_at if boot.status == "ready" else boot.ended_at, "message": msg,
+              "detail": {"failure": boot.failure} if boot.status == "failed" else {}}
+        # in log order: a boot read ready and faulting in one batch says ready before its faults
+        out.insert(_before_later(out, ev["ts"]) if boot.status == "ready" else len(out), ev)
     if boot.status == "ready" and boot.failure and not k.died:
         # the engine died serving: the endpoint is down although the boot was fine (seeds)
         k.died = True
         out.append({**base, "kind": "boot_died", "rank": None, "line": None, "ts": boot.ended_at,
                     "message": boot.failure_message or boot.failure, "detail": {"failure": boot.failure}})
     return out
+
+
+def _before_later(out: list[dict], ts: datetime | None) -> int:
+    """Where an event at `ts` goes in `out` (log order): before the first later log event."""
+    if ts is None:
+        return len(out)
+    for i, e in enumerate(out):
+        t = e.get("ts")
+        if e["kind"] != "boot_started" and isinstance(t, datetime):
+            try:
+                if t > ts:
+                    return i
+            except TypeError:  # (an aware and a naive time: no order to keep)
+                return len(out)
+    return len(out)
 
 
 def _line(ev: dict) -> str:

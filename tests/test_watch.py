@@ -315,3 +315,13 @@ def test_on_event_json_has_no_nan(tmp_path, db_path):
     evs = [json.loads(x) for x in text.splitlines() if x.strip()]
     fault = [e for e in evs if e.get("kind") == "gdn_hip_fault"]
     assert fault and fault[0]["detail"].get("limit", None) is None
+
+
+def test_watch_prints_a_boots_events_in_log_order(tmp_path, db_path):
+    # seed 08: ready at line 231, the gdn_hip burst hours later: read in one batch, ready first
+    from conftest import FIXTURES
+
+    res = watch(db_path, "--file", str(FIXTURES / "seed" / "08-gdn-hip-burst-prefix-caching.log"), "--once")
+    kinds = [line.split(" boot #1 ", 1)[1].split()[0].rstrip(":") for line in res.stdout.splitlines()]
+    assert kinds.index("boot_ready") < kinds.index("gdn_hip_fault")
+    assert kinds[0] == "boot_started" and kinds.count("gdn_hip_fault") == 32
