@@ -269,8 +269,8 @@ def json_cell(v: Any) -> Any:
     """PerRank becomes a list in JSON; everything else stays as stored."""
     if isinstance(v, PerRank):
         return list(v)
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
+    if isinstance(v, float):
+        return _json_number(v)  # (past 2**53 a float's int() prints digits the log never had)
     return v
 
 

@@ -482,3 +482,11 @@ def test_history_faults_count_a_run_of_faults_as_diff_does(tmp_path):
     assert [r["faults"] for r in got] == [23]
     d = json.loads(run("show", "last", "--json").stdout)
     assert sum(int(e["detail"].get("faults") or 1) for e in d["events"] if e["kind"] == "gdn_hip_fault") == 23
+
+
+def test_history_json_keeps_a_huge_figure_a_float_not_invented_digits():
+    from bootlog.report import json_cell
+
+    assert json_cell(398658.0) == 398658 and isinstance(json_cell(398658.0), int)
+    big = 123456789012345678901.0  # printed by a log as 123,456,789,012,345,678,901
+    assert json_cell(big) == big and isinstance(json_cell(big), float)  # not 123456789012345683968
