@@ -127,6 +127,9 @@ def explain(ctx, target, plan_file, container, host, as_json) -> None:
     else:
         from bootlog.store.queries import resolve_ref
 
+        if plan_file:  # a stored boot keeps what its ingest read: the log is not read again
+            raise click.UsageError("--plan runs user patterns over a log file; for a stored boot, "
+                                   "re-ingest its log with --plan (or explain the log file itself)")
         engine = get_engine(ctx)
         report = ex.explain_ref(engine, resolve_ref(engine, target, container=container, host=host))
     if as_json:

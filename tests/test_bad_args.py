@@ -107,3 +107,10 @@ def test_a_plan_event_names_the_builtin_warning_of_a_boot_stored_without_the_pla
     got = [f for f in json.loads(r.stdout)["findings"] if f["key"] == "offload_exceeds_memavailable"]
     assert [(f["new"], f["verdict"]) for f in got] == [(1, "violation")]
     assert r.exit_code == 4
+
+
+def test_explain_of_a_stored_boot_with_a_plan_says_the_plan_cannot_apply(stored):
+    plan = FIXTURES.parent / "plans" / "frank-primary.toml"
+    r = run(stored, "explain", "last", "--plan", str(plan))
+    assert r.exit_code == 2 and "re-ingest" in r.output
+    assert run(stored, "explain", str(LOG), "--plan", str(plan)).exit_code == 0  # a log file: applied
