@@ -344,3 +344,31 @@ def test_crash_loop_peak_memory_does_not_grow_with_its_boots(tmp_path):
     peak_small = _main_peak_mib(small, tmp_path / "s.db")
     peak_big = _main_peak_mib(big, tmp_path / "b.db")
     assert peak_big - peak_small < 8, (peak_small, peak_big)
+
+
+def test_the_spill_file_is_removed_after_the_ingest(tmp_path, monkeypatch):
+    import gc
+    import tempfile
+
+    from click.testing import CliRunner
+
+    from bootlog.cli import cli
+
+    spill_dir = tmp_path / "tmp"
+    spill_dir.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spill_dir))
+    monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 3)
+    monkeypatch.setattr(ingest_mod, "_SPILL_EVERY", 1)
+    made = []
+    real = tempfile.mkstemp
+
+    def mkstemp(*a, **k):
+        got = real(*a, **k)
+        made.append(got[1])
+        return got
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    log = _small_log(tmp_path)
+    res = CliRunner().invoke(cli, ["--db", str(tmp_path / "s.db"), "ingest", str(log)], catch_exceptions=False)
+    assert res.exit_code == 0 and made  # (it did spill)
+    gc.collect()
+    assert list(spill_dir.iterdir()) == []
