@@ -42,14 +42,15 @@ class Waited:
     since_ns: int | None  # lower bound of the run's records
     waited_s: float
     state: podman.State | None = None
+    data: bytes = b""  # the run's `logs --timestamps` bytes read while waiting
 
 
 def parse_bytes(data: bytes) -> list[Boot]:
     """Boots in `podman logs --timestamps` bytes, parsed exactly as ingest parses a source."""
     from bootlog.ingest import parse_source
-    from bootlog.sources import Source
+    from bootlog.sources import bytes_source
 
-    return parse_source(Source(name="-", kind="container", _reader=lambda start, size: iter([data[start:]])))
+    return parse_source(bytes_source("-", data))
 
 
 @dataclass
@@ -123,7 +124,7 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
             last_said = msg
 
     def done(outcome: str) -> Waited:
-        return Waited(name, outcome, boot, run.since if run else None, time.monotonic() - t0, st)
+        return Waited(name, outcome, boot, run.since if run else None, time.monotonic() - t0, st, data)
 
     # a podman call that hangs (a held storage lock) must not outlive --timeout either
     with podman.deadline(timeout):
@@ -134,6 +135,10 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
             try:
                 st = podman.state(name, engine=engine)
             except SourceError as err:
+                if run is not None and str(err).startswith("no such container"):
+                    # the run we followed ended and its container was removed (--rm, a systemd
+                    # unit's rm + run): its outcome is what was read of it
+                    return done(_outcome(boot))
                 if not str(err).startswith("no such container") or time.monotonic() >= grace_end:
                     raise
                 say(f"{name} does not exist (yet); waiting briefly for it")
@@ -215,7 +220,7 @@ def run_hook(db_engine, name: str, *, plan=None, timeout: float = 900, poll: flo
     waited = wait_for_boot(name, timeout=timeout, poll=poll, engine=engine, ref_ns=ref_ns,
                            progress=progress)
     notes: list[str] = []
-    stored = ingest_container(db_engine, name, engine=engine, plan=plan)
+    stored = _ingest_run(db_engine, name, waited, engine=engine, plan=plan)
     ours = _match(stored, waited.boot)
     if ours is None:
         notes.append(f"no vLLM boot found in {name}'s current run")
@@ -223,8 +228,10 @@ def run_hook(db_engine, name: str, *, plan=None, timeout: float = 900, poll: flo
                           int(Exit.VIOLATION), notes)
     show = show_boot(db_engine, ours.id)
     if waited.outcome == "exited" and show["boot"]["status"] != "failed":
-        code = waited.state.exit_code if waited.state else None
-        notes.append(f"the container stopped (exit code {code}) before the boot was ready")
+        # (a container restarted meanwhile shows its new run's state: no code then)
+        code = waited.state.exit_code if waited.state and not waited.state.running else None
+        notes.append("the container stopped" + (f" (exit code {code})" if code is not None else "")
+                     + " before the boot was ready")
 
     ids = [b["id"] for b in list_boots(db_engine, container=name)]
     earlier = [i for i in ids if i < ours.id]
@@ -237,7 +244,8 @@ def run_hook(db_engine, name: str, *, plan=None, timeout: float = 900, poll: flo
     else:
         notes.append(f"first boot of {name} in the database: nothing to diff against")
 
-    failed = show["boot"]["status"] == "failed" or waited.outcome == "exited"
+    # a boot that reached ready and whose engine then died is a failed deploy too (README)
+    failed = show["boot"]["status"] == "failed" or waited.outcome == "exited" or bool(show["boot"].get("failure"))
     codes = [compare.exit_code(r) for r in (check, diff) if r is not None]
     code = int(Exit.VIOLATION) if failed else max(codes, default=0)
     return HookResult(name, waited.outcome, ours.id, show, prev_id, check, diff, waited.waited_s, code, notes)
@@ -253,10 +261,31 @@ def ingest_container(db_engine, name: str, *, engine: str = "podman", plan=None,
     return list(ingest(db_engine, None, container=name, container_engine=engine, plan=plan, host=host))
 
 
+def _ingest_run(db_engine, name: str, waited: Waited, *, engine: str = "podman", plan=None) -> list:
+    """ingest_container(), unless the container the hook followed is gone or was replaced by
+    another of the same name (a crash loop of `rm` + `run`): then the bytes read while waiting,
+    stored as that container's source all the same."""
+    if waited.state is not None and waited.data:
+        try:
+            now = podman.state(name, engine=engine)
+        except SourceError as err:
+            if not str(err).startswith("no such container"):
+                raise
+            now = None
+        if now is None or (waited.state.id and now.id != waited.state.id):
+            from bootlog.ingest import ingest
+            from bootlog.sources import bytes_source
+
+            src = bytes_source(f"{engine}:{name}", waited.data, kind="container")
+            return list(ingest(db_engine, None, container=name, container_engine=engine, plan=plan, source=src))
+    return ingest_container(db_engine, name, engine=engine, plan=plan)
+
+
 def _match(stored: list, boot: Boot | None) -> Any:
     """The stored boot that is the one we waited for: same fingerprint, else same start time
-    (a fingerprint still moves while a boot is young), else the newest."""
-    if not stored:
+    (a fingerprint still moves while a boot is young), else the newest.  None when the run
+    printed no vLLM line: the newest stored boot is then an earlier run's."""
+    if not stored or boot is None:
         return None
     if boot is not None:
         for same in (lambda s: boot.fingerprint and s.boot.fingerprint == boot.fingerprint,
@@ -328,6 +357,8 @@ def _headline(r: HookResult) -> str:
     b = r.show["boot"]
     if b["status"] == "failed":
         return f"{r.container} boot #{r.boot_id} failed ({b.get('failure') or 'other'})"
+    if b.get("failure"):
+        return f"{r.container} boot #{r.boot_id} ready, then its engine died ({b['failure']})"
     if r.outcome == "exited":
         return f"{r.container} boot #{r.boot_id} {b['status']}: the container stopped before the boot was ready"
     return f"{r.container} boot #{r.boot_id} {b['status']} ({b.get('vllm_version') or '?'}, {b.get('model') or '?'})"
@@ -338,6 +369,8 @@ def _figure_lines(figs: dict[str, Any], show: dict | None = None) -> list[tuple[
     b = (show or {}).get("boot") or {}
     if b.get("status") == "failed":
         rows.append(("root cause", b.get("failure_message") or "no error line found"))
+    elif b.get("failure"):
+        rows.append(("died serving", b.get("failure_message") or b["failure"]))
     for name, label, unit in KEY_FIGURES:
         if name in figs:
             text = _fmt(figs[name], unit)
@@ -349,7 +382,7 @@ def _figure_lines(figs: dict[str, Any], show: dict | None = None) -> list[tuple[
 
 def _verdict(r: HookResult) -> str:
     return {0: "OK", 3: "DRIFT", 4: "FAILED" if r.show is None or r.show["boot"]["status"] == "failed"
-            or r.outcome == "exited" else "VIOLATION"}.get(r.exit, str(r.exit))
+            or r.outcome == "exited" or r.show["boot"].get("failure") else "VIOLATION"}.get(r.exit, str(r.exit))
 
 
 def render_text(r: HookResult, plan_name: str | None = None) -> str:

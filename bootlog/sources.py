@@ -160,6 +160,15 @@ def _stream_chunks(path: str, start: int, size: int) -> Iterator[bytes]:
 
 # ---------------------------------------------------------------- podman logs
 
+def bytes_source(name: str, data: bytes, kind: str = "container") -> Source:
+    """Bytes already read (the hook's copy of a container run that is gone now) as a Source."""
+    def read(start: int, size: int) -> Iterator[bytes]:
+        for i in range(start, len(data), size):
+            yield data[i:i + size]
+
+    return Source(name=name, kind=kind, _reader=read)
+
+
 def container_source(name: str, engine: str = "podman", since: str | None = None) -> Source:
     """`ENGINE logs --timestamps [--since X] NAME`, stdout and stderr merged by timestamp.
 

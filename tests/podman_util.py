@@ -186,7 +186,7 @@ class Replayer:
         self.state_dirs: dict[str, Path] = {}
 
     def start(self, boots: list[Boot], *, name: str | None = None, attach: bool = False,
-              restart: str | None = None, tty: bool = False) -> str:
+              restart: str | None = None, tty: bool = False, rm: bool = False) -> str:
         """Create and start a container that replays `boots[0]` now and `boots[i]` on its
         i-th restart (`restart`: a podman restart policy such as "on-failure:1", which
         restarts it by itself as systemd's Restart= would; `tty`: run it with -t).  Returns the
@@ -211,6 +211,8 @@ class Replayer:
         policy = ["--restart", restart] if restart else []
         if tty:  # `podman run -t`: output through a pseudo-terminal (CRLF, reads of <= 4095 bytes)
             policy.append("-t")
+        if rm:  # `podman run --rm` (systemd units made by `podman generate systemd --new`)
+            policy.append("--rm")
         run_podman("run", "-d", "--name", name, "--network=none", *policy,
                    "-v", f"{data}:/data:ro", "-v", f"{state}:/state",
                    IMAGE, "/bin/sh", "/data/replay.sh")

@@ -237,3 +237,44 @@ def test_a_tty_container_gives_the_same_figures_and_config_as_the_file(replayer,
     assert figures(shown) == figures(want)
     assert shown["config"] == want["config"]
     assert {"torch_compile_s", "kv_cache_tokens"} <= {m["name"] for m in shown["metrics"]}
+
+
+def test_hook_judges_a_failed_boot_of_a_container_removed_when_it_exits(replayer, db_path):
+    # `run --rm`: the container is gone by the time the hook would read its log again; the hook
+    # judges and stores what it read of the run (it said "no such container", exit 1)
+    log = fixture_log(OOM).read_bytes()
+    cut = log.index(b"\n", len(log) // 3) + 1
+    # (the last lines a second before the exit: with --rm, what the hook has not read by the
+    # exit is gone with the container, and such a boot is judged from what was read)
+    name = replayer.start([Boot().out(log[:cut]).sleep(1.0).out(log[cut:]).sleep(1.0).exit(1)], rm=True)
+    res = hook(db_path, name)
+    assert res.exit_code == 4, res.output
+    assert res.stdout.startswith(f"bootlog hook: FAILED: {name} boot #1 failed (oom)")
+    listed = json.loads(CliRunner().invoke(cli, ["--db", str(db_path), "list", "--json"]).stdout)
+    assert [(b["status"], b["failure"], b["container"]) for b in listed] == [("failed", "oom", name)]
+
+
+def test_hook_fails_a_boot_whose_engine_died_right_after_ready(replayer, db_path):
+    # the README: a ready boot whose engine then died is a failed deploy, first boot or not
+    from podman_util import runtime_oom
+
+    log = fixture_log(SMALL).read_bytes()
+    died = runtime_oom(b"\x1b[1;36m(EngineCore_DP0 pid=85423)\x1b[0;0m ", b"09-26 05:58:00",
+                       b"\x1b[1;36m(APIServer pid=85301)\x1b[0;0m ")
+    name = replayer.start([all_at_once(log + died, exit_code=1)])
+    res = hook(db_path, name, "--format", "json")
+    assert res.exit_code == 4, res.output
+    out = json.loads(res.stdout)
+    assert out["verdict"] == "FAILED" and out["boot"]["status"] == "ready" and out["boot"]["failure"] == "oom"
+
+
+def test_a_run_that_printed_no_vllm_line_is_not_judged_by_an_earlier_boot():
+    # the run died before any vLLM line: the newest stored boot is the previous run's, and
+    # quoting its figures as "MEASURED on the live deploy" would be false
+    from types import SimpleNamespace
+
+    from bootlog import hook as h
+
+    earlier = SimpleNamespace(boot=SimpleNamespace(fingerprint="abc", started_at=None))
+    assert h._match([earlier], None) is None
+    assert h._match([earlier], SimpleNamespace(fingerprint="zzz", started_at=None)) is earlier
