@@ -557,6 +557,7 @@ _PRIORITY_STREAM = {"3": "stderr", "6": "stdout"}
 
 def _journal_json(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
     j = _Joiner(CONMON_BUF, _join_text)
+    nulls = 0  # records whose MESSAGE journalctl left out (null)
     for n, raw in lines:
         d = _load(raw)
         if d is None or not ("MESSAGE" in d or "__REALTIME_TIMESTAMP" in d):
@@ -569,6 +570,7 @@ def _journal_json(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
             except (TypeError, ValueError):
                 msg = ""
         elif not isinstance(msg, str):
+            nulls += msg is None and "MESSAGE" in d
             msg = ""
         if msg.endswith("\n"):
             msg = msg[:-1]
@@ -590,6 +592,13 @@ def _journal_json(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
             continue
         yield from j.piece(n, ts, stream, msg, partial, run_key=object())
     yield from j.finish()
+    if nulls:
+        import sys
+
+        # journald writes "MESSAGE": null for a field of 4 KiB or more (JSON_THRESHOLD): a long
+        # args or config line is lost without --all, and nothing else would say so
+        print(f"bootlog: warning: {nulls} journal record(s) have no MESSAGE text: journalctl -o json "
+              "leaves out fields of 4 KiB or more; export with `journalctl -o json --all`", file=sys.stderr)
 
 
 def _load(raw: bytes) -> dict | None:

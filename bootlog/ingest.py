@@ -106,7 +106,7 @@ def read_records(source, *, fast: bool = True, progress: bool = False, start: in
     start/limit: byte range to read (a resumed read); start_line: the line number at `start`;
     raw: a plain log's records as (lineno, text, ts, stream) tuples (reader.py sends them so).
     """
-    chunks = source.chunks(start) if start else source.chunks()
+    chunks = source.chunks(start) if start else _no_bom(source.chunks())
     if limit is not None:
         chunks = _upto(chunks, limit - start)
     # a gzip source's size is the compressed one: bytes read cannot be a share of it
@@ -143,6 +143,22 @@ def _read(source, kw: dict) -> tuple[Iterator[Record], object]:
             if got is not None:
                 return got
     return read_records(source, **kw)
+
+
+def _no_bom(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The chunks without a UTF-8 byte order mark at the very start (a file saved by a Windows
+    tool): in front of a `podman logs -t` stamp or a JSON record it hides the envelope."""
+    it = iter(chunks)
+    head = b""
+    for c in it:
+        head += c
+        if len(head) >= 3 or not c:
+            break
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    if head:
+        yield head
+    yield from it
 
 
 def _upto(chunks: Iterable[bytes], n: int) -> Iterator[bytes]:

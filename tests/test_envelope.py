@@ -360,3 +360,35 @@ def test_podman_stamp_short_way_equals_the_general_parse(monkeypatch):
     assert short == general and [d.tzinfo for d in short if d] == [d.tzinfo for d in general if d]
     assert short[0] == datetime(2026, 11, 29, 14, 25, 19, 320146, tzinfo=timezone.utc)
     assert None in short and sum(d is not None for d in short) > 1000
+
+
+def test_journal_records_without_message_text_are_warned_about(capsys):
+    # journalctl -o json writes "MESSAGE": null for a field of 4 KiB or more (without --all):
+    # the line is lost, and the operator is told how to export it whole
+    rows = [{"__REALTIME_TIMESTAMP": "1758866982000000", "MESSAGE": "INFO 09-26 05:49:42 [x.py:1] a"},
+            {"__REALTIME_TIMESTAMP": "1758866982001000", "MESSAGE": None},
+            {"__REALTIME_TIMESTAMP": "1758866982002000", "MESSAGE": "INFO 09-26 05:49:43 [x.py:1] b"}]
+    data = "\n".join(json.dumps(r) for r in rows).encode() + b"\n"
+    got = list(records([data], "journal_json"))
+    assert [r.text for r in got] == ["INFO 09-26 05:49:42 [x.py:1] a", "", "INFO 09-26 05:49:43 [x.py:1] b"]
+    err = capsys.readouterr().err
+    assert "1 journal record(s) have no MESSAGE text" in err and "--all" in err
+    list(records([data.replace(b"null", b'"c"')], "journal_json"))
+    assert capsys.readouterr().err == ""
+
+
+def test_a_byte_order_mark_before_an_envelope_hides_nothing(tmp_path):
+    # a file saved by a Windows tool: the BOM must not turn a podman -t log into a plain one
+    from bootlog.ingest import parse_source
+    from bootlog.sources import open_source
+
+    src = next(p for p in CORPUS if p.name.startswith("012")).read_bytes().split(b"\n")[:-1]
+    stamped = b"".join(b"2026-09-26T05:49:%02d.%09dZ " % (i % 60, i) + x + b"\n" for i, x in enumerate(src))
+    plain, bom = tmp_path / "p.log", tmp_path / "bom.log"
+    plain.write_bytes(stamped)
+    bom.write_bytes(b"\xef\xbb\xbf" + stamped)
+    want, got = parse_source(open_source(str(plain))), parse_source(open_source(str(bom)))
+    assert [(b.status, b.first_line, b.last_line, b.started_at, b.ready_at) for b in got] == \
+        [(b.status, b.first_line, b.last_line, b.started_at, b.ready_at) for b in want]
+    assert [(m.name, m.value) for m in got[0].metrics] == [(m.name, m.value) for m in want[0].metrics]
+    assert got[0].started_at.tzinfo is not None
