@@ -420,8 +420,9 @@ class _Acc:
                 if self.pid_index is not None:
                     self._index(pid)
         rank = v.rank
-        if v.role == "worker" and (v.proc == "VllmWorker" or "PP" in v.proc or "DP" in v.proc  # type: ignore[operator]
-                                   or "PCP" in v.proc):  # type: ignore[operator]
+        proc = v.proc or ""
+        if v.role == "worker" and ("PP" in proc or "DP" in proc or "PCP" in proc or proc == "VllmWorker"):
+            # (a TP-only worker's TP index is its rank; "VllmWorker PP1_TP0" names it after)
             dims = worker_dims(v.text)
             if dims is not None:  # numbered at the end, when every worker's indices are known
                 self.worker_dims[v.lineno] = dims
@@ -696,12 +697,11 @@ def _number_workers(b: Boot, at: dict[int, dict[str, int]]) -> None:
     would pair them by position.  Sizes from the boot's config, else the highest index seen + 1."""
     sizes = {}
     for dim, key in _DIM_SIZE.items():
-        try:
-            sizes[dim] = int(b.config.get(key, ""))
+        seen = 1 + max((d.get(dim, 0) for d in at.values()), default=0)
+        try:  # (never below an index printed: a config that says less is not this boot's)
+            sizes[dim] = max(int(b.config.get(key, "")), seen)
         except ValueError:
-            sizes[dim] = 1 + max((d.get(dim, 0) for d in at.values()), default=0)
-    for dim in sizes:  # a config smaller than an index printed (another boot's config?): the index
-        sizes[dim] = max(sizes[dim], 1 + max((d.get(dim, 0) for d in at.values()), default=0))
+            sizes[dim] = seen
 
     def rank(d: dict[str, int]) -> int:
         r = 0

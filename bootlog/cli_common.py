@@ -7,7 +7,6 @@ and the error's exit code.  Only click and the standard library are imported her
 from __future__ import annotations
 
 import json
-import math
 import sys
 from datetime import date, datetime
 from typing import Any
@@ -89,18 +88,9 @@ def to_json(obj: Any) -> str:
     try:
         return json.dumps(obj, indent=2, ensure_ascii=False, default=_default, allow_nan=False)
     except ValueError:  # a NaN or infinity somewhere (a config value "nan"): JSON has no such number
-        return json.dumps(_finite(obj), indent=2, ensure_ascii=False, default=_default, allow_nan=False)
+        from bootlog.store.rows import _jsonable  # (as the store writes them: null)
 
-
-def _finite(o: Any) -> Any:
-    """o with every NaN or infinite float as None: output that every JSON parser reads."""
-    if isinstance(o, float):
-        return o if math.isfinite(o) else None
-    if isinstance(o, dict):
-        return {k: _finite(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple, set)):
-        return [_finite(v) for v in o]
-    return o
+        return json.dumps(_jsonable(obj), indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def print_json(obj: Any) -> None:
