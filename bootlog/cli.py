@@ -238,8 +238,8 @@ def list_(ctx, container, host, as_json) -> None:
 def show(ctx, ref, container, host, as_json) -> None:
     """Show one boot: fields, figures, config, events, runtime statistics.
 
-    REF (default last): last, prev (the boot before last of the same container or file), last~N
-    (N boots back), or a boot id.
+    REF (default last): last, prev (the boot before last of the same container; for plain files
+    the same file first, then the host's other files), last~N (N boots back), or a boot id.
     """
     from bootlog.render_boot import render_show
     from bootlog.store.queries import resolve_ref, show_boot

@@ -42,7 +42,8 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
     earlier boots of the same config. Exit 0 nothing wrong, 3 drift, 4 violation/failed boot.
 
     A and B default to last and prev. A ref is last, prev (the boot before last of the same
-    container or file), last~N (N boots back) or a boot id.
+    container; for plain files the same file first, then the host's other files), last~N (N boots
+    back) or a boot id.
     """
     from bootlog import compare
 
