@@ -248,6 +248,7 @@ class _Acc:
         self.closed: dict[tuple, _Tb] = {}
         self.event_keys: set[tuple] = set()
         self.engine_cfg_seen = False
+        self.args_given: dict[str, str] = {}  # the non-default args line: what the operator passed
         self.engine_word: str | None = None  # from wording: strongest evidence
         self.engine_tag: str | None = None  # from process tags
         self.v0_worker_ranks: dict[int, int] = {}
@@ -544,12 +545,21 @@ class _Acc:
                     if self.engine_cfg_seen:
                         continue
                     self.engine_cfg_seen = True
+                    for k, asked, runs in _overridden(self.args_given, h.value):
+                        # a flag the engine did not take (a hybrid model disabling prefix caching
+                        # the operator enabled): said, not silently replaced in the config
+                        text = f"{k}: passed {asked}, the engine runs with {runs}"
+                        self.add_event(Event("warning", v.lineno, None, v.ts, text,
+                                             {"message": text, "what": "arg_overridden", "key": k,
+                                              "asked": asked, "effective": runs}))
                     # interned: a restarting server prints the same keys and mostly the same values
                     # each boot, and a log of thousands of boots holds them all until it is stored
                     b.config.update({_intern(k): _intern(str(x)) for k, x in h.value.items()})
                     if h.value.get("model"):
                         b.model = str(h.value["model"])
                 else:
+                    if src == "non_default_args":
+                        self.args_given.update((k, str(x)) for k, x in h.value.items())
                     for k, x in h.value.items():
                         if b.config.get(k, "None") == "None":
                             b.config[_intern(k)] = _intern(str(x))
@@ -684,6 +694,44 @@ def _num(s: str | None) -> float | None:
         return float(str(s).strip().strip("'\"").replace(",", ""))
     except ValueError:
         return None
+
+
+# Keys whose printed value is legitimately resolved by the engine (a name becomes a path).
+_RESOLVED_KEYS = frozenset(("model", "model_tag", "tokenizer", "served_model_name"))
+_ENUM_REPR = re.compile(r"[A-Za-z_]+\.([A-Z][A-Z_0-9]*)")
+
+
+def _spelled(key: str, value: str) -> str:
+    """A config value as both lines mean it: no quotes, LoadFormat.AUTO as auto, torch.float16
+    and half as float16, 1 and 1.0 alike, True/true alike."""
+    v = value.strip().strip("'\"")
+    m = _ENUM_REPR.fullmatch(v)
+    if m:
+        v = m.group(1).lower()
+    if key == "dtype":
+        v = {"half": "float16", "float": "float32"}.get(v.replace("torch.", ""), v.replace("torch.", ""))
+    if v.lower() in ("true", "false", "none"):
+        return v.lower()
+    try:
+        return repr(float(v))
+    except ValueError:
+        return v
+
+
+def _overridden(given: dict[str, str], engine: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(key, passed, effective) for each scalar arg the operator passed that the engine config
+    line shows otherwise; unset-ish values (None, auto) and containers are not compared."""
+    out = []
+    for k, asked in given.items():
+        if k in _RESOLVED_KEYS or k not in engine:
+            continue
+        runs = str(engine[k])
+        a = asked.strip().strip("'\"")
+        if a in ("", "None", "auto") or a[:1] in "[{(" or runs.strip()[:1] in "[{(":
+            continue
+        if _spelled(k, asked) != _spelled(k, runs):
+            out.append((k, a, runs.strip().strip("'\"")))
+    return out
 
 
 _DIM_SIZE = {"DP": "data_parallel_size", "PP": "pipeline_parallel_size",

@@ -578,3 +578,26 @@ def test_v0_worker_death_gets_the_rank_its_pid_was_numbered_with():
     assert [(m.name, m.rank) for m in b.metrics if m.name == "model_load_gib"] == [("model_load_gib", 1)]
     died = [e for e in b.events if e.kind == "worker_died"]
     assert [(e.rank, e.detail.get("rank")) for e in died] == [(1, 1)]
+
+
+def test_a_flag_the_engine_did_not_take_is_a_warning():
+    # the seeds' --no-enable-prefix-caching (04's non-default args) against an engine config
+    # line that runs with prefix caching on (08's line, verbatim): said, not silently replaced
+    seed = LOGS / "seed"
+    a = (seed / "04-shape-g-kv-400700-no-prefix-cache.log").read_text().split("\n")
+    b = (seed / "08-gdn-hip-burst-prefix-caching.log").read_text().split("\n")
+    engine_line = next(x for x in b if "Initializing a V1 LLM engine" in x)
+    at = next(i for i, x in enumerate(a) if "Initializing a V1 LLM engine" in x)
+    mixed = a[:at] + [engine_line] + a[at + 1:]
+    from bootlog.envelope import records as env_records
+
+    recs = list(env_records([("\n".join(mixed)).encode()]))
+    (boot, *_) = parse(recs, year=2026, total_lines=len(recs))
+    got = [e.detail for e in boot.events if e.detail.get("what") == "arg_overridden"]
+    assert [(d["key"], d["asked"], d["effective"]) for d in got] == [("enable_prefix_caching", "False", "True")]
+    assert boot.config["enable_prefix_caching"] == "True"  # (the config is what the engine ran)
+    # every real log: none (spellings such as dtype half / torch.float16 are the same value)
+    for path in [*sorted(LOGS.glob("*.log")), *sorted(seed.glob("*.log"))]:
+        recs = read_records(path)
+        for bt in parse(recs, year=2026, total_lines=len(recs)):
+            assert not [e for e in bt.events if e.detail.get("what") == "arg_overridden"], path.name
