@@ -326,6 +326,18 @@ def _flag(value: Any, text: str, needle: str, where: str) -> bool:
     raise _err(text, needle, f"{where}: expected true or false, got {_what(value)}", key=needle)
 
 
+def warning_whats() -> set[str]:
+    """What the built-in warnings warn of (their detail "what"): a plan's [events] may bound
+    each by that name, as check counts them (compare.check)."""
+    from bootlog import patterns
+
+    out = {"arg_overridden"}  # (made by boots.py from two config lines, not by one pattern)
+    for p in patterns.CATALOGUE:
+        if p.name == "warning":
+            out.update(want["what"] for _, want in p.samples if isinstance(want.get("what"), str))
+    return out
+
+
 def known_figures() -> set[str]:
     """Names a plan may bound: metrics.md vocabulary plus whatever the catalogue adds."""
     names = set(CAPACITY_METRICS) | set(TIMING_METRICS) | set(RUNTIME_METRICS)
@@ -503,10 +515,11 @@ def _build(data: dict, text: str, p: Path) -> Plan:
                        "metrics vocabulary nor a [[pattern]] name)", key=name)
         plan.metrics[name] = _expect(name, expand(spec, env, prefix, f"metrics.{name}"), text, "metrics")
 
+    whats = warning_whats()
     for kind, spec in data.get("events", {}).items():
-        if kind not in EVENT_KINDS and kind not in user_events:
+        if kind not in EVENT_KINDS and kind not in user_events and kind not in whats:
             raise _err(text, kind, f"[events]: unknown event kind {kind!r} (known: "
-                       f"{', '.join(EVENT_KINDS)})", key=kind)
+                       f"{', '.join(EVENT_KINDS)}, or a warning's what: {', '.join(sorted(whats))})", key=kind)
         plan.events[kind] = _expect(kind, expand(spec, env, prefix, f"events.{kind}"), text, "events")
 
     for key, value in data.get("boot", {}).items():

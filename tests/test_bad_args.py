@@ -114,3 +114,15 @@ def test_explain_of_a_stored_boot_with_a_plan_says_the_plan_cannot_apply(stored)
     r = run(stored, "explain", "last", "--plan", str(plan))
     assert r.exit_code == 2 and "re-ingest" in r.output
     assert run(stored, "explain", str(LOG), "--plan", str(plan)).exit_code == 0  # a log file: applied
+
+
+def test_a_plan_may_bound_a_warning_by_what_it_warns_of(stored, tmp_path):
+    plan = tmp_path / "w.toml"
+    plan.write_text("[events]\narg_overridden = { max = 0, hard = true }\ngeneration_config_override = { max = 5 }\n")
+    r = run(stored, "check", "last", "--plan", str(plan), "--json")
+    assert r.exit_code == 0, r.output
+    keys = {f["key"]: f["verdict"] for f in json.loads(r.stdout)["findings"]}
+    assert keys["arg_overridden"] == "same" and keys["generation_config_override"] == "same"
+    plan.write_text("[events]\narg_overridn = { max = 0 }\n")  # a typo is still one error line
+    r = run(stored, "check", "last", "--plan", str(plan))
+    assert r.exit_code == 1 and "unknown event kind 'arg_overridn'" in r.stderr
