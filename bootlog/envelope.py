@@ -555,8 +555,23 @@ def _docker_json(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
 _PRIORITY_STREAM = {"3": "stderr", "6": "stdout"}
 
 
+def _bytes_text(s: str) -> str:
+    """Text decoded with surrogateescape (a journal MESSAGE given as bytes, maybe one piece of a
+    line conmon split inside a multibyte character) as its pieces joined mean it: bad bytes
+    become U+FFFD only now, so a character split across two pieces comes back whole."""
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _join_journal(parts: list[str]) -> str:
+    return clean_text(_bytes_text("".join(parts)))
+
+
 def _journal_json(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
-    j = _Joiner(CONMON_BUF, _join_text)
+    j = _Joiner(CONMON_BUF, _join_journal)
     nulls = 0  # records whose MESSAGE journalctl left out (null)
     for n, raw in lines:
         d = _load(raw)
@@ -566,7 +581,7 @@ def _journal_json(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
         msg = d.get("MESSAGE")
         if isinstance(msg, list):  # journald stores non-UTF-8 / binary messages as byte values
             try:
-                msg = bytes(v & 0xFF for v in msg if isinstance(v, int)).decode("utf-8", "replace")
+                msg = bytes(v & 0xFF for v in msg if isinstance(v, int)).decode("utf-8", "surrogateescape")
             except (TypeError, ValueError):
                 msg = ""
         elif not isinstance(msg, str):
@@ -588,7 +603,7 @@ def _journal_json(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
             first, *more = msg.split("\n")
             yield from j.piece(n, ts, stream, first, False, run_key=object())
             for extra in more:
-                yield from j.plain(Record(n, clean_text(extra), ts, stream))
+                yield from j.plain(Record(n, clean_text(_bytes_text(extra)), ts, stream))
             continue
         yield from j.piece(n, ts, stream, msg, partial, run_key=object())
     yield from j.finish()

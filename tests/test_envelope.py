@@ -392,3 +392,16 @@ def test_a_byte_order_mark_before_an_envelope_hides_nothing(tmp_path):
         [(b.status, b.first_line, b.last_line, b.started_at, b.ready_at) for b in want]
     assert [(m.name, m.value) for m in got[0].metrics] == [(m.name, m.value) for m in want[0].metrics]
     assert got[0].started_at.tzinfo is not None
+
+
+def test_journal_pieces_given_as_bytes_join_before_they_are_decoded():
+    # conmon splits a long line at a byte offset, inside a multibyte character: journald keeps
+    # each piece as a byte array; the line must come back whole, not with two U+FFFD
+    line = "INFO 09-26 05:49:46 [utils.py:233] non-default args: {'served_model_name': ['café-×-model']}"
+    raw = line.encode()
+    cut = raw.index("×".encode()) + 1
+    rows = [{"__REALTIME_TIMESTAMP": "1758866986000000", "MESSAGE": list(raw[:cut]), "CONTAINER_PARTIAL_MESSAGE": "true"},
+            {"__REALTIME_TIMESTAMP": "1758866986000001", "MESSAGE": list(raw[cut:]) + [10]},
+            {"__REALTIME_TIMESTAMP": "1758866986000002", "MESSAGE": list(b"bad \xff byte")}]
+    data = "\n".join(json.dumps(r) for r in rows).encode() + b"\n"
+    assert [r.text for r in records([data], "journal_json")] == [line, "bad \ufffd byte"]
