@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import zlib
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Iterator
 
@@ -106,6 +105,7 @@ def _file_chunks(path: str, start: int, size: int) -> Iterator[bytes]:
 
 def _gzip_stream(f: BinaryIO, name: str, start: int, size: int) -> Iterator[bytes]:
     import gzip  # (here, not at import: a plain file's re-ingest never needs it)
+    import zlib
 
     # Truncation only shows when the decompressor reaches the cut, so it surfaces mid-stream;
     # the caller must treat the InputError as "abort the whole ingest".

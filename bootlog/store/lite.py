@@ -71,9 +71,6 @@ class Lite:
         if not boots and position is None:
             return []
         prepared = [(rows.boot_row(src, b), k) for k, b in enumerate(boots)]
-        import random
-        import time
-
         for attempt in range(_ATTEMPTS):
             try:
                 return self._save(src, prepared, position, extend, resumed_from, boots)
@@ -82,6 +79,9 @@ class Lite:
                 # (rolled back, so nothing half-written), as db.retry does for the SQLAlchemy store
                 if attempt == _ATTEMPTS - 1 or not _locked(err):
                     raise StoreError(f"cannot write database: {err}") from err
+                import random  # (only a retry waits: not imported by every save)
+                import time
+
                 time.sleep(0.05 * (2 ** attempt) * (0.5 + random.random()))
             except sqlite3.Error as err:
                 raise StoreError(f"cannot write database: {err}") from err
