@@ -309,8 +309,10 @@ class _Spill:
             fd, path = tempfile.mkstemp(prefix="bootlog-spill-", suffix=".db")
             os.close(fd)
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            # a scratch file: no journal, no fsync (a crash loses nothing that was stored)
-            conn.execute("PRAGMA journal_mode=OFF")
+            # a scratch file: no fsync (a crash loses nothing that was stored), and the rollback
+            # journal in memory, so a part that hit a full disk rolls back cleanly (with no
+            # journal, the rollback left the file malformed: the parts before it unreadable)
+            conn.execute("PRAGMA journal_mode=MEMORY")
             conn.execute("PRAGMA synchronous=OFF")
             conn.execute("CREATE TABLE r (line INTEGER, ts TEXT, v TEXT)")
             conn.execute("CREATE TABLE blob (data BLOB)")

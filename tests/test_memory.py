@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import os
 import sys
 from pathlib import Path
 
@@ -372,3 +373,51 @@ def test_the_spill_file_is_removed_after_the_ingest(tmp_path, monkeypatch):
     assert res.exit_code == 0 and made  # (it did spill)
     gc.collect()
     assert list(spill_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("pages", [12, 40, 200])
+def test_a_full_spill_disk_keeps_the_rest_in_memory(tmp_path, monkeypatch, pages):
+    # the spill file's disk fills up part-way (SQLite's max_page_count stands in for the disk):
+    # what was spilled stays readable, the rest stays in memory, the boots are the same
+    log = tmp_path / "both.log"
+    log.write_bytes(_small_log(tmp_path).read_bytes() + _crash_loop(tmp_path, 120).read_bytes())
+    monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 10**9)
+    want = parse_source(open_source(str(log)))
+    monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 5)
+    monkeypatch.setattr(ingest_mod, "_SPILL_EVERY", 1)
+    real_open = ingest_mod._Spill._open
+
+    def capped(self):
+        fresh = self.conn is None
+        ok = real_open(self)
+        if ok and fresh:
+            self.conn.execute(f"PRAGMA max_page_count={pages}")
+        return ok
+    monkeypatch.setattr(ingest_mod._Spill, "_open", capped)
+    got = parse_source(open_source(str(log)))
+    assert got == want
+    assert [len(b.samples) for b in got] == [len(b.samples) for b in want]
+
+
+def test_a_spill_disk_that_fills_up_mid_write_loses_nothing(tmp_path, monkeypatch):
+    # a real full disk (a 256 KiB tmpfs as TMPDIR): a part that fails half-written is rolled
+    # back, the parts before it stay readable, the rest stays in memory
+    import tempfile
+
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)],
+                                           capture_output=True).returncode:
+        pytest.skip("needs root and mount to make a small disk")
+    try:
+        log = tmp_path / "both.log"
+        log.write_bytes(_small_log(tmp_path).read_bytes() + _crash_loop(tmp_path, 300).read_bytes())
+        monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 10**9)
+        want = parse_source(open_source(str(log)))
+        monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 5)
+        monkeypatch.setattr(ingest_mod, "_SPILL_EVERY", 1)
+        monkeypatch.setattr(tempfile, "tempdir", str(mnt))
+        got = parse_source(open_source(str(log)))
+        assert got == want
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
