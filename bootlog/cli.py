@@ -252,8 +252,33 @@ def show(ctx, ref, container, host, as_json) -> None:
         click.echo(render_show(data))
 
 
+class _Terminated(BaseException):
+    """SIGTERM (systemd stopping a unit, `timeout`): unwinds like an error, so an ingest's
+    transaction rolls back and its temporary files go, then bootlog dies by the signal as before."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise _Terminated()
+
+
 def main() -> None:
-    cli(prog_name="bootlog")
+    import signal
+
+    try:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    except (ValueError, OSError):  # (not the main thread: leave the default)
+        pass
+    terminated = False
+    try:
+        cli(prog_name="bootlog")
+    except _Terminated:
+        terminated = True
+    if terminated:  # (out of the except block: its traceback no longer holds the ingest's frames)
+        import gc
+
+        gc.collect()  # (a spill file's finalizer runs when its last reader is gone)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 if __name__ == "__main__":

@@ -131,6 +131,12 @@ def background(make: Callable[[], tuple[Iterable[Record], object]]) -> tuple[Ite
         return None
     if pid == 0:  # pragma: no cover - the child's coverage is not collected
         os.close(r)
+        try:  # (the parent's SIGTERM handler unwinds an ingest; this process has nothing to unwind)
+            import signal
+
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        except (ImportError, ValueError, OSError):
+            pass
         _child(w, make)
     os.close(w)
     done = Finished()
