@@ -632,10 +632,12 @@ HEAD_BYTES = 4096
 RESUMABLE = ("plain", "podman_ts")  # record formats whose lines never span a resume offset
 
 
-def _position_key(source) -> str:
+def _position_key(source, host: str) -> str:
+    """The stored read position of this file on this host (one database serves a fleet: two hosts'
+    /var/log/vllm.log are two files)."""
     from bootlog.store.rows import stored_name
 
-    return "ingest:" + stored_name(os.path.realpath(source.name))
+    return f"ingest:{stored_name(host)}:" + stored_name(os.path.realpath(source.name))
 
 
 def _head(path: str, n: int) -> tuple[bytes, str]:
@@ -660,15 +662,16 @@ def _end_of_lines(path: str, size: int) -> int | None:
     return size - back + i + 1
 
 
-def _resume_point(engine, source) -> Resume | None:
-    """A stored position that still describes this file's beginning, else None (read it all)."""
+def _resume_point(engine, source, info) -> Resume | None:
+    """A stored position that still describes this file's beginning, else None (read it all).
+    info: this ingest's SourceInfo (the boot it extends is this source's, on this host)."""
     if getattr(engine, "lite", False):  # store/lite.py: the same two reads with sqlite3 alone
         get_position, last_boot_of_source = (lambda _e, k: engine.get_position(k)), \
             (lambda _e, n: engine.last_boot_of_source(n))
     else:
         from bootlog.store.queries import get_position, last_boot_of_source
 
-    pos = get_position(engine, _position_key(source))
+    pos = get_position(engine, _position_key(source, info.host))
     if pos is None:
         return None
     offset, head = pos
@@ -678,9 +681,7 @@ def _resume_point(engine, source) -> Resume | None:
             return None  # truncated, rotated or replaced: read from the start
     except (OSError, ValueError):
         return None
-    from bootlog.store.rows import stored_name
-
-    last = last_boot_of_source(engine, stored_name(source.name))
+    last = last_boot_of_source(engine, info.key)
     if last is None or last[1] != "ready" or fmt not in RESUMABLE:
         # a boot caught mid-start is re-read whole (its start decides its figures), and so is a
         # file whose last boot failed: lines after it may still belong to an older server
@@ -705,11 +706,13 @@ def ingest(engine, spec: str | None, *, container: str | None = None, container_
     if source is None:
         source = container_source(container, engine=container_engine) if container else open_source(spec)
     out = Ingested()
+    info = SourceInfo(name=stored_name(source.name), kind=source.kind, container=container,
+                      host=host or default_host())
     resume = limit = position = None
     if source.kind == "file" and fast and plan is None and not os.environ.get("BOOTLOG_FULL_SCAN"):
         size = os.stat(source.name).st_size
         limit = size
-        resume = _resume_point(engine, source)
+        resume = _resume_point(engine, source, info)
         if resume is not None:
             # a resumed read takes complete lines only: a half-written last line waits for the
             # next read (it cannot be corrected once merged into a stored boot)
@@ -727,7 +730,7 @@ def ingest(engine, spec: str | None, *, container: str | None = None, container_
         if end == limit:
             head, digest = _head(source.name, HEAD_BYTES)
             lines = (resume.lines if resume else 0) + seen
-            position = (_position_key(source), end, f"{len(head)}:{digest}:{lines}:{detect(head)}")
+            position = (_position_key(source, info.host), end, f"{len(head)}:{digest}:{lines}:{detect(head)}")
     extend = None
     if resume is not None:
         out.resumed_at_line = resume.lines
@@ -741,8 +744,6 @@ def ingest(engine, spec: str | None, *, container: str | None = None, container_
             extend = resume.boot_id
     if not boots and position is None:
         return out
-    info = SourceInfo(name=stored_name(source.name), kind=source.kind, container=container,
-                      host=host or default_host())
     from bootlog.store.rows import PositionMoved
 
     if getattr(engine, "lite", False):  # store/lite.py: the same transaction through sqlite3

@@ -1,6 +1,8 @@
 """Re-ingesting a grown file reads only the new part, and stores exactly what one read stores."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from bootlog.ingest import ingest
@@ -53,7 +55,9 @@ def test_nothing_new_and_resume_offsets(tmp_path):
     cut = data.index(b"Application startup complete")
     cut = data.index(b"\n", cut) + 1
     engine, log = grow_and_ingest(tmp_path, data, [cut])
-    offset, head = get_position(engine, "ingest:" + str(log.resolve()))
+    from bootlog.ingest import default_host
+
+    offset, head = get_position(engine, f"ingest:{default_host()}:" + str(log.resolve()))
     assert offset == len(data) and head.split(":")[2] == str(data.count(b"\n"))
     again = ingest(engine, str(log))
     assert again.up_to_date and list(again) == []
@@ -92,3 +96,32 @@ def test_rewritten_file_is_read_from_the_start(tmp_path):
     log.write_bytes(b[: len(b) // 3])  # truncated
     res = ingest(engine, str(log))
     assert res.resumed_at_line is None and not any(r.created for r in res)
+
+
+def test_a_resumed_read_extends_this_hosts_boot_not_another_hosts(tmp_path):
+    # one database for a fleet: hostB stored a later part of the same-named log first; hostA's
+    # grown log must extend hostA's boot (it extended hostB's, the one reaching furthest)
+    from click.testing import CliRunner
+
+    from bootlog.cli import cli
+
+    data = (FIXTURES / "seed/07-5x262144-runtime-oom.log").read_bytes()
+    ready = data.index(b"\n", data.index(b"Application startup complete")) + 1
+    db = str(tmp_path / "fleet.db")
+    log = tmp_path / "vllm.log"
+
+    def run(*a):
+        res = CliRunner().invoke(cli, ["--db", db, *a], catch_exceptions=False)
+        assert res.exit_code == 0, res.output
+        return res.stdout
+    log.write_bytes(data)
+    run("ingest", "--host", "hostB", str(log))
+    log.write_bytes(data[:ready])
+    run("ingest", "--host", "hostA", str(log))
+    log.write_bytes(data)
+    out = run("ingest", "--host", "hostA", str(log))
+    assert "extended" in out
+    boots = json.loads(run("list", "--json"))
+    by_host = {b["host"]: b for b in boots}
+    assert len(boots) == 2 and by_host["hostA"]["last_line"] == by_host["hostB"]["last_line"]
+    assert (by_host["hostA"]["status"], by_host["hostA"]["failure"]) == ("ready", "oom")

@@ -45,10 +45,10 @@ class Lite:
         row = self._read("SELECT byte_offset, head_fingerprint FROM positions WHERE source_key = ?", (key,))
         return (row[0], row[1]) if row else None
 
-    def last_boot_of_source(self, name: str) -> tuple[int, str] | None:
+    def last_boot_of_source(self, key: str) -> tuple[int, str] | None:
         row = self._read(
             "SELECT boots.id, boots.status FROM boots JOIN sources ON sources.id = boots.source_id "
-            "WHERE sources.name = ? ORDER BY boots.last_line DESC, boots.id DESC LIMIT 1", (name,))
+            'WHERE sources."key" = ? ORDER BY boots.last_line DESC, boots.id DESC LIMIT 1', (key,))
         return (row[0], row[1]) if row else None
 
     def _read(self, sql: str, params: tuple) -> tuple | None:

@@ -437,12 +437,13 @@ def boots_like(engine: Engine, boot_id: int, limit: int = 50) -> list[int]:
         return reads.boots_like(_fetcher(conn), boot_id, limit)
 
 
-def last_boot_of_source(engine: Engine, name: str) -> tuple[int, str] | None:
-    """(id, status) of the boot of the source named `name` that reaches furthest into it."""
+def last_boot_of_source(engine: Engine, key: str) -> tuple[int, str] | None:
+    """(id, status) of the boot of the source `key` (SourceInfo.key: kind, name, container and
+    host) that reaches furthest into it."""
     with engine.connect() as conn:
         row = conn.execute(
             select(BootRow.id, BootRow.status).join(Source, Source.id == BootRow.source_id)
-            .where(Source.name == name).order_by(BootRow.last_line.desc(), BootRow.id.desc()).limit(1)
+            .where(Source.key == key).order_by(BootRow.last_line.desc(), BootRow.id.desc()).limit(1)
         ).first()
     return (row.id, row.status) if row else None
 
