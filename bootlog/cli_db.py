@@ -22,7 +22,9 @@ def _raw_engine(ctx: click.Context):
     path = dbmod.sqlite_path(url)
     if path and not os.path.exists(path):
         raise StoreError(f"no database at {path} (bootlog ingest LOG creates it)")
-    return dbmod.make_engine(url)
+    engine = dbmod.make_engine(url)
+    dbmod.refuse_foreign(path)
+    return engine
 
 
 def _damaged(err: Exception) -> str:

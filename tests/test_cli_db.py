@@ -90,3 +90,22 @@ def test_a_reingest_does_not_undo_prune(tmp_path):
         assert con.execute("select count(*) from samples").fetchone() == (0,)
         assert con.execute("select id, ingested_at from boots").fetchall() == before
         assert con.execute("select count(*) from metrics").fetchone()[0] > 0  # figures stay
+
+
+def test_a_sqlite_file_of_another_application_is_refused_untouched(tmp_path):
+    import sqlite3
+
+    from click.testing import CliRunner
+
+    from bootlog.cli import cli
+    from conftest import FIXTURES
+
+    other = tmp_path / "app.db"
+    with sqlite3.connect(other) as con:
+        con.execute("create table customers (id integer)")
+    for args in (["list"], ["ingest", str(FIXTURES / "012-v0.10.2-v1-small.log")], ["db", "status"], ["db", "upgrade"]):
+        res = CliRunner().invoke(cli, ["--db", str(other), *args])
+        assert res.exit_code == 1 and "not a bootlog database" in res.stderr, (args, res.output)
+    with sqlite3.connect(other) as con:
+        assert [r[0] for r in con.execute("select name from sqlite_master where type = 'table'")] == ["customers"]
+        assert con.execute("pragma journal_mode").fetchone()[0] != "wal"

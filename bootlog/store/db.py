@@ -186,10 +186,35 @@ def _create_fresh(engine: Engine) -> bool:
     return True
 
 
+def refuse_foreign(path: str | None) -> None:
+    """A SQLite file that holds other tables and no bootlog schema is someone else's database:
+    never add bootlog's tables to it, nor switch it to WAL (a --db typo pointing at an
+    application's file).  Read with the standard library, read-only, before any engine connects."""
+    if not path or not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return
+    import sqlite3
+    from urllib.parse import quote
+
+    try:
+        con = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True)
+        try:
+            tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return  # (not SQLite at all, locked, damaged: the engine says what is wrong)
+    mine = {"boots", "sources", "alembic_version"}
+    if tables and not mine & set(tables):
+        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise StoreError(f"{path} is not a bootlog database (it holds other tables: {shown}); "
+                         "give a new file or an existing bootlog database")
+
+
 def open_db(db: str | None) -> Engine:
     """An Engine on the user's database, its schema created or upgraded to the newest revision."""
     url = resolve_url(db)
-    engine = make_engine(url)
+    engine = make_engine(url)  # (no connection yet: the foreign-file check reads first)
+    refuse_foreign(sqlite_path(url))
     where = sqlite_path(url) or make_url(url).render_as_string(hide_password=True)
     try:
         rev = retry(lambda: current_revision(engine))

@@ -51,6 +51,7 @@ def status(engine: Engine) -> dict[str, Any]:
 def upgrade(db: str | None, revision: str = "head") -> tuple[str | None, str | None]:
     """Migrate to `revision` (open_db already upgrades to head); (before, after) revisions."""
     engine = dbmod.make_engine(dbmod.resolve_url(db))
+    dbmod.refuse_foreign(dbmod.sqlite_path(dbmod.resolve_url(db)))
     try:
         before = dbmod.retry(lambda: dbmod.current_revision(engine))
         try:
