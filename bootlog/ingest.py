@@ -619,6 +619,7 @@ class Resume:
     fmt: str  # envelope format, detected from the file's head
     status: str  # status of the stored boot the new lines continue
     boot_id: int
+    key: str = ""  # the positions row it was read from (and the one to move on)
 
 
 class Ingested(list):
@@ -671,7 +672,15 @@ def _resume_point(engine, source, info) -> Resume | None:
     else:
         from bootlog.store.queries import get_position, last_boot_of_source
 
-    pos = get_position(engine, _position_key(source, info.host))
+    key = _position_key(source, info.host)
+    pos = get_position(engine, key)
+    if pos is None and info.host == default_host():
+        # stored before positions were kept per host: this machine's (read on from it, and it
+        # moves on under its old key, so an upgrade costs no full read)
+        from bootlog.store.rows import stored_name
+
+        key = "ingest:" + stored_name(os.path.realpath(source.name))
+        pos = get_position(engine, key)
     if pos is None:
         return None
     offset, head = pos
@@ -687,7 +696,7 @@ def _resume_point(engine, source, info) -> Resume | None:
         # file whose last boot failed: lines after it may still belong to an older server
         # running beside it (two servers interleaved in one nohup.out)
         return None
-    return Resume(offset=offset, lines=int(lines), fmt=fmt, status=last[1], boot_id=last[0])
+    return Resume(offset=offset, lines=int(lines), fmt=fmt, status=last[1], boot_id=last[0], key=key)
 
 
 def ingest(engine, spec: str | None, *, container: str | None = None, container_engine: str = "podman",
@@ -730,7 +739,8 @@ def ingest(engine, spec: str | None, *, container: str | None = None, container_
         if end == limit:
             head, digest = _head(source.name, HEAD_BYTES)
             lines = (resume.lines if resume else 0) + seen
-            position = (_position_key(source, info.host), end, f"{len(head)}:{digest}:{lines}:{detect(head)}")
+            key = resume.key if resume is not None else _position_key(source, info.host)
+            position = (key, end, f"{len(head)}:{digest}:{lines}:{detect(head)}")
     extend = None
     if resume is not None:
         out.resumed_at_line = resume.lines

@@ -125,3 +125,25 @@ def test_a_resumed_read_extends_this_hosts_boot_not_another_hosts(tmp_path):
     by_host = {b["host"]: b for b in boots}
     assert len(boots) == 2 and by_host["hostA"]["last_line"] == by_host["hostB"]["last_line"]
     assert (by_host["hostA"]["status"], by_host["hostA"]["failure"]) == ("ready", "oom")
+
+
+def test_a_position_stored_before_positions_were_per_host_is_read_on_from(tmp_path):
+    # upgrading bootlog must not cost every grown file one full read
+    import sqlite3
+
+    from click.testing import CliRunner
+
+    from bootlog.cli import cli
+
+    data = (FIXTURES / "seed/07-5x262144-runtime-oom.log").read_bytes()
+    ready = data.index(b"\n", data.index(b"Application startup complete")) + 1
+    db, log = str(tmp_path / "old.db"), tmp_path / "vllm.log"
+    log.write_bytes(data[:ready])
+    run = lambda *a: CliRunner().invoke(cli, ["--db", db, *a], catch_exceptions=False)  # noqa: E731
+    assert run("ingest", str(log)).exit_code == 0
+    with sqlite3.connect(db) as con:  # the key as earlier versions wrote it
+        con.execute("UPDATE positions SET source_key = ?", ("ingest:" + str(log.resolve()),))
+    log.write_bytes(data)
+    res = run("ingest", str(log))
+    assert res.exit_code == 0 and "read on from line" in res.stdout and "extended" in res.stdout
+    assert "nothing new" in run("ingest", str(log)).stdout
