@@ -375,16 +375,23 @@ def test_the_spill_file_is_removed_after_the_ingest(tmp_path, monkeypatch):
     assert list(spill_dir.iterdir()) == []
 
 
-@pytest.mark.parametrize("pages", [12, 40, 200])
-def test_a_full_spill_disk_keeps_the_rest_in_memory(tmp_path, monkeypatch, pages):
-    # the spill file's disk fills up part-way (SQLite's max_page_count stands in for the disk):
-    # what was spilled stays readable, the rest stays in memory, the boots are the same
+def _kept_then_spilling(tmp_path, monkeypatch, boots: int) -> tuple[Path, list]:
+    """A log of stats and a crash loop, its boots parsed with nothing spilled; every later parse
+    of the test spills at every record."""
     log = tmp_path / "both.log"
-    log.write_bytes(_small_log(tmp_path).read_bytes() + _crash_loop(tmp_path, 120).read_bytes())
+    log.write_bytes(_small_log(tmp_path).read_bytes() + _crash_loop(tmp_path, boots).read_bytes())
     monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 10**9)
     want = parse_source(open_source(str(log)))
     monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 5)
     monkeypatch.setattr(ingest_mod, "_SPILL_EVERY", 1)
+    return log, want
+
+
+@pytest.mark.parametrize("pages", [12, 40, 200])
+def test_a_full_spill_disk_keeps_the_rest_in_memory(tmp_path, monkeypatch, pages):
+    # the spill file's disk fills up part-way (SQLite's max_page_count stands in for the disk):
+    # what was spilled stays readable, the rest stays in memory, the boots are the same
+    log, want = _kept_then_spilling(tmp_path, monkeypatch, 120)
     real_open = ingest_mod._Spill._open
 
     def capped(self):
@@ -410,12 +417,7 @@ def test_a_spill_disk_that_fills_up_mid_write_loses_nothing(tmp_path, monkeypatc
                                            capture_output=True).returncode:
         pytest.skip("needs root and mount to make a small disk")
     try:
-        log = tmp_path / "both.log"
-        log.write_bytes(_small_log(tmp_path).read_bytes() + _crash_loop(tmp_path, 300).read_bytes())
-        monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 10**9)
-        want = parse_source(open_source(str(log)))
-        monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 5)
-        monkeypatch.setattr(ingest_mod, "_SPILL_EVERY", 1)
+        log, want = _kept_then_spilling(tmp_path, monkeypatch, 300)
         monkeypatch.setattr(tempfile, "tempdir", str(mnt))
         got = parse_source(open_source(str(log)))
         assert got == want
