@@ -633,12 +633,13 @@ HEAD_BYTES = 4096
 RESUMABLE = ("plain", "podman_ts")  # record formats whose lines never span a resume offset
 
 
-def _position_key(source, host: str) -> str:
+def _position_key(source, host: str | None) -> str:
     """The stored read position of this file on this host (one database serves a fleet: two hosts'
-    /var/log/vllm.log are two files)."""
+    /var/log/vllm.log are two files); host None: the key earlier versions wrote, without it."""
     from bootlog.store.rows import stored_name
 
-    return f"ingest:{stored_name(host)}:" + stored_name(os.path.realpath(source.name))
+    on = f"{stored_name(host)}:" if host is not None else ""
+    return f"ingest:{on}" + stored_name(os.path.realpath(source.name))
 
 
 def _head(path: str, n: int) -> tuple[bytes, str]:
@@ -677,9 +678,7 @@ def _resume_point(engine, source, info) -> Resume | None:
     if pos is None and info.host == default_host():
         # stored before positions were kept per host: this machine's (read on from it, and it
         # moves on under its old key, so an upgrade costs no full read)
-        from bootlog.store.rows import stored_name
-
-        key = "ingest:" + stored_name(os.path.realpath(source.name))
+        key = _position_key(source, None)
         pos = get_position(engine, key)
     if pos is None:
         return None
