@@ -563,7 +563,13 @@ def _bytes_text(s: str) -> str:
         s.encode("utf-8")
         return s
     except UnicodeEncodeError:
-        return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        pass
+    # (a lone surrogate the JSON itself escaped, "\ud83d" of a cut emoji, is no byte: U+FFFD)
+    s = _LONE_SURROGATE.sub("\ufffd", s)
+    return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 
 
 def _join_journal(parts: list[str]) -> str:

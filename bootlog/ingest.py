@@ -106,9 +106,11 @@ def read_records(source, *, fast: bool = True, progress: bool = False, start: in
     start/limit: byte range to read (a resumed read); start_line: the line number at `start`;
     raw: a plain log's records as (lineno, text, ts, stream) tuples (reader.py sends them so).
     """
-    chunks = source.chunks(start) if start else _no_bom(source.chunks())
+    chunks = source.chunks(start) if start else source.chunks()
     if limit is not None:
         chunks = _upto(chunks, limit - start)
+    if not start:  # (after the limit: a BOM counts among the file's bytes)
+        chunks = _no_bom(chunks)
     # a gzip source's size is the compressed one: bytes read cannot be a share of it
     total = None if getattr(source, "kind", None) == "gzip" else getattr(source, "size", None)
     chunks = _Progress(limit if limit is not None else total, progress, start).wrap(chunks)

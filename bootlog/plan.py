@@ -286,6 +286,8 @@ def _what(v: Any) -> str:
         return "a table"
     if isinstance(v, list):
         return "an array"
+    if v is None:
+        return "nothing (an empty ${NAME}?)"
     return "a date/time"
 
 
@@ -370,8 +372,9 @@ def _expect(name: str, spec: Any, text: str, section: str) -> Expect:
     if rank is not None and not ((isinstance(rank, int) and not isinstance(rank, bool))
                                  or rank in ("each", "all", "any")):
         raise _err(text, name, f"[{section}.{name}] rank: an integer or \"each\"", key=name)
-    tol = _number(spec.get("tol", 0.01), text, name, f"[{section}.{name}] tol")
-    hard = _flag(spec.get("hard", False), text, name, f"[{section}.{name}] hard")
+    # (None: a ${NAME} the env file leaves empty, which means unset: the default)
+    tol = 0.01 if spec.get("tol") is None else _number(spec["tol"], text, name, f"[{section}.{name}] tol")
+    hard = spec.get("hard") is not None and _flag(spec["hard"], text, name, f"[{section}.{name}] hard")
     return Expect(name=name, min=spec.get("min"), max=spec.get("max"), eq=spec.get("eq"),
                   approx=spec.get("approx"), tol=tol, rank=rank, hard=hard)
 
@@ -492,7 +495,7 @@ def _build(data: dict, text: str, p: Path) -> Plan:
 
     tol = data.get("tolerance", {})
     for key in ("k", "min_pct"):
-        if key in tol:
+        if tol.get(key) is not None:
             # `k = …`, `{ k = … }` or `tolerance.k = …`: a bare "k" would match any line
             at = re.compile(rf"(^\s*|[{{,.]\s*){key}\s*=")
             setattr(plan, key, _number(tol[key], text, at, f"[tolerance] {key}", f"tolerance.{key}"))
@@ -535,7 +538,7 @@ def _build(data: dict, text: str, p: Path) -> Plan:
                            "or any", key=key)
             plan.boot["compile_cache"] = value
         elif key == "hard":
-            plan.boot["hard"] = _flag(value, text, "hard", "[boot] hard")
+            plan.boot["hard"] = value is not None and _flag(value, text, "hard", "[boot] hard")
         elif key in figures:
             plan.boot_metrics[key] = _expect(key, value, text, "boot")
         else:

@@ -405,3 +405,26 @@ def test_journal_pieces_given_as_bytes_join_before_they_are_decoded():
             {"__REALTIME_TIMESTAMP": "1758866986000002", "MESSAGE": list(b"bad \xff byte")}]
     data = "\n".join(json.dumps(r) for r in rows).encode() + b"\n"
     assert [r.text for r in records([data], "journal_json")] == [line, "bad \ufffd byte"]
+
+
+def test_a_lone_surrogate_escaped_in_journal_json_is_a_replacement_character():
+    # "\ud83d" (half of an emoji that a writer cut) is valid JSON but no UTF-8: U+FFFD, no error
+    rows = [{"__REALTIME_TIMESTAMP": "1758866986000000", "MESSAGE": "\ud83d x INFO 09-26 05:49:46 [a.py:1] y"},
+            {"__REALTIME_TIMESTAMP": "1758866986000001", "MESSAGE": "b\udcff", "CONTAINER_PARTIAL_MESSAGE": "true"},
+            {"__REALTIME_TIMESTAMP": "1758866986000002", "MESSAGE": "c"}]
+    data = "\n".join(json.dumps(r) for r in rows).encode() + b"\n"
+    assert [r.text for r in records([data], "journal_json")] == ["\ufffd x INFO 09-26 05:49:46 [a.py:1] y", "b\ufffdc"]
+
+
+def test_a_byte_order_mark_counts_among_the_bytes_a_limited_read_takes(tmp_path):
+    from bootlog.ingest import read_records
+    from bootlog.sources import open_source
+
+    src = next(p for p in CORPUS if p.name.startswith("012")).read_bytes()
+    path = tmp_path / "bom.log"
+    path.write_bytes(b"\xef\xbb\xbf" + src)
+    first40 = src.split(b"\n")[:40]
+    limit = 3 + sum(len(x) + 1 for x in first40)
+    recs, _ = read_records(open_source(str(path)), fast=False, limit=limit)
+    got = list(recs)
+    assert got[-1].lineno == 40 and got[-1].text == clean(first40[-1])

@@ -263,3 +263,14 @@ unit = "slots"
 samples = [{ line = "expert cache 17.77 GiB / 7,762 slots (2.344 MiB each)", value = 7762 }]
 """))
     assert plan.patterns[0].source.endswith(r"each\)$")
+
+
+def test_an_empty_env_value_in_a_flag_or_tolerance_means_the_default(tmp_path):
+    # STRICT= and TOL= in the env file are unset: hard is false, tol its default, as before
+    plan = load_plan(write_plan(tmp_path, 'env_file = "frank-primary.env"\n'
+                                          '[metrics.kv_cache_tokens]\nmin = 1000\nhard = "${STRICT}"\n'
+                                          'tol = "${TOL}"\n', env=ENV_TEXT + "STRICT=\nTOL=\n"))
+    ex = plan.metrics["kv_cache_tokens"]
+    assert ex.hard is False and ex.tol == 0.01
+    err = _error(tmp_path, "[metrics.kv_cache_tokens]\nmin = 1000\nhard = \"yes\"\n")
+    assert "expected true or false" in str(err)
