@@ -308,7 +308,9 @@ class _Spill:
 
         path = None
         try:
-            fd, path = tempfile.mkstemp(prefix="bootlog-spill-", suffix=".db")
+            _sweep_spills(tempfile.gettempdir())
+            # (the pid in the name: a file whose process is gone is a leftover of a kill)
+            fd, path = tempfile.mkstemp(prefix=f"{_SPILL_PREFIX}{os.getpid()}-", suffix=".db")
             os.close(fd)
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             # a scratch file: no fsync (a crash loses nothing that was stored), and the rollback
@@ -409,6 +411,33 @@ class _Spill:
             if got is not None and got[0] is b:
                 b.samples = SpilledSamples(self, got[1], self.counts[id(b)], list(b.samples))
         self.parts = {}
+
+
+_SPILL_PREFIX = "bootlog-spill-"
+
+
+def _sweep_spills(tmpdir: str) -> None:
+    """Remove spill files that a killed bootlog left (SIGKILL, the OOM killer, a lost ssh session:
+    no finalizer ran); a named file is what lets the SQLite store attach it."""
+    try:
+        names = [n for n in os.listdir(tmpdir) if n.startswith(_SPILL_PREFIX) and n.endswith(".db")]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(_SPILL_PREFIX):].split("-", 1)[0]
+        if not pid.isascii() or not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # alive (or reused by another process): not ours to remove
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, ValueError):
+            continue
+        try:
+            os.unlink(os.path.join(tmpdir, name))
+        except OSError:
+            pass
 
 
 def _remove_spill(conn, path: str) -> None:

@@ -456,3 +456,23 @@ def test_sigterm_mid_ingest_removes_the_spill_file_and_stores_nothing(tmp_path):
 
         with sqlite3.connect(db) as con:
             assert con.execute("select count(*) from boots").fetchone()[0] == 0
+
+
+def test_a_spill_file_left_by_a_killed_bootlog_is_swept_by_the_next_spill(tmp_path, monkeypatch):
+    # SIGKILL runs no finalizer: the next ingest that spills removes files of processes gone
+    import tempfile
+
+    spill_dir = tmp_path / "tmp"
+    spill_dir.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spill_dir))
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dead = spill_dir / f"bootlog-spill-{gone.pid}-abcd1234.db"
+    alive = spill_dir / f"bootlog-spill-{os.getpid()}-efgh5678.db"
+    other = spill_dir / "somebody-else.db"
+    for p in (dead, alive, other):
+        p.write_bytes(b"x" * 100)
+    monkeypatch.setattr(ingest_mod, "_SPILL_KEEP", 3)
+    monkeypatch.setattr(ingest_mod, "_SPILL_EVERY", 1)
+    parse_source(open_source(str(_small_log(tmp_path))))
+    assert not dead.exists() and alive.exists() and other.exists()
