@@ -253,32 +253,35 @@ def show(ctx, ref, container, host, as_json) -> None:
 
 
 class _Terminated(BaseException):
-    """SIGTERM (systemd stopping a unit, `timeout`): unwinds like an error, so an ingest's
-    transaction rolls back and its temporary files go, then bootlog dies by the signal as before."""
+    """SIGTERM (systemd stopping a unit, `timeout`) or SIGHUP (a dropped ssh session): unwinds
+    like an error, so an ingest's transaction rolls back and its temporary files go, then bootlog
+    dies by the same signal as before."""
 
 
-def _on_sigterm(signum, frame) -> None:
-    raise _Terminated()
+def _on_signal(signum, frame) -> None:
+    raise _Terminated(signum)
 
 
 def main() -> None:
     import signal
 
-    try:
-        signal.signal(signal.SIGTERM, _on_sigterm)
-    except (ValueError, OSError):  # (not the main thread: leave the default)
-        pass
-    terminated = False
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        try:
+            if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:  # (not nohup's SIG_IGN)
+                signal.signal(sig, _on_signal)
+        except (ValueError, OSError):  # (not the main thread: leave the default)
+            pass
+    got = 0
     try:
         cli(prog_name="bootlog")
-    except _Terminated:
-        terminated = True
-    if terminated:  # (out of the except block: its traceback no longer holds the ingest's frames)
+    except _Terminated as end:
+        got = end.args[0]
+    if got:  # (out of the except block: its traceback no longer holds the ingest's frames)
         import gc
 
         gc.collect()  # (a spill file's finalizer runs when its last reader is gone)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
+        signal.signal(got, signal.SIG_DFL)
+        os.kill(os.getpid(), got)
 
 
 if __name__ == "__main__":

@@ -134,7 +134,9 @@ def background(make: Callable[[], tuple[Iterable[Record], object]]) -> tuple[Ite
         try:  # (the parent's SIGTERM handler unwinds an ingest; this process has nothing to unwind)
             import signal
 
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+                if sig is not None and callable(signal.getsignal(sig)):  # (nohup's SIG_IGN stays)
+                    signal.signal(sig, signal.SIG_DFL)
         except (ImportError, ValueError, OSError):
             pass
         _child(w, make)

@@ -425,29 +425,31 @@ def test_a_spill_disk_that_fills_up_mid_write_loses_nothing(tmp_path, monkeypatc
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
-def test_sigterm_mid_ingest_removes_the_spill_file_and_stores_nothing(tmp_path):
-    # systemd stopping a unit, `timeout`: bootlog still dies by SIGTERM, but its spill file goes
-    # and its transaction is never half-written (the log arrives on stdin and stays open)
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_a_signal_mid_ingest_removes_the_spill_file_and_stores_nothing(tmp_path, signame):
+    # systemd stopping a unit, `timeout`, a dropped ssh session: bootlog still dies by the signal,
+    # but its spill file goes and its transaction is never half-written (the log arrives on stdin
+    # and stays open)
     import signal
     import time
 
+    sig = getattr(signal, signame)
     spill = tmp_path / "tmp"
     spill.mkdir()
     big = tmp_path / "big.log"
     genlog.generate(24, str(big), boots=1)  # (some 6,500 stats lines: spilled every 4,096 records)
-    log = big.read_bytes()
-    env = dict(os.environ, TMPDIR=str(spill))
     db = tmp_path / "t.db"
     proc = subprocess.Popen([sys.executable, "-m", "bootlog.cli", "--db", str(db), "ingest", "-"],
-                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    proc.stdin.write(log)
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=dict(os.environ, TMPDIR=str(spill)))
+    proc.stdin.write(big.read_bytes())
     proc.stdin.flush()
     deadline = time.monotonic() + 60
     while not list(spill.glob("bootlog-spill-*")) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
     assert list(spill.glob("bootlog-spill-*")), "the ingest never spilled"
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=30) == -signal.SIGTERM
+    proc.send_signal(sig)
+    assert proc.wait(timeout=30) == -sig
     proc.stdin.close()
     assert b"Traceback" not in proc.stderr.read()
     assert list(spill.iterdir()) == []
