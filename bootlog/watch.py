@@ -220,7 +220,15 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
 
     warn = warn or emit
     src = tail.source(host or default_host())
-    win = _resume(tail, get_position(db, tail.key))
+    # one position per host: a fleet's hosts watch containers (or paths) of the same name into
+    # one database; a position stored before that, without the host, is this machine's
+    legacy, tail.key = tail.key, f"{tail.key}|host:{src.host}"
+    stored = get_position(db, tail.key)
+    if stored is None and src.host == default_host():
+        stored = get_position(db, legacy)
+        if stored is not None:
+            tail.key = legacy  # (it moves on under its old key: no re-read after upgrading)
+    win = _resume(tail, stored)
     keep = _candidates()
     fmt: str | None = None
     known: dict[tuple, _Known] = {}

@@ -325,3 +325,27 @@ def test_watch_prints_a_boots_events_in_log_order(tmp_path, db_path):
     kinds = [line.split(" boot #1 ", 1)[1].split()[0].rstrip(":") for line in res.stdout.splitlines()]
     assert kinds.index("boot_ready") < kinds.index("gdn_hip_fault")
     assert kinds[0] == "boot_started" and kinds.count("gdn_hip_fault") == 32
+
+
+def test_two_hosts_watching_the_same_path_keep_their_own_positions(tmp_path, db_path):
+    # one database for a fleet: hostB's watch of /var/log/vllm.log is not hostA's
+    log = tmp_path / "vllm.log"
+    log.write_bytes(fixture_log(SMALL).read_bytes())
+    assert watch(db_path, "--file", str(log), "--once", "--host", "hostA").exit_code == 0
+    out = watch(db_path, "--file", str(log), "--once", "--host", "hostB").stdout
+    assert "boot_started" in out  # (read from its own start: it resumed at hostA's end, silent)
+    keys = sorted(k for (k,) in rows(db_path, "select source_key from positions where source_key like 'watch:%'"))
+    assert len(keys) == 2 and keys[0].endswith("|host:hostA") and keys[1].endswith("|host:hostB")
+
+
+def test_a_watch_position_stored_before_hosts_counted_still_resumes(tmp_path, db_path):
+    log = tmp_path / "vllm.log"
+    log.write_bytes(fixture_log(SMALL).read_bytes())
+    assert "boot_started" in watch(db_path, "--file", str(log), "--once").stdout
+    with sqlite3.connect(db_path) as con:  # the key as earlier versions wrote it
+        con.execute("UPDATE positions SET source_key = substr(source_key, 1, instr(source_key, '|host:') - 1) "
+                    "WHERE source_key LIKE 'watch:%'")
+    with open(log, "ab") as f:
+        f.write(OOM_012)
+    out = watch(db_path, "--file", str(log), "--once").stdout
+    assert "boot_started" not in out and "boot_died" in out
