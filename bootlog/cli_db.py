@@ -117,11 +117,12 @@ def backup(ctx, file) -> None:
 @click.option("--keep-last", type=click.IntRange(min=0), required=True, metavar="N",
               help="Keep runtime samples of the newest N boots.")
 @click.option("--container", metavar="NAME", help="Only prune this container's boots.")
+@click.option("--host", metavar="NAME", help="Only prune this host's boots (with --container: that host's run of it).")
 @click.option("--figures", is_flag=True, help="Also delete the older boots themselves (figures, config, events).")
 @click.pass_context
-def prune(ctx, keep_last, container, figures) -> None:
+def prune(ctx, keep_last, container, host, figures) -> None:
     """Delete old runtime samples; boot figures stay unless --figures is given."""
     from bootlog.store.housekeeping import prune as run_prune
 
-    out = run_prune(get_engine(ctx), keep_last, container=container, figures=figures)
+    out = run_prune(get_engine(ctx), keep_last, container=container, figures=figures, host=host)
     click.echo(f"deleted {out['samples']:,} runtime samples" + (f" and {out['boots']:,} boots" if figures else ""))

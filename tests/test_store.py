@@ -611,3 +611,15 @@ def test_the_builtin_sha256_gives_hashlibs_digests():
         h.update(data)
         h.update(b"x")
         assert h.hexdigest() == hashlib.sha256(data + b"x").hexdigest()
+
+
+def test_prune_of_one_hosts_container_keeps_the_other_hosts(engine):
+    # one container name on two hosts: each host's run of it has its own newest boots
+    on = {h: SourceInfo("podman:frank-primary-qwen", "container", container="frank-primary-qwen", host=h)
+          for h in ("hostA", "hostB")}
+    ids = {}
+    for i, (h, name) in enumerate([("hostA", "A0"), ("hostB", "B0"), ("hostA", "A1"), ("hostB", "B1")]):
+        [(ids[name], _)] = save_boots(engine, on[h], [seed_boot(i, tag=name)])
+    out = housekeeping.prune(engine, keep_last=1, container="frank-primary-qwen", host="hostB")
+    assert out == {"boots": 0, "samples": 3}  # B0 only
+    assert [show_boot(engine, ids[n])["runtime"]["stats_lines"] for n in ("A0", "B0", "A1", "B1")] == [3, 0, 3, 3]

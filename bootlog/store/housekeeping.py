@@ -119,8 +119,9 @@ def backup(engine: Engine, dest: str) -> str:
 
 
 def prune(engine: Engine, keep_last: int, container: str | None = None,
-          figures: bool = False) -> dict[str, int]:
-    """Delete runtime samples of all but the newest `keep_last` boots (of `container` if given).
+          figures: bool = False, host: str | None = None) -> dict[str, int]:
+    """Delete runtime samples of all but the newest `keep_last` boots (of `container` and/or
+    `host` if given: a container of one name on several hosts has a history per host).
 
     Boot figures, config and events stay: they are what diffs and history need.  With
     figures=True the older boots are deleted entirely.
@@ -133,6 +134,8 @@ def prune(engine: Engine, keep_last: int, container: str | None = None,
             q = select(BootRow.id)
             if container is not None:
                 q = q.where(BootRow.container == container)
+            if host is not None:
+                q = q.where(BootRow.host == host)
             ids = list(conn.execute(q.order_by(BootRow.id.desc())).scalars())[keep_last:]
             out = {"boots": 0, "samples": 0}
             for i in range(0, len(ids), 500):
