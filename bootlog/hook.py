@@ -251,14 +251,17 @@ def run_hook(db_engine, name: str, *, plan=None, timeout: float = 900, poll: flo
     return HookResult(name, waited.outcome, ours.id, show, prev_id, check, diff, waited.waited_s, code, notes)
 
 
-def ingest_container(db_engine, name: str, *, engine: str = "podman", plan=None, host: str | None = None) -> list:
-    """ingest.ingest() of the container's whole log (parse all, one transaction, idempotent).
+def ingest_container(db_engine, name: str, *, engine: str = "podman", plan=None, host: str | None = None,
+                     source=None) -> list:
+    """ingest.ingest() of the container's whole log (parse all, one transaction, idempotent), or
+    of `source`, bytes already read of it, stored as the container's all the same.
 
     Its source is the one `watch --container` uses (`ENGINE:NAME`), so a boot watch stored while
     it was starting is found again by the store and updated in place."""
     from bootlog.ingest import ingest
 
-    return list(ingest(db_engine, None, container=name, container_engine=engine, plan=plan, host=host))
+    return list(ingest(db_engine, None, container=name, container_engine=engine, plan=plan, host=host,
+                       source=source))
 
 
 def _ingest_run(db_engine, name: str, waited: Waited, *, engine: str = "podman", plan=None) -> list:
@@ -273,11 +276,10 @@ def _ingest_run(db_engine, name: str, waited: Waited, *, engine: str = "podman",
                 raise
             now = None
         if now is None or (waited.state.id and now.id != waited.state.id):
-            from bootlog.ingest import ingest
             from bootlog.sources import bytes_source
 
             src = bytes_source(f"{engine}:{name}", waited.data, kind="container")
-            return list(ingest(db_engine, None, container=name, container_engine=engine, plan=plan, source=src))
+            return ingest_container(db_engine, name, engine=engine, plan=plan, source=src)
     return ingest_container(db_engine, name, engine=engine, plan=plan)
 
 
