@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 
 import click
 
-from bootlog.cli_common import fmt_num, get_engine, get_ingest_store, print_json
-from bootlog.errors import BootlogError, Exit, InputError
+from bootlog.cli_common import get_engine, get_ingest_store, print_json
+from bootlog.cli_ingest import ingest_command
+from bootlog.console import error_exit
 
 # command name -> "module:attribute"; kept here so the root knows every command without importing it
 LAZY = {
@@ -57,22 +57,13 @@ class Root(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except BootlogError as err:
-            click.echo(f"bootlog: {err}", err=True)
-            ctx.exit(int(err.exit))
-        except KeyboardInterrupt:
-            click.echo("bootlog: interrupted", err=True)
-            ctx.exit(130)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
-        except BrokenPipeError:
-            ctx.exit(int(Exit.OK))
-        except Exception as err:  # the boundary: never show a traceback to a user
-            if os.environ.get("BOOTLOG_DEBUG"):
+        except (Exception, KeyboardInterrupt) as err:
+            code = error_exit(err, click.echo)
+            if code is None:
                 raise
-            click.echo(f"bootlog: internal error: {type(err).__name__}: {err} "
-                       "(set BOOTLOG_DEBUG=1 for the traceback)", err=True)
-            ctx.exit(int(Exit.ERROR))
+            ctx.exit(code)
 
 
 @click.group(cls=Root, context_settings={"help_option_names": ["-h", "--help"]})
@@ -97,22 +88,6 @@ def cli(ctx: click.Context, db: str | None) -> None:
     ctx.ensure_object(dict)["db"] = db
 
 
-def _key_figures(boot) -> str:
-    """One-line summary of the figures an operator reads first."""
-    want = ("kv_cache_tokens", "max_concurrency", "graph_capture_gib", "torch_compile_s")
-    seen: dict[str, list[float]] = {}
-    for m in boot.metrics:
-        if m.name in want:
-            seen.setdefault(m.name, []).append(m.value)
-    parts = []
-    for name in want:
-        if name in seen:
-            vals = seen[name]
-            shown = fmt_num(vals[0]) if len(set(vals)) == 1 else "/".join(fmt_num(v) for v in vals)
-            parts.append(f"{name}={shown}{'x' if name == 'max_concurrency' else ''}")
-    return "  ".join(parts)
-
-
 @cli.command()
 @click.argument("paths", nargs=-1)
 @click.option("--container", metavar="NAME", help="Read `podman logs --timestamps NAME` instead of files.")
@@ -127,9 +102,6 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
 
     Re-ingesting the same content adds nothing. Prints one line per boot found.
     """
-    from bootlog.ingest import ingest as run_ingest
-    from bootlog.store.rows import stored_name
-
     if not paths and not container:
         raise click.UsageError("give one or more PATHS (or - for stdin), or --container NAME")
     if paths and container:
@@ -139,67 +111,11 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
         from bootlog.plan import load_plan
 
         plan = load_plan(plan_file)
-    engine = get_ingest_store(ctx, paths) if not container else get_engine(ctx)
-    specs = [("container", container)] if container else [("path", p) for p in paths]
-    out = []
-    failed: list[BootlogError] = []
-    for kind, spec in specs:
-        try:
-            results = run_ingest(engine, spec if kind == "path" else None, container=container,
-                                 container_engine=container_engine, host=host, plan=plan,
-                                 progress=sys.stderr.isatty())
-        except InputError as err:
-            if len(specs) == 1:
-                raise
-            # one unreadable file of several: nothing of it was stored (one transaction per
-            # source); say so and go on with the others, then exit 1
-            click.echo(f"bootlog: {err} (skipped: nothing of it stored)", err=True)
-            failed.append(err)
-            continue
-        # (a file name that is not UTF-8 prints, and is stored, with \xNN escapes)
-        label = f"podman:{spec}" if kind == "container" else stored_name(spec)
-        if results.up_to_date:
-            if not as_json:
-                click.echo(f"{label}: nothing new since line {results.resumed_at_line:,}")
-            continue
-        if not results:
-            if not as_json and results.resumed_at_line is None:
-                click.echo(f"no vLLM boot found in {label}")
-            elif not as_json:
-                click.echo(f"{label}: read on from line {results.resumed_at_line:,}; no vLLM lines in the new part")
-            continue
-        if results.resumed_at_line is not None and not as_json:
-            click.echo(f"{label}: read on from line {results.resumed_at_line:,}")
-        for r in results:
-            b = r.boot
-            if b.continued:
-                out.append({"id": r.id, "created": False, "extended": True, "status": b.status,
-                            "failure": b.failure, "first_line": b.first_line, "last_line": b.last_line,
-                            "source": label})
-                if not as_json:
-                    added = f"{len(b.events)} events, {len(b.samples)} stats lines, {len(b.metrics)} figures"
-                    click.echo(f"#{r.id:<5} extended with lines {b.first_line}-{b.last_line}: {added}"
-                               + (f"  (runtime failure: {b.failure})" if b.failure else ""))
-                continue
-            out.append({"id": r.id, "created": r.created, "status": b.status, "failure": b.failure,
-                        "first_line": b.first_line, "last_line": b.last_line, "source": label})
-            if not as_json:
-                # (as list and show say it: "ready (oom)" is a boot whose engine died serving)
-                state = f"{b.status} ({b.failure})" if b.failure else b.status
-                new = "new" if r.created else "already stored"
-                click.echo(f"#{r.id:<5} {state:<22} v{b.vllm_version or '?'}  lines {b.first_line}-{b.last_line}"
-                           f"  {_key_figures(b)}  [{new}]".replace("   [", " [") )
-    if as_json:
-        print_json(out)
-    if failed:
-        click.echo(f"bootlog: {len(failed)} of {len(specs)} inputs could not be read", err=True)
-        ctx.exit(int(failed[0].exit))
-    if os.environ.get("BOOTLOG_BENCH_RSS"):  # bench/run.py: the reader process's memory counts too
-        import resource
-
-        rd = sys.modules.get("bootlog.reader")
-        click.echo(f"bootlog-bench: main_peak_rss_kib={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss} "
-                   f"reader_peak_rss_kib={getattr(rd, 'last_peak_rss_kib', 0)}", err=True)
+    code = ingest_command(lambda: get_ingest_store(ctx, paths) if not container else get_engine(ctx),
+                          paths, container=container, container_engine=container_engine, host=host,
+                          plan=plan, as_json=as_json, echo=click.echo)
+    if code:
+        ctx.exit(code)
 
 
 @cli.command("list")
@@ -252,36 +168,7 @@ def show(ctx, ref, container, host, as_json) -> None:
         click.echo(render_show(data))
 
 
-class _Terminated(BaseException):
-    """SIGTERM (systemd stopping a unit, `timeout`) or SIGHUP (a dropped ssh session): unwinds
-    like an error, so an ingest's transaction rolls back and its temporary files go, then bootlog
-    dies by the same signal as before."""
-
-
-def _on_signal(signum, frame) -> None:
-    raise _Terminated(signum)
-
-
-def main() -> None:
-    import signal
-
-    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-        try:
-            if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:  # (not nohup's SIG_IGN)
-                signal.signal(sig, _on_signal)
-        except (ValueError, OSError):  # (not the main thread: leave the default)
-            pass
-    got = 0
-    try:
-        cli(prog_name="bootlog")
-    except _Terminated as end:
-        got = end.args[0]
-    if got:  # (out of the except block: its traceback no longer holds the ingest's frames)
-        import gc
-
-        gc.collect()  # (a spill file's finalizer runs when its last reader is gone)
-        signal.signal(got, signal.SIG_DFL)
-        os.kill(os.getpid(), got)
+from bootlog.entry import main  # noqa: E402,F401  (the console script; `bootlog.cli:main` for older installs)
 
 
 if __name__ == "__main__":

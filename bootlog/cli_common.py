@@ -6,12 +6,12 @@ and the error's exit code.  Only click and the standard library are imported her
 """
 from __future__ import annotations
 
-import json
 import sys
-from datetime import date, datetime
 from typing import Any
 
 import click
+
+from bootlog.console import fmt_num, to_json  # noqa: F401  (re-exported: the commands import them from here)
 
 
 def get_engine(ctx: click.Context):
@@ -76,38 +76,8 @@ def get_reads(ctx: click.Context) -> Reads:
     return Reads(queries, get_engine(ctx))
 
 
-def _default(o: Any) -> Any:
-    if isinstance(o, (datetime, date)):
-        return o.isoformat()
-    if isinstance(o, (set, tuple)):
-        return list(o)
-    return str(o)
-
-
-def to_json(obj: Any) -> str:
-    try:
-        return json.dumps(obj, indent=2, ensure_ascii=False, default=_default, allow_nan=False)
-    except ValueError:  # a NaN or infinity somewhere (a config value "nan"): JSON has no such number
-        from bootlog.store.rows import _jsonable  # (as the store writes them: null)
-
-        return json.dumps(_jsonable(obj), indent=2, ensure_ascii=False, allow_nan=False)
-
-
 def print_json(obj: Any) -> None:
     click.echo(to_json(obj))
-
-
-def fmt_num(v: Any) -> str:
-    """Human rendering of a figure: thousands separators for integers, trimmed floats."""
-    if isinstance(v, bool) or v is None:
-        return str(v)
-    if isinstance(v, (int, float)):
-        if float(v).is_integer() and abs(v) >= 1000:
-            return f"{int(v):,}"
-        if float(v).is_integer():
-            return str(int(v))
-        return f"{v:.4g}" if abs(v) < 1 else f"{v:,.2f}".rstrip("0").rstrip(".")
-    return str(v)
 
 
 def stderr_is_tty() -> bool:

@@ -1,0 +1,101 @@
+"""What `bootlog ingest` does once its arguments are read: ingest each input, print a line per
+boot (or JSON), and the exit code.  Free of click, so that the console script can run a plain
+`bootlog [--db X] ingest PATH...` without importing it (entry.py); the click command (cli.py)
+calls the same function, so both print the same."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Callable
+
+from bootlog.console import fmt_num, to_json
+from bootlog.errors import BootlogError, InputError
+
+
+def key_figures(boot) -> str:
+    """One-line summary of the figures an operator reads first."""
+    want = ("kv_cache_tokens", "max_concurrency", "graph_capture_gib", "torch_compile_s")
+    seen: dict[str, list[float]] = {}
+    for m in boot.metrics:
+        if m.name in want:
+            seen.setdefault(m.name, []).append(m.value)
+    parts = []
+    for name in want:
+        if name in seen:
+            vals = seen[name]
+            shown = fmt_num(vals[0]) if len(set(vals)) == 1 else "/".join(fmt_num(v) for v in vals)
+            parts.append(f"{name}={shown}{'x' if name == 'max_concurrency' else ''}")
+    return "  ".join(parts)
+
+
+def ingest_command(open_store: Callable[[], Any], paths: tuple[str, ...] | list[str], *,
+                   container: str | None = None, container_engine: str = "podman",
+                   host: str | None = None, plan=None, as_json: bool = False,
+                   echo: Callable[..., None]) -> int:
+    """Ingest `paths` (or the container) into the store open_store() gives; returns the exit
+    code.  echo(text, err=False) prints.  BootlogErrors of a single input propagate."""
+    from bootlog.ingest import ingest as run_ingest
+    from bootlog.store.rows import stored_name
+
+    engine = open_store()
+    specs = [("container", container)] if container else [("path", p) for p in paths]
+    out = []
+    failed: list[BootlogError] = []
+    for kind, spec in specs:
+        try:
+            results = run_ingest(engine, spec if kind == "path" else None, container=container,
+                                 container_engine=container_engine, host=host, plan=plan,
+                                 progress=sys.stderr.isatty())
+        except InputError as err:
+            if len(specs) == 1:
+                raise
+            # one unreadable file of several: nothing of it was stored (one transaction per
+            # source); say so and go on with the others, then exit 1
+            echo(f"bootlog: {err} (skipped: nothing of it stored)", err=True)
+            failed.append(err)
+            continue
+        # (a file name that is not UTF-8 prints, and is stored, with \xNN escapes)
+        label = f"podman:{spec}" if kind == "container" else stored_name(spec)
+        if results.up_to_date:
+            if not as_json:
+                echo(f"{label}: nothing new since line {results.resumed_at_line:,}")
+            continue
+        if not results:
+            if not as_json and results.resumed_at_line is None:
+                echo(f"no vLLM boot found in {label}")
+            elif not as_json:
+                echo(f"{label}: read on from line {results.resumed_at_line:,}; no vLLM lines in the new part")
+            continue
+        if results.resumed_at_line is not None and not as_json:
+            echo(f"{label}: read on from line {results.resumed_at_line:,}")
+        for r in results:
+            b = r.boot
+            if b.continued:
+                out.append({"id": r.id, "created": False, "extended": True, "status": b.status,
+                            "failure": b.failure, "first_line": b.first_line, "last_line": b.last_line,
+                            "source": label})
+                if not as_json:
+                    added = f"{len(b.events)} events, {len(b.samples)} stats lines, {len(b.metrics)} figures"
+                    echo(f"#{r.id:<5} extended with lines {b.first_line}-{b.last_line}: {added}"
+                         + (f"  (runtime failure: {b.failure})" if b.failure else ""))
+                continue
+            out.append({"id": r.id, "created": r.created, "status": b.status, "failure": b.failure,
+                        "first_line": b.first_line, "last_line": b.last_line, "source": label})
+            if not as_json:
+                # (as list and show say it: "ready (oom)" is a boot whose engine died serving)
+                state = f"{b.status} ({b.failure})" if b.failure else b.status
+                new = "new" if r.created else "already stored"
+                echo(f"#{r.id:<5} {state:<22} v{b.vllm_version or '?'}  lines {b.first_line}-{b.last_line}"
+                     f"  {key_figures(b)}  [{new}]".replace("   [", " ["))
+    if as_json:
+        echo(to_json(out))
+    if failed:
+        echo(f"bootlog: {len(failed)} of {len(specs)} inputs could not be read", err=True)
+        return int(failed[0].exit)
+    if os.environ.get("BOOTLOG_BENCH_RSS"):  # bench/run.py: the reader process's memory counts too
+        import resource
+
+        rd = sys.modules.get("bootlog.reader")
+        echo(f"bootlog-bench: main_peak_rss_kib={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss} "
+             f"reader_peak_rss_kib={getattr(rd, 'last_peak_rss_kib', 0)}", err=True)
+    return 0

@@ -1,0 +1,104 @@
+"""The `bootlog` console script: signal handling, then the command line.
+
+A plain `bootlog [--db X] ingest PATH...` (the post-deploy re-ingest of a log that grew, run
+again and again) skips click: importing it and building the command tree is ~25 ms of a
+~65 ms re-ingest, more than the 1 MiB it reads.  quick_ingest() takes only that exact shape,
+and anything else (an option, `-`, --help, a stream that is not UTF-8) goes through click, so
+no behaviour differs: both call cli_ingest.ingest_command() and console.error_exit().
+BOOTLOG_NO_QUICK=1 turns the quick path off.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+
+class _Terminated(BaseException):
+    """SIGTERM (systemd stopping a unit, `timeout`) or SIGHUP (a dropped ssh session): unwinds
+    like an error, so an ingest's transaction rolls back and its temporary files go, then bootlog
+    dies by the same signal as before."""
+
+
+def _on_signal(signum, frame) -> None:
+    raise _Terminated(signum)
+
+
+def quick_args(argv: list[str]) -> tuple[str | None, list[str]] | None:
+    """(db, paths) when argv is exactly `[--db X | --db=X] ingest PATH...` with no path that
+    starts with "-", and the database is not given empty; else None (click reads it)."""
+    i, db = 0, None
+    if argv[:1] == ["--db"] and len(argv) > 1:
+        i, db = 2, argv[1]
+    elif argv[:1] and argv[0].startswith("--db="):
+        i, db = 1, argv[0][5:]
+    if argv[i:i + 1] != ["ingest"]:
+        return None
+    paths = argv[i + 1:]
+    if not paths or any(p.startswith("-") or not p for p in paths):
+        return None
+    if db is None:
+        db = os.environ.get("BOOTLOG_DB") or None  # (click reads an empty variable as unset)
+    if db is not None and not db.strip():
+        return None  # click's usage error
+    for stream in (sys.stdout, sys.stderr):
+        # click.echo writes to such a stream as it is; to another (ASCII, Latin-1) it rewraps
+        enc = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if enc != "utf8":
+            return None
+    return db, paths
+
+
+def quick_ingest(db: str | None, paths: list[str]) -> int:
+    from bootlog.cli_ingest import ingest_command
+    from bootlog.console import echo, error_exit
+
+    def open_store():
+        from bootlog.store.lite import open_lite
+
+        store = open_lite(db)
+        if store is not None:
+            return store
+        from bootlog.store.db import open_db
+
+        return open_db(db)
+
+    try:
+        return ingest_command(open_store, paths, echo=echo)
+    except (Exception, KeyboardInterrupt) as err:
+        code = error_exit(err, echo)
+        if code is None:
+            raise
+        return code
+
+
+def main() -> None:
+    import signal
+
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        try:
+            if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:  # (not nohup's SIG_IGN)
+                signal.signal(sig, _on_signal)
+        except (ValueError, OSError):  # (not the main thread: leave the default)
+            pass
+    got = code = 0
+    try:
+        quick = None if os.environ.get("BOOTLOG_NO_QUICK") else quick_args(sys.argv[1:])
+        if quick is not None:
+            code = quick_ingest(*quick)
+        else:
+            from bootlog.cli import cli
+
+            cli(prog_name="bootlog")
+    except _Terminated as end:
+        got = end.args[0]
+    if got:  # (out of the except block: its traceback no longer holds the ingest's frames)
+        import gc
+
+        gc.collect()  # (a spill file's finalizer runs when its last reader is gone)
+        signal.signal(got, signal.SIG_DFL)
+        os.kill(os.getpid(), got)
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
