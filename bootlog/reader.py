@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import struct
 import sys
+from array import array
 from typing import Callable, Iterable, Iterator
 
 from bootlog.errors import InputError
@@ -72,15 +73,31 @@ def _child(w: int, make: Callable[[], tuple[Iterable[Record], object]]) -> None:
         out = os.fdopen(w, "wb", buffering=1 << 20)
         try:
             recs, scanner = make()
-            batch = []
+            batch: list = []
             add = batch.append
+            # a plain log's lines come as (lineno, bytes) (read_records(raw=True)) and go as one
+            # array of line numbers and one blob of the lines: pickling a tuple and a str per
+            # line, and unpickling them, cost both processes more than the parse of most lines
+            nums = array("q")
+            blob: list[bytes] = []
             for rec in recs:
-                # (a plain log's records come as the tuples sent: read_records(raw=True))
+                if rec.__class__ is tuple and len(rec) == 2:
+                    nums.append(rec[0])
+                    blob.append(rec[1])
+                    if len(blob) >= _BATCH:
+                        _send(out, ("lines", nums.tobytes(), b"\n".join(blob)))
+                        nums, blob = array("q"), []
+                    continue
+                if blob:  # (in order)
+                    _send(out, ("lines", nums.tobytes(), b"\n".join(blob)))
+                    nums, blob = array("q"), []
                 add(rec if rec.__class__ is tuple else (rec.lineno, rec.text, rec.ts, rec.stream))
                 if len(batch) >= _BATCH:
                     _send(out, ("recs", batch))
                     batch = []
                     add = batch.append
+            if blob:
+                _send(out, ("lines", nums.tobytes(), b"\n".join(blob)))
             if batch:
                 _send(out, ("recs", batch))
             import resource
@@ -160,7 +177,14 @@ def _receive(r: int, pid: int, done: Finished) -> Iterator[Record]:
             if len(body) < n:
                 break
             msg = pickle.loads(body)
-            if msg[0] == "recs":
+            if msg[0] == "lines":
+                # decoded as one text: "\n" cannot be part of a bad sequence, so each line
+                # decodes as it would alone (the U+FFFD replacements included)
+                nums = array("q")
+                nums.frombytes(msg[1])
+                for lineno, text in zip(nums, msg[2].decode("utf-8", "replace").split("\n")):
+                    yield Record(lineno, text)
+            elif msg[0] == "recs":
                 for lineno, text, ts, stream in msg[1]:
                     yield Record(lineno, text, ts, stream)
             elif msg[0] == "end":

@@ -187,8 +187,9 @@ class Scanner:
 
     def records(self, chunks: Iterable[bytes], fmt: str | None = None, *, start_line: int = 1,
                 raw: bool = False) -> Iterator[Record]:
-        """raw: a plain log's records as (lineno, text, None, None) tuples (the reader process
-        sends those: no Record made only to be taken apart again); other formats give Records."""
+        """raw: a plain log's records as (lineno, line bytes) tuples, or (lineno, text, None,
+        None) when a literal or context key is not plain ASCII (the reader process sends those:
+        no Record made only to be taken apart again); other formats give Records."""
         self.lines_seen = 0
         if fmt is None:
             fmt, chunks = envelope.sniff(chunks)
@@ -394,8 +395,25 @@ class Scanner:
         tmin = self._tmin
         exact = not any(lit.endswith("\r") or "\n" in lit for lit in tmin)
         bom = b"\xef\xbb\xbf"
+        # raw: the reader process sends a line's bytes, decoded in the parent a batch at a time
+        # (reader.py); an ASCII key is in the bytes exactly when it is in the decoded text
+        in_bytes = raw and exact and all(key.isascii() for key, _ in after)
+        after_b = tuple((key.encode(), n) for key, n in after)
         for cb, starts in self._searched(self._blocks(chunks), _clean_block):
             before, nlines = self._line_index(cb, starts)
+            if in_bytes:
+                for pos, end, at_line in _walk(cb, starts, before, lineno, owed):
+                    e = end - 1 if end > pos and cb[end - 1] == 13 else end
+                    line = cb[pos + 3:e] if cb[pos] == 0xEF and cb.startswith(bom, pos, e) else cb[pos:e]
+                    remaining = owed[0] - 1 if owed[0] > 0 else 0  # (every line here is kept)
+                    for key, n in after_b:
+                        if n > remaining and key in line:
+                            remaining = n
+                    owed[0] = remaining
+                    yield (at_line, line)  # type: ignore[misc]
+                self.lines_seen += nlines
+                lineno += nlines
+                continue
             for pos, end, at_line in _walk(cb, starts, before, lineno, owed):
                 # the line without a trailing "\r", then without a leading BOM (one slice)
                 e = end - 1 if end > pos and cb[end - 1] == 13 else end

@@ -22,7 +22,8 @@ def records(path, **kw):
 
 
 def in_background(path, **kw):
-    got = reader.background(lambda: read_records(open_source(str(path)), **kw))
+    # (as ingest._read: the reader sends a plain log's lines as bytes)
+    got = reader.background(lambda: read_records(open_source(str(path)), raw=True, **kw))
     assert got is not None
     recs, done = got
     return [(r.lineno, r.text, r.ts, r.stream) for r in recs], done.lines_seen
@@ -83,3 +84,28 @@ def test_reader_memory_is_reported_for_the_bench(tmp_path):
     assert run.returncode == 0 and "[new]" in run.stdout
     main_kib, reader_kib = (int(x.split("=")[1]) for x in run.stderr.split()[1:3])
     assert main_kib > 10_000 and reader_kib > 10_000  # both processes' own peaks, in KiB
+
+
+def test_line_bytes_decode_in_the_parent_as_they_would_here(tmp_path):
+    """The reader sends a plain log's candidate lines as bytes and the parent decodes a batch of
+    them at once: bad UTF-8 at a line's end, mid-line and alone, a BOM, CRLF, NUL, ESC and the
+    traceback context must come out exactly as the in-process read gives them."""
+    base = (FIXTURES / "058-rocm-rdna4-tp2-hip-oom-sweep.log").read_bytes().splitlines(keepends=True)
+    odd = [
+        b"INFO 10-02 09:53:01 [gpu_worker.py:1] GPU KV cache size: 1,024 tokens \xe2\x82\n",  # cut sequence
+        b"INFO 10-02 09:53:01 [gpu_worker.py:1] GPU KV cache size: 2,048 \xff\xfe tokens\r\n",
+        b"\xef\xbb\xbfINFO 10-02 09:53:02 [loggers.py:1] Avg prompt throughput: 1.0 tokens/s\n",
+        b"\xe2\x82\n",  # a bad line alone (not a candidate)
+        b"ERROR 10-02 09:53:03 [core.py:1] EngineCore failed\x00 \x1b[31mred\x1b[0m\n",
+        b"Traceback (most recent call last):\n",
+        b"  File \"x.py\", line 1, in <module> \xc3\n",
+        b"\xf0\x9f\x98\n",
+        b"torch.OutOfMemoryError: HIP out of memory \xed\xa0\x80 surrogate bytes\n",
+    ]
+    p = tmp_path / "odd.log"
+    p.write_bytes(b"".join(base[:40] + odd + base[40:] + odd))
+    got, seen = in_background(p)
+    want, seen_here = records(p)
+    assert got == want and seen == seen_here
+    assert any("\ufffd" in text for _, text, _, _ in got)
+    assert sum("surrogate bytes" in text for _, text, _, _ in got) == 2  # (context after a traceback)
