@@ -326,8 +326,10 @@ def _fmt(v: float) -> str:
 
 # ---------------------------------------------------------------------------- diff
 
-def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = None) -> dict:
-    """Compare boot `a` (newer) with boot `b` (older); `history` = earlier boots of a's shape."""
+def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = None,
+         with_check: bool = True) -> dict:
+    """Compare boot `a` (newer) with boot `b` (older); `history` = earlier boots of a's shape.
+    plan: its tolerance and own figures, and (with_check) its verdict on `a` riding along."""
     history = [figures(h) for h in history
                if h.get("boot", {}).get("id") != a.get("boot", {}).get("id")]
     k = plan.k if plan else 3.0
@@ -384,7 +386,7 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
     # --- events
     out.extend(_event_findings(a, b))
 
-    if plan is not None:
+    if plan is not None and with_check:
         # the plan's verdict on the new boot rides along, minus what the diff already said
         seen = {(f["key"], f["rank"], f["verdict"]) for f in out}
         for f in check(a, plan)["findings"]:

@@ -233,14 +233,19 @@ def run_hook(db_engine, name: str, *, plan=None, timeout: float = 900, poll: flo
         notes.append("the container stopped" + (f" (exit code {code})" if code is not None else "")
                      + " before the boot was ready")
 
-    ids = [b["id"] for b in list_boots(db_engine, container=name)]
+    # the previous boot of this container *on this host* (as last/prev resolve): a fleet's hosts
+    # share one database, and another host's run of the same unit is not this deploy's baseline
+    ids = [b["id"] for b in list_boots(db_engine, container=name, host=show["boot"].get("host"))]
     earlier = [i for i in ids if i < ours.id]
     prev_id = earlier[-1] if earlier else None
     check = compare.check(show, plan) if plan is not None else None
     diff = None
     if prev_id is not None:
         history = [show_boot(db_engine, i) for i in boots_like(db_engine, ours.id)]
-        diff = compare.diff(show, show_boot(db_engine, prev_id), history=history)
+        # with the plan's tolerance (k, min_pct) and own figures, as `diff --plan` judges them;
+        # its verdict on the boot is the hook's check, not repeated in the diff
+        diff = compare.diff(show, show_boot(db_engine, prev_id), history=history, plan=plan,
+                            with_check=False)
     else:
         notes.append(f"first boot of {name} in the database: nothing to diff against")
 

@@ -278,3 +278,55 @@ def test_a_run_that_printed_no_vllm_line_is_not_judged_by_an_earlier_boot():
     earlier = SimpleNamespace(boot=SimpleNamespace(fingerprint="abc", started_at=None))
     assert h._match([earlier], None) is None
     assert h._match([earlier], SimpleNamespace(fingerprint="zzz", started_at=None)) is earlier
+
+
+def test_hook_diffs_with_this_hosts_last_boot_and_the_plans_tolerance(replayer, db_path, tmp_path):
+    """A fleet shares one database: the hook's previous boot is this host's run of the unit, not
+    another host's; and its diff judges timings with the plan's [tolerance], as `diff --plan`."""
+    from podman_util import run_podman
+
+    log = fixture_log(SMALL).read_bytes()
+
+    def boot(k: int, compile_s: str = "34.22") -> Boot:
+        run = (log.replace(b"pid=85301", b"pid=9%d301" % k).replace(b"pid=85423", b"pid=9%d423" % k)
+               .replace(b"09-26 05:", b"09-2%d 05:" % k).replace(b"takes 34.22 s", compile_s.encode().join([b"takes ", b" s"])))
+        return Boot().out(run).hold()
+
+    name = replayer.start([boot(1), boot(2), boot(3), boot(4), boot(5, "68.44")])
+
+    def next_boot() -> None:  # systemd restarting the unit: stop, start (the log goes on)
+        run_podman("stop", "-t", "0", name)
+        replayer.restart(name)
+
+    def hooked(*args) -> dict:
+        res = hook(db_path, name, "--format", "json", *args)
+        return {"code": res.exit_code, **json.loads(res.stdout)}
+
+    first = hooked()
+    assert first["code"] == 0 and first["prev"] is None
+    next_boot()
+    # host B's run of the same unit lands in the shared database
+    other = CliRunner().invoke(cli, ["--db", db_path, "ingest", "--container", name, "--host", "hostB", "--json"])
+    assert other.exit_code == 0, other.output
+    (b_id,) = [b["id"] for b in json.loads(other.stdout) if b["created"]]
+    next_boot()
+    third = hooked()
+    assert third["prev"] == first["boot"]["id"] != b_id  # this host's boot before, not host B's
+    assert third["code"] == 0
+    next_boot()
+    assert hooked()["code"] == 0
+    next_boot()
+    # compile 34.22 s three times here, now 68.44 s: drift at the default 20 %
+    slow = hooked()
+    assert slow["code"] == 3
+    (tc,) = [f for f in slow["diff"]["findings"] if f["key"] == "torch_compile_s"]
+    assert tc["verdict"] == "drift" and "over 3 boots" in tc["why"]
+    plan = tmp_path / "loose.toml"
+    plan.write_text("[tolerance]\nmin_pct = 400.0\n")
+    loose = hooked("--plan", str(plan))
+    (tc,) = [f for f in loose["diff"]["findings"] if f["key"] == "torch_compile_s"]
+    assert tc["verdict"] == "changed" and "within" in tc["why"]
+    assert loose["code"] == 0
+    # the same two boots through `diff --plan` agree
+    d = CliRunner().invoke(cli, ["--db", db_path, "diff", "last", "prev", "--container", name, "--plan", str(plan)])
+    assert d.exit_code == 0, d.output
