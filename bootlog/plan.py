@@ -51,7 +51,7 @@ from typing import Any, Iterable
 import regex as _regex
 
 from bootlog.errors import PlanError
-from bootlog.records import Event, Metric, Record
+from bootlog.records import EVENT_KINDS, Event, Metric, Record  # noqa: F401  (EVENT_KINDS: plan's vocabulary too)
 
 # The public vocabulary (metrics.md). Plans may name these, user patterns, and catalogue names.
 CAPACITY_METRICS = (
@@ -68,10 +68,6 @@ RUNTIME_METRICS = (
     "prompt_throughput_tps", "generation_throughput_tps", "running_reqs", "waiting_reqs",
     "kv_cache_usage_pct", "prefix_cache_hit_rate_pct", "spec_acceptance_rate_pct",
     "spec_mean_acceptance_length",
-)
-EVENT_KINDS = (
-    "oom", "engine_init_failed", "value_error", "kv_cache_insufficient", "traceback",
-    "gdn_hip_fault", "gdn_hip_fault_cap", "worker_died", "warning",
 )
 UNITS = {
     "kv_cache_tokens": "tokens", "max_concurrency": "x", "max_concurrency_request_tokens": "tokens",

@@ -12,6 +12,13 @@ from datetime import datetime
 from typing import Any
 
 
+# the event kinds bootlog itself reports (metrics.md); a plan's own event patterns add others
+EVENT_KINDS = (
+    "oom", "engine_init_failed", "value_error", "kv_cache_insufficient", "traceback",
+    "gdn_hip_fault", "gdn_hip_fault_cap", "worker_died", "warning",
+)
+
+
 @dataclass(slots=True)
 class Record:
     """One logical line after the container envelope is removed."""

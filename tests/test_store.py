@@ -623,3 +623,59 @@ def test_prune_of_one_hosts_container_keeps_the_other_hosts(engine):
     out = housekeeping.prune(engine, keep_last=1, container="frank-primary-qwen", host="hostB")
     assert out == {"boots": 0, "samples": 3}  # B0 only
     assert [show_boot(engine, ids[n])["runtime"]["stats_lines"] for n in ("A0", "B0", "A1", "B1")] == [3, 0, 3, 3]
+
+
+@pytest.mark.parametrize("writer", ["sqlalchemy", "lite"])
+def test_a_read_without_the_plan_keeps_the_plans_own_figures(url, writer, tmp_path, monkeypatch):
+    """hook --plan stored the plan's user-pattern figures; a later plain `ingest` of the same
+    boot (the same bytes, or the boot grown since) must neither count them as missing nor
+    delete them: re-ingesting adds nothing, and removes nothing either."""
+    from bootlog.ingest import ingest
+    from bootlog.plan import load_plan
+    from bootlog.store.lite import open_lite
+
+    if writer == "lite" and not url.endswith(".db"):
+        pytest.skip("the sqlite3 writer is SQLite's")
+    root = Path(__file__).resolve().parents[1]
+    plan = load_plan(str(root / "fixtures" / "plans" / "frank-primary.toml"))
+    log = root / "fixtures" / "logs" / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log"
+    eng = open_db(url)
+    store = open_lite(url) if writer == "lite" else eng
+
+    def stored(bid):
+        shown = show_boot(eng, bid)
+        return ([(m["name"], m["value"], m["rank"]) for m in shown["metrics"]],
+                [e["kind"] for e in shown["events"]], shown["boot"]["last_line"])
+
+    def user(metrics):
+        return [m for m in metrics if m[0] in ("expert_arena_gib", "expert_arena_slots", "planner_overhead_gib")]
+
+    # read young with the plan (the hook at ready), then whole without it (the boot ran on)
+    data = log.read_bytes()
+    young = tmp_path / "deploy.log"
+    cut = data.index(b"Application startup complete")
+    young.write_bytes(data[: data.index(b"\n", cut) + 1])
+    (y,) = ingest(store, str(young), plan=plan)
+    before = stored(y.id)
+    assert len(user(before[0])) >= 2
+    young.write_bytes(data)
+    monkeypatch.setenv("BOOTLOG_FULL_SCAN", "1")  # a whole re-read of the grown file
+    (grown,) = ingest(store, str(young))
+    monkeypatch.delenv("BOOTLOG_FULL_SCAN")
+    assert (grown.id, grown.created) == (y.id, False)
+    metrics, events, last = stored(y.id)
+    assert last > before[2]
+    assert user(metrics) == user(before[0])  # kept
+
+    # the same bytes again, from another path: nothing added, nothing removed
+    again = tmp_path / "copy.log"
+    again.write_bytes(data)
+    whole = stored(y.id)
+    (same,) = ingest(store, str(again))
+    assert (same.id, same.created) == (y.id, False)
+    assert stored(y.id) == whole
+    # and what was kept is what a read of the whole boot with the plan gives
+    monkeypatch.setenv("BOOTLOG_FULL_SCAN", "1")
+    (planned,) = ingest(store, str(young), plan=plan)
+    assert planned.id == y.id and stored(y.id) == whole
+    eng.dispose()

@@ -168,22 +168,34 @@ class Lite:
         now = rows._now()
         result: list[tuple[int, bool] | None] = [None] * len(prepared)
         replaced: list[tuple[int, tuple[dict[str, Any], int]]] = []
+        keep_user: list[tuple[int, int, int]] = []  # (boot id, new metrics, new events)
         new_idx, known, seen = rows.match_stored([p for p, _ in prepared], by_fp, by_start)
         for i, old in known:
             p, at = prepared[i]
             result[i] = (old["id"], False)
-            if self._should_replace(old, p, boots[at]):
+            b = boots[at]
+            planned = rows.has_user_rows(b)
+            if self._should_replace(old, p, b, planned):
                 values = {k: v for k, v in p.items() if k not in ("container", "host")}
                 values["ingested_at"] = now
                 conn.execute("UPDATE boots SET " + ", ".join(f"{k} = ?" for k in values) + " WHERE id = ?",
                              (*values.values(), old["id"]))
                 replaced.append((old["id"], prepared[i]))
+                if not planned:  # a plan's figures and events stay, after the new rows (rows.USER_PATTERN)
+                    keep_user.append((old["id"], len(b.metrics), len(b.events)))
 
         if replaced:
-            ids = [bid for bid, _ in replaced]
+            kept = {bid for bid, _, _ in keep_user}
+            user_m, user_e = rows.user_sql()
+            keep = {"metrics": f" AND NOT ({user_m})", "events": f" AND NOT ({user_e})"}
             for table in ("metrics", "config", "events", "samples"):
-                for chunk in _chunks(ids):
-                    conn.execute(f"DELETE FROM {table} WHERE boot_id IN ({', '.join('?' * len(chunk))})", chunk)
+                for group, tail in (([b for b, _ in replaced if b not in kept], ""),
+                                    ([b for b, _ in replaced if b in kept], keep.get(table, ""))):
+                    for chunk in _chunks(group):
+                        conn.execute(f"DELETE FROM {table} WHERE boot_id IN ({', '.join('?' * len(chunk))}){tail}", chunk)
+            for bid, n_metrics, n_events in keep_user:  # kept rows after the new ones, in their order
+                conn.execute(f"UPDATE metrics SET seq = seq + ? WHERE boot_id = ? AND {user_m}", (n_metrics, bid))
+                conn.execute(f"UPDATE events SET seq = seq + ? WHERE boot_id = ? AND {user_e}", (n_events, bid))
 
         created: list[tuple[int, tuple[dict[str, Any], int]]] = []
         if new_idx:
@@ -200,7 +212,7 @@ class Lite:
                 result[i] = (result[seen[p["fingerprint"]]][0], False)
         return head + [r for r in result if r is not None]
 
-    def _should_replace(self, stored: dict[str, Any], p: dict[str, Any], b: Boot) -> bool:
+    def _should_replace(self, stored: dict[str, Any], p: dict[str, Any], b: Boot, planned: bool = True) -> bool:
         """queries._should_replace."""
         old_n = stored["last_line"] - stored["first_line"] + 1
         new_n = p["last_line"] - p["first_line"] + 1
@@ -208,8 +220,11 @@ class Lite:
             return new_n > old_n
         if stored["status"] == "incomplete" and p["status"] != "incomplete":
             return True
-        counts = [self.conn.execute(f"SELECT count(*) FROM {t} WHERE boot_id = ?", (stored["id"],)).fetchone()[0]
-                  for t in ("metrics", "events", "samples")]
+        user_m, user_e = rows.user_sql()
+        # (read without a plan: a plan's rows stored before are not this read's to count)
+        mine = ("", "", "") if planned else (f" AND NOT ({user_m})", f" AND NOT ({user_e})", "")
+        counts = [self.conn.execute(f"SELECT count(*) FROM {t} WHERE boot_id = ?{cond}", (stored["id"],)).fetchone()[0]
+                  for t, cond in zip(("metrics", "events", "samples"), mine)]
         n_metrics = sum(1 for m in b.metrics if rows._finite(m.value) is not None)
         return rows.counts_differ(counts, [n_metrics, len(b.events), len(b.samples)])
 

@@ -10,7 +10,7 @@ from itertools import islice
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from sqlalchemy import Engine, delete, func, insert, select, update
+from sqlalchemy import Engine, delete, func, insert, select, text, true, update
 from sqlalchemy.engine import Connection
 
 from bootlog.errors import StoreError  # noqa: F401  (re-exported)
@@ -21,7 +21,7 @@ from bootlog.store.rows import (  # noqa: F401  (re-exported: callers import the
     PositionMoved, _plain_floats, _sample_rows, boot_row, config_hash, fallback_fingerprint, match_stored)
 from bootlog.store.models import BootRow, ConfigRow, EventRow, MetricRow, Position, SampleRow, Source
 from bootlog.store import reads
-from bootlog.store.rows import counts_differ
+from bootlog.store.rows import counts_differ, has_user_rows, user_sql
 from bootlog.store.reads import RuntimeFold as _RuntimeFold, _json_number, typed_config_value  # noqa: F401  (re-exported)
 from bootlog.store.samplerows import insert_sql
 
@@ -187,7 +187,7 @@ def _insert_ids(conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
     return [conn.execute(insert(BootRow).values(**r)).inserted_primary_key[0] for r in rows]
 
 
-def _should_replace(conn: Connection, stored: dict[str, Any], new: _Prepared) -> bool:
+def _should_replace(conn: Connection, stored: dict[str, Any], new: _Prepared, planned: bool = True) -> bool:
     # the stored copy was read while the boot was still running: the new read knows more
     old_n = stored["last_line"] - stored["first_line"] + 1
     if new.nlines > old_n:
@@ -197,8 +197,11 @@ def _should_replace(conn: Connection, stored: dict[str, Any], new: _Prepared) ->
     if stored["status"] == "incomplete" and new.boot["status"] != "incomplete":
         return True
     # same span: the stored read may have ended in a half-written line that is whole now
-    counts = [conn.execute(select(func.count()).select_from(m).where(m.boot_id == stored["id"])).scalar()
-              for m in (MetricRow, EventRow, SampleRow)]
+    # (read without a plan: a plan's rows stored before are not this read's to count)
+    user_m, user_e = user_sql()
+    mine = (true(), true(), true()) if planned else (text(f"NOT ({user_m})"), text(f"NOT ({user_e})"), true())
+    counts = [conn.execute(select(func.count()).select_from(m).where(m.boot_id == stored["id"], c)).scalar()
+              for m, c in zip((MetricRow, EventRow, SampleRow), mine)]
     return counts_differ(counts, [len(new.metrics), len(new.events), len(new.samples)])
 
 
@@ -241,18 +244,33 @@ def _save_tx(engine: Engine, src: SourceInfo, prepared: list[_Prepared],
         result: list[tuple[int, bool] | None] = [None] * len(prepared)
         replaced: list[tuple[int, _Prepared]] = []
         new_idx, known, seen = match_stored([p.boot for p in prepared], by_fp, by_start)
+        keep_user: list[tuple[int, int, int]] = []  # (boot id, new metrics, new events): rows.USER_PATTERN
         for i, old in known:
             p = prepared[i]
             result[i] = (old["id"], False)
-            if _should_replace(conn, old, p):
+            b = p.load()
+            planned = has_user_rows(b)
+            if _should_replace(conn, old, p, planned):
                 values = {k: v for k, v in p.boot.items() if k not in ("container", "host")}
                 conn.execute(update(BootRow).where(BootRow.id == old["id"]).values(**values, ingested_at=now))
                 replaced.append((old["id"], p))
+                if not planned:  # a plan's figures and events stay, after the new rows
+                    keep_user.append((old["id"], len(b.metrics), len(b.events)))
 
         if replaced:
             ids = [bid for bid, _ in replaced]
+            kept = {bid for bid, _, _ in keep_user}
+            user_m, user_e = user_sql()
             for model in (MetricRow, ConfigRow, EventRow, SampleRow):
-                conn.execute(delete(model).where(model.boot_id.in_(ids)))
+                conn.execute(delete(model).where(model.boot_id.in_([i for i in ids if i not in kept])))
+                if kept:
+                    mine = {MetricRow: text(f"NOT ({user_m})"), EventRow: text(f"NOT ({user_e})")}.get(model, true())
+                    conn.execute(delete(model).where(model.boot_id.in_(kept), mine))
+            for bid, n_metrics, n_events in keep_user:  # kept rows after the new ones, in their order
+                conn.execute(update(MetricRow).where(MetricRow.boot_id == bid, text(user_m))
+                             .values(seq=MetricRow.seq + n_metrics))
+                conn.execute(update(EventRow).where(EventRow.boot_id == bid, text(user_e))
+                             .values(seq=EventRow.seq + n_events))
 
         created: list[tuple[int, _Prepared]] = []
         if new_idx:

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from dataclasses import dataclass
 from typing import Any
 
-from bootlog.records import Boot
+from bootlog.records import EVENT_KINDS, Boot
 from bootlog.sha import sha256
 
 
@@ -65,6 +65,31 @@ def stored_name(path: str) -> str:
         return path
     except UnicodeEncodeError:
         return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+# A plan's user patterns (ingest --plan, hook --plan) add figures (pattern "user:NAME") and
+# events of the plan's own kinds.  A later read without that plan does not find them: it must
+# neither count their absence as a difference nor delete them when it rewrites the boot.
+USER_PATTERN = "user:"
+
+
+def user_metric(pattern: str | None) -> bool:
+    return bool(pattern) and pattern.startswith(USER_PATTERN)  # type: ignore[union-attr]
+
+
+def user_event(kind: str) -> bool:
+    return kind not in EVENT_KINDS
+
+
+def has_user_rows(b: Boot) -> bool:
+    """Whether a parsed boot holds a plan's user-pattern figures or events (read with a plan)."""
+    return any(user_metric(m.pattern) for m in b.metrics) or any(user_event(e.kind) for e in b.events)
+
+
+def user_sql() -> tuple[str, str]:
+    """SQL conditions (metrics, events) true for a plan's user-pattern rows."""
+    kinds = ", ".join(f"'{k}'" for k in EVENT_KINDS)
+    return f"coalesce(substr(pattern, 1, {len(USER_PATTERN)}), '') = '{USER_PATTERN}'", f"kind NOT IN ({kinds})"
 
 
 def counts_differ(stored: list[int], parsed: list[int]) -> bool:
