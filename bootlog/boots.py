@@ -17,8 +17,10 @@ the Boot records.  Rules (corpus README + vllm-log-formats.md):
 * Tracebacks are grouped per printing stream (process tag + logger prefix) into ONE event each.
   The failure is the first real exception before "ready" (not a WARNING-logged one, not a wrapper).
   An engine that dies after "ready" keeps status ready; failure names the runtime cause.
-* fingerprint: sha256 over the first 64 catalogue lines (import-time start-ish lines excluded),
-  so a growing boot, or the same boot read with other lines before it, keeps its fingerprint.
+* fingerprint: sha256 over the first 64 catalogue lines (import-time start-ish lines excluded)
+  up to the ready line, so a growing boot, or the same boot read with other lines before it,
+  keeps its fingerprint: one read when it had just become ready (the hook), the other hours later
+  (a resumed read, an archive, the journal), of a boot with fewer than 64 such lines by then.
 * An earlier boot that got no line while RETIRE_AFTER newer boots started is finished there and
   then, handed to the splitter's `retire` callback (ingest moves it out of memory), and no later
   line goes back to it: a crash loop's thousands of boots are never all in memory at once.
@@ -397,7 +399,7 @@ class _Acc:
                 b.started_at = v.ts
             self.last_ts = v.ts
             b.ended_at = v.ts
-        if literal and len(self.fp) < 64:
+        if literal and len(self.fp) < 64 and self.ready_line is None:
             self.fp.append(_fp_text(v.text))
         if v.role in ("engine", "worker", "ray"):
             self.progressed = True
@@ -484,7 +486,8 @@ class _Acc:
         found = self.hits(v, msg, rank)
         # fingerprint lines: catalogue lines, not the import-time start-ish ones, which may
         # still move to the next boot when the log grows (a crash loop's next start)
-        if found and len(self.fp_catalogue) < 64 and mk not in _WEAK and mk != "early":
+        if found and len(self.fp_catalogue) < 64 and mk not in _WEAK and mk != "early" \
+                and self.ready_line in (None, v.lineno):
             self.fp_catalogue.append(_fp_text(v.text))
 
     def feed_sample(self, lineno: int, text: str, ts: datetime | None, values: dict[str, float] | None,
@@ -501,7 +504,7 @@ class _Acc:
                 b.started_at = ts
             self.last_ts = ts
             b.ended_at = ts
-        if len(self.fp) < 64:
+        if len(self.fp) < 64 and self.ready_line is None:
             self.fp.append(text)
         samples = b.samples
         if samples and samples[-1].line == lineno:
@@ -509,7 +512,7 @@ class _Acc:
         else:
             samples.append(Sample(lineno, ts, values, row))
         self.progressed = True
-        if len(self.fp_catalogue) < 64:
+        if len(self.fp_catalogue) < 64 and self.ready_line is None:
             self.fp_catalogue.append(text)
 
     def hits(self, v: VLine, msg: str, rank: int | None) -> bool:

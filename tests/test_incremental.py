@@ -114,7 +114,8 @@ def test_a_resumed_read_extends_this_hosts_boot_not_another_hosts(tmp_path):
         res = CliRunner().invoke(cli, ["--db", db, *a], catch_exceptions=False)
         assert res.exit_code == 0, res.output
         return res.stdout
-    log.write_bytes(data)
+    # hostB's server booted a day earlier: its own boot (another day in every line)
+    log.write_bytes(data.replace(b" 09-30 ", b" 09-29 ").replace(b" 10-01 ", b" 09-30 "))
     run("ingest", "--host", "hostB", str(log))
     log.write_bytes(data[:ready])
     run("ingest", "--host", "hostA", str(log))
@@ -147,3 +148,45 @@ def test_a_position_stored_before_positions_were_per_host_is_read_on_from(tmp_pa
     res = run("ingest", str(log))
     assert res.exit_code == 0 and "read on from line" in res.stdout and "extended" in res.stdout
     assert "nothing new" in run("ingest", str(log)).stdout
+
+
+def test_a_boot_read_at_ready_and_later_whole_from_another_source_is_one_boot(tmp_path):
+    """The hook reads a boot the moment it is ready; hours later the same boot arrives whole from
+    the log file's resumed read, the rotated .gz, stdin or an archive copy.  Its fingerprint stops
+    at the ready line, so every later read finds the stored boot instead of storing it again
+    (seed boots have fewer than 64 catalogue lines by then: the fingerprint moved with them)."""
+    import gzip
+
+    from bootlog.store.db import open_db
+    from bootlog.store.queries import list_boots, show_boot
+
+    data = (FIXTURES / "seed/08-gdn-hip-burst-prefix-caching.log").read_bytes()
+    ready = data.index(b"\n", data.index(b"Application startup complete")) + 1
+    engine = open_db(str(tmp_path / "t.db"))
+    log = tmp_path / "vllm.log"
+    log.write_bytes(data[:ready])
+    (young,) = ingest(engine, str(log))
+    log.write_bytes(data)
+    res = ingest(engine, str(log))  # resumed: the stored boot is extended
+    assert res.resumed_at_line is not None and [r.id for r in res] == [young.id]
+    gz = tmp_path / "vllm.log.1.gz"
+    gz.write_bytes(gzip.compress(data))
+    copy = tmp_path / "archive.log"
+    copy.write_bytes(data)
+    for other in (gz, copy):
+        got = ingest(engine, str(other))
+        assert [(r.id, r.created) for r in got] == [(young.id, False)], other
+    assert len(list_boots(engine)) == 1
+    kinds = [e["kind"] for e in show_boot(engine, young.id)["events"]]
+    assert kinds.count("gdn_hip_fault") >= 32  # the runtime faults are on the one boot
+
+    # the other order: the hook's young read (another source), then the archive first seen whole
+    engine2 = open_db(str(tmp_path / "t2.db"))
+    hooked = tmp_path / "hooked.log"
+    hooked.write_bytes(data[:ready])
+    (h,) = ingest(engine2, str(hooked))
+    (whole,) = ingest(engine2, str(copy))
+    assert (whole.id, whole.created) == (h.id, False)
+    shown = show_boot(engine2, h.id)
+    assert shown["boot"]["last_line"] == data.count(b"\n")  # updated in place with the whole boot
+    assert [e["kind"] for e in shown["events"]].count("gdn_hip_fault") >= 32
