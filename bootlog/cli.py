@@ -10,7 +10,7 @@ import os
 
 import click
 
-from bootlog.cli_common import get_engine, get_ingest_store, print_json
+from bootlog.cli_common import get_engine, get_ingest_store, plan_path, print_json
 from bootlog.cli_ingest import ingest_command
 from bootlog.console import error_exit
 
@@ -94,7 +94,7 @@ def cli(ctx: click.Context, db: str | None) -> None:
 @click.option("--engine", "container_engine", type=click.Choice(["podman", "docker"]), default="podman",
               show_default=True, help="Container engine for --container.")
 @click.option("--host", metavar="NAME", help="Label the boots with this host (default: this machine's hostname).")
-@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), help="Apply the plan's user patterns while ingesting.")
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path, help="Apply the plan's user patterns while ingesting.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ingested boots as JSON.")
 @click.pass_context
 def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) -> None:

@@ -82,3 +82,24 @@ def print_json(obj: Any) -> None:
 
 def stderr_is_tty() -> bool:
     return sys.stderr.isatty()
+
+
+def plan_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """--plan's callback: an empty value (`--plan "$PLAN"` with PLAN unset) is a usage error,
+    never a run without the plan that reports a deploy OK unchecked."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty: give the plan TOML file", ctx=ctx, param=param)
+    return value
+
+
+class Seconds(click.FloatRange):
+    """A finite number of seconds (FloatRange lets nan through: a timeout that never ends)."""
+
+    def convert(self, value, param, ctx):
+        import math
+
+        v = super().convert(value, param, ctx)
+        if not math.isfinite(v):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return v
+

@@ -8,7 +8,7 @@ import os
 
 import click
 
-from bootlog.cli_common import get_engine, get_reads, print_json
+from bootlog.cli_common import get_engine, get_reads, plan_path, print_json
 
 
 def _history(reads, boot_id: int) -> list[dict]:
@@ -28,7 +28,7 @@ def _load_plan(path: str | None):
 @click.command()
 @click.argument("a", default="last")
 @click.argument("b", default="prev")
-@click.option("--plan", "plan_file", type=click.Path(dir_okay=False),
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path,
               help="Also hold A to this plan (and use its tolerances and user figures).")
 @click.option("--container", metavar="NAME", help="Resolve refs among this container's boots.")
 @click.option("--host", metavar="NAME", help="Resolve refs among this host's boots.")
@@ -62,7 +62,7 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
 
 @click.command()
 @click.argument("ref", default="last")
-@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), required=True,
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path, required=True,
               help="The plan TOML (it may name an env file).")
 @click.option("--container", metavar="NAME", help="Resolve REF among this container's boots.")
 @click.option("--host", metavar="NAME", help="Resolve REF among this host's boots.")
@@ -105,7 +105,7 @@ def _emit(result: dict, as_json: bool, markdown: bool, plan_file: str | None) ->
 
 @click.command()
 @click.argument("target", default="last")
-@click.option("--plan", "plan_file", type=click.Path(dir_okay=False),
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path,
               help="Also run the plan's user patterns over the log.")
 @click.option("--container", metavar="NAME", help="Resolve REF among this container's boots.")
 @click.option("--host", metavar="NAME", help="Resolve REF among this host's boots.")

@@ -8,7 +8,7 @@ import os
 
 import click
 
-from bootlog.cli_common import get_engine, print_json, stderr_is_tty
+from bootlog.cli_common import Seconds, get_engine, plan_path, print_json, stderr_is_tty
 from bootlog.errors import BootlogError
 
 ENGINE_OPT = click.option("--engine", "container_engine", type=click.Choice(["podman", "docker"]),
@@ -17,13 +17,13 @@ ENGINE_OPT = click.option("--engine", "container_engine", type=click.Choice(["po
 
 @click.command()
 @click.option("--container", metavar="NAME", required=True, help="The container that was just deployed.")
-@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), help="Hold the boot to this plan TOML.")
-@click.option("--timeout", type=click.FloatRange(min=0), default=900, show_default=True, metavar="SECONDS",
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path, help="Hold the boot to this plan TOML.")
+@click.option("--timeout", type=Seconds(min=0), default=900, show_default=True, metavar="SECONDS",
               help="Give up (exit 1) if the boot is neither ready nor failed by then.")
 @ENGINE_OPT
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text",
               show_default=True, help="markdown: a block to paste into the deploy commit message.")
-@click.option("--poll", type=click.FloatRange(min=0.05), default=2.0, show_default=True, metavar="SECONDS",
+@click.option("--poll", type=Seconds(min=0.05), default=2.0, show_default=True, metavar="SECONDS",
               help="How often to read the container's log while waiting.")
 @click.pass_context
 def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll) -> None:
@@ -68,7 +68,7 @@ def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll) -> Non
 @click.option("--once", is_flag=True, help="Catch up with what is there now, then exit.")
 @click.option("--on-event", "on_event", metavar="CMD",
               help="Run CMD (split like a shell would, no shell) for each event, event JSON on stdin.")
-@click.option("--poll", type=click.FloatRange(min=0.05), default=2.0, show_default=True, metavar="SECONDS",
+@click.option("--poll", type=Seconds(min=0.05), default=2.0, show_default=True, metavar="SECONDS",
               help="How often to look for new lines.")
 @ENGINE_OPT
 @click.option("--host", metavar="NAME", help="Label the boots with this host (default: this machine).")

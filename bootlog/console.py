@@ -77,6 +77,12 @@ def error_exit(err: BaseException, echo: Callable[..., None]) -> int | None:
         return int(Exit.OK)
     if not isinstance(err, Exception) or os.environ.get("BOOTLOG_DEBUG"):
         return None
+    if isinstance(err, OSError) and err.strerror and err.errno is not None:
+        # an output that cannot be written (full disk, read-only or forbidden path: export,
+        # report -o, plot -o, a redirect to /dev/full): the system's words, not "internal error"
+        where = f": {err.filename}" if err.filename else ""
+        echo(f"bootlog: {err.strerror}{where}", err=True)
+        return int(Exit.ERROR)
     # the boundary: never show a traceback to a user
     echo(f"bootlog: internal error: {type(err).__name__}: {err} "
          "(set BOOTLOG_DEBUG=1 for the traceback)", err=True)

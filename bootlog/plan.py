@@ -163,11 +163,31 @@ def _unquote(raw: str) -> str:
     return re.split(r"\s+#", raw, maxsplit=1)[0].strip()
 
 
+_MAX_TEXT = 4 << 20  # bytes: a plan or env file is a page of text, never a device or a log
+
+
+def _read_small(p: Path, what: str) -> str:
+    """A plan's or env file's text: a regular file of at most _MAX_TEXT bytes (a FIFO would
+    block, /dev/zero would fill the memory), UTF-8."""
+    import os
+    import stat
+
+    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # (a FIFO opens without a writer)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise PlanError(f"{what} {p}: not a regular file", path=str(p))
+        data = f.read(_MAX_TEXT + 1)
+    if len(data) > _MAX_TEXT:
+        raise PlanError(f"{what} {p}: larger than {_MAX_TEXT >> 20} MiB: not a {what}", path=str(p))
+    return data.decode("utf-8")
+
+
 def load_env(path: str | Path) -> dict[str, Any]:
     """KEY=VALUE lines: comments, blank lines, `export `, single/double quotes; values coerced."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = _read_small(p, "env file")
     except OSError as e:
         raise PlanError(f"env file {p}: {e.strerror or e}", path=str(p)) from e
     except UnicodeDecodeError as e:
@@ -349,6 +369,15 @@ def known_figures() -> set[str]:
 
 
 def _expect(name: str, spec: Any, text: str, section: str) -> Expect:
+    import math
+
+    bounds = [spec] if not isinstance(spec, dict) else [spec.get(op) for op in _BOUND_KEYS]
+    if any(isinstance(b, float) and not math.isfinite(b) for b in bounds):
+        # (TOML has nan and inf: a bound no figure can meet, or one every figure meets)
+        raise _err(text, name, f"[{section}.{name}]: a bound must be a finite number", key=name)
+    if section == "events" and any(isinstance(b, (int, float)) and not isinstance(b, bool) and b < 0
+                                   for b in bounds):
+        raise _err(text, name, f"[{section}.{name}]: an event count cannot be negative", key=name)
     if isinstance(spec, (int, float)) and not isinstance(spec, bool):
         return Expect(name=name, max=spec) if section == "events" else Expect(name=name, eq=spec)
     if not isinstance(spec, dict):
@@ -439,7 +468,7 @@ def load_plan(path: str | Path) -> Plan:
     """Read a plan TOML (and its env file); PlanError names the line or key that is wrong."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = _read_small(p, "plan")
     except OSError as e:
         raise PlanError(f"plan {p}: {e.strerror or e}", path=str(p)) from e
     except UnicodeDecodeError as e:  # TOML is UTF-8 by definition

@@ -81,12 +81,32 @@ def _open_rb(path: str) -> BinaryIO:
         raise _input_error(path, e) from None
 
 
+# compressions bootlog does not read: said so, instead of "no vLLM boot found" in the bytes
+_OTHER_MAGIC = ((b"\xfd7zXZ\x00", "xz", "xz -dc"), (b"\x28\xb5\x2f\xfd", "zstd", "zstd -dc"),
+                (b"\x04\x22\x4d\x18", "lz4", "lz4 -dc"))
+
+
+def _other_compression(head: bytes, path: str) -> None:
+    for magic, name, cmd in _OTHER_MAGIC:
+        if head.startswith(magic):
+            break
+    else:
+        if not (head[:3] == b"BZh" and head[3:4].isdigit() and head[4:10] == b"1AY&SY"):
+            return
+        name, cmd = "bzip2", "bzip2 -dc"
+    shown = "-" if path == "-" else path
+    raise InputError(f"{shown} is {name}-compressed: bootlog reads plain and gzip logs "
+                     f"({cmd} {'FILE' if path == '-' else path} | bootlog ingest -)", path=path)
+
+
 def _read_magic(path: str) -> bytes:
     with _open_rb(path) as f:
         try:
-            return f.read(2)
+            head = f.read(10)
         except OSError as e:
             raise InputError(f"cannot read {path}: {e.strerror or e}", path=path) from None
+    _other_compression(head, path)
+    return head[:2]
 
 
 def _file_chunks(path: str, start: int, size: int) -> Iterator[bytes]:
@@ -125,8 +145,13 @@ def _gzip_chunks(path: str, start: int, size: int) -> Iterator[bytes]:
 
 def _peeked_chunks(buf: BinaryIO, name: str, start: int, size: int) -> Iterator[bytes]:
     # peek() shows the magic bytes without consuming them (a pipe cannot be rewound)
-    head = buf.peek(2)[:2] if hasattr(buf, "peek") else b""
-    if head == GZIP_MAGIC:
+    if not hasattr(buf, "peek"):  # (a wrapped stream, e.g. a test runner's stdin)
+        import io
+
+        buf = io.BufferedReader(buf)  # type: ignore[arg-type]
+    head = buf.peek(10)[:10]
+    _other_compression(head, name)
+    if head[:2] == GZIP_MAGIC:
         yield from _gzip_stream(buf, name, start, size)
         return
     yield from _read_from(buf, start, size)

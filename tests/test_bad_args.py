@@ -126,3 +126,85 @@ def test_a_plan_may_bound_a_warning_by_what_it_warns_of(stored, tmp_path):
     plan.write_text("[events]\narg_overridn = { max = 0 }\n")  # a typo is still one error line
     r = run(stored, "check", "last", "--plan", str(plan))
     assert r.exit_code == 1 and "unknown event kind 'arg_overridn'" in r.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ("check", "last", "--plan", ""), ("diff", "last", "last", "--plan", "  "),
+    ("ingest", str(LOG), "--plan", ""), ("hook", "--container", "x", "--plan", ""),
+])
+def test_an_empty_plan_is_a_usage_error_not_a_run_without_it(stored, args):
+    # `--plan "$PLAN"` with PLAN unset: check crashed, diff and hook reported OK unchecked
+    r = run(stored, *args)
+    assert r.exit_code == 2, r.output
+    assert "--plan" in r.stderr and "is empty" in r.stderr
+
+
+@pytest.mark.parametrize("plan_text, says", [
+    (None, "not a regular file"),  # --plan /dev/zero
+    ('env_file = "/dev/urandom"\n', "not a regular file"),
+    ("[metrics.kv_cache_tokens]\nmin = nan\n", "finite number"),
+    ("[metrics.kv_cache_tokens]\napprox = inf\n", "finite number"),
+    ("[events]\noom = -1\n", "cannot be negative"),
+])
+def test_a_plan_that_is_a_device_or_holds_nan_is_one_line(stored, tmp_path, plan_text, says):
+    plan = "/dev/zero"
+    if plan_text is not None:
+        plan = tmp_path / "p.toml"
+        plan.write_text(plan_text)
+    r = run(stored, "check", "last", "--plan", str(plan))
+    assert r.exit_code == 1, r.output
+    assert says in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_fifo_plan_does_not_block(stored, tmp_path):
+    import os
+
+    fifo = tmp_path / "plan.fifo"
+    os.mkfifo(fifo)
+    r = run(stored, "check", "last", "--plan", str(fifo))
+    assert r.exit_code == 1 and "not a regular file" in r.stderr
+
+
+@pytest.mark.parametrize("args", [("hook", "--container", "x", "--timeout", "nan"),
+                                  ("hook", "--container", "x", "--poll", "nan"),
+                                  ("watch", "--file", str(LOG), "--poll", "nan")])
+def test_nan_seconds_are_a_usage_error(db_path, args):
+    r = run(db_path, *args)
+    assert r.exit_code == 2 and "finite number of seconds" in r.stderr, r.output
+
+
+@pytest.mark.parametrize("tool, name", [("xz", "xz"), ("bzip2", "bzip2"), ("zstd", "zstd")])
+def test_a_log_compressed_other_than_gzip_is_said_so(db_path, tmp_path, tool, name):
+    import shutil
+    import subprocess
+
+    if shutil.which(tool) is None:
+        pytest.skip(f"{tool} not installed")
+    packed = subprocess.run([tool, "-c"], input=LOG.read_bytes(), capture_output=True, check=True).stdout
+    path = tmp_path / "vllm.log.packed"
+    path.write_bytes(packed)
+    for r in (run(db_path, "ingest", str(path)),
+              CliRunner().invoke(cli, ["--db", db_path, "ingest", "-"], input=packed)):
+        assert r.exit_code == 1, r.output
+        assert f"{name}-compressed" in r.stderr and f"{tool} -dc" in r.stderr
+
+
+def test_a_foreign_sqlite_file_with_a_table_named_like_ours_is_left_alone(tmp_path):
+    import sqlite3
+
+    other = tmp_path / "app.db"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE sources (url TEXT)")
+    con.commit()
+    con.close()
+    before = other.read_bytes()
+    for args in (("list",), ("ingest", str(LOG))):
+        r = run(other, *args)
+        assert r.exit_code == 1 and "is not a bootlog database" in r.stderr, r.output
+    assert other.read_bytes() == before
+
+
+def test_an_output_that_cannot_be_written_is_one_line(stored):
+    r = run(stored, "report", "-o", "/dev/full")
+    assert r.exit_code == 1, r.output
+    assert "internal error" not in r.stderr and "No space left on device" in r.stderr

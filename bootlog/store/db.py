@@ -203,8 +203,9 @@ def refuse_foreign(path: str | None) -> None:
             con.close()
     except sqlite3.Error:
         return  # (not SQLite at all, locked, damaged: the engine says what is wrong)
-    mine = {"boots", "sources", "alembic_version"}
-    if tables and not mine & set(tables):
+    # bootlog writes its tables and alembic_version in one transaction: a file with tables but
+    # no alembic_version holds some other program's (which may well call one "sources")
+    if tables and "alembic_version" not in tables:
         shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
         raise StoreError(f"{path} is not a bootlog database (it holds other tables: {shown}); "
                          "give a new file or an existing bootlog database")
