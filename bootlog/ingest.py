@@ -700,7 +700,7 @@ def _resume_point(engine, source, info) -> Resume | None:
     info: this ingest's SourceInfo (the boot it extends is this source's, on this host)."""
     if getattr(engine, "lite", False):  # store/lite.py: the same two reads with sqlite3 alone
         get_position, last_boot_of_source = (lambda _e, k: engine.get_position(k)), \
-            (lambda _e, n: engine.last_boot_of_source(n))
+            (lambda _e, n, ends_at: engine.last_boot_of_source(n, ends_at))
     else:
         from bootlog.store.queries import get_position, last_boot_of_source
 
@@ -720,7 +720,11 @@ def _resume_point(engine, source, info) -> Resume | None:
             return None  # truncated, rotated or replaced: read from the start
     except (OSError, ValueError):
         return None
-    last = last_boot_of_source(engine, info.key)
+    if int(n) == 0:
+        return None  # read when empty (a rotation's fresh file): any content "matches" no head
+    # the boot the last read ended in (its tail reaches the position's line); after a rotation
+    # the source's older boots, from the file's earlier contents, reach further
+    last = last_boot_of_source(engine, info.key, int(lines))
     if last is None or last[1] != "ready" or fmt not in RESUMABLE:
         # a boot caught mid-start is re-read whole (its start decides its figures), and so is a
         # file whose last boot failed: lines after it may still belong to an older server

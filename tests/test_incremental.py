@@ -190,3 +190,29 @@ def test_a_boot_read_at_ready_and_later_whole_from_another_source_is_one_boot(tm
     shown = show_boot(engine2, h.id)
     assert shown["boot"]["last_line"] == data.count(b"\n")  # updated in place with the whole boot
     assert [e["kind"] for e in shown["events"]].count("gdn_hip_fault") >= 32
+
+
+def test_after_a_rotation_a_resumed_read_extends_the_running_boot_not_an_old_one(tmp_path):
+    """logrotate copytruncate: the file starts again with the next deploy.  The first read after
+    it is whole (the head changed); a later resumed read continues the boot that read ended in,
+    not the source's boot from before the rotation that reaches further (it got the new boot's
+    runtime faults, and `check last` passed)."""
+    old = (FIXTURES / "seed/10-cold-vs-warm-compile.log").read_bytes()
+    new = (FIXTURES / "seed/08-gdn-hip-burst-prefix-caching.log").read_bytes()
+    ready = new.index(b"\n", new.index(b"Application startup complete")) + 1
+    assert old.count(b"\n") > new.count(b"\n")  # the old contents reach further than the new
+    engine = open_db(str(tmp_path / "t.db"))
+    log = tmp_path / "vllm.log"
+    log.write_bytes(old)
+    before = {r.id: show_boot(engine, r.id)["boot"]["last_line"] for r in ingest(engine, str(log))}
+    log.write_bytes(b"")  # rotated; the cron read finds it empty
+    ingest(engine, str(log))
+    log.write_bytes(new[:ready])
+    (running,) = ingest(engine, str(log))
+    assert running.created
+    log.write_bytes(new)
+    res = ingest(engine, str(log))
+    assert res.resumed_at_line is not None and [r.id for r in res] == [running.id]
+    shown = show_boot(engine, running.id)
+    assert [e["kind"] for e in shown["events"]].count("gdn_hip_fault") >= 32
+    assert {i: show_boot(engine, i)["boot"]["last_line"] for i in before} == before

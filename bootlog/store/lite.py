@@ -45,10 +45,16 @@ class Lite:
         row = self._read("SELECT byte_offset, head_fingerprint FROM positions WHERE source_key = ?", (key,))
         return (row[0], row[1]) if row else None
 
-    def last_boot_of_source(self, key: str) -> tuple[int, str] | None:
-        row = self._read(
-            "SELECT boots.id, boots.status FROM boots JOIN sources ON sources.id = boots.source_id "
-            'WHERE sources."key" = ? ORDER BY boots.last_line DESC, boots.id DESC LIMIT 1', (key,))
+    def last_boot_of_source(self, key: str, ends_at: int | None = None) -> tuple[int, str] | None:
+        """queries.last_boot_of_source."""
+        if ends_at is not None:
+            row = self._read(
+                "SELECT boots.id, boots.status FROM boots JOIN sources ON sources.id = boots.source_id "
+                'WHERE sources."key" = ? AND boots.last_line = ? ORDER BY boots.id DESC LIMIT 1', (key, ends_at))
+        else:
+            row = self._read(
+                "SELECT boots.id, boots.status FROM boots JOIN sources ON sources.id = boots.source_id "
+                'WHERE sources."key" = ? ORDER BY boots.last_line DESC, boots.id DESC LIMIT 1', (key,))
         return (row[0], row[1]) if row else None
 
     def _read(self, sql: str, params: tuple) -> tuple | None:

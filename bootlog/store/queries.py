@@ -455,14 +455,17 @@ def boots_like(engine: Engine, boot_id: int, limit: int = 50) -> list[int]:
         return reads.boots_like(_fetcher(conn), boot_id, limit)
 
 
-def last_boot_of_source(engine: Engine, key: str) -> tuple[int, str] | None:
+def last_boot_of_source(engine: Engine, key: str, ends_at: int | None = None) -> tuple[int, str] | None:
     """(id, status) of the boot of the source `key` (SourceInfo.key: kind, name, container and
-    host) that reaches furthest into it."""
+    host) that reaches furthest into it; with ends_at, the newest one ending at that line (the
+    last read's tail: a file rotated since holds older boots reaching further)."""
+    q = select(BootRow.id, BootRow.status).join(Source, Source.id == BootRow.source_id).where(Source.key == key)
+    if ends_at is not None:
+        q = q.where(BootRow.last_line == ends_at).order_by(BootRow.id.desc())
+    else:
+        q = q.order_by(BootRow.last_line.desc(), BootRow.id.desc())
     with engine.connect() as conn:
-        row = conn.execute(
-            select(BootRow.id, BootRow.status).join(Source, Source.id == BootRow.source_id)
-            .where(Source.key == key).order_by(BootRow.last_line.desc(), BootRow.id.desc()).limit(1)
-        ).first()
+        row = conn.execute(q.limit(1)).first()
     return (row.id, row.status) if row else None
 
 
