@@ -953,7 +953,10 @@ class BootSplitter:
                 self.pending_keys.add(mk)
             return
         if cur is None:
-            if self.continuing or _is_vllm(v):  # a continued boot takes what the running one would
+            # a continued boot takes what the running one would, and so does the lead-in of a
+            # log that starts mid-boot (rotated under a running server) once a vLLM line opened
+            # it: the fork's untagged "[gdn_hip] ERROR" lines are that server's too
+            if self.continuing or self.orphan is not None or _is_vllm(v):
                 (self.orphan or self._new_orphan(v.lineno)).feed(v, literal)
             return
         if v.role == "api":

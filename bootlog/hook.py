@@ -280,10 +280,17 @@ def _ingest_run(db_engine, name: str, waited: Waited, *, engine: str = "podman",
             if not str(err).startswith("no such container"):
                 raise
             now = None
-        if now is None or (waited.state.id and now.id != waited.state.id):
-            from bootlog.sources import bytes_source
+        from bootlog.sources import bytes_source
 
-            src = bytes_source(f"{engine}:{name}", waited.data, kind="container")
+        src = bytes_source(f"{engine}:{name}", waited.data, kind="container")
+        if now is None or (waited.state.id and now.id != waited.state.id):
+            return ingest_container(db_engine, name, engine=engine, plan=plan, source=src)
+        try:
+            return ingest_container(db_engine, name, engine=engine, plan=plan)
+        except SourceError as err:
+            # removed between the look above and `podman logs` (--rm right after the exit)
+            if not str(err).startswith("no such container"):
+                raise
             return ingest_container(db_engine, name, engine=engine, plan=plan, source=src)
     return ingest_container(db_engine, name, engine=engine, plan=plan)
 

@@ -601,3 +601,24 @@ def test_a_flag_the_engine_did_not_take_is_a_warning():
         recs = read_records(path)
         for bt in parse(recs, year=2026, total_lines=len(recs)):
             assert not [e for e in bt.events if e.detail.get("what") == "arg_overridden"], path.name
+
+
+def test_a_log_starting_mid_boot_keeps_the_servers_untagged_faults():
+    """A log rotated under a running server (copytruncate, podman --log-opt max-size) starts
+    with its stats lines; the fork's untagged "[gdn_hip] ERROR ... fault" lines that follow are
+    that server's, not dropped for want of a boot start."""
+    from bootlog.ingest import parse_source
+    from bootlog.sources import open_source
+    from conftest import FIXTURES
+
+    data = (FIXTURES / "seed/08-gdn-hip-burst-prefix-caching.log").read_bytes()
+    ready = data.index(b"\n", data.index(b"Application startup complete")) + 1
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".log") as f:
+        f.write(data[ready:])
+        f.flush()
+        (lead,) = parse_source(open_source(f.name))
+    kinds = [e.kind for e in lead.events]
+    assert kinds.count("gdn_hip_fault") == data[ready:].count(b"[gdn_hip] ERROR") - 1
+    assert "gdn_hip_fault_cap" in kinds and lead.samples

@@ -246,7 +246,9 @@ def test_hook_judges_a_failed_boot_of_a_container_removed_when_it_exits(replayer
     cut = log.index(b"\n", len(log) // 3) + 1
     # (the last lines a second before the exit: with --rm, what the hook has not read by the
     # exit is gone with the container, and such a boot is judged from what was read)
-    name = replayer.start([Boot().out(log[:cut]).sleep(1.0).out(log[cut:]).sleep(1.0).exit(1)], rm=True)
+    # (2 s each: a loaded machine's podman calls take a second or more, and the hook must
+    # first see the container before it is gone)
+    name = replayer.start([Boot().out(log[:cut]).sleep(2.0).out(log[cut:]).sleep(2.0).exit(1)], rm=True)
     res = hook(db_path, name)
     assert res.exit_code == 4, res.output
     assert res.stdout.startswith(f"bootlog hook: FAILED: {name} boot #1 failed (oom)")
