@@ -5,6 +5,7 @@ Only click and the standard library at module level: `bootlog --help` must stay 
 from __future__ import annotations
 
 import os
+import re
 
 import click
 
@@ -114,12 +115,16 @@ def _emit(result: dict, as_json: bool, markdown: bool, plan_file: str | None) ->
 def explain(ctx, target, plan_file, container, host, as_json) -> None:
     """Where each figure came from (line + catalogue entry), and marker lines nothing read.
 
-    TARGET is a log file (parsed in memory, nothing stored) or a stored boot REF.
+    TARGET is a log file (parsed in memory, nothing stored) or a stored boot REF (last, prev~1,
+    70: a REF's spelling means the stored boot; write ./70 for a file of that name).
     """
     from bootlog import explain as ex
     from bootlog import render
 
-    if os.path.exists(target) or target == "-":
+    # a REF's spelling (last, prev~2, 70) is the stored boot, even beside a file of that name
+    # (./70 names the file); anything else that exists is a log
+    is_ref = re.fullmatch(r"(?:last|prev)(?:~\d+)?|\d+", target) is not None
+    if target == "-" or (not is_ref and os.path.exists(target)):
         report = ex.explain_log(target, plan=_load_plan(plan_file))
     elif os.sep in target or os.path.splitext(target)[1] in (".log", ".gz", ".txt", ".out", ".json"):
         from bootlog.errors import InputError

@@ -90,6 +90,15 @@ class FileTail:
             raise InputError(f"no such file: {self.path}", path=self.path) from None
         with f:
             st = os.fstat(f.fileno())
+            if pos == 0 or self.ino != st.st_ino:
+                from bootlog.sources import GZIP_MAGIC, _other_compression
+
+                head = f.read(10)
+                f.seek(0)
+                _other_compression(head, self.path)
+                if head[:2] == GZIP_MAGIC:  # (gzip appends cannot be followed line by line)
+                    raise InputError(f"{self.path} is gzip-compressed: watch follows a growing plain log; "
+                                     f"read it with: bootlog ingest {self.path}", path=self.path)
             # truncated in place (copytruncate) or replaced (rotated): a new file, from its top
             self.restarted = pos > 0 and (st.st_size < pos or (self.ino is not None and st.st_ino != self.ino))
             self.ino = st.st_ino

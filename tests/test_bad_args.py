@@ -208,3 +208,25 @@ def test_an_output_that_cannot_be_written_is_one_line(stored):
     r = run(stored, "report", "-o", "/dev/full")
     assert r.exit_code == 1, r.output
     assert "internal error" not in r.stderr and "No space left on device" in r.stderr
+
+
+def test_watch_refuses_a_compressed_file_it_cannot_follow(db_path, tmp_path):
+    import gzip
+
+    gz = tmp_path / "vllm.log.gz"
+    gz.write_bytes(gzip.compress(LOG.read_bytes()))
+    r = run(db_path, "watch", "--once", "--file", str(gz))
+    assert r.exit_code == 1, r.output  # (it stored nothing and said nothing, exit 0)
+    assert "gzip-compressed" in r.stderr and f"bootlog ingest {gz}" in r.stderr
+
+
+def test_explain_of_a_ref_spelling_is_the_stored_boot_even_beside_such_a_file(stored, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "last").write_text("")
+    (tmp_path / "1").write_text("")
+    for ref in ("last", "1"):
+        r = run(stored, "explain", ref, "--json")
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.stdout)["boots"], ref  # the stored boot, not the empty file
+    r = run(stored, "explain", "./last", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["boots"] == []
