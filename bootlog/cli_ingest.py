@@ -28,6 +28,25 @@ def key_figures(boot) -> str:
     return "  ".join(parts)
 
 
+def _oldest_first(paths) -> list[str]:
+    """Several files in the order they were last written, oldest first (ties keep the order
+    given): boots are numbered as stored, and `last`/`prev` follow the numbers, so
+    `ingest vllm.log*` (vllm.log, vllm.log.1, vllm.log.2.gz) must not make the oldest rotation
+    `last`.  stdin and anything that cannot be looked at keep their place at the end."""
+    paths = list(paths)
+    if len(paths) < 2:
+        return paths
+    dated, rest = [], []
+    for p in paths:
+        try:
+            if p == "-":
+                raise OSError
+            dated.append((os.stat(p).st_mtime, len(dated), p))
+        except OSError:
+            rest.append(p)  # (a missing file's one-line error comes in its turn)
+    return [p for _, _, p in sorted(dated)] + rest
+
+
 def ingest_command(open_store: Callable[[], Any], paths: tuple[str, ...] | list[str], *,
                    container: str | None = None, container_engine: str = "podman",
                    host: str | None = None, plan=None, as_json: bool = False,
@@ -38,7 +57,7 @@ def ingest_command(open_store: Callable[[], Any], paths: tuple[str, ...] | list[
     from bootlog.store.rows import stored_name
 
     engine = open_store()
-    specs = [("container", container)] if container else [("path", p) for p in paths]
+    specs = [("container", container)] if container else [("path", p) for p in _oldest_first(paths)]
     out = []
     failed: list[BootlogError] = []
     for kind, spec in specs:

@@ -337,3 +337,23 @@ def test_one_unreadable_input_of_several_skips_it_and_stores_the_others(db_path,
     # alone, an unreadable input is the plain error it was
     r = run(db_path, "ingest", str(tmp_path / "missing.log"))
     assert r.exit_code == 1 and r.stdout == "" and "skipped" not in r.stderr
+
+
+def test_ingest_of_rotated_logs_stores_the_oldest_first(db_path, tmp_path):
+    """`bootlog ingest vllm.log*` gives the newest file first; boots are numbered as stored and
+    last/prev follow the numbers, so the files go in the order they were written."""
+    import gzip
+    import os
+
+    seed = FIXTURES / "seed"
+    files = [(tmp_path / "vllm.log", (seed / "04-shape-g-kv-400700-no-prefix-cache.log").read_bytes()),
+             (tmp_path / "vllm.log.1", (seed / "03-shape-f-mnbt2048-graph-pinned.log").read_bytes()),
+             (tmp_path / "vllm.log.2.gz", gzip.compress((seed / "01-shape-d-fp8-200704x3.log").read_bytes()))]
+    for age, (path, data) in enumerate(files):
+        path.write_bytes(data)
+        os.utime(path, (1_800_000_000 - age * 86400,) * 2)
+    res = run(db_path, "ingest", *[str(p) for p, _ in files])
+    assert res.exit_code == 0, res.output
+    last = json.loads(run(db_path, "show", "last", "--json").stdout)["boot"]
+    prev = json.loads(run(db_path, "show", "prev", "--json").stdout)["boot"]
+    assert last["source"].endswith("vllm.log") and prev["source"].endswith("vllm.log.1")
