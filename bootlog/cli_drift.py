@@ -123,7 +123,7 @@ def explain(ctx, target, plan_file, container, host, as_json) -> None:
 
     # a REF's spelling (last, prev~2, 70) is the stored boot, even beside a file of that name
     # (./70 names the file); anything else that exists is a log
-    is_ref = re.fullmatch(r"(?:last|prev)(?:~\d+)?|\d+", target) is not None
+    is_ref = re.fullmatch(r"(?:last|prev)(?:~[0-9]+)?|[0-9]+", target) is not None
     if target == "-" or (not is_ref and os.path.exists(target)):
         report = ex.explain_log(target, plan=_load_plan(plan_file))
     elif os.sep in target or os.path.splitext(target)[1] in (".log", ".gz", ".txt", ".out", ".json"):

@@ -698,11 +698,11 @@ def _end_of_lines(path: str, size: int) -> int | None:
 def _resume_point(engine, source, info) -> Resume | None:
     """A stored position that still describes this file's beginning, else None (read it all).
     info: this ingest's SourceInfo (the boot it extends is this source's, on this host)."""
-    if getattr(engine, "lite", False):  # store/lite.py: the same two reads with sqlite3 alone
-        get_position, last_boot_of_source = (lambda _e, k: engine.get_position(k)), \
-            (lambda _e, n, ends_at: engine.last_boot_of_source(n, ends_at))
+    if getattr(engine, "lite", False):  # store/lite.py: the same reads with sqlite3 alone
+        get_position, last_boot_of_source, boot_status = (lambda _e, k: engine.get_position(k)), \
+            (lambda _e, n, ends_at: engine.last_boot_of_source(n, ends_at)), (lambda _e, i: engine.boot_status(i))
     else:
-        from bootlog.store.queries import get_position, last_boot_of_source
+        from bootlog.store.queries import boot_status, get_position, last_boot_of_source
 
     key = _position_key(source, info.host)
     pos = get_position(engine, key)
@@ -715,16 +715,24 @@ def _resume_point(engine, source, info) -> Resume | None:
         return None
     offset, head = pos
     try:
-        n, digest, lines, fmt = head.split(":")
+        n, digest, lines, fmt, *tail = head.split(":")
         if os.stat(source.name).st_size < offset or _head(source.name, int(n))[1] != digest:
             return None  # truncated, rotated or replaced: read from the start
     except (OSError, ValueError):
         return None
     if int(n) == 0:
         return None  # read when empty (a rotation's fresh file): any content "matches" no head
-    # the boot the last read ended in (its tail reaches the position's line); after a rotation
-    # the source's older boots, from the file's earlier contents, reach further
-    last = last_boot_of_source(engine, info.key, int(lines))
+    # the boot the last read ended in: named in the position (store/rows.with_tail), else the one
+    # of this source whose last line is the position's (after a rotation, the source's older
+    # boots, from the file's earlier contents, reach further)
+    last = None
+    if tail and tail[0] == "":
+        return None  # that read stored no boot: nothing to continue
+    if tail and tail[0].isdigit():
+        got = boot_status(engine, int(tail[0]))
+        last = (int(tail[0]), got) if got is not None else None
+    else:
+        last = last_boot_of_source(engine, info.key, int(lines))
     if last is None or last[1] != "ready" or fmt not in RESUMABLE:
         # a boot caught mid-start is re-read whole (its start decides its figures), and so is a
         # file whose last boot failed: lines after it may still belong to an older server
@@ -744,7 +752,7 @@ def ingest(engine, spec: str | None, *, container: str | None = None, container_
     """
     from bootlog.envelope import detect
     from bootlog.sources import container_source, open_source
-    from bootlog.store.rows import SourceInfo, stored_name
+    from bootlog.store.rows import TAIL, SourceInfo, stored_name
 
     if source is None:
         source = container_source(container, engine=container_engine) if container else open_source(spec)
@@ -774,7 +782,8 @@ def ingest(engine, spec: str | None, *, container: str | None = None, container_
             head, digest = _head(source.name, HEAD_BYTES)
             lines = (resume.lines if resume else 0) + seen
             key = resume.key if resume is not None else _position_key(source, info.host)
-            position = (key, end, f"{len(head)}:{digest}:{lines}:{detect(head)}")
+            # (the store puts the id of the boot this read ends in after the last ":")
+            position = (key, end, f"{len(head)}:{digest}:{lines}:{detect(head)}:{TAIL}")
     extend = None
     if resume is not None:
         out.resumed_at_line = resume.lines
@@ -797,7 +806,7 @@ def ingest(engine, spec: str | None, *, container: str | None = None, container_
 
         save = lambda *a, **k: save_boots(engine, *a, **k)  # noqa: E731
     try:
-        saved = save(info, boots, position=position, extend=extend,
+        saved = save(info, boots, position=position, extend=extend, planned=plan is not None,
                      resumed_from=resume.offset if resume is not None else None)
     except PositionMoved:
         # another ingest stored these lines while this one read them: read again from its position

@@ -216,3 +216,27 @@ def test_after_a_rotation_a_resumed_read_extends_the_running_boot_not_an_old_one
     shown = show_boot(engine, running.id)
     assert [e["kind"] for e in shown["events"]].count("gdn_hip_fault") >= 32
     assert {i: show_boot(engine, i)["boot"]["last_line"] for i in before} == before
+
+
+def test_a_file_whose_boot_was_first_stored_from_another_source_still_reads_on(tmp_path, monkeypatch):
+    """The hook (or stdin, a .gz, the journal) stored the boot first; the deploy's log file then
+    matches it by fingerprint.  Its later reads must still read on from the stored position,
+    not re-read the whole file every time (the boot's row names the other source)."""
+    import io
+    import sys
+
+    data = (FIXTURES / "seed/04-shape-g-kv-400700-no-prefix-cache.log").read_bytes()
+    lines = [line + b"\n" for line in data.split(b"\n")[:-1]]  # (not splitlines: "\r" is in lines)
+    assert b"Application startup complete" in lines[229]
+    engine = open_db(str(tmp_path / "t.db"))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"".join(lines[:230]))))
+    (first,) = ingest(engine, "-")
+    log = tmp_path / "vllm.log"
+    log.write_bytes(b"".join(lines[:240]))
+    (same,) = ingest(engine, str(log))
+    assert (same.id, same.created) == (first.id, False)
+    log.write_bytes(data)
+    res = ingest(engine, str(log))
+    assert res.resumed_at_line == 240 and [r.id for r in res] == [first.id]
+    again = ingest(engine, str(log))
+    assert again.up_to_date and again.resumed_at_line == len(lines)

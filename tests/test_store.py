@@ -679,3 +679,38 @@ def test_a_read_without_the_plan_keeps_the_plans_own_figures(url, writer, tmp_pa
     (planned,) = ingest(store, str(young), plan=plan)
     assert planned.id == y.id and stored(y.id) == whole
     eng.dispose()
+
+
+@pytest.mark.parametrize("writer", ["sqlalchemy", "lite"])
+def test_a_read_with_a_changed_plan_rewrites_the_plans_figures(url, writer, tmp_path):
+    """A read *with* a plan owns the user-pattern rows: when its patterns no longer match, the
+    figures an older plan stored go (check then says the value is missing, not a stale 17.77)."""
+    from bootlog.ingest import ingest
+    from bootlog.plan import load_plan
+    from bootlog.store.lite import open_lite
+
+    if writer == "lite" and not url.endswith(".db"):
+        pytest.skip("the sqlite3 writer is SQLite's")
+    root = Path(__file__).resolve().parents[1]
+    log = root / "fixtures" / "logs" / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log"
+    pattern = """[[pattern]]
+name = "expert_arena_gib"
+regex = '{} (?P<value>[0-9.]+) GiB'
+literal = "{} "
+unit = "GiB"
+samples = [{{ line = "x {} 17.77 GiB", value = 17.77 }}]
+"""
+    a, b = tmp_path / "a.toml", tmp_path / "b.toml"
+    a.write_text(pattern.format(*["expert cache"] * 3))
+    b.write_text(pattern.format(*["expert arena"] * 3))
+    eng = open_db(url)
+    store = open_lite(url) if writer == "lite" else eng
+
+    def arena(bid):
+        return [m["value"] for m in show_boot(eng, bid)["metrics"] if m["name"] == "expert_arena_gib"]
+
+    (first,) = ingest(store, str(log), plan=load_plan(str(a)))
+    assert arena(first.id)
+    (again,) = ingest(store, str(log), plan=load_plan(str(b)))
+    assert again.id == first.id and arena(first.id) == []
+    eng.dispose()

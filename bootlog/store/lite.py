@@ -57,6 +57,11 @@ class Lite:
                 'WHERE sources."key" = ? ORDER BY boots.last_line DESC, boots.id DESC LIMIT 1', (key,))
         return (row[0], row[1]) if row else None
 
+    def boot_status(self, boot_id: int) -> str | None:
+        """queries.boot_status."""
+        row = self._read("SELECT status FROM boots WHERE id = ?", (boot_id,))
+        return row[0] if row else None
+
     def _read(self, sql: str, params: tuple) -> tuple | None:
         try:
             return self.conn.execute(sql, params).fetchone()
@@ -66,7 +71,8 @@ class Lite:
     # ------------------------------------------------------------ writes
 
     def save_boots(self, src: rows.SourceInfo, boots: Sequence[Boot], position: tuple[str, int, str] | None = None,
-                   extend: int | None = None, resumed_from: int | None = None) -> list[tuple[int, bool]]:
+                   extend: int | None = None, resumed_from: int | None = None,
+                   planned: bool = False) -> list[tuple[int, bool]]:
         """queries.save_boots (same rows, same ids, same decisions) in one sqlite3 transaction.
         resumed_from: the stored offset a resumed read started at; if another ingest moved it
         meanwhile, nothing is written and PositionMoved says to read again.
@@ -79,7 +85,7 @@ class Lite:
         prepared = [(rows.boot_row(src, b), k) for k, b in enumerate(boots)]
         for attempt in range(_ATTEMPTS):
             try:
-                return self._save(src, prepared, position, extend, resumed_from, boots)
+                return self._save(src, prepared, position, extend, resumed_from, boots, planned)
             except sqlite3.OperationalError as err:
                 # another writer held the lock past the busy timeout: the whole transaction again
                 # (rolled back, so nothing half-written), as db.retry does for the SQLAlchemy store
@@ -95,7 +101,7 @@ class Lite:
 
     def _save(self, src: rows.SourceInfo, prepared: list[tuple[dict[str, Any], int]],
               position: tuple[str, int, str] | None, extend: int | None,
-              resumed_from: int | None, boots: Sequence[Boot]) -> list[tuple[int, bool]]:
+              resumed_from: int | None, boots: Sequence[Boot], planned: bool = False) -> list[tuple[int, bool]]:
         conn = self.conn
         spill = getattr(getattr(boots, "spill", None), "path", None)
         self._attached = None
@@ -106,7 +112,7 @@ class Lite:
             except sqlite3.Error:
                 pass  # (they are read back and inserted row by row, as from any other sequence)
         try:
-            return self._save_tx(src, prepared, position, extend, resumed_from, boots)
+            return self._save_tx(src, prepared, position, extend, resumed_from, boots, planned)
         finally:
             if self._attached is not None:
                 self._attached = None
@@ -117,7 +123,7 @@ class Lite:
 
     def _save_tx(self, src: rows.SourceInfo, prepared: list[tuple[dict[str, Any], int]],
                  position: tuple[str, int, str] | None, extend: int | None,
-                 resumed_from: int | None, boots: Sequence[Boot]) -> list[tuple[int, bool]]:
+                 resumed_from: int | None, boots: Sequence[Boot], planned: bool = False) -> list[tuple[int, bool]]:
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")  # the write lock first, as the SQLAlchemy writer does
         try:
@@ -126,9 +132,10 @@ class Lite:
                                       (position[0],)).fetchone()
                 if now_at is None or now_at[0] != resumed_from:
                     raise PositionMoved(position[0])
-            out = self._save_rows(src, prepared, extend, boots)
+            out = self._save_rows(src, prepared, extend, boots, planned)
             if position is not None:
                 key, offset, head = position
+                head = rows.with_tail(head, [p["last_line"] for p, _ in prepared], out)
                 stamp = rows._now()
                 if not conn.execute("UPDATE positions SET byte_offset = ?, head_fingerprint = ?, updated = ? "
                                     "WHERE source_key = ?", (offset, head, stamp, key)).rowcount:
@@ -150,7 +157,7 @@ class Lite:
                             (src.key, src.name, src.kind, src.container, src.host, rows._now())).lastrowid
 
     def _save_rows(self, src: rows.SourceInfo, prepared: list[tuple[dict[str, Any], int]],
-                   extend: int | None, boots: Sequence[Boot]) -> list[tuple[int, bool]]:
+                   extend: int | None, boots: Sequence[Boot], planned: bool = False) -> list[tuple[int, bool]]:
         """queries._save_tx between its BEGIN and its position, decision for decision."""
         conn = self.conn
         sid = self._source_id(src)
@@ -180,14 +187,14 @@ class Lite:
             p, at = prepared[i]
             result[i] = (old["id"], False)
             b = boots[at]
-            planned = rows.has_user_rows(b)
-            if self._should_replace(old, p, b, planned):
+            with_plan = planned or rows.has_user_rows(b)
+            if self._should_replace(old, p, b, with_plan):
                 values = {k: v for k, v in p.items() if k not in ("container", "host")}
                 values["ingested_at"] = now
                 conn.execute("UPDATE boots SET " + ", ".join(f"{k} = ?" for k in values) + " WHERE id = ?",
                              (*values.values(), old["id"]))
                 replaced.append((old["id"], prepared[i]))
-                if not planned:  # a plan's figures and events stay, after the new rows (rows.USER_PATTERN)
+                if not with_plan:  # a plan's figures and events stay, after the new rows (rows.USER_PATTERN)
                     keep_user.append((old["id"], len(b.metrics), len(b.events)))
 
         if replaced:

@@ -21,7 +21,7 @@ from bootlog.store.rows import (  # noqa: F401  (re-exported: callers import the
     PositionMoved, _plain_floats, _sample_rows, boot_row, config_hash, fallback_fingerprint, match_stored)
 from bootlog.store.models import BootRow, ConfigRow, EventRow, MetricRow, Position, SampleRow, Source
 from bootlog.store import reads
-from bootlog.store.rows import counts_differ, has_user_rows, user_sql
+from bootlog.store.rows import counts_differ, has_user_rows, user_sql, with_tail
 from bootlog.store.reads import RuntimeFold as _RuntimeFold, _json_number, typed_config_value  # noqa: F401  (re-exported)
 from bootlog.store.samplerows import insert_sql
 
@@ -211,7 +211,8 @@ _MATCH_COLUMNS = (BootRow.id, BootRow.fingerprint, BootRow.first_line, BootRow.l
 
 def _save_tx(engine: Engine, src: SourceInfo, prepared: list[_Prepared],
              position: tuple[str, int, str] | None, extend: int | None = None,
-             resumed_from: int | None = None) -> list[tuple[int, bool]]:
+             resumed_from: int | None = None, planned: bool = False) -> list[tuple[int, bool]]:
+    every = prepared
     with writer(engine).begin() as conn:
         if resumed_from is not None and position is not None:
             # FOR UPDATE: two ingests resuming the same grown file at once must not both extend
@@ -249,12 +250,12 @@ def _save_tx(engine: Engine, src: SourceInfo, prepared: list[_Prepared],
             p = prepared[i]
             result[i] = (old["id"], False)
             b = p.load()
-            planned = has_user_rows(b)
-            if _should_replace(conn, old, p, planned):
+            with_plan = planned or has_user_rows(b)
+            if _should_replace(conn, old, p, with_plan):
                 values = {k: v for k, v in p.boot.items() if k not in ("container", "host")}
                 conn.execute(update(BootRow).where(BootRow.id == old["id"]).values(**values, ingested_at=now))
                 replaced.append((old["id"], p))
-                if not planned:  # a plan's figures and events stay, after the new rows
+                if not with_plan:  # a plan's figures and events stay, after the new rows
                     keep_user.append((old["id"], len(b.metrics), len(b.events)))
 
         if replaced:
@@ -289,9 +290,11 @@ def _save_tx(engine: Engine, src: SourceInfo, prepared: list[_Prepared],
                 bid = result[seen[p.boot["fingerprint"]]][0]
                 result[i] = (bid, False)
 
+        out = head + [r for r in result if r is not None]
         if position is not None:
-            _save_position(conn, *position)
-    return head + [r for r in result if r is not None]
+            key, offset, at = position
+            _save_position(conn, key, offset, with_tail(at, [p.boot["last_line"] for p in every], out))
+    return out
 
 
 def _save_position(conn: Connection, key: str, offset: int, head: str) -> None:
@@ -306,7 +309,8 @@ def _save_position(conn: Connection, key: str, offset: int, head: str) -> None:
 
 def save_boots(engine: Engine, src: SourceInfo, boots: Sequence[Boot],
                position: tuple[str, int, str] | None = None,
-               extend: int | None = None, resumed_from: int | None = None) -> list[tuple[int, bool]]:
+               extend: int | None = None, resumed_from: int | None = None,
+               planned: bool = False) -> list[tuple[int, bool]]:
     """Store boots (and the read position) in one transaction; (boot_id, created) per boot.
 
     A boot whose fingerprint is stored already is not stored again, unless the stored copy has
@@ -315,6 +319,7 @@ def save_boots(engine: Engine, src: SourceInfo, boots: Sequence[Boot],
     continues: its figures, events and samples are appended to that boot.
     resumed_from: the stored offset a resumed read started at; if another ingest moved it
     meanwhile, nothing is written and rows.PositionMoved says to read again.
+    planned: read with a plan (its user-pattern rows are this read's to rewrite; rows.USER_PATTERN).
     """
     if extend is not None and not (boots and boots[0].continued):
         raise ValueError("extend needs a continued boot first")
@@ -322,7 +327,7 @@ def save_boots(engine: Engine, src: SourceInfo, boots: Sequence[Boot],
     prepared = [_prepare(src, b, lambda k=k: boots[k]) for k, b in enumerate(boots)]
     if not prepared and position is None:
         return []
-    return retry(lambda: _save_tx(engine, src, prepared, position, extend, resumed_from), attempts=10)
+    return retry(lambda: _save_tx(engine, src, prepared, position, extend, resumed_from, planned), attempts=10)
 
 
 def _extend_tx(conn: Connection, boot_id: int, p: _Prepared) -> None:
@@ -467,6 +472,12 @@ def last_boot_of_source(engine: Engine, key: str, ends_at: int | None = None) ->
     with engine.connect() as conn:
         row = conn.execute(q.limit(1)).first()
     return (row.id, row.status) if row else None
+
+
+def boot_status(engine: Engine, boot_id: int) -> str | None:
+    """The status of boot `boot_id`, None when there is no such boot (pruned)."""
+    with engine.connect() as conn:
+        return conn.execute(select(BootRow.status).where(BootRow.id == boot_id)).scalar()
 
 
 def count_rows(engine: Engine) -> dict[str, int]:

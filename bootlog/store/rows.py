@@ -92,6 +92,22 @@ def user_sql() -> tuple[str, str]:
     return f"coalesce(substr(pattern, 1, {len(USER_PATTERN)}), '') = '{USER_PATTERN}'", f"kind NOT IN ({kinds})"
 
 
+TAIL = "{tail}"  # ingest ends its position's head text with this: the store puts the boot id there
+
+
+def with_tail(head: str, last_lines: list[int], saved: list[tuple[int, bool]]) -> str:
+    """An ingest position's head text with TAIL replaced by the id of the boot the read ended in
+    (the one reaching furthest; the later of a tie): a resumed read continues that boot,
+    whichever source its stored row names (a boot first stored from the hook's or a .gz copy).
+    Other positions (watch's) are left as they are; no boot: an empty id."""
+    if not head.endswith(TAIL):
+        return head
+    tail = ""
+    if last_lines and len(last_lines) == len(saved):
+        tail = str(saved[max(range(len(last_lines)), key=lambda i: (last_lines[i], i))][0])
+    return head[: -len(TAIL)] + tail
+
+
 def counts_differ(stored: list[int], parsed: list[int]) -> bool:
     """Whether a stored boot of the same span needs rewriting: its [metrics, events, samples]
     counts differ from the new read's (it ended in a half-written line that is whole now).
