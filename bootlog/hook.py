@@ -155,7 +155,14 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
                     cursor = podman.Cursor(run.since, 0) if run.since is not None else podman.Cursor()
                 run.until = now_run.until
                 ended = run.until is not None or not st.running
-                new, cursor = podman.read_new(name, cursor, until=run.until or snap, final=ended, engine=engine)
+                try:
+                    new, cursor = podman.read_new(name, cursor, until=run.until or snap, final=ended, engine=engine)
+                except SourceError as err:
+                    # removed between the look above and this read (--rm right at the exit): the
+                    # run's outcome is what was read of it
+                    if not str(err).startswith("no such container"):
+                        raise
+                    return done(_outcome(boot))
                 if new:
                     data += new
                     boot = _last(parse(data))
