@@ -26,17 +26,17 @@ def get_engine(ctx: click.Context):
 
 
 def get_ingest_store(ctx: click.Context, paths: tuple[str, ...]):
-    """What `ingest` writes through: for a SQLite database (the default), store/lite.py's
-    sqlite3-only store, which writes the same rows as the SQLAlchemy store without importing
-    SQLAlchemy (~0.15 s of every start); else, or when the database needs migrating, get_engine()."""
+    """What `ingest` of files writes through (cli_ingest.open_ingest_store: the sqlite3-only
+    store for a current SQLite file, else the engine, kept for the command like get_engine's)."""
     root = ctx.find_root()
     obj = root.ensure_object(dict)
     if paths and obj.get("engine") is None:
-        from bootlog.store.lite import open_lite
+        from bootlog.cli_ingest import open_ingest_store
 
-        store = open_lite(obj.get("db"))
-        if store is not None:
-            return store
+        store = open_ingest_store(obj.get("db"))
+        if not getattr(store, "lite", False):
+            obj["engine"] = store
+        return store
     return get_engine(ctx)
 
 

@@ -49,21 +49,11 @@ def quick_args(argv: list[str]) -> tuple[str | None, list[str]] | None:
 
 
 def quick_ingest(db: str | None, paths: list[str]) -> int:
-    from bootlog.cli_ingest import ingest_command
+    from bootlog.cli_ingest import ingest_command, open_ingest_store
     from bootlog.console import echo, error_exit
 
-    def open_store():
-        from bootlog.store.lite import open_lite
-
-        store = open_lite(db)
-        if store is not None:
-            return store
-        from bootlog.store.db import open_db
-
-        return open_db(db)
-
     try:
-        return ingest_command(open_store, paths, echo=echo)
+        return ingest_command(lambda: open_ingest_store(db), paths, echo=echo)
     except (Exception, KeyboardInterrupt) as err:
         code = error_exit(err, echo)
         if code is None:

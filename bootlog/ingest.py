@@ -725,10 +725,9 @@ def _resume_point(engine, source, info) -> Resume | None:
     # the boot the last read ended in: named in the position (store/rows.with_tail), else the one
     # of this source whose last line is the position's (after a rotation, the source's older
     # boots, from the file's earlier contents, reach further)
-    last = None
-    if tail and tail[0] == "":
+    if tail and not tail[0].isdigit():
         return None  # that read stored no boot: nothing to continue
-    if tail and tail[0].isdigit():
+    if tail:
         got = boot_status(engine, int(tail[0]))
         last = (int(tail[0]), got) if got is not None else None
     else:

@@ -47,14 +47,10 @@ class Lite:
 
     def last_boot_of_source(self, key: str, ends_at: int | None = None) -> tuple[int, str] | None:
         """queries.last_boot_of_source."""
-        if ends_at is not None:
-            row = self._read(
-                "SELECT boots.id, boots.status FROM boots JOIN sources ON sources.id = boots.source_id "
-                'WHERE sources."key" = ? AND boots.last_line = ? ORDER BY boots.id DESC LIMIT 1', (key, ends_at))
-        else:
-            row = self._read(
-                "SELECT boots.id, boots.status FROM boots JOIN sources ON sources.id = boots.source_id "
-                'WHERE sources."key" = ? ORDER BY boots.last_line DESC, boots.id DESC LIMIT 1', (key,))
+        where, order, params = ("", "boots.last_line DESC, ", (key,)) if ends_at is None else \
+            (" AND boots.last_line = ?", "", (key, ends_at))
+        row = self._read("SELECT boots.id, boots.status FROM boots JOIN sources ON sources.id = boots.source_id "
+                         f'WHERE sources."key" = ?{where} ORDER BY {order}boots.id DESC LIMIT 1', params)
         return (row[0], row[1]) if row else None
 
     def boot_status(self, boot_id: int) -> str | None:
