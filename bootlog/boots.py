@@ -515,6 +515,18 @@ class _Acc:
         if len(self.fp_catalogue) < 64 and self.ready_line is None:
             self.fp_catalogue.append(text)
 
+    def add_samples(self, samples: list[Sample], first_ts: datetime, last_ts: datetime) -> None:
+        """feed_sample() of a run of stats lines at once (BootSplitter.run_target() vouched for
+        it): the same state as feeding them one by one, when each has a time and this boot is
+        past ready (its fingerprint lines are complete) and holds no sample of their lines."""
+        b = self.boot
+        self.last_seen = samples[-1].line
+        if b.started_at is None:
+            b.started_at = first_ts
+        self.last_ts = b.ended_at = last_ts
+        b.samples.extend(samples)
+        self.progressed = self.body = True
+
     def hits(self, v: VLine, msg: str, rank: int | None) -> bool:
         from bootlog import patterns
 
@@ -1017,6 +1029,24 @@ class BootSplitter:
         if self.resume is None and cur.terminal and len(self.accs) >= 2:
             self._maybe_resume(cur)
         return True
+
+    def run_target(self, api: tuple[str, int] | None, first_line: int) -> _Acc | None:
+        """The boot that a run of fast-path stats lines (feed_sample()'s kind, all with the same
+        tag `api`, all with a time, from line first_line on) goes to as a whole, or None: then
+        line by line.  Only where feed_sample() would take each of them and feeding one changes
+        nothing the next one's routing reads: a current boot past ready, no older boot resumed,
+        no start lines pending, no traceback open, no resume check due, a tag it knows."""
+        cur = self.cur
+        if cur is None or self.pending or self.resume is not None or cur.tbs or cur.terminal \
+                or cur.ready_line is None:
+            return None
+        if api is not None and (not cur.tagged_api or api[1] not in cur.pids
+                                or cur.api_pids.get(api[0]) != api[1]):
+            return None
+        samples = cur.boot.samples
+        if samples and samples[-1].line >= first_line:
+            return None
+        return cur
 
     def _owner(self, v: VLine) -> _Acc | None:
         """The older boot a tagged line belongs to when two servers run at once (tagged era).

@@ -132,16 +132,17 @@ def _scanning(fast: bool) -> bool:
     return fast and not os.environ.get("BOOTLOG_FULL_SCAN")
 
 
-def _read(source, kw: dict) -> tuple[Iterator[Record], object]:
+def _read(source, kw: dict, batches: bool = False) -> tuple[Iterator[Record], object]:
     """read_records(source, **kw); for a big file, in a forked reader process (reader.py: the
-    same Records in the same order, read there while they are parsed here, on a second core)."""
+    same Records in the same order, read there while they are parsed here, on a second core).
+    batches: the reader may send records.LineBatch items (for parse(), not for other readers)."""
     size = getattr(source, "size", None)
     if getattr(source, "kind", None) in ("file", "gzip") and size is not None:
         from bootlog import reader
 
         limit = kw.get("limit")
         if (limit if limit is not None else size) - kw.get("start", 0) >= reader.min_size():
-            got = reader.background(lambda: read_records(source, raw=True, **kw))
+            got = reader.background(lambda: read_records(source, raw=True, **kw), batches=batches)
             if got is not None:
                 return got
     return read_records(source, **kw)
@@ -201,7 +202,8 @@ def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume
                   start_line=resume.lines + 1, fmt=resume.fmt, extra_literals=extra)
     else:
         kw = dict(fast=fast, progress=progress, limit=limit, extra_literals=extra)
-    recs, scanner = _read(source, kw)
+    # (a plan's patterns look at every record: no batches then; _Counter only without scanner)
+    recs, scanner = _read(source, kw, batches=not user and _scanning(kw["fast"]))
     hits = _UserHits(plan) if user else None
     if hits is not None:
         recs = hits.watch(recs)

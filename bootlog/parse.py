@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timezone
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from bootlog.boots import TB_CONTEXT, BootSplitter
 from bootlog.boots import LITERALS as BOOT_LITERALS
-from bootlog.records import Boot, Record
+from bootlog.records import Boot, LineBatch, Record, Sample
 from bootlog.vline import json_exc_lines, parse_line
 
 _TB = "Traceback (most recent call last)"
@@ -141,6 +141,60 @@ def all_literals() -> tuple[str, ...]:
 _TEST: Callable[[str], bool] | None = None
 
 
+def _stats_run(splitter: BootSplitter, nums, texts: list[str], i: int, cur_year: int, last_month: int,
+               entry: tuple) -> tuple[int, int]:
+    """Lines texts[i:] added to their boot at once for as long as they are everyday stats lines
+    (`entry`: the first of _fast_stats()) in their canonical spelling, with one tag, a vLLM time
+    in this year (no New Year inside) and a boot that takes them all (run_target()).  Returns
+    (j, last_month): lines i..j-1 were added, j == i if none.  Each gets exactly the Sample the
+    per-line path below makes of it, and the boot the same state."""
+    if not 1 <= cur_year <= 9999:
+        return i, last_month
+    _, _, strict, template = entry
+    ypre = f"{cur_year:04d}-"
+    fromiso = datetime.fromisoformat
+    out: list[Sample] = []
+    add = out.append
+    n = len(texts)
+    j = i
+    target = name = pid = None
+    month = last_month
+    while j < n:
+        text = texts[j]
+        m = strict(text)
+        if m is None or "\x1b" in text or not text.isascii():
+            break
+        g = m.groups()  # name, pid, mo, d, h, mi, s, then the figures
+        if g[4] >= "24":
+            break
+        iso = f"{ypre}{g[2]}-{g[3]}T{g[4]}:{g[5]}:{g[6]}"
+        try:
+            ts = fromiso(iso)
+        except ValueError:
+            break
+        mo = ts.month
+        if month and mo < month and month - mo >= 6:
+            break  # New Year: the per-line path moves the year on
+        if target is None:
+            name, pid = g[0], g[1]
+            api = None
+            if name is not None:
+                if not _api_tag(name):
+                    break
+                api = (name, int(pid))
+            target = splitter.run_target(api, nums[j])
+            if target is None:
+                break
+        elif g[0] != name or g[1] != pid:
+            break
+        month = mo
+        add(Sample(nums[j], ts, None, (iso, template % g[7:])))
+        j += 1
+    if out:
+        target.add_samples(out, out[0].ts, out[-1].ts)  # type: ignore[union-attr]
+    return j, month
+
+
 def has_literal(text: str) -> bool:
     """True when the line holds any literal the parser or the catalogue reads."""
     global _TEST
@@ -182,7 +236,35 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
     left = every if every > 0 else -1  # (counts down past 0 when there is no tick)
     fromiso = datetime.fromisoformat
     ypre_year, ypre = None, None  # "YYYY-" of cur_year for fromisoformat, None: datetime() instead
-    for rec in records:
+
+    def flat() -> Iterator[Record]:
+        """The records, with the runs of everyday stats lines in a reader's LineBatch added here
+        at once (_stats_run); the rest of a batch as Records, to the loop below."""
+        nonlocal last_month, remaining, left, last_lineno
+        for item in records:
+            if item.__class__ is not LineBatch:
+                yield item
+                continue
+            nums, texts = item.nums, item.texts  # type: ignore[attr-defined]
+            i, n = 0, len(texts)
+            while i < n:
+                if fast and stats_lit in texts[i]:
+                    j, last_month = _stats_run(splitter, nums, texts, i, cur_year, last_month, fast[0])
+                    if j > i:
+                        last_lineno = nums[j - 1]
+                        remaining = remaining - (j - i) if remaining > j - i else 0
+                        if every > 0:
+                            left -= j - i
+                            if left <= 0:
+                                left = every
+                                on_tick()
+                        i = j
+                        if i == n:
+                            break
+                yield Record(nums[i], texts[i])
+                i += 1
+
+    for rec in flat():
         left -= 1
         if not left:
             left = every

@@ -18,7 +18,7 @@ from array import array
 from typing import Callable, Iterable, Iterator
 
 from bootlog.errors import InputError
-from bootlog.records import Record
+from bootlog.records import LineBatch, Record
 
 BACKGROUND_MIN = 32 << 20  # bytes: below this, a fork and a pipe cost more than they save
 _BATCH = 4096  # records per message
@@ -81,6 +81,16 @@ def _child(w: int, make: Callable[[], tuple[Iterable[Record], object]]) -> None:
             nums = array("q")
             blob: list[bytes] = []
             for rec in recs:
+                if rec.__class__ is tuple and len(rec) == 3:  # a block's lines, already so (scan._np_lines)
+                    if blob:  # (in order)
+                        _send(out, ("lines", nums.tobytes(), b"\n".join(blob)))
+                        nums, blob = array("q"), []
+                    if batch:
+                        _send(out, ("recs", batch))
+                        batch = []
+                        add = batch.append
+                    _send(out, rec)
+                    continue
                 if rec.__class__ is tuple and len(rec) == 2:
                     nums.append(rec[0])
                     blob.append(rec[1])
@@ -120,9 +130,11 @@ def _child(w: int, make: Callable[[], tuple[Iterable[Record], object]]) -> None:
         os._exit(code)
 
 
-def background(make: Callable[[], tuple[Iterable[Record], object]]) -> tuple[Iterator[Record], Finished] | None:
+def background(make: Callable[[], tuple[Iterable[Record], object]], batches: bool = False
+               ) -> tuple[Iterator[Record], Finished] | None:
     """make() run in a forked child, its Records read back here in order; None if this system
-    cannot fork (the caller then reads in process)."""
+    cannot fork (the caller then reads in process).  batches: a plain log's lines come as
+    records.LineBatch items among the Records (parse() reads them; nothing else does)."""
     if not hasattr(os, "fork"):
         return None
     for stream in (sys.stdout, sys.stderr):  # else the child's exit could write them twice
@@ -160,10 +172,10 @@ def background(make: Callable[[], tuple[Iterable[Record], object]]) -> tuple[Ite
     os.close(w)
     done = Finished()
     done.pid = pid
-    return _receive(r, pid, done), done
+    return _receive(r, pid, done, batches), done
 
 
-def _receive(r: int, pid: int, done: Finished) -> Iterator[Record]:
+def _receive(r: int, pid: int, done: Finished, batches: bool = False) -> Iterator[Record]:
     import pickle
 
     ended = False
@@ -182,7 +194,11 @@ def _receive(r: int, pid: int, done: Finished) -> Iterator[Record]:
                 # decodes as it would alone (the U+FFFD replacements included)
                 nums = array("q")
                 nums.frombytes(msg[1])
-                for lineno, text in zip(nums, msg[2].decode("utf-8", "replace").split("\n")):
+                texts = msg[2].decode("utf-8", "replace").split("\n")
+                if batches:
+                    yield LineBatch(nums, texts)  # type: ignore[misc]
+                    continue
+                for lineno, text in zip(nums, texts):
                     yield Record(lineno, text)
             elif msg[0] == "recs":
                 for lineno, text, ts, stream in msg[1]:

@@ -29,6 +29,17 @@ class Record:
     stream: str | None = None  # "stdout" | "stderr" | None when the envelope does not say
 
 
+class LineBatch:
+    """Candidate lines of a plain log as the reader process sends them (reader.py): their line
+    numbers and texts side by side, no Record made per line.  parse() adds runs of periodic
+    stats lines from it at once and makes Records of the rest."""
+
+    __slots__ = ("nums", "texts")
+
+    def __init__(self, nums: Any, texts: list[str]) -> None:
+        self.nums, self.texts = nums, texts  # nums: a sequence of ints as long as texts
+
+
 @dataclass(slots=True)
 class VLine:
     """A Record with vLLM's own line shape parsed."""

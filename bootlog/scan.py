@@ -138,6 +138,7 @@ class Scanner:
         self.accelerated = self.engine != "find"
         self._auto = None
         self._argv: list[str] | None = None
+        self._raw_hits = False  # _starts_hs gives the hits' own offsets, not their lines' starts
         if self.engine in ("rg", "grep"):
             import shutil
         if self.engine == "rg":
@@ -359,6 +360,8 @@ class Scanner:
             return self._starts_py(cb)
         if self._hs_sorted:
             starts.sort()
+        if self._raw_hits:  # (the caller finds their lines)
+            return starts
         # reported in order of end offset; without a newline inside a literal, a later start
         # in an earlier line is impossible, so starts only go backwards within one line
         return self._hit_lines(cb, starts)
@@ -399,7 +402,22 @@ class Scanner:
         # (reader.py); an ASCII key is in the bytes exactly when it is in the decoded text
         in_bytes = raw and exact and all(key.isascii() for key, _ in after)
         after_b = tuple((key.encode(), n) for key, n in after)
+        # in_bytes with numpy: a block's lines found at once (_np_lines), and hyperscan's hits
+        # left as they are (_np_lines finds their lines; the per-line path below, _hit_lines)
+        self._raw_hits = in_bytes and self._hs_db is not None
         for cb, starts in self._searched(self._blocks(chunks), _clean_block):
+            if in_bytes:
+                self._counted(cb)
+                np = self._np
+                if np is not None and owed[0] <= 0 and not any(key in cb for key, _ in after_b):
+                    nums, blob, nlines = _np_lines(np, cb, starts, lineno)
+                    if len(nums):
+                        yield ("lines", nums, blob)  # type: ignore[misc]
+                    self.lines_seen += nlines
+                    lineno += nlines
+                    continue
+                if self._raw_hits:
+                    starts = self._hit_lines(cb, starts)
             before, nlines = self._line_index(cb, starts)
             if in_bytes:
                 for pos, end, at_line in _walk(cb, starts, before, lineno, owed):
@@ -629,6 +647,28 @@ def _marked_lines(block: bytes, starts: list[int]) -> list[tuple[bytes, bool]]:
         off += len(raw) + 1
         add((raw, cand))
     return out
+
+
+def _np_lines(np, cb: bytes, hits: list[int], lineno: int) -> tuple[bytes, bytes, int]:
+    """The lines of block `cb` (it ends with a newline) holding the `hits` (offsets inside
+    them, in any order), as the reader process sends them: (their line numbers as native int64
+    bytes, the lines joined by newlines, the newlines in cb).  Each line as _plain's per-line
+    path cuts it: without a "\r" before its newline, then without a leading BOM."""
+    a = np.frombuffer(cb, dtype=np.uint8)
+    nl = np.flatnonzero(a == 10)
+    if not hits:
+        return b"", b"", len(nl)
+    li = np.unique(np.searchsorted(nl, np.array(hits, dtype=np.int64)))  # line index of each
+    ends = nl[li]
+    starts = np.concatenate(([-1], nl))[li] + 1
+    ends -= (a[ends - 1] == 13) & (ends > starts)  # (ends >= 1 when ends > starts)
+    bom = np.flatnonzero(ends - starts >= 3)
+    if len(bom):
+        at = starts[bom]
+        bom = bom[(a[at] == 0xEF) & (a[at + 1] == 0xBB) & (a[at + 2] == 0xBF)]
+        starts[bom] += 3
+    blob = b"\n".join([cb[i:j] for i, j in zip(starts.tolist(), ends.tolist())])
+    return (li + lineno).astype(np.int64).tobytes(), blob, len(nl)  # (array("q")'s layout)
 
 
 def _walk(block: bytes, starts: list[int], before: list[int], lineno: int, owed: list[int]

@@ -28,9 +28,9 @@ def forks(monkeypatch):
     calls = []
     real = reader.background
 
-    def background(make):
+    def background(make, **kw):
         calls.append(1)
-        return real(make)
+        return real(make, **kw)
     monkeypatch.setattr(reader, "background", background)
     return calls
 
@@ -62,6 +62,19 @@ def test_same_boots_on_every_fixture_with_every_engine(engine, monkeypatch, fork
         there = _boots(path, monkeypatch, True)
         assert len(forks) == before + 1, path.name
         assert there == _boots(path, monkeypatch, False), (engine, path.name)
+
+
+@pytest.mark.parametrize("block", [3000, 1 << 20])
+def test_same_boots_with_numpy_blocks_and_stats_runs(block, monkeypatch, forks):
+    """The reader cutting a block's lines with numpy (scan._np_lines) and parse() adding runs of
+    stats lines at once (parse._stats_run): the boots of the in-process, line-by-line read."""
+    from bootlog import scan
+
+    monkeypatch.setattr(scan, "NUMPY_AFTER", 0)
+    monkeypatch.setattr(scan, "BLOCK", block)
+    for path in LOGS:
+        assert _boots(path, monkeypatch, True) == _boots(path, monkeypatch, False), path.name
+    assert len(forks) == len(LOGS)
 
 
 def test_same_boots_reading_every_line(monkeypatch, forks):

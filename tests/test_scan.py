@@ -359,3 +359,60 @@ def test_without_hyperscan_the_next_engine_takes_over(monkeypatch):
     path = CORPUS[0]
     assert list(sc.records(_chunks(path.read_bytes()))) == list(
         select(envelope.records(_chunks(path.read_bytes())), LITERALS, AFTER))
+
+
+def _raw_records(sc: Scanner, data: bytes, size: int) -> list[Record]:
+    """Scanner.records(raw=True) as Records: (lineno, bytes), a block's ("lines", numbers,
+    joined lines) from _np_lines, or (lineno, text, ts, stream)."""
+    from array import array
+
+    out = []
+    for r in sc.records(_chunks(data, size), raw=True):
+        if len(r) == 2:
+            out.append(Record(r[0], r[1].decode("utf-8", "replace")))
+        elif len(r) == 3:
+            nums = array("q")
+            nums.frombytes(r[1])
+            out += [Record(n, t) for n, t in zip(nums, r[2].decode("utf-8", "replace").split("\n"))]
+        else:
+            out.append(Record(*r))
+    return out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("vectorize", VECTOR, ids=["lines", "numpy"])
+def test_raw_plain_read_equals_envelope_with_and_without_numpy(monkeypatch, engine, vectorize):
+    """A plain log read raw (as the reader process sends it): a block's lines found all at once
+    with numpy (scan._np_lines) or line by line, the same lines with the same numbers as the
+    reference; CRLF endings, BOMs at line starts, bad UTF-8 and tracebacks whose context runs
+    across blocks included."""
+    monkeypatch.setattr(scan, "BLOCK", 3000)
+    rng = random.Random(7)
+    base = b"".join(p.read_bytes() for p in CORPUS[::9])
+    lines = base.split(b"\n")
+    for i in rng.sample(range(len(lines)), len(lines) // 10):
+        lines[i] += b"\r"
+    for i in rng.sample(range(len(lines)), len(lines) // 20):
+        lines[i] = b"\xef\xbb\xbf" + lines[i]
+    for i in rng.sample(range(len(lines)), len(lines) // 50):
+        lines[i] = lines[i][:5] + b"\xff\xfe" + lines[i][5:]
+    for data in (base, b"\n".join(lines), b"\n".join(lines) + b"\nlast Error"):
+        want = list(select(envelope.records(_chunks(data, 4096)), LITERALS, AFTER))
+        sc = Scanner(LITERALS, AFTER, accel=engine, vectorize=vectorize)
+        got = _raw_records(sc, data, 4096)
+        assert (sc._np is not None) == vectorize
+        assert got == want, engine
+        assert sc.lines_seen == _physical_lines(data)
+
+
+def test_np_lines_cuts_each_line_as_the_per_line_path():
+    np = pytest.importorskip("numpy")
+    block = b"a Error\r\n\xef\xbb\xbfb Error\nskip\n\xef\xbb\xbf\r\nc Error Error\n\r\n"
+    nums, blob, n = scan._np_lines(np, block, [2, 19, 26, 37, 43, 35, 44], 10)
+    from array import array
+
+    got = array("q")
+    got.frombytes(nums)
+    assert list(got) == [10, 11, 13, 14, 15] and n == 6
+    assert blob.split(b"\n") == [b"a Error", b"b Error", b"", b"c Error Error", b""]
+    assert scan._np_lines(np, b"x\ny\n", [], 1) == (b"", b"", 2)

@@ -18,7 +18,7 @@ import pytest
 from bootlog import boots, parse as parse_mod, patterns
 from bootlog.envelope import records as envelope_records
 from bootlog.parse import parse
-from bootlog.records import Record
+from bootlog.records import LineBatch, Record
 from bootlog.scan import Scanner, available_engines
 from bootlog.vline import parse_line
 
@@ -70,6 +70,49 @@ def test_fixtures_exist():
     assert any(p.parent.name == "seed" for p in LOGS)
 
 
+def _batched(recs: list[Record], size: int) -> list:
+    """The records as the reader process hands a plain log's lines to parse(): LineBatch items
+    of `size` lines (a record with an envelope time stays a Record)."""
+    from array import array
+
+    out: list = []
+    run: list[Record] = []
+    for r in [*recs, None]:
+        if r is not None and r.ts is None and r.stream is None and len(run) < size:
+            run.append(r)
+            continue
+        if run:
+            out.append(LineBatch(array("q", [x.lineno for x in run]), [x.text for x in run]))
+            run = []
+        if r is not None:
+            if r.ts is None and r.stream is None:
+                run.append(r)
+            else:
+                out.append(r)
+    return out
+
+
+def _state(splitter: boots.BootSplitter) -> list:
+    """What the splitter's boots hold besides their Boot, as far as a stats line can change it."""
+    accs = [a for a in [*splitter.accs, splitter.orphan] if a is not None]
+    return [(a.last_seen, a.last_ts, a.body, a.progressed, a.ready_line, len(a.fp), len(a.fp_catalogue))
+            for a in accs]
+
+
+def _fast_three_ways(recs: list[Record], **kw) -> list:
+    """parse(fast_stats=True) of the records one by one, and of them in LineBatches of 1, 3 and
+    4096 lines (runs of stats lines added at once: parse._stats_run): the same boots and the
+    same splitter state every way."""
+    sp = boots.BootSplitter(kw.get("continuing"))
+    fast = parse(recs, year=kw.get("year", 2026), fast_stats=True, splitter=sp)
+    want = (_key(fast), _state(sp))
+    for size in (1, 3, 4096):
+        sp2 = boots.BootSplitter(kw.get("continuing"))
+        got = parse(_batched(recs, size), year=kw.get("year", 2026), fast_stats=True, splitter=sp2)
+        assert (_key(got), _state(sp2)) == want, size
+    return fast
+
+
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.parent.name[:4] + "/" + p.name[:24])
 def test_fast_stats_path_equals_generic(path, monkeypatch):
     recs = _records(path)
@@ -81,6 +124,62 @@ def test_fast_stats_path_equals_generic(path, monkeypatch):
     assert _key(fast) == _key(generic)
     n_stats = sum(STATS in r.text for r in recs)
     assert count.took + count.declined <= n_stats
+    assert _key(_fast_three_ways(recs)) == _key(generic)
+
+
+def test_stats_runs_are_taken_at_once_from_batches(monkeypatch):
+    """The fixtures' everyday V1 stats lines go through parse._stats_run in runs, not one by one."""
+    took = []
+    real = parse_mod._stats_run
+
+    def run(*a):
+        got = real(*a)
+        took.append(got[0] - a[3])
+        return got
+    monkeypatch.setattr(parse_mod, "_stats_run", run)
+    n = 0
+    for path in LOGS:
+        recs = _records(path)
+        n += sum(bool(parse_mod._fast_stats()[0][2](r.text)) for r in recs if r.ts is None)
+        parse(_batched(recs, 4096), year=2026)
+    assert n > 500
+    assert sum(took) >= 0.9 * n and max(took) >= 50
+
+
+V1_PLAIN = ("INFO {} [loggers.py:259] Engine 000: Avg prompt throughput: {}.0 tokens/s, Avg generation "
+            "throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 2.2%, Prefix "
+            "cache hit rate: 5.0%")
+START_V1 = [
+    "INFO 06-20 09:00:00 [api_server.py:1] vLLM API server version 0.11.0",
+    "INFO 06-20 09:00:01 [utils.py:2] non-default args: {'model': 'm'}",
+    "INFO 06-20 09:00:05 [core.py:3] Initializing a V1 LLM engine (v0.11.0) with config: model='m'",
+    "INFO 06-20 09:00:30 [kv_cache_utils.py:4] GPU KV cache size: 1,000 tokens",
+    "INFO:     Application startup complete.",
+]
+
+
+def test_stats_runs_across_new_year_a_restart_and_a_traceback():
+    """Runs of stats lines around what ends them: New Year (12-31 -> 01-01 after a June start),
+    a bad date, an hour 24, a restart, a traceback and its context, another server's tag."""
+    lines = [*START_V1[:2], V1_PLAIN.format("06-20 09:00:02", 1), *START_V1[2:],
+             *[V1_PLAIN.format(f"12-31 23:59:{i:02d}", i) for i in range(10)],
+             *[V1_PLAIN.format(f"01-01 00:00:{i:02d}", i) for i in range(5)],
+             V1_PLAIN.format("02-30 00:00:00", 1), V1_PLAIN.format("01-02 24:00:00", 2),
+             "INFO 01-02 00:01:00 [engine.py:9] some other line without a literal",
+             *[V1_PLAIN.format(f"01-02 00:02:{i:02d}", i) for i in range(5)],
+             "ERROR 01-02 00:03:00 [engine.py:9] Engine background task failed", TB,
+             '  File "x.py", line 1, in f', V1_PLAIN.format("01-02 00:03:01", 7), "RuntimeError: boom",
+             *[V1_PLAIN.format(f"01-02 00:04:{i:02d}", i) for i in range(5)],
+             "(APIServer pid=7) " + V1_PLAIN.format("01-02 00:05:00", 1),
+             *START_V1, *[V1_PLAIN.format(f"06-21 00:00:{i:02d}", i) for i in range(5)]]
+    recs = [Record(i + 1, t) for i, t in enumerate(lines)]
+    generic = parse(recs, year=2026, fast_stats=False)
+    fast = _fast_three_ways(recs)
+    assert _key(fast) == _key(generic)
+    years = [s.ts.year for b in fast for s in b.samples if s.ts is not None]
+    assert 2026 in years and 2027 in years
+    assert _key(_fast_three_ways(recs[9:], continuing="ready")) == _key(parse(recs[9:], year=2026,
+                                                                               fast_stats=False, continuing="ready"))
 
 
 def test_fast_path_takes_the_fixtures_stats_lines(monkeypatch):
@@ -296,6 +395,7 @@ def test_shuffled_mixtures_of_fixture_lines(seed, monkeypatch):
     generic = parse(recs, year=2026, fast_stats=False)
     fast = parse(recs, year=2026, fast_stats=True)
     assert _key(fast) == _key(generic)
+    assert _key(_fast_three_ways(recs)) == _key(generic)
 
 
 @pytest.mark.parametrize("year", [2026, 2024, 999, 1, 9999])
@@ -315,6 +415,10 @@ def test_fast_path_times_equal_the_generic_ones(year, monkeypatch):
     stamps = [s.ts for b in fast for s in b.samples]
     assert len(stamps) == len(odd) and None in stamps
     assert any(stamps) or year == 9999  # (9999: the first month going back makes it year 10000)
+    # the same times in runs of V1 lines (parse._stats_run), after a start in June
+    lines = [*START_V1] + [V1_PLAIN.format(t, i) for i, t in enumerate(odd + odd[::-1])]
+    recs = [Record(i + 1, t) for i, t in enumerate(lines)]
+    assert _key(_fast_three_ways(recs, year=year)) == _key(parse(recs, year=year, fast_stats=False))
 
 
 _FIG = r"(?:-?\d+(?:\.\d+)?|nan)"
