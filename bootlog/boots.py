@@ -30,10 +30,11 @@ from __future__ import annotations
 import re
 from bisect import bisect_right, insort
 from sys import intern as _intern
-from dataclasses import dataclass, field
+from bootlog.plain import record, spec
 from datetime import datetime
 from typing import Any, Callable
 
+from bootlog.lazyre import lazy
 from bootlog.records import Boot, Event, Metric, Sample, VLine
 from bootlog.sha import sha256
 from bootlog.vline import worker_dims
@@ -80,25 +81,24 @@ TB_CONTEXT = 200  # lines after a Traceback line that scan.py passes through unf
 
 _TB_START = "Traceback (most recent call last)"
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
-_EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Exhausted|Failure)\b(?::.*)?$")
-_WRAPPER = re.compile(
+_EXC = lazy(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Exhausted|Failure)\b(?::.*)?$")
+_WRAPPER = lazy(
     r"initialization failed|See root cause above|See stack trace \(above\)|EngineDeadError|"
     r"failed to start|WorkerProc hit an exception|Worker failed with error|died unexpectedly|"
     r"EngineCore encountered")
-_RUNTIME_FATAL = re.compile(r"EngineDeadError|EngineCore encountered a fatal error|died unexpectedly|"
+_RUNTIME_FATAL = lazy(r"EngineDeadError|EngineCore encountered a fatal error|died unexpectedly|"
                             r"Engine core proc\S* \S+ died")
 # a process death before ready: the boot died even when no exception names a cause
-_DIED = re.compile(r"died unexpectedly|\bdied with exit code|\bpid \d+ died, exit code|Engine core proc\S* \S+ died")
+_DIED = lazy(r"died unexpectedly|\bdied with exit code|\bpid \d+ died, exit code|Engine core proc\S* \S+ died")
 _INIT_WRAPPER = "initialization failed. See root cause above"
-_OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
+_OOM = lazy(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
                   r"not enough GPU memory|OUT_OF_DEVICE_MEMORY", re.I)
 _KV_INSUFFICIENT = "KV cache is needed, which is larger than the available KV cache memory"
 _KV_INSUFFICIENT_V0 = "is larger than the maximum number of tokens that can be stored in KV cache"
-_VERSION = re.compile(r"vLLM API server version (\S+)|vLLM server version ([^\s,]+)|\u2588\s+version\s+(\S+)")
-_ENGINE_CFG = re.compile(r"Initializing an? (?:(V[01]) )?LLM engine(?: \(v([^)\s]*)\))?")
-_LINE_START = re.compile(r"\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+|"
+_ENGINE_CFG = lazy(r"Initializing an? (?:(V[01]) )?LLM engine(?: \(v([^)\s]*)\))?")
+_LINE_START = lazy(r"\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+|"
                          r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:|(?:INFO|WARNING|ERROR):  ")
-_TAG_PID = re.compile(r"\(([A-Za-z_][\w\-]*)(?: [^()]*?)? pid=(\d+)")
+_TAG_PID = lazy(r"\(([A-Za-z_][\w\-]*)(?: [^()]*?)? pid=(\d+)")
 
 # start markers: key -> (literal tests); "strong" ones are printed once per server start
 _PER_WORKER = frozenset({"model_load_gib", "model_load_s", "weights_load_s", "memory_profiling_s",
@@ -213,14 +213,14 @@ def _logger_tags_only(ver: str | None) -> bool:
     return ver is not None and _ver_tuple(ver) >= (0, 31)
 
 
-@dataclass
+@record
 class _Tb:
     key: tuple
     line: int
     rank: int | None
     ts: datetime | None
     level: str | None
-    lines: list[str] = field(default_factory=list)
+    lines: list[str] = spec(factory=list)
     exception: str | None = None
     closed_at: int = 0
     event: Event | None = None  # the one traceback event, updated while a chain grows
@@ -713,7 +713,7 @@ def _num(s: str | None) -> float | None:
 
 # Keys whose printed value is legitimately resolved by the engine (a name becomes a path).
 _RESOLVED_KEYS = frozenset(("model", "model_tag", "tokenizer", "served_model_name"))
-_ENUM_REPR = re.compile(r"[A-Za-z_]+\.([A-Z][A-Z_0-9]*)")
+_ENUM_REPR = lazy(r"[A-Za-z_]+\.([A-Z][A-Z_0-9]*)")
 
 
 def _spelled(key: str, value: str) -> str:

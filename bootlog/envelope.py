@@ -56,6 +56,7 @@ from collections import deque
 from datetime import datetime, timedelta, timezone
 from typing import Iterable, Iterator
 
+from bootlog.lazyre import lazy
 from bootlog.records import Record
 
 FORMATS = ("plain", "podman_ts", "cri", "docker_json", "journal_json", "compose", "journal_short")
@@ -66,15 +67,15 @@ _QUICK = 0.05  # seconds: a same-stream piece this close is a continuation (raw 
 _PAUSE = 0.15  # seconds: a piece this much later follows a writer that stopped (a restart)
 _HOLD = 10_000  # records held back behind an unfinished partial line before it is cut
 
-ANSI_B = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
-ANSI_S = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+ANSI_B = lazy(rb"\x1b\[[0-9;?]*[A-Za-z]")
+ANSI_S = lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
 _TS = rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)"
-TS_LEAD = re.compile(rb"(" + _TS + rb") ?")
-TS_EMBED = re.compile(rb"(" + _TS + rb") ")
-CRI_LINE = re.compile(rb"(" + _TS + rb") (stdout|stderr) ([PF])(?: |$)")
-COMPOSE_LINE = re.compile(r"\[?([A-Za-z0-9][\w.\-]*)\]?\s*\| ?")
-COMPOSE_TS = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
-JOURNAL_LINE = re.compile(
+TS_LEAD = lazy(rb"(" + _TS + rb") ?")
+TS_EMBED = lazy(rb"(" + _TS + rb") ")
+CRI_LINE = lazy(rb"(" + _TS + rb") (stdout|stderr) ([PF])(?: |$)")
+COMPOSE_LINE = lazy(r"\[?([A-Za-z0-9][\w.\-]*)\]?\s*\| ?")
+COMPOSE_TS = lazy(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
+JOURNAL_LINE = lazy(
     rb"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"  # short / short-precise (no year)
     rb"|(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)))"  # short-iso[-precise]
     rb" \S+ [^\s:\[]+(?:\[\d+\])?: ?")
@@ -111,7 +112,7 @@ def clean_text(s: str) -> str:
 
 _TZ_CACHE: dict[str, timezone] = {"Z": timezone.utc}
 # podman's own stamp (UTC, nanoseconds): most stamps of a big podman log, read the short way
-_NANO_Z = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{9}[Zz]")
+_NANO_Z = lazy(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{9}[Zz]")
 
 
 def parse_ts(text: str | bytes | None) -> datetime | None:
@@ -569,7 +570,7 @@ def _bytes_text(s: str) -> str:
     return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+_LONE_SURROGATE = lazy("[\ud800-\udc7f\udd00-\udfff]")
 
 
 def _join_journal(parts: list[str]) -> str:

@@ -13,7 +13,7 @@ once) is the deploy's outcome; the last boot the parser finds in the run is the 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from bootlog.plain import record, spec
 from typing import Any, Callable
 
 from bootlog import podman
@@ -32,7 +32,7 @@ class HookTimeout(BootlogError):
     """The boot neither became ready nor failed in time."""
 
 
-@dataclass
+@record
 class Waited:
     """What the wait saw: the boot as parsed from the container's current run."""
 
@@ -53,7 +53,7 @@ def parse_bytes(data: bytes) -> list[Boot]:
     return parse_source(bytes_source("-", data))
 
 
-@dataclass
+@record
 class Run:
     """One run of the container: records are later than `since` and earlier than `until`."""
 
@@ -202,7 +202,7 @@ def _progress_note(boot: Boot | None) -> str:
 # ---------------------------------------------------------------------------------- the hook
 
 
-@dataclass
+@record
 class HookResult:
     container: str
     outcome: str
@@ -213,7 +213,7 @@ class HookResult:
     diff: dict | None
     waited_s: float
     exit: int
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = spec(factory=list)
 
 
 def run_hook(db_engine, name: str, *, plan=None, timeout: float = 900, poll: float = 2.0,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass
+from bootlog.plain import record
 from datetime import datetime
 from typing import Iterable, Iterator
 
@@ -643,7 +643,7 @@ class _UserHits:
                 (boot.metrics if isinstance(h, Metric) else boot.events).append(h)
 
 
-@dataclass
+@record
 class Resume:
     """Where a re-ingest of a grown file picks up: after the last complete line read before."""
 

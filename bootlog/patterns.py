@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from dataclasses import dataclass, field
+from bootlog.plain import record, spec
 from typing import Any, Callable
 
 
@@ -92,7 +92,7 @@ UNITS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Pattern:
     id: str  # unique entry id: name + wording variant
     kind: str  # "metric" | "boot" | "stat" | "event" | "config"
@@ -103,10 +103,10 @@ class Pattern:
     samples: tuple[tuple[str, dict], ...]
     # Builds the hits from a match when named groups alone cannot (config dicts, stats lines).
     # Returns None to mean "not really this fact" (e.g. a stats-looking line with no figures).
-    post: Callable[[Any, str], list[Hit] | None] | None = field(default=None, compare=False, repr=False)
+    post: Callable[[Any, str], list[Hit] | None] | None = spec(None, compare=False, repr=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Hit:
     """One fact read off one line.
 
@@ -187,7 +187,7 @@ def _split_top(s: str, start: int = 0) -> tuple[list[str], int]:
     global _special_search
     search = _special_search
     if search is None:
-        import re as stdlib_re  # (already loaded by dataclasses; `re` here is the regex module)
+        import re as stdlib_re  # (already loaded; `re` here is the regex module)
 
         search = _special_search = stdlib_re.compile(_SPECIAL).search
     parts: list[str] = []

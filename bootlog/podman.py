@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from bootlog.plain import record
 from datetime import datetime, timezone
 from typing import IO, Iterator
 
@@ -280,7 +280,7 @@ def _strip_stamps(line: bytes) -> bytes:
     return TS_RE.sub(b"", line)
 
 
-@dataclass
+@record
 class Cursor:
     """Where a poller stands in a container's log: the stamp of the last record it consumed and
     how many records carry exactly that stamp (one conmon read batch shares a stamp, so a batch
@@ -380,7 +380,7 @@ def inspect(name: str, engine: str = "podman") -> dict:
     return data[0]
 
 
-@dataclass
+@record
 class State:
     """The few inspect fields that tell where a container's current boot stands (times in ns)."""
 

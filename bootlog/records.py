@@ -2,12 +2,12 @@
 
 source bytes -> Record (envelope removed) -> VLine (vLLM prefix parsed) -> Boot (figures,
 config, events, runtime samples) -> store.  Every stage is a plain function over an iterator;
-these dataclasses are the only things the stages share.
+these record classes (plain.py) are the only things the stages share.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from bootlog.plain import record, spec
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +19,7 @@ EVENT_KINDS = (
 )
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Record:
     """One logical line after the container envelope is removed."""
 
@@ -40,7 +40,7 @@ class LineBatch:
         self.nums, self.texts = nums, texts  # nums: a sequence of ints as long as texts
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class VLine:
     """A Record with vLLM's own line shape parsed."""
 
@@ -56,7 +56,7 @@ class VLine:
     stream: str | None = None
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Metric:
     name: str  # metrics.md vocabulary
     value: float
@@ -67,14 +67,14 @@ class Metric:
     pattern: str | None = None  # catalogue entry (or user pattern) that produced it
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Event:
     kind: str  # metrics.md event kinds: oom, engine_init_failed, value_error, traceback, ...
     line: int
     rank: int | None = None
     ts: datetime | None = None
     message: str = ""
-    detail: dict[str, Any] = field(default_factory=dict)
+    detail: dict[str, Any] = spec(factory=dict)
 
 
 class Sample:
@@ -129,7 +129,7 @@ class Sample:
         self.line, self.ts, self._values, self.row = state
 
 
-@dataclass
+@record
 class Boot:
     first_line: int
     last_line: int
@@ -142,9 +142,9 @@ class Boot:
     started_at: datetime | None = None
     ready_at: datetime | None = None
     ended_at: datetime | None = None
-    metrics: list[Metric] = field(default_factory=list)
-    config: dict[str, str] = field(default_factory=dict)  # values as printed (Python spelling)
-    events: list[Event] = field(default_factory=list)
-    samples: list[Sample] = field(default_factory=list)
+    metrics: list[Metric] = spec(factory=list)
+    config: dict[str, str] = spec(factory=dict)  # values as printed (Python spelling)
+    events: list[Event] = spec(factory=list)
+    samples: list[Sample] = spec(factory=list)
     fingerprint: str = ""  # content hash of the boot's lines: same content -> same boot
     continued: bool = False  # its start lies before the input read (a resumed read of a growing log)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from dataclasses import dataclass, field
+from bootlog.plain import record, spec
 from typing import BinaryIO, Callable, Iterator
 
 from bootlog.errors import InputError
@@ -17,13 +17,13 @@ GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
 
 
-@dataclass
+@record
 class Source:
     name: str  # path, "-" (stdin) or "podman:NAME"
     kind: str  # "file" | "gzip" | "stdin" (also a FIFO or device path) | "container"
     mtime: float | None = None  # file mtime (gives the year of vLLM's MM-DD dates), else None
     size: int | None = None  # bytes on disk (compressed size for gzip), else None
-    _reader: Callable[[int, int], Iterator[bytes]] | None = field(default=None, repr=False, compare=False)
+    _reader: Callable[[int, int], Iterator[bytes]] | None = spec(None, compare=False, repr=False)
 
     def chunks(self, start: int = 0, size: int = CHUNK) -> Iterator[bytes]:
         """Yield the source's bytes from offset `start` (uncompressed offset for gzip) in pieces

@@ -16,25 +16,26 @@ import json
 import re
 from datetime import datetime
 
+from bootlog.lazyre import lazy
 from bootlog.records import Record, VLine
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_ANSI = lazy(r"\x1b\[[0-9;]*[A-Za-z]")
 # one process tag: "(Name pid=1)", "(VllmWorker rank=1 pid=2)", "(VllmWorker TP0 pid=3)",
 # "(RayWorkerWrapper pid=4, ip=10.0.0.1)"
-_TAG = re.compile(r"\((?:(?P<name>[A-Za-z_][\w\-]*)(?: (?P<sub>rank=\d+|[A-Z]{2}\d+(?:_[A-Z]{2}\d+)*))? )?"
+_TAG = lazy(r"\((?:(?P<name>[A-Za-z_][\w\-]*)(?: (?P<sub>rank=\d+|[A-Z]{2}\d+(?:_[A-Z]{2}\d+)*))? )?"
                   r"pid=(?P<pid>\d+)(?:, ip=[\w.:\-]+)?\)\s?")
 # a run of tags right before a level, for lines with junk glued in front (podman partial lines)
-_TAG_RUN = re.compile(r"(?:\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+(?:, ip=[\w.:\-]+)?\)\s?)+$")
-_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\].*$")  # Ray adds a hint after it
+_TAG_RUN = lazy(r"(?:\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+(?:, ip=[\w.:\-]+)?\)\s?)+$")
+_REPEATED = lazy(r"\s*\[repeated \d+x across cluster\].*$")  # Ray adds a hint after it
 _LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 # vLLM logger: LEVEL MM-DD HH:MM:SS [file:line] msg   (bracket optional before v0.8)
-_VLLM = re.compile(rf"(?P<level>{_LEVELS}) (?P<mo>\d\d)-(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
+_VLLM = lazy(rf"(?P<level>{_LEVELS}) (?P<mo>\d\d)-(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
                    r"(?:[.,]\d+)? \[?(?P<src>[^\s\]]+?:\d+)\] ?")
-_GLUED_UVICORN = re.compile(rf"\([A-Za-z_][\w\-]*(?: [^()]*?)? pid=\d+\) (?=(?:{_LEVELS}):\s)")
-_UVICORN = re.compile(rf"(?P<level>{_LEVELS}):\s+")
-_RANK_IN_NAME = re.compile(r"TP(\d+)")
+_GLUED_UVICORN = lazy(rf"\([A-Za-z_][\w\-]*(?: [^()]*?)? pid=\d+\) (?=(?:{_LEVELS}):\s)")
+_UVICORN = lazy(rf"(?P<level>{_LEVELS}):\s+")
+_RANK_IN_NAME = lazy(r"TP(\d+)")
 # the whole run of tags _tags() reads, in one match (a log holds a handful of distinct runs)
-_TAGS = re.compile(f"(?:{_TAG.pattern})+")
+_TAGS = lazy(f"(?:{_TAG.pattern})+")
 _SEEN_MAX = 512  # distinct tag runs / timestamps kept (a crash loop: new pids each boot)
 _tags_seen: dict[str, tuple[str | None, str | None, int | None, int]] = {}
 _ts_seen: dict[tuple[int, str], datetime | None] = {}
@@ -70,7 +71,7 @@ def _rank(name: str, sub: str | None) -> int | None:
     return rank if rank is None or rank < _RANK_MAX else None
 
 
-_DIM = re.compile(r"(DP|PP|PCP|TP)(\d+)")
+_DIM = lazy(r"(DP|PP|PCP|TP)(\d+)")
 
 
 def worker_dims(text: str) -> dict[str, int] | None:

@@ -16,7 +16,7 @@ import os
 import shlex
 import subprocess
 import time
-from dataclasses import dataclass, field
+from bootlog.plain import record, spec
 from datetime import datetime
 from typing import Any, Callable, Iterator
 
@@ -187,13 +187,13 @@ def split_lines(data: bytes) -> list[bytes]:
 # --------------------------------------------------------------------------------- the loop
 
 
-@dataclass
+@record
 class _Window:
     """What is not settled yet: the candidate lines of the last boot (and any after it), with
     the read position before each of them (a boot starts on a candidate line)."""
 
-    records: list[Record] = field(default_factory=list)
-    positions: dict[int, Any] = field(default_factory=dict)  # line number -> position before it
+    records: list[Record] = spec(factory=list)
+    positions: dict[int, Any] = spec(factory=dict)  # line number -> position before it
     end_line: int = 0  # last line number read
     end: Any = None  # position after the last line read
     carry: int = 0  # lines still to keep after a traceback start seen in an earlier batch
@@ -207,13 +207,13 @@ class _Window:
         return self.positions.get(line, self.end)
 
 
-@dataclass
+@record
 class _Known:
     """What is stored already for one boot (so only new events are printed)."""
 
     id: int
     status: str
-    events: set = field(default_factory=set)
+    events: set = spec(factory=set)
     died: bool = False  # boot_died announced (or stored before this watch started)
 
 

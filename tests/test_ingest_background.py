@@ -42,9 +42,10 @@ def _key(x):
         return [(k, _key(v)) for k, v in x.items()]
     if isinstance(x, (list, tuple)) or type(x).__name__ == "SpilledSamples":
         return [_key(v) for v in x]
-    if hasattr(x, "__dataclass_fields__"):
-        return [type(x).__name__] + [(f, _key(getattr(x, f))) for f in x.__dataclass_fields__]
-    if type(x).__name__ == "Sample":  # (not a dataclass: its values may wait in its row)
+    fields = getattr(type(x), "_fields", None)  # (bootlog.plain records)
+    if fields is not None:
+        return [type(x).__name__] + [(f, _key(getattr(x, f))) for f in fields]
+    if type(x).__name__ == "Sample":  # (no _fields: its values may wait in its row)
         return ["Sample", ("line", x.line), ("ts", x.ts), ("values", _key(x.values))]
     return x
 

@@ -338,7 +338,7 @@ def _vllm_ts_ref(m, rec, year):
 
 
 def _vline_key(v) -> tuple:
-    return tuple(getattr(v, f) for f in v.__dataclass_fields__)
+    return tuple(getattr(v, f) for f in v._fields)
 
 
 def _tag_soup(n: int, seed: int = 3) -> list[str]:

@@ -4,7 +4,6 @@ Runs on SQLite always and on PostgreSQL too when BOOTLOG_TEST_PG_URL is set (own
 """
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import os
@@ -17,6 +16,7 @@ import pytest
 from sqlalchemy import text
 
 from bootlog.errors import RefError, StoreError
+from bootlog.plain import replace
 from bootlog.records import Boot, Event, Metric, Sample
 from bootlog.store import housekeeping
 from bootlog.store.db import HEAD_REVISION, current_revision, open_db, resolve_url
@@ -199,7 +199,7 @@ def test_same_content_is_not_stored_twice(engine):
 
 def test_running_boot_is_updated_in_place(engine):
     full = seed_boot(3)
-    early = dataclasses.replace(
+    early = replace(
         full, status="incomplete", ready_at=None, last_line=full.first_line + 15,
         metrics=full.metrics[:4], samples=[], events=[],
     )
@@ -246,7 +246,7 @@ def test_non_finite_values_are_dropped_not_fatal(engine):
 
 
 def test_boot_without_fingerprint_still_dedups(engine):
-    b = dataclasses.replace(seed_boot(0), fingerprint="")
+    b = replace(seed_boot(0), fingerprint="")
     [(bid, created)] = save_boots(engine, PRIMARY, [b])
     assert created and save_boots(engine, PRIMARY, [b]) == [(bid, False)]
 
@@ -566,7 +566,7 @@ _metric = st.builds(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_metric_values_round_trip_exactly(engine, metrics):
     # a fresh boot each example (another start time: same source+line+start would be "the same boot")
-    b = dataclasses.replace(seed_boot(next(_fresh)), metrics=metrics)
+    b = replace(seed_boot(next(_fresh)), metrics=metrics)
     [(bid, _)] = save_boots(engine, PRIMARY, [b])
     got = show_boot(engine, bid)["metrics"]
     assert [(m["name"], float(m["value"]), m["rank"], m["line"]) for m in got] == [

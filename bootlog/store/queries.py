@@ -7,7 +7,7 @@ contention.  Output dicts follow the `show --json` contract of cli-contract.md e
 from __future__ import annotations
 
 from itertools import islice
-from dataclasses import dataclass
+from bootlog.plain import record
 from typing import Any, Callable, Iterable, Sequence
 
 from sqlalchemy import Engine, delete, func, insert, select, text, true, update
@@ -34,7 +34,7 @@ _BATCH = 5000
 # ---------------------------------------------------------------- writing
 
 
-@dataclass
+@record
 class _Prepared:
     """A Boot's own row, flattened once outside the transaction (retries reuse it); its
     metrics, config, events and samples rows are made lazily, batch by batch, as inserted."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 from datetime import datetime, timezone
-from dataclasses import dataclass
+from bootlog.plain import record
 from typing import Any
 
 from bootlog.records import EVENT_KINDS, Boot
@@ -19,7 +19,7 @@ class PositionMoved(Exception):
     """Another ingest stored a resumed file's new lines first: the read must start again."""
 
 
-@dataclass
+@record
 class SourceInfo:
     name: str
     kind: str

@@ -1,0 +1,85 @@
+"""plain.record makes what @dataclass makes (the classes bootlog's stages share), without
+importing dataclasses, and a plain re-ingest imports neither dataclasses nor inspect."""
+from __future__ import annotations
+
+import dataclasses
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+from bootlog.plain import record, replace, spec
+
+
+def _pair(**opts):
+    """The same class body made by @dataclass and by plain.record (module globals: picklable)."""
+    tag = "".join(sorted(opts))
+
+    def body(name):
+        class Thing:
+            a: int
+            b: str = "x"
+            c: list = None  # replaced below
+            d: object = None
+        Thing.__name__ = Thing.__qualname__ = name + tag
+        return Thing
+
+    ours = body("Ours")
+    ours.c = spec(factory=list)
+    ours.d = spec(None, compare=False, repr=False)
+    ours = record(**opts)(ours)
+    theirs = body("Theirs")
+    theirs.c = dataclasses.field(default_factory=list)
+    theirs.d = dataclasses.field(default=None, compare=False, repr=False)
+    theirs = dataclasses.dataclass(**opts)(theirs)
+    for cls in (ours, theirs):
+        globals()[cls.__qualname__] = cls
+    return ours, theirs
+
+
+@pytest.mark.parametrize("opts", [{}, {"slots": True}, {"frozen": True}, {"frozen": True, "slots": True}])
+def test_record_behaves_as_dataclass(opts):
+    ours, theirs = _pair(**opts)
+    for cls in (ours, theirs):
+        x = cls(1)
+        assert (x.a, x.b, x.c, x.d) == (1, "x", [], None)
+        assert cls(1).c is not cls(1).c  # a list per instance
+        assert cls(1, "y", [2], d=5) == cls(1, "y", [2], d=6)  # d takes no part in ==
+        assert cls(1) != cls(2) and cls(1) != (1, "x", [], None)
+        assert pickle.loads(pickle.dumps(cls(3, "z", [1], 4))) == cls(3, "z", [1], 4)
+        assert hasattr(cls(1), "__dict__") != bool(opts.get("slots"))
+        if opts.get("frozen"):
+            assert hash(cls(1, "y", ())) == hash(cls(1, "y", ()))
+            with pytest.raises(AttributeError):
+                cls(1).a = 2
+            with pytest.raises(AttributeError):
+                del cls(1).a
+        else:
+            with pytest.raises(TypeError):
+                hash(cls(1))
+            y = cls(1)
+            y.a = 2
+            assert y.a == 2
+        with pytest.raises(TypeError):
+            cls()
+    assert repr(ours(1, "q", [2], 3)) == repr(theirs(1, "q", [2], 3)).replace(theirs.__qualname__, ours.__qualname__)
+    assert ours._fields == tuple(f.name for f in dataclasses.fields(theirs))
+    x = ours(1, "y", [2])
+    assert replace(x, b="z") == ours(1, "z", [2]) and x.b == "y"
+
+
+def test_a_field_without_default_after_one_with_is_refused():
+    class Bad:
+        a: int = 1
+        b: int
+    with pytest.raises(TypeError):
+        record(Bad)
+
+
+def test_a_plain_ingest_imports_no_dataclasses():
+    code = ("import sys, bootlog.entry, bootlog.cli_ingest, bootlog.ingest, bootlog.parse, bootlog.boots, "
+            "bootlog.scan, bootlog.store.lite, bootlog.sources, bootlog.patterns, bootlog.reader; "
+            "print(sorted({'dataclasses', 'inspect', 'click'} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
