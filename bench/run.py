@@ -140,7 +140,7 @@ def build_many_boots_db(db: str, n: int, log: str, samples_per_boot: int = 10) -
     Copies keep `samples_per_boot` stats samples: 10,000 boots with hours of stats lines each
     would be a 3+ GiB database whose build dominates the run, and diff reads no samples.
     """
-    from dataclasses import replace
+    from bootlog.plain import replace
 
     from bootlog.store.db import open_db
     from bootlog.store.queries import SourceInfo, save_boots

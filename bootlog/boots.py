@@ -30,11 +30,11 @@ from __future__ import annotations
 import re
 from bisect import bisect_right, insort
 from sys import intern as _intern
-from bootlog.plain import record, spec
 from datetime import datetime
 from typing import Any, Callable
 
 from bootlog.lazyre import lazy
+from bootlog.plain import record, spec
 from bootlog.records import Boot, Event, Metric, Sample, VLine
 from bootlog.sha import sha256
 from bootlog.vline import worker_dims
@@ -1030,23 +1030,26 @@ class BootSplitter:
             self._maybe_resume(cur)
         return True
 
-    def run_target(self, api: tuple[str, int] | None, first_line: int) -> _Acc | None:
-        """The boot that a run of fast-path stats lines (feed_sample()'s kind, all with the same
-        tag `api`, all with a time, from line first_line on) goes to as a whole, or None: then
-        line by line.  Only where feed_sample() would take each of them and feeding one changes
-        nothing the next one's routing reads: a current boot past ready, no older boot resumed,
-        no start lines pending, no traceback open, no resume check due, a tag it knows."""
+    def run_target(self, first_line: int) -> _Acc | None:
+        """The boot that a run of fast-path stats lines (feed_sample()'s kind, all with a time,
+        from line first_line on) goes to as a whole, or None: then line by line.  Only where
+        feed_sample() would take each of them and feeding one changes nothing the next one's
+        routing reads: a current boot past ready, no older boot resumed, no start lines
+        pending, no traceback open, no resume check due (and a tag it knows: run_takes())."""
         cur = self.cur
         if cur is None or self.pending or self.resume is not None or cur.tbs or cur.terminal \
                 or cur.ready_line is None:
-            return None
-        if api is not None and (not cur.tagged_api or api[1] not in cur.pids
-                                or cur.api_pids.get(api[0]) != api[1]):
             return None
         samples = cur.boot.samples
         if samples and samples[-1].line >= first_line:
             return None
         return cur
+
+    @staticmethod
+    def run_takes(target: _Acc, api: tuple[str, int] | None) -> bool:
+        """run_target()'s boot takes a run whose lines carry the tag `api` (as feed_sample())."""
+        return api is None or (target.tagged_api and api[1] in target.pids
+                               and target.api_pids.get(api[0]) == api[1])
 
     def _owner(self, v: VLine) -> _Acc | None:
         """The older boot a tagged line belongs to when two servers run at once (tagged era).

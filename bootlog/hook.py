@@ -13,11 +13,11 @@ once) is the deploy's outcome; the last boot the parser finds in the run is the 
 from __future__ import annotations
 
 import time
-from bootlog.plain import record, spec
 from typing import Any, Callable
 
 from bootlog import podman
 from bootlog.errors import BootlogError, Exit, SourceError
+from bootlog.plain import record, spec
 from bootlog.records import Boot
 
 TERMINAL = ("ready", "failed")

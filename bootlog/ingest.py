@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import sys
 import time
-from bootlog.plain import record
 from datetime import datetime
 from typing import Iterable, Iterator
 
+from bootlog.plain import record
 from bootlog.records import Boot, Metric, Record, Sample
 
 

@@ -5,25 +5,28 @@ resumed read of a few hundred lines touches only a few of them).  lazy(pattern, 
 for re.compile(pattern, flags): the first call of any method compiles it and keeps the compiled
 pattern's methods as its own attributes, so every later call costs what a call on the compiled
 pattern costs.  `.pattern` and `.flags` are there without compiling.  Not for re.sub(p, ...) and
-the like: those take a real Pattern (call p.sub(...) instead).
+the like: those take a real Pattern (call p.sub(...) instead).  patterns.py makes its `regex`
+module patterns the same way (that module's import is put off too).
 """
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 _METHODS = ("match", "fullmatch", "search", "finditer", "findall", "sub", "subn", "split",
             "groups", "groupindex")
 
 
 class Lazy:
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self.pattern, self.flags = pattern, flags
+    """compile(pattern, flags) on first use (re.compile, or e.g. the `regex` module's)."""
+
+    def __init__(self, pattern: str, flags: int = 0, compile: Callable[[str, int], Any] | None = None) -> None:
+        self.pattern, self.flags, self._compile = pattern, flags, compile
 
     def __getattr__(self, name: str) -> Any:  # (only for attributes not set yet)
-        if name.startswith("__"):
+        if name.startswith("_"):
             raise AttributeError(name)  # (copy, pickle and friends probing: not a regex method)
-        compiled = re.compile(self.pattern, self.flags)
+        compiled = (self._compile or re.compile)(self.pattern, self.flags)
         for attr in _METHODS:
             setattr(self, attr, getattr(compiled, attr))
         return getattr(compiled, name)

@@ -145,10 +145,11 @@ def _stats_run(splitter: BootSplitter, nums, texts: list[str], i: int, cur_year:
                entry: tuple) -> tuple[int, int]:
     """Lines texts[i:] added to their boot at once for as long as they are everyday stats lines
     (`entry`: the first of _fast_stats()) in their canonical spelling, with one tag, a vLLM time
-    in this year (no New Year inside) and a boot that takes them all (run_target()).  Returns
-    (j, last_month): lines i..j-1 were added, j == i if none.  Each gets exactly the Sample the
-    per-line path below makes of it, and the boot the same state."""
-    if not 1 <= cur_year <= 9999:
+    in this year (no New Year inside) and a boot that takes them all (BootSplitter.run_target,
+    run_takes).  Returns (j, last_month): lines i..j-1 were added, j == i if none.  Each gets
+    exactly the Sample the per-line path below makes of it, and the boot the same state."""
+    target = splitter.run_target(nums[i])
+    if target is None or not 1 <= cur_year <= 9999:
         return i, last_month
     _, _, strict, template = entry
     ypre = f"{cur_year:04d}-"
@@ -157,7 +158,7 @@ def _stats_run(splitter: BootSplitter, nums, texts: list[str], i: int, cur_year:
     add = out.append
     n = len(texts)
     j = i
-    target = name = pid = None
+    name = pid = None
     month = last_month
     while j < n:
         text = texts[j]
@@ -175,15 +176,9 @@ def _stats_run(splitter: BootSplitter, nums, texts: list[str], i: int, cur_year:
         mo = ts.month
         if month and mo < month and month - mo >= 6:
             break  # New Year: the per-line path moves the year on
-        if target is None:
+        if j == i:  # the run's tag: its first line's
             name, pid = g[0], g[1]
-            api = None
-            if name is not None:
-                if not _api_tag(name):
-                    break
-                api = (name, int(pid))
-            target = splitter.run_target(api, nums[j])
-            if target is None:
+            if name is not None and not (_api_tag(name) and splitter.run_takes(target, (name, int(pid)))):
                 break
         elif g[0] != name or g[1] != pid:
             break
@@ -191,7 +186,7 @@ def _stats_run(splitter: BootSplitter, nums, texts: list[str], i: int, cur_year:
         add(Sample(nums[j], ts, None, (iso, template % g[7:])))
         j += 1
     if out:
-        target.add_samples(out, out[0].ts, out[-1].ts)  # type: ignore[union-attr]
+        target.add_samples(out, out[0].ts, out[-1].ts)
     return j, month
 
 

@@ -17,38 +17,28 @@ from __future__ import annotations
 
 import ast
 import functools
-from bootlog.plain import record, spec
 from typing import Any, Callable
 
+from bootlog.lazyre import Lazy
+from bootlog.plain import record, spec
 
-class _LazyRx:
-    """A regex compiled on first use: importing the `regex` module and compiling this module's
-    helpers is most of its import time, and many runs (a resumed read of runtime lines, every
-    read without a config or an error line) need none of them."""
 
-    __slots__ = ("_args", "_rx")
+def _regex_compile(pattern: str, flags: int) -> Any:
+    import regex  # (importing it and compiling this module's helpers is most of its import time)
 
-    def __init__(self, *args: Any) -> None:
-        self._args = args
-        self._rx = None
-
-    def __getattr__(self, name: str) -> Any:  # .search, .match, .finditer, .pattern, ...
-        rx = self._rx
-        if rx is None:
-            import regex
-
-            rx = self._rx = regex.compile(*self._args)
-        return getattr(rx, name)
+    return regex.compile(pattern, flags)
 
 
 class _Re:
-    """The `regex` module, imported when first needed (compile() made lazy, see _LazyRx)."""
+    """The `regex` module, imported when first needed: compile() gives a lazyre.Lazy (many runs,
+    a resumed read of runtime lines, every read without a config or an error line, need none of
+    this module's patterns)."""
 
     S = DOTALL = 16  # regex's (and re's) flag values; tests/test_patterns.py checks them
 
     @staticmethod
     def compile(pattern: str, flags: int = 0) -> Any:
-        return _LazyRx(pattern, flags)
+        return Lazy(pattern, flags, _regex_compile)
 
     def __getattr__(self, name: str) -> Any:  # re.search, re.match, ... at call time
         import regex

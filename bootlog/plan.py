@@ -44,13 +44,13 @@ import math
 import os
 import re
 import tomllib
-from bootlog.plain import record, spec
 from pathlib import Path
 from typing import Any, Iterable
 
 import regex as _regex
 
 from bootlog.errors import PlanError
+from bootlog.plain import record, spec
 from bootlog.records import EVENT_KINDS, Event, Metric, Record  # noqa: F401  (EVENT_KINDS: plan's vocabulary too)
 
 # The public vocabulary (metrics.md). Plans may name these, user patterns, and catalogue names.

@@ -21,11 +21,11 @@ import subprocess
 import tempfile
 import time
 from contextlib import contextmanager
-from bootlog.plain import record
 from datetime import datetime, timezone
 from typing import IO, Iterator
 
 from bootlog.errors import SourceError
+from bootlog.plain import record
 
 ENGINES = ("podman", "docker")
 CHUNK = 256 * 1024

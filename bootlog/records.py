@@ -7,9 +7,10 @@ these record classes (plain.py) are the only things the stages share.
 from __future__ import annotations
 
 import json
-from bootlog.plain import record, spec
 from datetime import datetime
 from typing import Any
+
+from bootlog.plain import record, spec
 
 
 # the event kinds bootlog itself reports (metrics.md); a plan's own event patterns add others

@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from bootlog.plain import record, spec
 from typing import BinaryIO, Callable, Iterator
 
 from bootlog.errors import InputError
+from bootlog.plain import record, spec
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20

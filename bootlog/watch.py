@@ -16,12 +16,12 @@ import os
 import shlex
 import subprocess
 import time
-from bootlog.plain import record, spec
 from datetime import datetime
 from typing import Any, Callable, Iterator
 
 from bootlog import podman
 from bootlog.errors import InputError, SourceError
+from bootlog.plain import record, spec
 from bootlog.records import Boot, Record
 
 HEAD_HASH_BYTES = 4096

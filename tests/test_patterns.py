@@ -415,8 +415,9 @@ def test_lazy_regexes_are_the_regex_modules():
     from bootlog import patterns
 
     assert patterns.re.S == patterns.re.DOTALL == int(regex.S) == int(regex.DOTALL)
-    assert patterns._GLUED.pattern == regex.compile(patterns._GLUED._args[0], regex.S).pattern
+    assert patterns._GLUED.flags == regex.S
     assert patterns._GLUED.match("a b=c\nd").group("rest") == "c\nd"  # DOTALL really applies
+    assert type(patterns._GLUED.match.__self__) is type(regex.compile("x"))  # the regex module's
     assert patterns.re.escape("a.b") == regex.escape("a.b")  # module functions pass through
 
 

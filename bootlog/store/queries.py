@@ -7,13 +7,13 @@ contention.  Output dicts follow the `show --json` contract of cli-contract.md e
 from __future__ import annotations
 
 from itertools import islice
-from bootlog.plain import record
 from typing import Any, Callable, Iterable, Sequence
 
 from sqlalchemy import Engine, delete, func, insert, select, text, true, update
 from sqlalchemy.engine import Connection
 
 from bootlog.errors import StoreError  # noqa: F401  (re-exported)
+from bootlog.plain import record
 from bootlog.records import Boot
 from bootlog.store.db import retry, writer
 from bootlog.store.rows import (  # noqa: F401  (re-exported: callers import them from here)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import math
 from datetime import datetime, timezone
-from bootlog.plain import record
 from typing import Any
 
+from bootlog.plain import record
 from bootlog.records import EVENT_KINDS, Boot
 from bootlog.sha import sha256
 
