@@ -15,7 +15,6 @@ the hits of recently seen lines are kept (a restarting server prints the same li
 """
 from __future__ import annotations
 
-import ast
 import functools
 from typing import Any, Callable
 
@@ -228,6 +227,8 @@ def _clean_value(v: str) -> str:
         # hundreds of such values.  Escapes (and, to be safe, unprintables) go the exact way.
         if "\\" not in body and body.isprintable():
             return body
+        import ast  # (rare: not imported by every start)
+
         try:
             out = ast.literal_eval(v)
             if isinstance(out, str):

@@ -99,10 +99,17 @@ def test_same_rows_on_every_fixture(tmp_path, monkeypatch, forks):
         assert there[t] == here[t], t
 
 
+@pytest.mark.parametrize("numpy", [False, True], ids=["lines", "numpy"])
 @pytest.mark.parametrize("name", ["020-v0.11.2-metrics-heavy.log", "seed/07-5x262144-runtime-oom.log",
                                   "seed/08-gdn-hip-burst-prefix-caching.log"])
-def test_same_rows_for_a_growing_log(tmp_path, monkeypatch, forks, name):
-    """Resumed reads (start offset, line number, format of the stored position) in the reader."""
+def test_same_rows_for_a_growing_log(tmp_path, monkeypatch, forks, name, numpy):
+    """Resumed reads (start offset, line number, format of the stored position) in the reader,
+    with its blocks' lines found line by line or with numpy (scan._np_lines)."""
+    if numpy:
+        from bootlog import scan
+
+        monkeypatch.setattr(scan, "NUMPY_AFTER", 0)
+        monkeypatch.setattr(scan, "BLOCK", 4000)
     data = (FIXTURES / name).read_bytes()
     ready = data.index(b"\n", data.index(b"Application startup complete")) + 1  # then a resumed read
     cuts = sorted({ready, len(data) // 2 + 11, len(data)})
