@@ -4,9 +4,10 @@ Compiling the ~30 regexes of the line-parsing modules took a tenth of a re-inges
 resumed read of a few hundred lines touches only a few of them).  lazy(pattern, flags) stands in
 for re.compile(pattern, flags): the first call of any method compiles it and keeps the compiled
 pattern's methods as its own attributes, so every later call costs what a call on the compiled
-pattern costs.  `.pattern` and `.flags` are there without compiling.  Not for re.sub(p, ...) and
-the like: those take a real Pattern (call p.sub(...) instead).  patterns.py makes its `regex`
-module patterns the same way (that module's import is put off too).
+pattern costs (another attribute is looked up on a compiled pattern each time: re's cache
+keeps that cheap).  `.pattern` and `.flags` (the flags given) are there without compiling.  Not
+for re.sub(p, ...) and the like: those take a real Pattern (call p.sub(...) instead).
+patterns.py makes its `regex` module patterns the same way (that module's import is put off too).
 """
 from __future__ import annotations
 

@@ -213,7 +213,8 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
     continuing: status of the stored boot that a resumed read continues; the lines before the
     first start marker then form one Boot with continued=True (merged into it by the store).
     fast_stats: read the usual periodic stats lines the fast way (module doc); same boots.
-    tick: (n, fn): fn() is called every n records (ingest spills finished samples meanwhile).
+    tick: (n, fn): fn() is called every n records (ingest spills finished samples meanwhile); a
+    run of stats lines taken at once (_stats_run) counts as its lines, with one call at its end.
     """
     cur_year = year if year is not None else datetime.now().year
     last_month = 0

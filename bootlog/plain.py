@@ -103,4 +103,7 @@ def _make(cls: type, slots: bool, frozen: bool) -> type:
 
 def replace(obj: Any, **changes: Any) -> Any:
     """A copy of a record with some fields changed (dataclasses.replace)."""
+    unknown = set(changes) - set(obj._fields)
+    if unknown:
+        raise TypeError(f"{type(obj).__name__} has no field {sorted(unknown)[0]!r}")
     return type(obj)(**{n: changes[n] if n in changes else getattr(obj, n) for n in obj._fields})

@@ -131,7 +131,7 @@ def _child(w: int, make: Callable[[], tuple[Iterable[Record], object]]) -> None:
 
 
 def background(make: Callable[[], tuple[Iterable[Record], object]], batches: bool = False
-               ) -> tuple[Iterator[Record], Finished] | None:
+               ) -> tuple[Iterator[Record | LineBatch], Finished] | None:
     """make() run in a forked child, its Records read back here in order; None if this system
     cannot fork (the caller then reads in process).  batches: a plain log's lines come as
     records.LineBatch items among the Records (parse() reads them; nothing else does)."""
@@ -175,7 +175,7 @@ def background(make: Callable[[], tuple[Iterable[Record], object]], batches: boo
     return _receive(r, pid, done, batches), done
 
 
-def _receive(r: int, pid: int, done: Finished, batches: bool = False) -> Iterator[Record]:
+def _receive(r: int, pid: int, done: Finished, batches: bool = False) -> Iterator[Record | LineBatch]:
     import pickle
 
     ended = False

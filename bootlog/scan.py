@@ -192,6 +192,7 @@ class Scanner:
         None) when a literal or context key is not plain ASCII (the reader process sends those:
         no Record made only to be taken apart again); other formats give Records."""
         self.lines_seen = 0
+        self._raw_hits = False  # (_plain sets it for its own read)
         if fmt is None:
             fmt, chunks = envelope.sniff(chunks)
         self.format = fmt
@@ -409,7 +410,9 @@ class Scanner:
             if in_bytes:
                 self._counted(cb)
                 np = self._np
-                if np is not None and owed[0] <= 0 and not any(key in cb for key, _ in after_b):
+                # (not for a block that one huge line made: numpy's arrays are a few times it)
+                if np is not None and owed[0] <= 0 and len(cb) <= 2 * BLOCK \
+                        and not any(key in cb for key, _ in after_b):
                     nums, blob, nlines = _np_lines(np, cb, starts, lineno)
                     if len(nums):
                         yield ("lines", nums, blob)  # type: ignore[misc]

@@ -67,6 +67,10 @@ def test_record_behaves_as_dataclass(opts):
     assert ours._fields == tuple(f.name for f in dataclasses.fields(theirs))
     x = ours(1, "y", [2])
     assert replace(x, b="z") == ours(1, "z", [2]) and x.b == "y"
+    with pytest.raises(TypeError):
+        replace(x, bb="z")  # (a misspelt field, as dataclasses.replace)
+    with pytest.raises(TypeError):
+        dataclasses.replace(theirs(1), bb="z")
 
 
 def test_a_field_without_default_after_one_with_is_refused():

@@ -416,3 +416,13 @@ def test_np_lines_cuts_each_line_as_the_per_line_path():
     assert list(got) == [10, 11, 13, 14, 15] and n == 6
     assert blob.split(b"\n") == [b"a Error", b"b Error", b"", b"c Error Error", b""]
     assert scan._np_lines(np, b"x\ny\n", [], 1) == (b"", b"", 2)
+
+
+@pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan not installed")
+def test_a_scanner_read_raw_then_reused_for_podman_finds_the_same_lines():
+    """The raw plain read leaves hyperscan's hits as offsets for its own use only."""
+    pod = b"".join(b"2026-01-01T00:00:0%d.000000000Z some text then Error %d\n" % (i, i) for i in range(5))
+    fresh = list(Scanner(["Error"], {}, accel="hyperscan").records([pod], "podman_ts"))
+    sc = Scanner(["Error"], {}, accel="hyperscan")
+    list(sc.records([b"x\nan Error here\n" * 3], "plain", raw=True))
+    assert list(sc.records([pod], "podman_ts")) == fresh and len(fresh) == 5

@@ -159,6 +159,18 @@ START_V1 = [
 ]
 
 
+def test_a_run_of_stats_lines_still_ticks():
+    """ingest spills finished samples on parse's tick: a run taken at once ticks at its end."""
+    from array import array
+
+    lines = [*START_V1, *[V1_PLAIN.format(f"06-21 00:00:{i:02d}", i) for i in range(20)]]
+    at: list[int] = []
+    sp = boots.BootSplitter()
+    parse([LineBatch(array("q", range(1, len(lines) + 1)), lines)], year=2026, splitter=sp,
+          tick=(4, lambda: at.append(len(sp.cur.boot.samples) if sp.cur else 0)))
+    assert at and at[-1] == 20
+
+
 def test_stats_runs_across_new_year_a_restart_and_a_traceback():
     """Runs of stats lines around what ends them: New Year (12-31 -> 01-01 after a June start),
     a bad date, an hour 24, a restart, a traceback and its context, another server's tag."""
