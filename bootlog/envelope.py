@@ -123,8 +123,8 @@ def parse_ts(text: str | bytes | None) -> datetime | None:
         text = text.decode("ascii", "replace")
     # (below hour 24: newer Pythons read "T24:00:00" as the next day, but not with a fraction)
     if len(text) == 30 and text[11:13] < "24" and _NANO_Z.fullmatch(text):
-        try:
-            return datetime.fromisoformat(f"{text[:10]}T{text[11:26]}").replace(tzinfo=timezone.utc)
+        try:  # (the offset in the text: a fifth of the cost of .replace(tzinfo=timezone.utc))
+            return datetime.fromisoformat(f"{text[:10]}T{text[11:26]}+00:00")
         except ValueError:
             return None
     text = text.strip()

@@ -457,6 +457,10 @@ def _remove_spill(conn, path: str) -> None:
 def _spill_part(samples: list[Sample]) -> tuple[list[tuple], dict[int, tuple]]:
     """(rows, odd): (line, ts ISO, values JSON) per sample, and {index: (ts, values)} for the
     samples those rows cannot rebuild exactly (see "bounded memory" above)."""
+    try:  # the usual part: every sample made by parse's fast path, its row ready
+        return [(s.line, *s.row) for s in samples], {}
+    except TypeError:  # (a sample without a row: `*None`)
+        pass
     import json
     from datetime import timezone
 
