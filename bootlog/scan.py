@@ -6,7 +6,8 @@ the same line numbers, without decoding most lines:
 * plain logs: big blocks cut at a newline; ANSI codes and NULs are stripped from the whole
   block (neither spans a newline, so line numbers stay and the bytes equal envelope.clean()'s
   per line); literal hits are searched over the whole block; only lines holding a hit (and
-  the context owed to an `after` key) are decoded and re-checked on their text.
+  the context owed to an `after` key) are decoded and re-checked on their text.  A raw read
+  (the reader process) with numpy cuts a block's lines all at once (_np_lines).
 * podman -t: the same search over raw blocks (plus every line holding ESC or NUL); lines of
   the usual shape only advance envelope.PodmanTs' run state, the rest go through it in full.
   With numpy (a read past NUMPY_AFTER bytes) the odd lines of a block are found at once and
@@ -188,9 +189,11 @@ class Scanner:
 
     def records(self, chunks: Iterable[bytes], fmt: str | None = None, *, start_line: int = 1,
                 raw: bool = False) -> Iterator[Record]:
-        """raw: a plain log's records as (lineno, line bytes) tuples, or (lineno, text, None,
-        None) when a literal or context key is not plain ASCII (the reader process sends those:
-        no Record made only to be taken apart again); other formats give Records."""
+        """raw: a plain log's records as (lineno, line bytes) tuples, a block's at once as
+        ("lines", line numbers as int64 bytes, the lines joined by newlines) (_np_lines), or
+        (lineno, text, None, None) when a literal or context key is not plain ASCII (the reader
+        process sends those: no Record made only to be taken apart again); other formats give
+        Records."""
         self.lines_seen = 0
         self._raw_hits = False  # (_plain sets it for its own read)
         if fmt is None:
