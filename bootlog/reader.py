@@ -80,36 +80,38 @@ def _child(w: int, make: Callable[[], tuple[Iterable[Record], object]]) -> None:
             # line, and unpickling them, cost both processes more than the parse of most lines
             nums = array("q")
             blob: list[bytes] = []
+
+            def flush() -> None:
+                """Send what waits, in order: only one kind ever waits (the other is sent
+                before a record of this kind is added)."""
+                if blob:
+                    _send(out, ("lines", nums.tobytes(), b"\n".join(blob)))
+                    del nums[:]
+                    blob.clear()
+                if batch:
+                    _send(out, ("recs", batch))
+                    batch.clear()
+
             for rec in recs:
-                if rec.__class__ is tuple and len(rec) == 3:  # a block's lines, already so (scan._np_lines)
-                    if blob:  # (in order)
-                        _send(out, ("lines", nums.tobytes(), b"\n".join(blob)))
-                        nums, blob = array("q"), []
-                    if batch:
-                        _send(out, ("recs", batch))
-                        batch = []
-                        add = batch.append
-                    _send(out, rec)
-                    continue
                 if rec.__class__ is tuple and len(rec) == 2:
+                    if batch:
+                        flush()
                     nums.append(rec[0])
                     blob.append(rec[1])
                     if len(blob) >= _BATCH:
-                        _send(out, ("lines", nums.tobytes(), b"\n".join(blob)))
-                        nums, blob = array("q"), []
+                        flush()
                     continue
-                if blob:  # (in order)
-                    _send(out, ("lines", nums.tobytes(), b"\n".join(blob)))
-                    nums, blob = array("q"), []
+                if rec.__class__ is tuple and len(rec) == 3:  # a block's lines, already so (scan._np_lines)
+                    flush()
+                    _send(out, rec)
+                    continue
+                if blob:
+                    flush()
                 add(rec if rec.__class__ is tuple else (rec.lineno, rec.text, rec.ts, rec.stream))
                 if len(batch) >= _BATCH:
-                    _send(out, ("recs", batch))
-                    batch = []
-                    add = batch.append
-            if blob:
-                _send(out, ("lines", nums.tobytes(), b"\n".join(blob)))
-            if batch:
-                _send(out, ("recs", batch))
+                    flush()
+            flush()
+
             import resource
 
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux

@@ -109,3 +109,15 @@ def test_line_bytes_decode_in_the_parent_as_they_would_here(tmp_path):
     assert got == want and seen == seen_here
     assert any("\ufffd" in text for _, text, _, _ in got)
     assert sum("surrogate bytes" in text for _, text, _, _ in got) == 2  # (context after a traceback)
+
+
+def test_mixed_kinds_of_records_arrive_in_order():
+    """A record of one kind is never sent ahead of the other kind's waiting ones."""
+    from array import array
+
+    mixed = [(1, "a", None, None), (2, b"b"), (3, "c", None, None),
+             ("lines", array("q", [4, 5]).tobytes(), b"d\ne"), (6, b"f"), (7, "g", None, None)]
+    got = reader.background(lambda: (iter(mixed), None))
+    assert got is not None
+    assert [(r.lineno, r.text) for r in got[0]] == [(1, "a"), (2, "b"), (3, "c"), (4, "d"), (5, "e"),
+                                                    (6, "f"), (7, "g")]
