@@ -8,22 +8,19 @@ import sys
 from datetime import date, datetime
 from typing import Any, Callable
 
-_ANSI = None  # click's own pattern (click._compat._ansi_re), compiled on first use
+from bootlog.lazyre import lazy
+
+_ANSI = lazy(r"\033\[[;?0-9]*[a-zA-Z]")  # click's own pattern (click._compat._ansi_re)
 
 
 def echo(message: str, err: bool = False) -> None:
     """click.echo(message, err=err) for a str on a UTF-8 stream: a newline, ANSI escapes
     stripped when the stream is not a terminal, flushed."""
-    global _ANSI
     stream = sys.stderr if err else sys.stdout
     if stream is None:
         return
     out = message + "\n"
     if "\x1b" in out and not stream.isatty():
-        if _ANSI is None:
-            import re
-
-            _ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
         out = _ANSI.sub("", out)
     stream.write(out)
     stream.flush()

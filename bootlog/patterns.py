@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from bootlog.lazyre import Lazy
+from bootlog.lazyre import Lazy, lazy
 from bootlog.plain import record, spec
 
 
@@ -143,9 +143,9 @@ _TOK = r"\d{1,3}(?:,\d{3})+|\d+"  # a token count, with or without thousands sep
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 _QUOTE_OK_BEFORE = set("=:,[({ \t")  # a quote only opens a string at the start of a value
 # the characters _split_top acts on: one C-level search hops over everything between them
-# (an engine config line is ~2 KB of mostly plain text); compiled on first use
-_SPECIAL = r"""['"()\[\]{}<>,]"""
-_special_search: Callable[..., Any] | None = None
+# (an engine config line is ~2 KB of mostly plain text); compiled on first use, by the standard
+# library's re (`re` here is the regex module)
+_SPECIAL = lazy(r"""['"()\[\]{}<>,]""")
 
 
 def _skip_string(s: str, i: int) -> int:
@@ -173,12 +173,7 @@ def _split_top(s: str, start: int = 0) -> tuple[list[str], int]:
     line, the '}' ending a dict) and returns (parts, index of that bracket or len(s)).
     Enum reprs like <CUDAGraphMode.FULL: (2, 1)> are treated as brackets so their commas stay.
     """
-    global _special_search
-    search = _special_search
-    if search is None:
-        import re as stdlib_re  # (already loaded; `re` here is the regex module)
-
-        search = _special_search = stdlib_re.compile(_SPECIAL).search
+    search = _SPECIAL.search
     parts: list[str] = []
     stack: list[str] = []
     seg = start
