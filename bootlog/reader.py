@@ -69,6 +69,9 @@ def _read_exact(fd: int, n: int) -> bytes:
 def _child(w: int, make: Callable[[], tuple[Iterable[Record], object]]) -> None:
     """Runs in the forked reader; never returns."""
     code = 0
+    import gc
+
+    gc.disable()  # (this process makes no reference cycles and ends with os._exit)
     try:
         out = os.fdopen(w, "wb", buffering=1 << 20)
         try:
@@ -101,7 +104,7 @@ def _child(w: int, make: Callable[[], tuple[Iterable[Record], object]]) -> None:
                     if len(blob) >= _BATCH:
                         flush()
                     continue
-                if rec.__class__ is tuple and len(rec) == 3:  # a block's lines, already so (scan._np_lines)
+                if rec.__class__ is tuple and len(rec) == 3:  # a block's lines, already so (scan._np_lines, _podman_runs)
                     flush()
                     _send(out, rec)
                     continue
@@ -180,6 +183,8 @@ def background(make: Callable[[], tuple[Iterable[Record], object]], batches: boo
 def _receive(r: int, pid: int, done: Finished, batches: bool = False) -> Iterator[Record | LineBatch]:
     import pickle
 
+    from bootlog.envelope import parse_ts
+
     ended = False
     try:
         while True:
@@ -202,6 +207,15 @@ def _receive(r: int, pid: int, done: Finished, batches: bool = False) -> Iterato
                     continue
                 for lineno, text in zip(nums, texts):
                     yield Record(lineno, text)
+            elif msg[0] == "plines":  # podman -t lines, each with its stamp (scan._podman_runs)
+                nums = array("q")
+                nums.frombytes(msg[1])
+                key, ts = None, None
+                for lineno, line in zip(nums, msg[2].decode("utf-8", "replace").split("\n")):
+                    stamp = line[:30]  # (ASCII: 30 bytes, 30 characters)
+                    if stamp != key:
+                        key, ts = stamp, parse_ts(stamp)
+                    yield Record(lineno, line[31:], ts)
             elif msg[0] == "recs":
                 for lineno, text, ts, stream in msg[1]:
                     yield Record(lineno, text, ts, stream)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from bisect import bisect_left
 from typing import Callable, Iterable, Iterator
 
 from bootlog import envelope
@@ -136,6 +137,12 @@ class Scanner:
             self.engine = "ahocorasick" if _ac is not None else "find"  # argv cannot hold NUL
         self._hs_sorted = any(b"\n" in b for b in self._bmin)  # hits of such may start a line earlier
         self._hs_len = [len(b) for b in self._bmin]
+        # ids of the literals inside an `after` key: a block where none of them hit holds no key
+        # (the key holds one of the minimal literals), and the raw read skips looking for it
+        keys_b = [k.encode("utf-8") for k in self.after]
+        self._hs_key_ids = [i for i, b in enumerate(self._bmin) if any(b in k for k in keys_b)]
+        self._hs_ids = bytearray(len(self._bmin))
+        self._key_seen: bool | None = None  # (_starts_hs: did the block it scanned last hold one?)
         self.accelerated = self.engine != "find"
         self._auto = None
         self._argv: list[str] | None = None
@@ -204,7 +211,7 @@ class Scanner:
         if fmt == "plain":
             return self._plain(chunks, start_line, raw)
         if fmt == "podman_ts":
-            return self._podman(chunks, start_line)
+            return self._podman(chunks, start_line, raw)
         if fmt == "cri":
             return self._cri(chunks, start_line)
         counted = self._count(chunks)
@@ -354,14 +361,19 @@ class Scanner:
         starts: list[int] = []
         add = starts.append
         lens = self._hs_len
+        ids = self._hs_ids
+        ids[:] = bytes(len(ids))
+        self._key_seen = None
 
         def on_match(i: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
             add(to - lens[i])  # (one callback per hit: keep it small)
+            ids[i] = 1
         try:
             self._hs_db.scan(cb, match_event_handler=on_match)
         except Exception:  # hyperscan.HyperscanError: Python for the rest, same answer
             self._hs_db = None
             return self._starts_py(cb)
+        self._key_seen = any(ids[i] for i in self._hs_key_ids)
         if self._hs_sorted:
             starts.sort()
         if self._raw_hits:  # (the caller finds their lines)
@@ -414,8 +426,10 @@ class Scanner:
                 self._counted(cb)
                 np = self._np
                 # (not for a block that one huge line made: numpy's arrays are a few times it)
-                if np is not None and owed[0] <= 0 and len(cb) <= 2 * BLOCK \
-                        and not any(key in cb for key, _ in after_b):
+                # (_searched scans a block just before it yields it: _key_seen is this block's)
+                seen = self._key_seen if self._raw_hits and self._hs_db is not None else None
+                if np is not None and owed[0] <= 0 and len(cb) <= 2 * BLOCK and not (
+                        seen if seen is not None else any(key in cb for key, _ in after_b)):
                     nums, blob, nlines = _np_lines(np, cb, starts, lineno)
                     if len(nums):
                         yield ("lines", nums, blob)  # type: ignore[misc]
@@ -484,22 +498,34 @@ class Scanner:
             add(c)
         return before, c + count(b"\n", prev)
 
-    def _podman(self, chunks: Iterable[bytes], start_line: int) -> Iterator[Record]:
+    def _podman(self, chunks: Iterable[bytes], start_line: int, raw: bool = False) -> Iterator[Record]:
         """`podman logs -t`: lines in the usual shape (one stamp "…nnnnnnnnnZ ", no second
         "Z " later in the line) only advance the parser's run state, unless the hit search
         proposed them or context is owed; every other line goes to envelope.PodmanTs in full.
         With numpy the odd lines of a block are found at once and the run state is worked out
-        from the few lines before each line read (_podman_gap); else line by line."""
+        from the few lines before each line read (_podman_gap); else line by line.  raw (the
+        reader process), with hyperscan and numpy: the usual lines whose text holds a hit go
+        out as one message per run (_podman_np), stamp and text as the line has them."""
         parser = envelope.PodmanTs()
         state = [0, start_line]  # context lines owed, the line number of the next block
+        exact = not any(lit.endswith("\r") or "\n" in lit for lit in self._tmin)
+        self._raw_hits = raw and exact and self._hs_db is not None
         for block, starts in self._searched(self._blocks(chunks), _same):
             self._counted(block)
             # raw lines: ESC or NUL bytes can hide a literal from the byte search
             odd = self._lines_with(block, (b"\x1b", b"\x00"))
             # (numpy's arrays are a few times the block: not for a block that one huge line made)
             if self._np is not None and len(block) <= 2 * BLOCK:
-                yield from self._podman_np(block, starts, odd, parser, state)
+                # (a block without the context key (hyperscan says so; _searched scans a block
+                # just before it yields it) and no context owed: its hits' lines at once)
+                fast = self._raw_hits and self._hs_db is not None and self._key_seen is False \
+                    and state[0] <= 0
+                if self._raw_hits and not fast:
+                    starts = self._hit_lines(block, starts)
+                yield from self._podman_np(block, starts, odd, parser, state, fast)
             else:
+                if self._raw_hits:
+                    starts = self._hit_lines(block, starts)
                 yield from self._podman_py(block, starts, odd, parser, state)
 
     def _podman_py(self, block: bytes, starts: list[int], odd: set[int], parser, state: list[int]
@@ -522,8 +548,9 @@ class Scanner:
                 continue
             yield from self._kept(line_of(n, raw), state)
 
-    def _podman_np(self, block: bytes, starts: list[int], odd: set[int], parser, state: list[int]
-                   ) -> Iterator[Record]:
+    def _podman_np(self, block: bytes, starts: list[int], odd: set[int], parser, state: list[int],
+                   fast: bool = False) -> Iterator[Record]:
+        """fast: `starts` are hyperscan's hit offsets, and the block holds no context key."""
         np = self._np
         size = len(block)
         arr = np.frombuffer(block, dtype=np.uint8)
@@ -539,9 +566,15 @@ class Scanner:
         usual = np.zeros(len(ls), dtype=bool)
         usual[ok] = ((heads >= lo) & (heads <= hi)).all(axis=1)
         # ... and no "Z " after the stamp (it may start an embedded stamp)
-        zs = np.flatnonzero((arr[:-1] == 90) & (arr[1:] == 32))
+        # (each "Z" then its next byte: "Z" is rare outside the stamps, so this costs a fifth
+        # of comparing every pair of bytes)
+        zs = np.flatnonzero(arr[:-1] == 90)
+        zs = zs[arr[zs + 1] == 32]
         zline = np.searchsorted(ls, zs, side="right") - 1
         usual[zline[(zs - ls[zline]) >= 31]] = False
+        if fast:
+            yield from self._podman_runs(np, block, starts, odd, parser, state, nl, ls, le, usual)
+            return
         starts = sorted(set(starts).union(odd, ls[~usual].tolist()))
         before = np.searchsorted(nl, starts).tolist() if starts else []
         nlines = len(ls)
@@ -558,6 +591,80 @@ class Scanner:
         if done < size:
             _podman_gap(parser, block, done, size, whole=True)
 
+
+    def _podman_runs(self, np, block: bytes, hits: list[int], odd: set[int], parser, state: list[int],
+                     nl, ls, le, usual) -> Iterator:
+        """_podman_np's raw read of a block without the context key: a usual line (not odd, no
+        BOM after its stamp) with a hit in its text is kept as the stamp's parser would keep it
+        (its text holds a literal: the byte search saw one there), so the runs of such lines go
+        out as ("plines", their line numbers as int64 bytes, the lines with their stamps and
+        without a last "\r", joined by newlines), and they move the run state as any other usual
+        line (_podman_gap).  Every other line the search proposed, or that is not in the usual
+        shape, goes through the parser as in _podman_np (an odd line among the runs' lines
+        too: the parser's way wins), and so do the lines after one that turned out to owe
+        context (a key split by ANSI codes or by podman's stamps)."""
+        size = len(block)
+        nlines = len(ls)
+        self.lines_seen += nlines
+        lineno = state[1]
+        state[1] += nlines
+        h = np.array(hits, dtype=np.int64)
+        hl = np.searchsorted(ls, h, side="right") - 1  # the line of each hit
+        take = np.zeros(nlines, dtype=bool)
+        take[hl[h >= ls[hl] + 31]] = True
+        take &= usual
+        t = np.flatnonzero(take)
+        tb = ls[t] + 31  # where the text starts
+        # (a BOM there: envelope.clean drops it; those lines go the parser's way)
+        arr = np.frombuffer(block, dtype=np.uint8)
+        bom = (le[t] - tb >= 3) & (_bytes_at(np, arr, tb, 0) == 0xEF) & (_bytes_at(np, arr, tb, 1) == 0xBB) \
+            & (_bytes_at(np, arr, tb, 2) == 0xBF)
+        slow = np.union1d(np.flatnonzero(~usual), t[bom])
+        if odd:
+            slow = np.union1d(slow, np.searchsorted(ls, sorted(odd)))
+        t = t[~bom]
+        ends = le[t]
+        ends -= (arr[np.maximum(ends - 1, 0)] == 13) & (ends > ls[t] + 31)
+        fast_lines, fast_starts, fast_ends = t.tolist(), ls[t].tolist(), ends.tolist()
+        slow_lines = slow.tolist()
+        line_of = parser.line
+        nfast = len(fast_lines)
+        a = 0  # the next fast line not yet sent
+        done = 0  # the parser's run state stands for the lines before this offset
+
+        def run(b: int) -> tuple:
+            return ("plines", (np.array(fast_lines[a:b], dtype=np.int64) + lineno).tobytes(),
+                    b"\n".join([block[i:j] for i, j in zip(fast_starts[a:b], fast_ends[a:b])]))
+
+        k, nslow = 0, len(slow_lines)
+        cur = -1  # the last line read through the parser
+        while True:
+            if state[0] > 0:  # context owed: the next line, whatever it is
+                idx = cur + 1
+                if idx >= nlines:
+                    break
+            else:
+                while k < nslow and slow_lines[k] <= cur:
+                    k += 1
+                if k >= nslow:
+                    break
+                idx = slow_lines[k]
+            b = bisect_left(fast_lines, idx, a)
+            if b > a:
+                yield run(b)
+                a = b
+            if a < nfast and fast_lines[a] == idx:
+                a += 1  # (owed as context: read below instead)
+            pos, end = int(ls[idx]), int(le[idx])
+            if pos > done:
+                _podman_gap(parser, block, done, pos)
+            done = end + 1
+            yield from self._kept(line_of(lineno + idx, block[pos:end]), state)
+            cur = idx
+        if a < nfast:
+            yield run(nfast)
+        if done < size:
+            _podman_gap(parser, block, done, size, whole=True)
 
     def _cri(self, chunks: Iterable[bytes], start_line: int) -> Iterator[Record]:
         """Raw k8s-file: whole (F) lines the search did not propose, with no partial line open,
@@ -664,7 +771,15 @@ def _np_lines(np, cb: bytes, hits: list[int], lineno: int) -> tuple[bytes, bytes
     nl = np.flatnonzero(a == 10)
     if not hits:
         return b"", b"", len(nl)
-    li = np.unique(np.searchsorted(nl, np.array(hits, dtype=np.int64)))  # line index of each
+    li = np.searchsorted(nl, np.array(hits, dtype=np.int64))  # line index of each
+    # the hits come in order of their lines (hyperscan reports by end offset, and a literal
+    # without a newline cannot end later yet start in an earlier line): drop repeats in one
+    # pass, instead of np.unique's sort; any other order still gets the sort
+    step = np.diff(li)
+    if len(step) and step.min() < 0:
+        li = np.unique(li)
+    else:
+        li = li[np.concatenate(([True], step != 0))]
     ends = nl[li]
     starts = np.concatenate(([-1], nl))[li] + 1
     ends -= (a[ends - 1] == 13) & (ends > starts)  # (ends >= 1 when ends > starts)
@@ -675,6 +790,15 @@ def _np_lines(np, cb: bytes, hits: list[int], lineno: int) -> tuple[bytes, bytes
         starts[bom] += 3
     blob = b"\n".join([cb[i:j] for i, j in zip(starts.tolist(), ends.tolist())])
     return (li + lineno).astype(np.int64).tobytes(), blob, len(nl)  # (array("q")'s layout)
+
+
+def _bytes_at(np, arr, at, k: int):
+    """arr[at + k] for an array of offsets, 0 past its end."""
+    i = at + k
+    out = np.zeros(len(i), dtype=np.uint8)
+    inside = i < len(arr)
+    out[inside] = arr[i[inside]]
+    return out
 
 
 def _walk(block: bytes, starts: list[int], before: list[int], lineno: int, owed: list[int]

@@ -170,7 +170,12 @@ def test_podman_t_fast_path_equals_envelope(monkeypatch, path, engine, vectorize
     assert envelope.detect(data[:65536]) == "podman_ts"
     sc = Scanner(LITERALS, AFTER, accel=engine, vectorize=vectorize)
     got = list(sc.records(_chunks(data, 7000)))
-    assert got == list(select(envelope.records(_chunks(data)), LITERALS, AFTER))
+    want = list(select(envelope.records(_chunks(data)), LITERALS, AFTER))
+    assert got == want
+    assert sc.format == "podman_ts" and sc.lines_seen == _physical_lines(data)
+    # read raw, as the reader process reads it (runs of lines sent with their stamps)
+    sc = Scanner(LITERALS, AFTER, accel=engine, vectorize=vectorize)
+    assert _raw_records(sc, data, 7000) == want
     assert sc.format == "podman_ts" and sc.lines_seen == _physical_lines(data)
 
 
@@ -208,6 +213,10 @@ def test_generated_logs_scan_like_the_envelope(monkeypatch, lines, final_nl, blo
             sc = Scanner(LITERALS, after, accel=engine, vectorize=vectorize)
             assert list(sc.records(_chunks(data, chunk), fmt)) == want, (engine, vectorize)
             assert sc.lines_seen == _physical_lines(data)
+            if fmt == "podman_ts":  # and raw, as the reader process reads it
+                sc = Scanner(LITERALS, after, accel=engine, vectorize=vectorize)
+                assert _raw_records(sc, data, chunk, fmt) == want, (engine, vectorize, "raw")
+                assert sc.lines_seen == _physical_lines(data)
 
 
 @settings(max_examples=int(os.environ.get("BOOTLOG_HYPOTHESIS_EXAMPLES", "100")), deadline=None,
@@ -237,6 +246,8 @@ def test_generated_podman_runs_scan_like_the_envelope(monkeypatch, lines, run, g
         sc = Scanner(LITERALS, after, vectorize=vectorize)
         assert list(sc.records(_chunks(data, chunk), "podman_ts")) == want, vectorize
         assert sc.lines_seen == _physical_lines(data)
+        sc = Scanner(LITERALS, after, vectorize=vectorize)
+        assert _raw_records(sc, data, chunk, "podman_ts") == want, (vectorize, "raw")
 
 
 def test_podman_block_of_one_huge_line_is_read_line_by_line(monkeypatch):
@@ -273,6 +284,7 @@ def test_podman_line_without_a_stamp_keeps_the_run_it_interrupts():
     assert want[0].text == "KV cache size: 5 tokens partialcontinued"  # 4,500+ bytes: one read
     for vectorize in VECTOR:
         assert list(Scanner(LITERALS, {}, vectorize=vectorize).records(_chunks(data), "podman_ts")) == want
+        assert _raw_records(Scanner(LITERALS, {}, vectorize=vectorize), data, 1 << 16, "podman_ts") == want
 
 
 def test_odd_literals_still_match_the_reference():
@@ -361,19 +373,26 @@ def test_without_hyperscan_the_next_engine_takes_over(monkeypatch):
         select(envelope.records(_chunks(path.read_bytes())), LITERALS, AFTER))
 
 
-def _raw_records(sc: Scanner, data: bytes, size: int) -> list[Record]:
-    """Scanner.records(raw=True) as Records: (lineno, bytes), a block's ("lines", numbers,
-    joined lines) from _np_lines, or (lineno, text, ts, stream)."""
+def _raw_records(sc: Scanner, data: bytes, size: int, fmt: str | None = None) -> list[Record]:
+    """Scanner.records(raw=True) as Records (as reader.py makes them): (lineno, bytes), a
+    block's ("lines", numbers, joined lines) from _np_lines, ("plines", numbers, joined lines
+    with their stamps) from _podman_runs, (lineno, text, ts, stream) or Records."""
     from array import array
 
     out = []
-    for r in sc.records(_chunks(data, size), raw=True):
-        if len(r) == 2:
+    for r in sc.records(_chunks(data, size), fmt, raw=True):
+        if r.__class__ is Record:  # (other formats than plain)
+            out.append(r)
+        elif len(r) == 2:
             out.append(Record(r[0], r[1].decode("utf-8", "replace")))
         elif len(r) == 3:
             nums = array("q")
             nums.frombytes(r[1])
-            out += [Record(n, t) for n, t in zip(nums, r[2].decode("utf-8", "replace").split("\n"))]
+            lines = r[2].decode("utf-8", "replace").split("\n")
+            if r[0] == "plines":  # podman -t lines with their stamps (scan._podman_runs)
+                out += [Record(n, t[31:], envelope.parse_ts(t[:30])) for n, t in zip(nums, lines)]
+            else:
+                out += [Record(n, t) for n, t in zip(nums, lines)]
         else:
             out.append(Record(*r))
     return out
@@ -403,6 +422,61 @@ def test_raw_plain_read_equals_envelope_with_and_without_numpy(monkeypatch, engi
         assert (sc._np is not None) == vectorize
         assert got == want, engine
         assert sc.lines_seen == _physical_lines(data)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("vectorize", VECTOR, ids=["lines", "numpy"])
+def test_raw_podman_read_equals_envelope(monkeypatch, engine, vectorize):
+    """A podman -t log read raw (as the reader process reads it): runs of usual lines go out
+    with their stamps (scan._podman_runs), the rest through the stamp parser.  The same records
+    as the reference with CRLF endings, a BOM after the stamp, ANSI codes, bad UTF-8, a literal
+    found only inside stamps, pieces glued behind a partial line (a stamp inside the line), a
+    context key hidden by ANSI codes (context owed from the middle of a block) and keys whose
+    context runs across blocks."""
+    from datetime import datetime, timedelta, timezone
+
+    from test_envelope import _stamp
+
+    monkeypatch.setattr(scan, "BLOCK", 3000)
+    rng = random.Random(11)
+    lines = b"".join(p.read_bytes() for p in CORPUS[::4]).split(b"\n")
+    n = len(lines)
+    for i in rng.sample(range(n), n // 10):
+        lines[i] += b"\r"
+    for i in rng.sample(range(n), n // 20):
+        lines[i] = b"\xef\xbb\xbf" + lines[i]
+    for i in rng.sample(range(n), n // 50):
+        lines[i] = lines[i][:5] + b"\xff\xfe" + lines[i][5:]
+    for i in rng.sample(range(n), n // 50):
+        lines[i] = b"\x1b[0;36m" + lines[i]
+    for i in rng.sample(range(n), 3):
+        lines[i] = b"Trace\x1b[0mback (most recent call last):"
+    for i in rng.sample(range(n), 3):
+        lines[i] = TB.encode() + b":"
+    t0 = datetime(2026, 11, 29, 14, 0, tzinfo=timezone.utc)
+    out: list[bytes] = []
+    for i, line in enumerate(lines):
+        piece = _stamp(t0 + timedelta(milliseconds=7 * i), True) + b" " + line
+        if out and rng.random() < 0.02:
+            out[-1] += piece  # behind a partial line: its stamp inside the line
+        else:
+            out.append(piece)
+    data = b"\n".join(out) + b"\n"
+    lits = [*LITERALS, "T14:00:0"]  # (in the first stamps, and in no text)
+    want = list(select(envelope.records(_chunks(data, 4096), "podman_ts"), lits, AFTER))
+    runs = []
+    real = Scanner._podman_runs
+
+    def counted(self, *a):
+        runs.append(1)
+        return real(self, *a)
+    monkeypatch.setattr(Scanner, "_podman_runs", counted)
+    sc = Scanner(lits, AFTER, accel=engine, vectorize=vectorize)
+    assert _raw_records(sc, data, 4096) == want
+    assert sc.format == "podman_ts" and sc.lines_seen == _physical_lines(data)
+    assert bool(runs) == (engine == "hyperscan" and vectorize)
+    assert len(runs) > 20 or not runs
+    assert list(Scanner(lits, AFTER, accel=engine, vectorize=vectorize).records(_chunks(data, 4096))) == want
 
 
 def test_np_lines_cuts_each_line_as_the_per_line_path():
