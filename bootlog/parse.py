@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from typing import Callable, Iterable, Iterator
 
 from bootlog.boots import TB_CONTEXT, BootSplitter
+from bootlog.envelope import parse_ts
 from bootlog.boots import LITERALS as BOOT_LITERALS
 from bootlog.records import Boot, LineBatch, Record, Sample
 from bootlog.vline import json_exc_lines, parse_line
@@ -142,15 +143,19 @@ _TEST: Callable[[str], bool] | None = None
 
 
 def _stats_run(splitter: BootSplitter, nums, texts: list[str], i: int, cur_year: int, last_month: int,
-               entry: tuple) -> tuple[int, int]:
+               entry: tuple, stamps: list[str] | None = None) -> tuple[int, int]:
     """Lines texts[i:] added to their boot at once for as long as they are everyday stats lines
-    (`entry`: the first of _fast_stats()) in their canonical spelling, with one tag, a vLLM time
-    in this year (no New Year inside) and a boot that takes them all (BootSplitter.run_target,
-    run_takes).  Returns (j, last_month): lines i..j-1 were added, j == i if none.  Each gets
-    exactly the Sample the per-line path below makes of it, and the boot the same state."""
+    (`entry`: the first of _fast_stats()) in their canonical spelling, with one tag, a time
+    and a boot that takes them all (BootSplitter.run_target, run_takes).  The time: the
+    envelope's (`stamps`: podman's, one per line, a Record's ts), else vLLM's own in this year
+    (no New Year inside).  Returns (j, last_month): lines i..j-1 were added, j == i if none.
+    Each gets exactly the Sample the per-line path below makes of it, and the boot the same
+    state."""
     target = splitter.run_target(nums[i])
-    if target is None or not 1 <= cur_year <= 9999:
+    if target is None or (stamps is None and not 1 <= cur_year <= 9999):
         return i, last_month
+    if stamps is not None:
+        return _stamped_run(splitter, target, nums, texts, stamps, i, entry), last_month
     _, _, strict, template = entry
     ypre = f"{cur_year:04d}-"
     fromiso = datetime.fromisoformat
@@ -188,6 +193,38 @@ def _stats_run(splitter: BootSplitter, nums, texts: list[str], i: int, cur_year:
     if out:
         target.add_samples(out, out[0].ts, out[-1].ts)
     return j, month
+
+
+def _stamped_run(splitter: BootSplitter, target, nums, texts: list[str], stamps: list[str], i: int,
+                 entry: tuple) -> int:
+    """_stats_run over lines with an envelope time: each Sample's time is its stamp's, and its
+    row's ts text that time's isoformat(), as the per-line path makes them."""
+    _, _, strict, template = entry
+    out: list[Sample] = []
+    add = out.append
+    n = len(texts)
+    j = i
+    name = pid = None
+    while j < n:
+        text = texts[j]
+        m = strict(text)
+        if m is None or "\x1b" in text:
+            break
+        ts = parse_ts(stamps[j])
+        if ts is None or ts.tzinfo.__class__ is not timezone:
+            break
+        g = m.groups()  # name, pid, mo, d, h, mi, s, then the figures
+        if j == i:  # the run's tag: its first line's
+            name, pid = g[0], g[1]
+            if name is not None and not (_api_tag(name) and splitter.run_takes(target, (name, int(pid)))):
+                break
+        elif g[0] != name or g[1] != pid:
+            break
+        add(Sample(nums[j], ts, None, (ts.isoformat(), template % g[7:])))
+        j += 1
+    if out:
+        target.add_samples(out, out[0].ts, out[-1].ts)
+    return j
 
 
 def has_literal(text: str) -> bool:
@@ -237,15 +274,16 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
         """The records, with the runs of everyday stats lines in a reader's LineBatch added here
         at once (_stats_run); the rest of a batch as Records, to the loop below."""
         nonlocal last_month, remaining, left, last_lineno
+        stamp_key, stamp_ts = None, None  # (the last stamp read, and its time)
         for item in records:
             if item.__class__ is not LineBatch:
                 yield item
                 continue
-            nums, texts = item.nums, item.texts  # type: ignore[attr-defined]
+            nums, texts, stamps = item.nums, item.texts, item.stamps  # type: ignore[attr-defined]
             i, n = 0, len(texts)
             while i < n:
                 if fast and stats_lit in texts[i]:
-                    j, last_month = _stats_run(splitter, nums, texts, i, cur_year, last_month, fast[0])
+                    j, last_month = _stats_run(splitter, nums, texts, i, cur_year, last_month, fast[0], stamps)
                     if j > i:
                         last_lineno = nums[j - 1]
                         remaining = remaining - (j - i) if remaining > j - i else 0
@@ -257,7 +295,13 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
                         i = j
                         if i == n:
                             break
-                yield Record(nums[i], texts[i])
+                if stamps is None:
+                    yield Record(nums[i], texts[i])
+                else:
+                    stamp = stamps[i]
+                    if stamp != stamp_key:
+                        stamp_key, stamp_ts = stamp, parse_ts(stamp)
+                    yield Record(nums[i], texts[i], stamp_ts)
                 i += 1
 
     for rec in flat():

@@ -210,9 +210,14 @@ def _receive(r: int, pid: int, done: Finished, batches: bool = False) -> Iterato
             elif msg[0] == "plines":  # podman -t lines, each with its stamp (scan._podman_runs)
                 nums = array("q")
                 nums.frombytes(msg[1])
+                lines = msg[2].decode("utf-8", "replace").split("\n")
+                # (the stamp is ASCII: its 30 bytes are 30 characters, then a space)
+                if batches:
+                    yield LineBatch(nums, [x[31:] for x in lines], [x[:30] for x in lines])  # type: ignore[misc]
+                    continue
                 key, ts = None, None
-                for lineno, line in zip(nums, msg[2].decode("utf-8", "replace").split("\n")):
-                    stamp = line[:30]  # (ASCII: 30 bytes, 30 characters)
+                for lineno, line in zip(nums, lines):
+                    stamp = line[:30]
                     if stamp != key:
                         key, ts = stamp, parse_ts(stamp)
                     yield Record(lineno, line[31:], ts)

@@ -31,14 +31,16 @@ class Record:
 
 
 class LineBatch:
-    """Candidate lines of a plain log as the reader process sends them (reader.py): their line
-    numbers and texts side by side, no Record made per line.  parse() adds runs of periodic
-    stats lines from it at once and makes Records of the rest."""
+    """Candidate lines as the reader process sends them (reader.py): their line numbers and
+    texts side by side, no Record made per line; for a podman -t log also each line's stamp
+    (the 30 characters podman wrote before it, read by envelope.parse_ts).  parse() adds runs
+    of periodic stats lines from it at once and makes Records of the rest."""
 
-    __slots__ = ("nums", "texts")
+    __slots__ = ("nums", "texts", "stamps")
 
-    def __init__(self, nums: Any, texts: list[str]) -> None:
+    def __init__(self, nums: Any, texts: list[str], stamps: list[str] | None = None) -> None:
         self.nums, self.texts = nums, texts  # nums: a sequence of ints as long as texts
+        self.stamps = stamps
 
 
 @record(slots=True)

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -45,7 +45,10 @@ def _key(x):
     if fields is not None:
         return [type(x).__name__] + [(f, _key(getattr(x, f))) for f in fields]
     if type(x).__name__ == "Sample":  # (no _fields: its values may wait in its row)
-        return ["Sample", ("line", x.line), ("ts", x.ts), ("values", _key(x.values))]
+        from bootlog.store.samplerows import sample_rows
+
+        row = sample_rows([x])[0]  # what the store writes (asked before values: they drop the row)
+        return ["Sample", ("line", x.line), ("ts", x.ts), ("row", row), ("values", _key(x.values))]
     return x
 
 
@@ -71,25 +74,39 @@ def test_fixtures_exist():
     assert any(p.parent.name == "seed" for p in LOGS)
 
 
+def _stamp(r: Record) -> str | None:
+    """The podman stamp (as scan._podman_runs sends it) that envelope.parse_ts reads as r.ts."""
+    if r.ts is None or r.ts.utcoffset() != timedelta(0):
+        return None
+    return r.ts.strftime("%Y-%m-%dT%H:%M:%S.%f") + "321Z"
+
+
 def _batched(recs: list[Record], size: int) -> list:
-    """The records as the reader process hands a plain log's lines to parse(): LineBatch items
-    of `size` lines (a record with an envelope time stays a Record)."""
+    """The records as the reader process hands lines to parse(): LineBatch items of `size`
+    lines, a plain log's without times, a podman -t log's with the stamps of their envelope
+    times (a record with any other time, or a stream, stays a Record)."""
     from array import array
 
     out: list = []
     run: list[Record] = []
-    for r in [*recs, None]:
-        if r is not None and r.ts is None and r.stream is None and len(run) < size:
-            run.append(r)
-            continue
+    kind = None
+
+    def flush() -> None:
         if run:
-            out.append(LineBatch(array("q", [x.lineno for x in run]), [x.text for x in run]))
-            run = []
-        if r is not None:
-            if r.ts is None and r.stream is None:
-                run.append(r)
-            else:
-                out.append(r)
+            stamps = None if kind == "plain" else [_stamp(x) for x in run]
+            out.append(LineBatch(array("q", [x.lineno for x in run]), [x.text for x in run], stamps))
+            run.clear()
+
+    for r in recs:
+        k = None if r.stream is not None else "plain" if r.ts is None else "stamp" if _stamp(r) else None
+        if k != kind or len(run) >= size:
+            flush()
+            kind = k
+        if k is None:
+            out.append(r)
+        else:
+            run.append(r)
+    flush()
     return out
 
 
@@ -326,6 +343,10 @@ def test_tagged_stats_of_a_new_or_older_server(monkeypatch):
     got, count = _both(lines, monkeypatch)
     assert count.declined >= 1 and count.took >= 3
     assert len(got) >= 2
+    # the same with podman's times (runs of stamped lines: parse._stamped_run)
+    t0 = datetime(2026, 11, 20, 10, 0, tzinfo=timezone.utc)
+    recs = [Record(i + 1, t, t0 + timedelta(seconds=i)) for i, t in enumerate(lines)]
+    assert _key(_fast_three_ways(recs)) == _key(parse(recs, year=2026, fast_stats=False))
 
 
 def test_envelope_times_and_the_new_year(monkeypatch):
@@ -386,10 +407,12 @@ def test_no_accel_forces_pure_python(monkeypatch):
     assert Scanner(["Error"]).engine == "find"
 
 
+@pytest.mark.parametrize("stamped", [False, True], ids=["plain", "podman"])
 @pytest.mark.parametrize("seed", range(12))
-def test_shuffled_mixtures_of_fixture_lines(seed, monkeypatch):
+def test_shuffled_mixtures_of_fixture_lines(seed, stamped, monkeypatch):
     """Odd splitter states the fixtures alone may not reach: runs of lines from several logs
-    (tagged and untagged, V0 and V1, tracebacks, restarts) cut and interleaved at random."""
+    (tagged and untagged, V0 and V1, tracebacks, restarts) cut and interleaved at random;
+    `stamped`: each line with a podman time (some on a whole second), batches with stamps."""
     import random
 
     rng = random.Random(seed)
@@ -405,6 +428,11 @@ def test_shuffled_mixtures_of_fixture_lines(seed, monkeypatch):
     rng.shuffle(runs)
     lines = [t for run in runs for t in run]
     recs = [Record(i + 1, t) for i, t in enumerate(lines)]
+    if stamped:
+        t0 = datetime(2026, 11, 29, 14, 0, tzinfo=timezone.utc)
+        recs = [Record(r.lineno, r.text, t0 + timedelta(seconds=i, microseconds=rng.choice([0, 0, 7, 123456])))
+                for i, r in enumerate(recs)]
+        assert any(isinstance(x, LineBatch) and x.stamps for x in _batched(recs, 3))
     generic = parse(recs, year=2026, fast_stats=False)
     fast = parse(recs, year=2026, fast_stats=True)
     assert _key(fast) == _key(generic)
