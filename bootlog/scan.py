@@ -12,7 +12,9 @@ the same line numbers, without decoding most lines:
   the usual shape only advance envelope.PodmanTs' run state, the rest go through it in full.
   With numpy (a read past NUMPY_AFTER bytes) the odd lines of a block are found at once and
   the usual ones are never looked at one by one: the run state a read line needs is worked out
-  from the lines just before it (_podman_gap).  Without numpy, line by line: the same records.
+  from the lines just before it (_podman_gap).  A raw read with hyperscan also sends the usual
+  lines with a hit in their text as they are, stamp included, a run at a time (_podman_runs).
+  Without numpy, line by line: the same records.
 * CRI, docker/journald JSON, compose: joining decides what a line is, so envelope.records()
   plus the same filter (with an Aho-Corasick text test when available).
 
@@ -199,8 +201,9 @@ class Scanner:
         """raw: a plain log's records as (lineno, line bytes) tuples, a block's at once as
         ("lines", line numbers as int64 bytes, the lines joined by newlines) (_np_lines), or
         (lineno, text, None, None) when a literal or context key is not plain ASCII (the reader
-        process sends those: no Record made only to be taken apart again); other formats give
-        Records."""
+        process sends those: no Record made only to be taken apart again); a podman -t log's
+        runs of usual lines as ("plines", line numbers, the lines with their stamps joined by
+        newlines) (_podman_runs) among Records; other formats give Records."""
         self.lines_seen = 0
         self._raw_hits = False  # (_plain sets it for its own read)
         if fmt is None:
