@@ -104,7 +104,8 @@ def read_records(source, *, fast: bool = True, progress: bool = False, start: in
     """Records of a source: only candidate lines on the fast path, every line otherwise.
 
     start/limit: byte range to read (a resumed read); start_line: the line number at `start`;
-    raw: a plain log's records as (lineno, text, ts, stream) tuples (reader.py sends them so).
+    raw: records as the reader process sends them (reader.py; Scanner.records(raw=True) says
+    which shapes).
     """
     chunks = source.chunks(start) if start else source.chunks()
     if limit is not None:
@@ -214,7 +215,8 @@ def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume
     # the scanner counts the lines it read; without it, _Counter notes the last record's line
     counted = None if _scanning(kw["fast"]) else _Counter(recs)
     # a big log's parse makes a few hundred thousand objects that all live on (samples, until
-    # spilled) and no reference cycles: the cyclic collector's passes over them were ~5 % of it
+    # spilled) and hardly any reference cycles (a few per boot, collected after the parse):
+    # the cyclic collector's passes over them were ~5 % of it
     import gc
 
     collecting = gc.isenabled()

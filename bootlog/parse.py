@@ -22,8 +22,8 @@ from datetime import datetime, timezone
 from typing import Callable, Iterable, Iterator
 
 from bootlog.boots import TB_CONTEXT, BootSplitter
-from bootlog.envelope import parse_ts
 from bootlog.boots import LITERALS as BOOT_LITERALS
+from bootlog.envelope import parse_ts
 from bootlog.records import Boot, LineBatch, Record, Sample
 from bootlog.vline import json_exc_lines, parse_line
 
@@ -211,6 +211,8 @@ def _stamped_run(splitter: BootSplitter, target, nums, texts: list[str], stamps:
         if m is None or "\x1b" in text:
             break
         ts = parse_ts(stamps[j])
+        # (parse_ts gives a fixed offset, whose isoformat() the per-line path writes too; any
+        # other time goes that way, as it would there)
         if ts is None or ts.tzinfo.__class__ is not timezone:
             break
         g = m.groups()  # name, pid, mo, d, h, mi, s, then the figures

@@ -138,8 +138,9 @@ def _child(w: int, make: Callable[[], tuple[Iterable[Record], object]]) -> None:
 def background(make: Callable[[], tuple[Iterable[Record], object]], batches: bool = False
                ) -> tuple[Iterator[Record | LineBatch], Finished] | None:
     """make() run in a forked child, its Records read back here in order; None if this system
-    cannot fork (the caller then reads in process).  batches: a plain log's lines come as
-    records.LineBatch items among the Records (parse() reads them; nothing else does)."""
+    cannot fork (the caller then reads in process).  batches: a plain log's lines, and a
+    podman -t log's runs of usual lines (with their stamps), come as records.LineBatch items
+    among the Records (parse() reads them; nothing else does)."""
     if not hasattr(os, "fork"):
         return None
     for stream in (sys.stdout, sys.stderr):  # else the child's exit could write them twice

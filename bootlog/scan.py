@@ -144,7 +144,8 @@ class Scanner:
         keys_b = [k.encode("utf-8") for k in self.after]
         self._hs_key_ids = [i for i, b in enumerate(self._bmin) if any(b in k for k in keys_b)]
         self._hs_ids = bytearray(len(self._bmin))
-        self._key_seen: bool | None = None  # (_starts_hs: did the block it scanned last hold one?)
+        self._key_block: bytes | None = None  # the block _starts_hs scanned last ...
+        self._key_seen = False  # ... and whether it holds one (see _key_in)
         self.accelerated = self.engine != "find"
         self._auto = None
         self._argv: list[str] | None = None
@@ -205,7 +206,8 @@ class Scanner:
         runs of usual lines as ("plines", line numbers, the lines with their stamps joined by
         newlines) (_podman_runs) among Records; other formats give Records."""
         self.lines_seen = 0
-        self._raw_hits = False  # (_plain sets it for its own read)
+        self._raw_hits = False  # (_plain and _podman set it for their own read)
+        self._key_block = None
         if fmt is None:
             fmt, chunks = envelope.sniff(chunks)
         self.format = fmt
@@ -366,7 +368,7 @@ class Scanner:
         lens = self._hs_len
         ids = self._hs_ids
         ids[:] = bytes(len(ids))
-        self._key_seen = None
+        self._key_block = None
 
         def on_match(i: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
             add(to - lens[i])  # (one callback per hit: keep it small)
@@ -376,7 +378,7 @@ class Scanner:
         except Exception:  # hyperscan.HyperscanError: Python for the rest, same answer
             self._hs_db = None
             return self._starts_py(cb)
-        self._key_seen = any(ids[i] for i in self._hs_key_ids)
+        self._key_block, self._key_seen = cb, any(ids[i] for i in self._hs_key_ids)
         if self._hs_sorted:
             starts.sort()
         if self._raw_hits:  # (the caller finds their lines)
@@ -384,6 +386,12 @@ class Scanner:
         # reported in order of end offset; without a newline inside a literal, a later start
         # in an earlier line is impossible, so starts only go backwards within one line
         return self._hit_lines(cb, starts)
+
+    def _key_in(self, cb: bytes) -> bool | None:
+        """Whether block cb holds an `after` key, as hyperscan's scan of it found (the literals
+        inside a key hit); None when that scan was not of this very block (another engine, or
+        hyperscan gave up): then the caller looks itself."""
+        return self._key_seen if self._key_block is cb else None
 
     def _starts_py(self, cb: bytes) -> list[int]:
         if self._auto is not None:
@@ -429,8 +437,7 @@ class Scanner:
                 self._counted(cb)
                 np = self._np
                 # (not for a block that one huge line made: numpy's arrays are a few times it)
-                # (_searched scans a block just before it yields it: _key_seen is this block's)
-                seen = self._key_seen if self._raw_hits and self._hs_db is not None else None
+                seen = self._key_in(cb)
                 if np is not None and owed[0] <= 0 and len(cb) <= 2 * BLOCK and not (
                         seen if seen is not None else any(key in cb for key, _ in after_b)):
                     nums, blob, nlines = _np_lines(np, cb, starts, lineno)
@@ -521,8 +528,7 @@ class Scanner:
             if self._np is not None and len(block) <= 2 * BLOCK:
                 # (a block without the context key (hyperscan says so; _searched scans a block
                 # just before it yields it) and no context owed: its hits' lines at once)
-                fast = self._raw_hits and self._hs_db is not None and self._key_seen is False \
-                    and state[0] <= 0
+                fast = self._raw_hits and self._key_in(block) is False and state[0] <= 0
                 if self._raw_hits and not fast:
                     starts = self._hit_lines(block, starts)
                 yield from self._podman_np(block, starts, odd, parser, state, fast)
@@ -576,7 +582,7 @@ class Scanner:
         zline = np.searchsorted(ls, zs, side="right") - 1
         usual[zline[(zs - ls[zline]) >= 31]] = False
         if fast:
-            yield from self._podman_runs(np, block, starts, odd, parser, state, nl, ls, le, usual)
+            yield from self._podman_runs(np, block, starts, odd, parser, state, ls, le, usual)
             return
         starts = sorted(set(starts).union(odd, ls[~usual].tolist()))
         before = np.searchsorted(nl, starts).tolist() if starts else []
@@ -594,9 +600,8 @@ class Scanner:
         if done < size:
             _podman_gap(parser, block, done, size, whole=True)
 
-
     def _podman_runs(self, np, block: bytes, hits: list[int], odd: set[int], parser, state: list[int],
-                     nl, ls, le, usual) -> Iterator:
+                     ls, le, usual) -> Iterator:
         """_podman_np's raw read of a block without the context key: a usual line (not odd, no
         BOM after its stamp) with a hit in its text is kept as the stamp's parser would keep it
         (its text holds a literal: the byte search saw one there), so the runs of such lines go
