@@ -214,6 +214,13 @@ def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume
         splitter.retire = spill.retire
     # the scanner counts the lines it read; without it, _Counter notes the last record's line
     counted = None if _scanning(kw["fast"]) else _Counter(recs)
+
+    def lines_read() -> int | None:
+        """The physical lines read, once they are (the scanner's count; resumed: from line 1),
+        so that every boot still running at the end ends there, as when every line is read."""
+        seen = getattr(scanner, "lines_seen", None)
+        return None if seen is None else resume.lines + seen if resume else seen
+
     # a big log's parse makes a few hundred thousand objects that all live on (samples, until
     # spilled) and hardly any reference cycles (a few per boot, collected after the parse):
     # the cyclic collector's passes over them were ~5 % of it
@@ -223,7 +230,7 @@ def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume
     gc.disable()
     try:
         boots = Boots(parse(counted if counted is not None else recs, year=_year_hint(source), splitter=splitter,
-                            tick=(_SPILL_EVERY, spill.drain)), spill)
+                            tick=(_SPILL_EVERY, spill.drain), total_lines=lines_read), spill)
     finally:
         if collecting:
             gc.enable()
@@ -231,15 +238,7 @@ def _parse(source, *, fast: bool = True, progress: bool = False, resume: "Resume
     if hits is not None:
         hits.attach(list(boots))
     seen = getattr(scanner, "lines_seen", None)
-    last = counted.last if counted is not None else 0
-    total = (resume.lines + seen if resume and seen is not None else seen) or last
-    if boots and total:
-        # the scanner saw more physical lines than the last candidate: the boot that ends last
-        # (not always the newest: two servers can interleave) runs to the end of the source;
-        # never a retired one (a newer boot started after its last line)
-        tail = max(boots.in_memory(), key=lambda b: b.last_line)
-        tail.last_line = max(tail.last_line, total)
-    return boots, seen if seen is not None else last
+    return boots, seen if seen is not None else counted.last if counted is not None else 0
 
 
 class _Counter:

@@ -239,7 +239,8 @@ def has_literal(text: str) -> bool:
     return _TEST(text)
 
 
-def parse(records: Iterable[Record], *, year: int | None = None, total_lines: int | None = None,
+def parse(records: Iterable[Record], *, year: int | None = None,
+          total_lines: int | Callable[[], int | None] | None = None,
           continuing: str | None = None, fast_stats: bool = True,
           splitter: BootSplitter | None = None,
           tick: tuple[int, Callable[[], None]] | None = None) -> list[Boot]:
@@ -247,7 +248,9 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
 
     year: the year of vLLM's own MM-DD timestamps (records without an envelope time); None means
     the current year.  A log running over New Year bumps the year when the month goes backwards.
-    total_lines: physical line count of the source, so the last boot ends at the file's end.
+    total_lines: physical line count of the source, so the last boot ends at the file's end (a
+    call: asked once the records are read; a scanner knows the count only then); None: the last
+    record's line.
     splitter: a BootSplitter(continuing) made by the caller (continuing is then the splitter's).
     continuing: status of the stored boot that a resumed read continues; the lines before the
     first start marker then form one Boot with continued=True (merged into it by the store).
@@ -403,4 +406,5 @@ def parse(records: Iterable[Record], *, year: int | None = None, total_lines: in
         if text[:1] == "{":  # a JSON record's traceback is a field of the same line
             for x in json_exc_lines(v):
                 splitter.feed(x, has_literal(x.text))
-    return splitter.finish(total_lines if total_lines is not None else last_lineno)
+    total = total_lines() if callable(total_lines) else total_lines
+    return splitter.finish(total if total is not None else last_lineno)

@@ -164,3 +164,43 @@ def test_small_files_and_streams_are_read_here(tmp_path, monkeypatch, forks):
     src.kind, src.size = "stdin", None  # (a stream can be read only once: never in a child)
     parse_source(src)
     assert not forks
+
+
+def _two_servers() -> list[str]:
+    """Two API servers writing to one file (pids 10 and 20), the older one still logging after
+    the newer one started, and the file ending in access-log lines that hold no literal."""
+    def start(pid: int, minute: int) -> list[str]:
+        return [f"(APIServer pid={pid}) INFO 11-20 10:{minute:02d}:00 [api_server.py:1] vLLM API server version 0.11.0",
+                f"(APIServer pid={pid}) INFO 11-20 10:{minute:02d}:01 [utils.py:2] non-default args: {{'model': 'm'}}",
+                f"(EngineCore_DP0 pid={pid + 100}) INFO 11-20 10:{minute:02d}:05 [core.py:3] Initializing a V1 LLM "
+                f"engine (v0.11.0) with config: model='m'",
+                f"(APIServer pid={pid}) INFO:     Application startup complete."]
+
+    def stats(pid: int, minute: int) -> str:
+        return (f"(APIServer pid={pid}) INFO 11-20 10:{minute:02d}:30 [loggers.py:259] Engine 000: Avg prompt "
+                "throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 "
+                "reqs, GPU KV cache usage: 2.2%, Prefix cache hit rate: 5.0%")
+
+    def access(pid: int) -> str:
+        return f'(APIServer pid={pid}) INFO:     127.0.0.1:45988 - "POST /v1/chat/completions HTTP/1.1" 200 OK'
+    return [*start(10, 0), stats(10, 1), *start(20, 2), stats(10, 3), stats(20, 4), access(10), stats(10, 5),
+            access(20), access(10), access(20)]
+
+
+def test_same_boots_scanning_or_reading_every_line(tmp_path, monkeypatch):
+    """Candidate lines only (the scan) or every line: the same boots on every fixture, and for
+    two servers interleaved in one file (plain, and as podman -t prints it) whose last lines hold
+    no literal: every boot still running at the end ends at the file's last line either way
+    (the scan gave only the newest-ending one the lines after the last candidate)."""
+    lines = _two_servers()
+    plain = tmp_path / "two.log"
+    plain.write_text("\n".join(lines) + "\n")
+    pod = tmp_path / "two-podman.log"
+    pod.write_text("".join(f"2026-11-20T10:{i // 60:02d}:{i % 60:02d}.000000001Z {x}\n" for i, x in enumerate(lines)))
+    for path in [*LOGS, plain, pod]:
+        monkeypatch.delenv("BOOTLOG_FULL_SCAN", raising=False)
+        fast = _boots(path, monkeypatch, False)
+        monkeypatch.setenv("BOOTLOG_FULL_SCAN", "1")
+        assert _boots(path, monkeypatch, False) == fast, path.name
+    ends = [b[2] for b in fast]  # (the podman log's boots: ["Boot", first_line, last_line, ...])
+    assert ends[-2:] == [("last_line", len(lines))] * 2
