@@ -154,8 +154,6 @@ def _stats_run(splitter: BootSplitter, nums, texts: list[str], i: int, cur_year:
     target = splitter.run_target(nums[i])
     if target is None or (stamps is None and not 1 <= cur_year <= 9999):
         return i, last_month
-    if stamps is not None:
-        return _stamped_run(splitter, target, nums, texts, stamps, i, entry), last_month
     _, _, strict, template = entry
     ypre = f"{cur_year:04d}-"
     fromiso = datetime.fromisoformat
@@ -168,19 +166,27 @@ def _stats_run(splitter: BootSplitter, nums, texts: list[str], i: int, cur_year:
     while j < n:
         text = texts[j]
         m = strict(text)
-        if m is None or "\x1b" in text or not text.isascii():
+        if m is None or "\x1b" in text:
             break
         g = m.groups()  # name, pid, mo, d, h, mi, s, then the figures
-        if g[4] >= "24":
-            break
-        iso = f"{ypre}{g[2]}-{g[3]}T{g[4]}:{g[5]}:{g[6]}"
-        try:
-            ts = fromiso(iso)
-        except ValueError:
-            break
-        mo = ts.month
-        if month and mo < month and month - mo >= 6:
-            break  # New Year: the per-line path moves the year on
+        if stamps is None:
+            if g[4] >= "24" or not text.isascii():
+                break
+            iso = f"{ypre}{g[2]}-{g[3]}T{g[4]}:{g[5]}:{g[6]}"
+            try:
+                ts = fromiso(iso)
+            except ValueError:
+                break
+            mo = ts.month
+            if month and mo < month and month - mo >= 6:
+                break  # New Year: the per-line path moves the year on
+        else:
+            ts = parse_ts(stamps[j])
+            # (parse_ts gives a fixed offset, whose isoformat() the per-line path writes too;
+            # any other time goes that way, as it would there)
+            if ts is None or ts.tzinfo.__class__ is not timezone:
+                break
+            iso, mo = ts.isoformat(), month  # (an envelope time leaves vLLM's year rule alone)
         if j == i:  # the run's tag: its first line's
             name, pid = g[0], g[1]
             if name is not None and not (_api_tag(name) and splitter.run_takes(target, (name, int(pid)))):
@@ -193,40 +199,6 @@ def _stats_run(splitter: BootSplitter, nums, texts: list[str], i: int, cur_year:
     if out:
         target.add_samples(out, out[0].ts, out[-1].ts)
     return j, month
-
-
-def _stamped_run(splitter: BootSplitter, target, nums, texts: list[str], stamps: list[str], i: int,
-                 entry: tuple) -> int:
-    """_stats_run over lines with an envelope time: each Sample's time is its stamp's, and its
-    row's ts text that time's isoformat(), as the per-line path makes them."""
-    _, _, strict, template = entry
-    out: list[Sample] = []
-    add = out.append
-    n = len(texts)
-    j = i
-    name = pid = None
-    while j < n:
-        text = texts[j]
-        m = strict(text)
-        if m is None or "\x1b" in text:
-            break
-        ts = parse_ts(stamps[j])
-        # (parse_ts gives a fixed offset, whose isoformat() the per-line path writes too; any
-        # other time goes that way, as it would there)
-        if ts is None or ts.tzinfo.__class__ is not timezone:
-            break
-        g = m.groups()  # name, pid, mo, d, h, mi, s, then the figures
-        if j == i:  # the run's tag: its first line's
-            name, pid = g[0], g[1]
-            if name is not None and not (_api_tag(name) and splitter.run_takes(target, (name, int(pid)))):
-                break
-        elif g[0] != name or g[1] != pid:
-            break
-        add(Sample(nums[j], ts, None, (ts.isoformat(), template % g[7:])))
-        j += 1
-    if out:
-        target.add_samples(out, out[0].ts, out[-1].ts)
-    return j
 
 
 def has_literal(text: str) -> bool:
