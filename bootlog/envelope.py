@@ -54,7 +54,7 @@ import json
 import re
 from collections import deque
 from datetime import datetime, timedelta, timezone
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from bootlog.lazyre import lazy
 from bootlog.records import Record
@@ -113,6 +113,17 @@ def clean_text(s: str) -> str:
 _TZ_CACHE: dict[str, timezone] = {"Z": timezone.utc}
 # podman's own stamp (UTC, nanoseconds): most stamps of a big podman log, read the short way
 _NANO_Z = lazy(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{9}[Zz]")
+
+
+def stamp_clock() -> Callable[[str], datetime | None]:
+    """parse_ts that keeps its last answer: consecutive lines of a podman log often share a stamp."""
+    last: list = [None, None]
+
+    def read(stamp: str) -> datetime | None:
+        if stamp != last[0]:
+            last[0], last[1] = stamp, parse_ts(stamp)
+        return last[1]
+    return read
 
 
 def parse_ts(text: str | bytes | None) -> datetime | None:

@@ -23,7 +23,7 @@ from typing import Callable, Iterable, Iterator
 
 from bootlog.boots import TB_CONTEXT, BootSplitter
 from bootlog.boots import LITERALS as BOOT_LITERALS
-from bootlog.envelope import parse_ts
+from bootlog.envelope import parse_ts, stamp_clock
 from bootlog.records import Boot, LineBatch, Record, Sample
 from bootlog.vline import json_exc_lines, parse_line
 
@@ -251,7 +251,7 @@ def parse(records: Iterable[Record], *, year: int | None = None,
         """The records, with the runs of everyday stats lines in a reader's LineBatch added here
         at once (_stats_run); the rest of a batch as Records, to the loop below."""
         nonlocal last_month, remaining, left, last_lineno
-        stamp_key, stamp_ts = None, None  # (the last stamp read, and its time)
+        clock = stamp_clock()
         for item in records:
             if item.__class__ is not LineBatch:
                 yield item
@@ -272,13 +272,7 @@ def parse(records: Iterable[Record], *, year: int | None = None,
                         i = j
                         if i == n:
                             break
-                if stamps is None:
-                    yield Record(nums[i], texts[i])
-                else:
-                    stamp = stamps[i]
-                    if stamp != stamp_key:
-                        stamp_key, stamp_ts = stamp, parse_ts(stamp)
-                    yield Record(nums[i], texts[i], stamp_ts)
+                yield Record(nums[i], texts[i]) if stamps is None else Record(nums[i], texts[i], clock(stamps[i]))
                 i += 1
 
     for rec in flat():

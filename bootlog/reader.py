@@ -184,7 +184,7 @@ def background(make: Callable[[], tuple[Iterable[Record], object]], batches: boo
 def _receive(r: int, pid: int, done: Finished, batches: bool = False) -> Iterator[Record | LineBatch]:
     import pickle
 
-    from bootlog.envelope import parse_ts
+    from bootlog.envelope import stamp_clock
 
     ended = False
     try:
@@ -216,12 +216,9 @@ def _receive(r: int, pid: int, done: Finished, batches: bool = False) -> Iterato
                 if batches:
                     yield LineBatch(nums, [x[31:] for x in lines], [x[:30] for x in lines])  # type: ignore[misc]
                     continue
-                key, ts = None, None
+                clock = stamp_clock()
                 for lineno, line in zip(nums, lines):
-                    stamp = line[:30]
-                    if stamp != key:
-                        key, ts = stamp, parse_ts(stamp)
-                    yield Record(lineno, line[31:], ts)
+                    yield Record(lineno, line[31:], clock(line[:30]))
             elif msg[0] == "recs":
                 for lineno, text, ts, stream in msg[1]:
                     yield Record(lineno, text, ts, stream)

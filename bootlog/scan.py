@@ -582,7 +582,7 @@ class Scanner:
         zline = np.searchsorted(ls, zs, side="right") - 1
         usual[zline[(zs - ls[zline]) >= 31]] = False
         if fast:
-            yield from self._podman_runs(np, block, starts, odd, parser, state, ls, le, usual)
+            yield from self._podman_runs(np, block, arr, starts, odd, parser, state, ls, le, usual)
             return
         starts = sorted(set(starts).union(odd, ls[~usual].tolist()))
         before = np.searchsorted(nl, starts).tolist() if starts else []
@@ -600,8 +600,8 @@ class Scanner:
         if done < size:
             _podman_gap(parser, block, done, size, whole=True)
 
-    def _podman_runs(self, np, block: bytes, hits: list[int], odd: set[int], parser, state: list[int],
-                     ls, le, usual) -> Iterator:
+    def _podman_runs(self, np, block: bytes, arr, hits: list[int], odd: set[int], parser,
+                     state: list[int], ls, le, usual) -> Iterator:
         """_podman_np's raw read of a block without the context key: a usual line (not odd, no
         BOM after its stamp) with a hit in its text is kept as the stamp's parser would keep it
         (its text holds a literal: the byte search saw one there), so the runs of such lines go
@@ -621,16 +621,15 @@ class Scanner:
         take = np.zeros(nlines, dtype=bool)
         take[hl[h >= ls[hl] + 31]] = True
         take &= usual
+        # (a BOM where the text starts: envelope.clean drops it; those lines go the parser's way)
+        room = np.flatnonzero(take & (le - ls >= 34))
+        at = ls[room] + 31
+        bom = room[(arr[at] == 0xEF) & (arr[at + 1] == 0xBB) & (arr[at + 2] == 0xBF)]
+        take[bom] = False
         t = np.flatnonzero(take)
-        tb = ls[t] + 31  # where the text starts
-        # (a BOM there: envelope.clean drops it; those lines go the parser's way)
-        arr = np.frombuffer(block, dtype=np.uint8)
-        bom = (le[t] - tb >= 3) & (_bytes_at(np, arr, tb, 0) == 0xEF) & (_bytes_at(np, arr, tb, 1) == 0xBB) \
-            & (_bytes_at(np, arr, tb, 2) == 0xBF)
-        slow = np.union1d(np.flatnonzero(~usual), t[bom])
+        slow = np.union1d(np.flatnonzero(~usual), bom)
         if odd:
             slow = np.union1d(slow, np.searchsorted(ls, sorted(odd)))
-        t = t[~bom]
         ends = le[t]
         ends -= (arr[np.maximum(ends - 1, 0)] == 13) & (ends > ls[t] + 31)
         fast_lines, fast_starts, fast_ends = t.tolist(), ls[t].tolist(), ends.tolist()
@@ -798,15 +797,6 @@ def _np_lines(np, cb: bytes, hits: list[int], lineno: int) -> tuple[bytes, bytes
         starts[bom] += 3
     blob = b"\n".join([cb[i:j] for i, j in zip(starts.tolist(), ends.tolist())])
     return (li + lineno).astype(np.int64).tobytes(), blob, len(nl)  # (array("q")'s layout)
-
-
-def _bytes_at(np, arr, at, k: int):
-    """arr[at + k] for an array of offsets, 0 past its end."""
-    i = at + k
-    out = np.zeros(len(i), dtype=np.uint8)
-    inside = i < len(arr)
-    out[inside] = arr[i[inside]]
-    return out
 
 
 def _walk(block: bytes, starts: list[int], before: list[int], lineno: int, owed: list[int]
