@@ -34,3 +34,20 @@ def grow_and_ingest(engine, log: Path, data: bytes, cuts: list[int]) -> list:
         done = cut
         out.append(ingest(engine, str(log)))
     return out
+
+
+def v1_start(api: int, engine: int, minute: int) -> list[str]:
+    """The first lines of a V1 server's boot (API server pid `api`, engine core pid `engine`)."""
+    ts = f"11-20 10:{minute % 60:02d}:00"
+    return [f"(APIServer pid={api}) INFO {ts} [api_server.py:1] vLLM API server version 0.11.0",
+            f"(APIServer pid={api}) INFO {ts} [utils.py:2] non-default args: {{'model': 'm{api}'}}",
+            f"(EngineCore_DP0 pid={engine}) INFO {ts} [core.py:3] Initializing a V1 LLM engine (v0.11.0) "
+            f"with config: model='m{api}'",
+            f"(EngineCore_DP0 pid={engine}) INFO {ts} [kv_cache_utils.py:1028] GPU KV cache size: 5,000 tokens"]
+
+
+def v1_stats(api: int, minute: int) -> str:
+    """A V1 server's periodic stats line, tagged with its API server's pid."""
+    return (f"(APIServer pid={api}) INFO 11-20 10:{minute % 60:02d}:30 [loggers.py:259] Engine 000: Avg prompt "
+            f"throughput: {minute}.0 tokens/s, Avg generation throughput: 1.0 tokens/s, Running: 1 reqs, "
+            "Waiting: 0 reqs, GPU KV cache usage: 2.0%, Prefix cache hit rate: 0.0%")

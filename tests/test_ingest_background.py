@@ -14,7 +14,7 @@ from bootlog.ingest import parse_source
 from bootlog.scan import available_engines
 from bootlog.sources import open_source
 from bootlog.store.db import open_db
-from conftest import FIXTURES, grow_and_ingest
+from conftest import FIXTURES, grow_and_ingest, v1_start, v1_stats
 from test_sqlite_fast import _ingest_to, tables
 
 DATA = FIXTURES.parent.parent / "tests" / "data" / "envelope"
@@ -169,22 +169,10 @@ def test_small_files_and_streams_are_read_here(tmp_path, monkeypatch, forks):
 def _two_servers() -> list[str]:
     """Two API servers writing to one file (pids 10 and 20), the older one still logging after
     the newer one started, and the file ending in access-log lines that hold no literal."""
-    def start(pid: int, minute: int) -> list[str]:
-        return [f"(APIServer pid={pid}) INFO 11-20 10:{minute:02d}:00 [api_server.py:1] vLLM API server version 0.11.0",
-                f"(APIServer pid={pid}) INFO 11-20 10:{minute:02d}:01 [utils.py:2] non-default args: {{'model': 'm'}}",
-                f"(EngineCore_DP0 pid={pid + 100}) INFO 11-20 10:{minute:02d}:05 [core.py:3] Initializing a V1 LLM "
-                f"engine (v0.11.0) with config: model='m'",
-                f"(APIServer pid={pid}) INFO:     Application startup complete."]
-
-    def stats(pid: int, minute: int) -> str:
-        return (f"(APIServer pid={pid}) INFO 11-20 10:{minute:02d}:30 [loggers.py:259] Engine 000: Avg prompt "
-                "throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 "
-                "reqs, GPU KV cache usage: 2.2%, Prefix cache hit rate: 5.0%")
-
     def access(pid: int) -> str:
         return f'(APIServer pid={pid}) INFO:     127.0.0.1:45988 - "POST /v1/chat/completions HTTP/1.1" 200 OK'
-    return [*start(10, 0), stats(10, 1), *start(20, 2), stats(10, 3), stats(20, 4), access(10), stats(10, 5),
-            access(20), access(10), access(20)]
+    return [*v1_start(10, 110, 0), v1_stats(10, 1), *v1_start(20, 120, 2), v1_stats(10, 3), v1_stats(20, 4),
+            access(10), v1_stats(10, 5), access(20), access(10), access(20)]
 
 
 def test_same_boots_scanning_or_reading_every_line(tmp_path, monkeypatch):

@@ -24,6 +24,7 @@ from bootlog.ingest import SpilledSamples, ingest, parse_source  # noqa: E402
 from bootlog.sources import open_source  # noqa: E402
 from bootlog.store.db import open_db  # noqa: E402
 from bootlog.store.queries import boot_samples, show_boot  # noqa: E402
+from conftest import v1_start, v1_stats  # noqa: E402
 
 _WRAPPER = (
     "import json, resource, subprocess, sys\n"
@@ -293,25 +294,12 @@ def test_an_older_server_that_keeps_printing_is_not_retired(tmp_path, monkeypatc
     after it, exactly as without retiring."""
     from bootlog import boots as boots_mod
 
-    def start(api: int, engine: int, minute: int) -> list[str]:
-        ts = f"11-20 10:{minute % 60:02d}:00"
-        return [f"(APIServer pid={api}) INFO {ts} [api_server.py:1] vLLM API server version 0.11.0",
-                f"(APIServer pid={api}) INFO {ts} [utils.py:2] non-default args: {{'model': 'm{api}'}}",
-                f"(EngineCore_DP0 pid={engine}) INFO {ts} [core.py:3] Initializing a V1 LLM engine (v0.11.0) "
-                f"with config: model='m{api}'",
-                f"(EngineCore_DP0 pid={engine}) INFO {ts} [kv_cache_utils.py:1028] GPU KV cache size: 5,000 tokens"]
-
-    def stats(api: int, minute: int) -> str:
-        return (f"(APIServer pid={api}) INFO 11-20 10:{minute % 60:02d}:30 [loggers.py:259] Engine 000: Avg prompt "
-                f"throughput: {minute}.0 tokens/s, Avg generation throughput: 1.0 tokens/s, Running: 1 reqs, "
-                "Waiting: 0 reqs, GPU KV cache usage: 2.0%, Prefix cache hit rate: 0.0%")
-
-    lines = [*start(10, 110, 0)]
+    lines = [*v1_start(10, 110, 0)]
     for i in range(100):
-        lines += start(1000 + i, 5000 + i, i)
+        lines += v1_start(1000 + i, 5000 + i, i)
         lines.append(f"(EngineCore_DP0 pid={5000 + i}) ERROR 11-20 10:{i % 60:02d}:20 [core.py:9] "
                      "EngineCore failed to start.")
-        lines.append(stats(10, i))
+        lines.append(v1_stats(10, i))
     log = tmp_path / "two.log"
     log.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(boots_mod, "RETIRE_AFTER", 10**9)
