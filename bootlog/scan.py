@@ -139,6 +139,9 @@ class Scanner:
             self.engine = "ahocorasick" if _ac is not None else "find"  # argv cannot hold NUL
         self._hs_sorted = any(b"\n" in b for b in self._bmin)  # hits of such may start a line earlier
         self._hs_len = [len(b) for b in self._bmin]
+        # a literal the byte search finds in a line's bytes is in its decoded text too (UTF-8
+        # resynchronises after bad bytes), unless it ends in "\r" (cut off the text) or spans lines
+        self._exact = not any(lit.endswith("\r") or "\n" in lit for lit in self._tmin)
         # ids of the literals inside an `after` key: a block where none of them hit holds no key
         # (the key holds one of the minimal literals), and the raw read skips looking for it
         keys_b = [k.encode("utf-8") for k in self.after]
@@ -423,7 +426,7 @@ class Scanner:
         lineno = start_line
         after = tuple(self.after.items())
         tmin = self._tmin
-        exact = not any(lit.endswith("\r") or "\n" in lit for lit in tmin)
+        exact = self._exact
         bom = b"\xef\xbb\xbf"
         # raw: the reader process sends a line's bytes, decoded in the parent a batch at a time
         # (reader.py); an ASCII key is in the bytes exactly when it is in the decoded text
@@ -518,8 +521,7 @@ class Scanner:
         out as one message per run (_podman_np), stamp and text as the line has them."""
         parser = envelope.PodmanTs()
         state = [0, start_line]  # context lines owed, the line number of the next block
-        exact = not any(lit.endswith("\r") or "\n" in lit for lit in self._tmin)
-        self._raw_hits = raw and exact and self._hs_db is not None
+        self._raw_hits = raw and self._exact and self._hs_db is not None
         for block, starts in self._searched(self._blocks(chunks), _same):
             self._counted(block)
             # raw lines: ESC or NUL bytes can hide a literal from the byte search
