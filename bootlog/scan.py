@@ -518,7 +518,7 @@ class Scanner:
         With numpy the odd lines of a block are found at once and the run state is worked out
         from the few lines before each line read (_podman_gap); else line by line.  raw (the
         reader process), with hyperscan and numpy: the usual lines whose text holds a hit go
-        out as one message per run (_podman_np), stamp and text as the line has them."""
+        out as one message per run (_podman_runs), stamp and text as the line has them."""
         parser = envelope.PodmanTs()
         state = [0, start_line]  # context lines owed, the line number of the next block
         self._raw_hits = raw and self._exact and self._hs_db is not None
@@ -528,8 +528,8 @@ class Scanner:
             odd = self._lines_with(block, (b"\x1b", b"\x00"))
             # (numpy's arrays are a few times the block: not for a block that one huge line made)
             if self._np is not None and len(block) <= 2 * BLOCK:
-                # (a block without the context key (hyperscan says so; _searched scans a block
-                # just before it yields it) and no context owed: its hits' lines at once)
+                # (a block without the context key, as hyperscan's scan of this very block says,
+                # and no context owed: its hits' lines at once)
                 fast = self._raw_hits and self._key_in(block) is False and state[0] <= 0
                 if self._raw_hits and not fast:
                     starts = self._hit_lines(block, starts)
