@@ -50,6 +50,10 @@ try:
     import hyperscan as _hs
 except ImportError:  # pragma: no cover - depends on the environment
     _hs = None
+try:  # bootlog's own (_linecut.c, built by `pip install .` where a C compiler is): _np_lines' cut
+    from bootlog._linecut import cut as _native_cut
+except ImportError:  # pragma: no cover - depends on the build
+    _native_cut = None
 
 # Hit finders, fastest first. "rg"/"grep" run the system's ripgrep / GNU grep over each block
 # (`-F -a -o -b`: byte offset of every literal hit); pure Python cannot search ~70 literals
@@ -122,7 +126,8 @@ class Scanner:
     lines read (the envelope's line count), also for lines that were never decoded."""
 
     def __init__(self, literals: Iterable[str], after: dict[str, int] | None = None, *,
-                 accel: bool | str | None = None, vectorize: bool | None = None) -> None:
+                 accel: bool | str | None = None, vectorize: bool | None = None,
+                 native: bool = True) -> None:
         self.after = {k: int(v) for k, v in (after or {}).items() if k}
         self.literals = [x for x in dict.fromkeys([*literals, *self.after]) if x]
         self._bmin = _minimal(x.encode("utf-8") for x in self.literals)
@@ -181,6 +186,10 @@ class Scanner:
             self._np_after = math.inf
         self._read_bytes = 0
         self._has: Callable[[str], bool] | None = None
+        # a plain log's raw read cuts a block's lines in native code where it was built (the
+        # same bytes as _np_lines, without numpy: its import is ~60 ms of the reader's time);
+        # native False, or BOOTLOG_NO_NATIVE=1, leaves it out
+        self._cut = _native_cut if native and not os.environ.get("BOOTLOG_NO_NATIVE") else None
         if self._np_after == 0:
             self._take_numpy()
 
@@ -437,13 +446,17 @@ class Scanner:
         self._raw_hits = in_bytes and self._hs_db is not None
         for cb, starts in self._searched(self._blocks(chunks), _clean_block):
             if in_bytes:
-                self._counted(cb)
-                np = self._np
-                # (not for a block that one huge line made: numpy's arrays are a few times it)
+                cut = self._cut
+                if cut is None:
+                    self._counted(cb)
+                    np = self._np
+                    # (not for a block that one huge line made: numpy's arrays are a few times it)
+                    if np is not None and len(cb) <= 2 * BLOCK:
+                        cut = lambda cb, hits, at: _np_lines(np, cb, hits, at)  # noqa: E731
                 seen = self._key_in(cb)
-                if np is not None and owed[0] <= 0 and len(cb) <= 2 * BLOCK and not (
+                if cut is not None and owed[0] <= 0 and not (
                         seen if seen is not None else any(key in cb for key, _ in after_b)):
-                    nums, blob, nlines = _np_lines(np, cb, starts, lineno)
+                    nums, blob, nlines = cut(cb, starts, lineno)
                     if len(nums):
                         yield ("lines", nums, blob)  # type: ignore[misc]
                     self.lines_seen += nlines

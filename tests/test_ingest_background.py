@@ -65,13 +65,28 @@ def test_same_boots_on_every_fixture_with_every_engine(engine, monkeypatch, fork
         assert there == _boots(path, monkeypatch, False), (engine, path.name)
 
 
-@pytest.mark.parametrize("block", [3000, 1 << 20])
-def test_same_boots_with_numpy_blocks_and_stats_runs(block, monkeypatch, forks):
-    """The reader cutting a block's lines with numpy (scan._np_lines) and parse() adding runs of
-    stats lines at once (parse._stats_run): the boots of the in-process, line-by-line read."""
+def _cut_by(cut: str, monkeypatch) -> None:
+    """The reader cuts a plain log's blocks in native code (bootlog/_linecut.c) or with numpy
+    (scan._np_lines, at once), or line by line (numpy imported only after NUMPY_AFTER bytes)."""
     from bootlog import scan
 
-    monkeypatch.setattr(scan, "NUMPY_AFTER", 0)
+    if cut == "native" and scan._native_cut is None:
+        pytest.skip("bootlog._linecut not built")
+    if cut != "native":
+        monkeypatch.setenv("BOOTLOG_NO_NATIVE", "1")
+    if cut == "numpy":
+        monkeypatch.setattr(scan, "NUMPY_AFTER", 0)
+
+
+@pytest.mark.parametrize("cut", ["numpy", "native"])
+@pytest.mark.parametrize("block", [3000, 1 << 20])
+def test_same_boots_with_block_cuts_and_stats_runs(block, cut, monkeypatch, forks):
+    """The reader cutting a block's lines at once (natively or with numpy) and parse() adding
+    runs of stats lines at once (parse._stats_run): the boots of the in-process, line-by-line
+    read."""
+    from bootlog import scan
+
+    _cut_by(cut, monkeypatch)
     monkeypatch.setattr(scan, "BLOCK", block)
     for path in LOGS:
         assert _boots(path, monkeypatch, True) == _boots(path, monkeypatch, False), path.name
@@ -99,16 +114,16 @@ def test_same_rows_on_every_fixture(tmp_path, monkeypatch, forks):
         assert there[t] == here[t], t
 
 
-@pytest.mark.parametrize("numpy", [False, True], ids=["lines", "numpy"])
+@pytest.mark.parametrize("cut", ["lines", "numpy", "native"])
 @pytest.mark.parametrize("name", ["020-v0.11.2-metrics-heavy.log", "seed/07-5x262144-runtime-oom.log",
                                   "seed/08-gdn-hip-burst-prefix-caching.log"])
-def test_same_rows_for_a_growing_log(tmp_path, monkeypatch, forks, name, numpy):
+def test_same_rows_for_a_growing_log(tmp_path, monkeypatch, forks, name, cut):
     """Resumed reads (start offset, line number, format of the stored position) in the reader,
-    with its blocks' lines found line by line or with numpy (scan._np_lines)."""
-    if numpy:
+    with its blocks' lines found line by line, with numpy (scan._np_lines) or natively."""
+    _cut_by(cut, monkeypatch)
+    if cut != "lines":
         from bootlog import scan
 
-        monkeypatch.setattr(scan, "NUMPY_AFTER", 0)
         monkeypatch.setattr(scan, "BLOCK", 4000)
     data = (FIXTURES / name).read_bytes()
     ready = data.index(b"\n", data.index(b"Application startup complete")) + 1  # then a resumed read

@@ -58,6 +58,20 @@ def _check(data: bytes, engine: str, literals=LITERALS, after=AFTER, size: int =
 
 # a podman -t log's odd lines: found line by line, or all at once with numpy
 VECTOR = [False, True]
+# a plain log's raw read (the reader process's) cuts a block's hit lines line by line, with numpy
+# (scan._np_lines) or in native code (bootlog/_linecut.c): Scanner's (vectorize, native) for each
+CUTS = {"lines": (False, False), "numpy": (True, False), "native": (False, True)}
+
+
+def _cut_scanner(cut: str, *args, **kw) -> Scanner:
+    """A Scanner that cuts a plain raw read's lines the `cut` way (skipped where the native
+    module was not built: `pip install .` without a C compiler)."""
+    vectorize, native = CUTS[cut]
+    if native and scan._native_cut is None:
+        pytest.skip("bootlog._linecut not built")
+    sc = Scanner(*args, vectorize=vectorize, native=native, **kw)
+    assert (sc._cut is not None) == native
+    return sc
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -216,6 +230,11 @@ def test_generated_logs_scan_like_the_envelope(monkeypatch, lines, final_nl, blo
             if fmt == "podman_ts":  # and raw, as the reader process reads it
                 sc = Scanner(LITERALS, after, accel=engine, vectorize=vectorize)
                 assert _raw_records(sc, data, chunk, fmt) == want, (engine, vectorize, "raw")
+                assert sc.lines_seen == _physical_lines(data)
+        if fmt == "plain":  # raw, each way of cutting the lines
+            for cut in CUTS if scan._native_cut is not None else ("lines", "numpy"):
+                sc = _cut_scanner(cut, LITERALS, after, accel=engine)
+                assert _raw_records(sc, data, chunk, fmt) == want, (engine, cut, "raw")
                 assert sc.lines_seen == _physical_lines(data)
 
 
@@ -399,12 +418,12 @@ def _raw_records(sc: Scanner, data: bytes, size: int, fmt: str | None = None) ->
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("vectorize", VECTOR, ids=["lines", "numpy"])
-def test_raw_plain_read_equals_envelope_with_and_without_numpy(monkeypatch, engine, vectorize):
+@pytest.mark.parametrize("cut", CUTS)
+def test_raw_plain_read_equals_envelope_each_way_of_cutting(monkeypatch, engine, cut):
     """A plain log read raw (as the reader process sends it): a block's lines found all at once
-    with numpy (scan._np_lines) or line by line, the same lines with the same numbers as the
-    reference; CRLF endings, BOMs at line starts, bad UTF-8 and tracebacks whose context runs
-    across blocks included."""
+    in native code or with numpy (scan._np_lines), or line by line, the same lines with the
+    same numbers as the reference; CRLF endings, BOMs at line starts, bad UTF-8 and tracebacks
+    whose context runs across blocks included."""
     monkeypatch.setattr(scan, "BLOCK", 3000)
     rng = random.Random(7)
     base = b"".join(p.read_bytes() for p in CORPUS[::9])
@@ -417,9 +436,9 @@ def test_raw_plain_read_equals_envelope_with_and_without_numpy(monkeypatch, engi
         lines[i] = lines[i][:5] + b"\xff\xfe" + lines[i][5:]
     for data in (base, b"\n".join(lines), b"\n".join(lines) + b"\nlast Error"):
         want = list(select(envelope.records(_chunks(data, 4096)), LITERALS, AFTER))
-        sc = Scanner(LITERALS, AFTER, accel=engine, vectorize=vectorize)
+        sc = _cut_scanner(cut, LITERALS, AFTER, accel=engine)
         got = _raw_records(sc, data, 4096)
-        assert (sc._np is not None) == vectorize
+        assert (sc._np is not None) == CUTS[cut][0]  # (the native cut never imports numpy)
         assert got == want, engine
         assert sc.lines_seen == _physical_lines(data)
 
@@ -479,17 +498,63 @@ def test_raw_podman_read_equals_envelope(monkeypatch, engine, vectorize):
     assert list(Scanner(lits, AFTER, accel=engine, vectorize=vectorize).records(_chunks(data, 4096))) == want
 
 
-def test_np_lines_cuts_each_line_as_the_per_line_path():
+def _cuts() -> list:
+    """The block line cuts there are here: numpy's, and the native one where it was built."""
     np = pytest.importorskip("numpy")
+    out = [lambda block, hits, at: scan._np_lines(np, block, hits, at)]
+    return out + ([scan._native_cut] if scan._native_cut is not None else [])
+
+
+def test_block_cuts_cut_each_line_as_the_per_line_path():
     block = b"a Error\r\n\xef\xbb\xbfb Error\nskip\n\xef\xbb\xbf\r\nc Error Error\n\r\n"
-    nums, blob, n = scan._np_lines(np, block, [2, 19, 26, 37, 43, 35, 44], 10)
     from array import array
 
-    got = array("q")
-    got.frombytes(nums)
-    assert list(got) == [10, 11, 13, 14, 15] and n == 6
-    assert blob.split(b"\n") == [b"a Error", b"b Error", b"", b"c Error Error", b""]
-    assert scan._np_lines(np, b"x\ny\n", [], 1) == (b"", b"", 2)
+    for cut in _cuts():
+        nums, blob, n = cut(block, [2, 19, 26, 37, 43, 35, 44], 10)
+        got = array("q")
+        got.frombytes(nums)
+        assert list(got) == [10, 11, 13, 14, 15] and n == 6
+        assert blob.split(b"\n") == [b"a Error", b"b Error", b"", b"c Error Error", b""]
+        assert cut(b"x\ny\n", [], 1) == (b"", b"", 2)
+        assert cut(b"\n\n\n", [1], 7) == (array("q", [8]).tobytes(), b"", 3)  # (a hit on a newline: its line)
+
+
+@settings(max_examples=int(os.environ.get("BOOTLOG_HYPOTHESIS_EXAMPLES", "100")) * 3, deadline=None)
+@given(lines=st.lists(st.lists(st.sampled_from([b"ab", b"\r", b"\xef\xbb\xbf", b"\xef\xbb", b"x" * 40]),
+                               max_size=5).map(b"".join), min_size=1, max_size=60),
+       picks=st.lists(st.tuples(st.integers(0, 10 ** 6), st.integers(0, 10 ** 6)), max_size=30),
+       at=st.integers(1, 10 ** 12))
+def test_native_cut_equals_numpy_cut(lines, picks, at):
+    """bootlog._linecut.cut, the same bytes as scan._np_lines on any block and any hits (in
+    any order, repeated, several in a line, on its newline), and as the per-line path."""
+    if scan._native_cut is None:
+        pytest.skip("bootlog._linecut not built")
+    np = pytest.importorskip("numpy")
+    block = b"\n".join(lines) + b"\n"
+    hits = [(p % len(block)) for p, _ in picks]
+    want = scan._np_lines(np, block, hits, at)
+    assert scan._native_cut(block, hits, at) == want
+    assert scan._native_cut(bytearray(block), sorted(hits), at) == want  # (any bytes-like)
+    # the per-line path's cut of each hit's line
+    starts = sorted({block.rfind(b"\n", 0, h) + 1 for h in hits})
+    cut = []
+    for s in starts:
+        e = block.index(b"\n", s)
+        e -= e > s and block[e - 1] == 13
+        cut.append(block[s + 3:e] if block.startswith(b"\xef\xbb\xbf", s, e) else block[s:e])
+    assert want[1] == b"\n".join(cut)
+
+
+def test_native_cut_refuses_what_it_cannot_cut():
+    if scan._native_cut is None:
+        pytest.skip("bootlog._linecut not built")
+    for hits in ([4], [-1], [0, 10]):
+        with pytest.raises(ValueError):
+            scan._native_cut(b"ab\nc", hits, 1)
+    with pytest.raises(TypeError):
+        scan._native_cut(b"ab\n", [0.5], 1)
+    with pytest.raises(TypeError):
+        scan._native_cut("ab\n", [0], 1)
 
 
 @pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan not installed")
