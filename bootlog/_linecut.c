@@ -13,6 +13,10 @@
  *   blob:     those lines joined by "\n", each without a "\r" before its newline and then
  *             without a leading UTF-8 BOM (as the per-line path cuts them)
  *   newlines: the number of "\n" bytes in block
+ *
+ * podman_lines(block) -> (starts, ends, usual): the same for scan._podman_table's line table of
+ * a podman -t block: each line's start and end offsets (native int64 bytes) and whether it is in
+ * the usual shape (one byte, 0 or 1).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -154,10 +158,75 @@ done:
     return out;
 }
 
+/* podman's stamp "dddd-dd-ddTdd:dd:dd.dddddddddZ " (31 bytes): 'd' a digit, the rest as is */
+static const char STAMP[] = "dddd-dd-ddTdd:dd:dd.dddddddddZ ";
+
+static int stamped(const unsigned char *p)
+{
+    for (int i = 0; i < 31; i++) {
+        if (STAMP[i] == 'd' ? (p[i] < '0' || p[i] > '9') : p[i] != (unsigned char)STAMP[i])
+            return 0;
+    }
+    return 1;
+}
+
+static PyObject *podman_lines(PyObject *self, PyObject *args)
+{
+    Py_buffer buf;
+    PyObject *out = NULL, *starts = NULL, *ends = NULL, *usual = NULL;
+
+    if (!PyArg_ParseTuple(args, "y*", &buf))
+        return NULL;
+    const char *b = (const char *)buf.buf;
+    Py_ssize_t size = buf.len;
+    /* one line per newline, and one more for bytes after the last newline (or an empty block) */
+    Py_ssize_t n = count_nl(b, size);
+    if (size == 0 || b[size - 1] != '\n')
+        n++;
+    starts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof(int64_t) * n);
+    ends = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof(int64_t) * n);
+    usual = PyBytes_FromStringAndSize(NULL, n);
+    if (starts == NULL || ends == NULL || usual == NULL)
+        goto done;
+    int64_t *ls = (int64_t *)PyBytes_AS_STRING(starts), *le = (int64_t *)PyBytes_AS_STRING(ends);
+    char *u = PyBytes_AS_STRING(usual);
+    Py_ssize_t s = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *nl = memchr(b + s, '\n', (size_t)(size - s));
+        Py_ssize_t e = nl != NULL ? nl - b : size;
+        int ok = e - s >= 31 && stamped((const unsigned char *)b + s);
+        /* ... and no "Z " after the stamp (it may start an embedded stamp) */
+        for (Py_ssize_t z = s + 31; ok && z + 1 < e; z++) {
+            const char *q = memchr(b + z, 'Z', (size_t)(e - 1 - z));
+            if (q == NULL)
+                break;
+            z = q - b;
+            if (b[z + 1] == ' ')
+                ok = 0;
+        }
+        ls[i] = s;
+        le[i] = e;
+        u[i] = (char)ok;
+        s = e + 1;
+    }
+    out = PyTuple_Pack(3, starts, ends, usual);
+
+done:
+    Py_XDECREF(starts);
+    Py_XDECREF(ends);
+    Py_XDECREF(usual);
+    PyBuffer_Release(&buf);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"cut", cut, METH_VARARGS,
      "cut(block, hits, lineno) -> (line numbers as int64 bytes, the lines joined by newlines, "
      "newlines in block): the lines of block holding the hit offsets, as scan._np_lines."},
+    {"podman_lines", podman_lines, METH_VARARGS,
+     "podman_lines(block) -> (line starts, line ends as int64 bytes, usual as one byte each): a "
+     "podman -t block's lines and which are in the usual shape (podman's stamp, no \"Z \" after "
+     "it), as scan._podman_np works them out with numpy."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -50,10 +50,11 @@ try:
     import hyperscan as _hs
 except ImportError:  # pragma: no cover - depends on the environment
     _hs = None
-try:  # bootlog's own (_linecut.c, built by `pip install .` where a C compiler is): _np_lines' cut
-    from bootlog._linecut import cut as _native_cut
+try:  # bootlog's own (_linecut.c, built by `pip install .` where a C compiler is): _np_lines'
+    # cut, and _podman_table's
+    from bootlog._linecut import cut as _native_cut, podman_lines as _native_podman
 except ImportError:  # pragma: no cover - depends on the build
-    _native_cut = None
+    _native_cut = _native_podman = None
 
 # Hit finders, fastest first. "rg"/"grep" run the system's ripgrep / GNU grep over each block
 # (`-F -a -o -b`: byte offset of every literal hit); pure Python cannot search ~70 literals
@@ -189,7 +190,9 @@ class Scanner:
         # a plain log's raw read cuts a block's lines in native code where it was built (the
         # same bytes as _np_lines, without numpy: its import is ~60 ms of the reader's time);
         # native False, or BOOTLOG_NO_NATIVE=1, leaves it out
-        self._cut = _native_cut if native and not os.environ.get("BOOTLOG_NO_NATIVE") else None
+        native = native and not os.environ.get("BOOTLOG_NO_NATIVE")
+        self._cut = _native_cut if native else None
+        self._podman_cut = _native_podman if native else None  # (a podman -t block's line table)
         if self._np_after == 0:
             self._take_numpy()
 
@@ -578,24 +581,8 @@ class Scanner:
         np = self._np
         size = len(block)
         arr = np.frombuffer(block, dtype=np.uint8)
-        nl = np.flatnonzero(arr == 10)
-        ls = np.concatenate((np.zeros(1, dtype=nl.dtype), nl + 1))  # line starts
-        if block.endswith(b"\n"):
-            ls = ls[:-1]
-        le = nl if len(nl) == len(ls) else np.concatenate((nl, np.full(1, size, dtype=nl.dtype)))
-        # lines in the usual shape: 31 bytes or more, the stamp's digits and signs in place
-        ok = (le - ls) >= 31
-        heads = arr[ls[ok][:, None] + np.arange(31)]
-        lo, hi = np.frombuffer(_STAMP_LO, dtype=np.uint8), np.frombuffer(_STAMP_HI, dtype=np.uint8)
-        usual = np.zeros(len(ls), dtype=bool)
-        usual[ok] = ((heads >= lo) & (heads <= hi)).all(axis=1)
-        # ... and no "Z " after the stamp (it may start an embedded stamp)
-        # (each "Z" then its next byte: "Z" is rare outside the stamps, so this costs a fifth
-        # of comparing every pair of bytes)
-        zs = np.flatnonzero(arr[:-1] == 90)
-        zs = zs[arr[zs + 1] == 32]
-        zline = np.searchsorted(ls, zs, side="right") - 1
-        usual[zline[(zs - ls[zline]) >= 31]] = False
+        ls, le, usual = _podman_table(np, arr, self._podman_cut)
+        nl = le if block.endswith(b"\n") else le[:-1]  # (the newlines)
         if fast:
             yield from self._podman_runs(np, block, arr, starts, odd, parser, state, ls, le, usual)
             return
@@ -761,6 +748,37 @@ _PODMAN_NORMAL = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ")
 _STAMP_SHAPE = b"dddd-dd-ddTdd:dd:dd.dddddddddZ "
 _STAMP_LO = bytes(0x30 if c == 0x64 else c for c in _STAMP_SHAPE)
 _STAMP_HI = bytes(0x39 if c == 0x64 else c for c in _STAMP_SHAPE)
+
+
+def _podman_table(np, arr, native=None) -> tuple:
+    """(line starts, line ends, usual) of a podman -t block (numpy's uint8 view `arr`): numpy
+    arrays with one item per line (the bytes after the last newline are a line too) and whether
+    the line is in the usual shape: podman's stamp, and no "Z " after it (it may start an
+    embedded stamp).  native: bootlog._linecut.podman_lines, the same in one pass."""
+    if native is not None:
+        ls, le, usual = native(arr)
+        return (np.frombuffer(ls, dtype=np.int64), np.frombuffer(le, dtype=np.int64),
+                np.frombuffer(usual, dtype=np.bool_))
+    size = len(arr)
+    nl = np.flatnonzero(arr == 10)
+    ls = np.concatenate((np.zeros(1, dtype=np.int64), nl + 1))  # line starts
+    if size and arr[-1] == 10:
+        ls = ls[:-1]
+    le = nl if len(nl) == len(ls) else np.concatenate((nl, np.full(1, size, dtype=nl.dtype)))
+    # lines in the usual shape: 31 bytes or more, the stamp's digits and signs in place
+    ok = (le - ls) >= 31
+    heads = arr[ls[ok][:, None] + np.arange(31)]
+    lo, hi = np.frombuffer(_STAMP_LO, dtype=np.uint8), np.frombuffer(_STAMP_HI, dtype=np.uint8)
+    usual = np.zeros(len(ls), dtype=bool)
+    usual[ok] = ((heads >= lo) & (heads <= hi)).all(axis=1)
+    # ... and no "Z " after the stamp
+    # (each "Z" then its next byte: "Z" is rare outside the stamps, so this costs a fifth
+    # of comparing every pair of bytes)
+    zs = np.flatnonzero(arr[:-1] == 90)
+    zs = zs[arr[zs + 1] == 32]
+    zline = np.searchsorted(ls, zs, side="right") - 1
+    usual[zline[(zs - ls[zline]) >= 31]] = False
+    return ls, le, usual
 
 
 def _marked_lines(block: bytes, starts: list[int]) -> list[tuple[bytes, bool]]:

@@ -56,8 +56,11 @@ def _check(data: bytes, engine: str, literals=LITERALS, after=AFTER, size: int =
     return got
 
 
-# a podman -t log's odd lines: found line by line, or all at once with numpy
-VECTOR = [False, True]
+# a podman -t log's odd lines: found line by line, or all at once with numpy, the block's line
+# table worked out by numpy or in native code (bootlog/_linecut.c): Scanner's keywords for each
+VECTOR = [dict(vectorize=False, native=False), dict(vectorize=True, native=False),
+          dict(vectorize=True, native=True)]
+VECTOR_IDS = ["lines", "numpy", "native"]
 # a plain log's raw read (the reader process's) cuts a block's hit lines line by line, with numpy
 # (scan._np_lines) or in native code (bootlog/_linecut.c): Scanner's (vectorize, native) for each
 CUTS = {"lines": (False, False), "numpy": (True, False), "native": (False, True)}
@@ -175,20 +178,20 @@ def _podman_t(path: Path) -> bytes:
                     for t, tag, m in merged)
 
 
-@pytest.mark.parametrize("vectorize", VECTOR, ids=["lines", "numpy"])
+@pytest.mark.parametrize("vectorize", VECTOR, ids=VECTOR_IDS)
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("path", CORPUS[::3], ids=lambda p: p.name[:3])
 def test_podman_t_fast_path_equals_envelope(monkeypatch, path, engine, vectorize):
     monkeypatch.setattr(scan, "BLOCK", 20_000)
     data = _podman_t(path)
     assert envelope.detect(data[:65536]) == "podman_ts"
-    sc = Scanner(LITERALS, AFTER, accel=engine, vectorize=vectorize)
+    sc = Scanner(LITERALS, AFTER, accel=engine, **vectorize)
     got = list(sc.records(_chunks(data, 7000)))
     want = list(select(envelope.records(_chunks(data)), LITERALS, AFTER))
     assert got == want
     assert sc.format == "podman_ts" and sc.lines_seen == _physical_lines(data)
     # read raw, as the reader process reads it (runs of lines sent with their stamps)
-    sc = Scanner(LITERALS, AFTER, accel=engine, vectorize=vectorize)
+    sc = Scanner(LITERALS, AFTER, accel=engine, **vectorize)
     assert _raw_records(sc, data, 7000) == want
     assert sc.format == "podman_ts" and sc.lines_seen == _physical_lines(data)
 
@@ -224,11 +227,11 @@ def test_generated_logs_scan_like_the_envelope(monkeypatch, lines, final_nl, blo
     want = list(select(envelope.records(_chunks(data, chunk), fmt), LITERALS, after))
     for engine in ENGINES:
         for vectorize in VECTOR:
-            sc = Scanner(LITERALS, after, accel=engine, vectorize=vectorize)
+            sc = Scanner(LITERALS, after, accel=engine, **vectorize)
             assert list(sc.records(_chunks(data, chunk), fmt)) == want, (engine, vectorize)
             assert sc.lines_seen == _physical_lines(data)
             if fmt == "podman_ts":  # and raw, as the reader process reads it
-                sc = Scanner(LITERALS, after, accel=engine, vectorize=vectorize)
+                sc = Scanner(LITERALS, after, accel=engine, **vectorize)
                 assert _raw_records(sc, data, chunk, fmt) == want, (engine, vectorize, "raw")
                 assert sc.lines_seen == _physical_lines(data)
         if fmt == "plain":  # raw, each way of cutting the lines
@@ -262,10 +265,10 @@ def test_generated_podman_runs_scan_like_the_envelope(monkeypatch, lines, run, g
     after = {TB: 3}
     want = list(select(envelope.records(_chunks(data, chunk), "podman_ts"), LITERALS, after))
     for vectorize in VECTOR:
-        sc = Scanner(LITERALS, after, vectorize=vectorize)
+        sc = Scanner(LITERALS, after, **vectorize)
         assert list(sc.records(_chunks(data, chunk), "podman_ts")) == want, vectorize
         assert sc.lines_seen == _physical_lines(data)
-        sc = Scanner(LITERALS, after, vectorize=vectorize)
+        sc = Scanner(LITERALS, after, **vectorize)
         assert _raw_records(sc, data, chunk, "podman_ts") == want, (vectorize, "raw")
 
 
@@ -302,8 +305,8 @@ def test_podman_line_without_a_stamp_keeps_the_run_it_interrupts():
     want = list(select(envelope.records(_chunks(data), "podman_ts"), LITERALS, {}))
     assert want[0].text == "KV cache size: 5 tokens partialcontinued"  # 4,500+ bytes: one read
     for vectorize in VECTOR:
-        assert list(Scanner(LITERALS, {}, vectorize=vectorize).records(_chunks(data), "podman_ts")) == want
-        assert _raw_records(Scanner(LITERALS, {}, vectorize=vectorize), data, 1 << 16, "podman_ts") == want
+        assert list(Scanner(LITERALS, {}, **vectorize).records(_chunks(data), "podman_ts")) == want
+        assert _raw_records(Scanner(LITERALS, {}, **vectorize), data, 1 << 16, "podman_ts") == want
 
 
 def test_odd_literals_still_match_the_reference():
@@ -444,7 +447,7 @@ def test_raw_plain_read_equals_envelope_each_way_of_cutting(monkeypatch, engine,
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("vectorize", VECTOR, ids=["lines", "numpy"])
+@pytest.mark.parametrize("vectorize", VECTOR, ids=VECTOR_IDS)
 def test_raw_podman_read_equals_envelope(monkeypatch, engine, vectorize):
     """A podman -t log read raw (as the reader process reads it): runs of usual lines go out
     with their stamps (scan._podman_runs), the rest through the stamp parser.  The same records
@@ -490,12 +493,12 @@ def test_raw_podman_read_equals_envelope(monkeypatch, engine, vectorize):
         runs.append(1)
         return real(self, *a)
     monkeypatch.setattr(Scanner, "_podman_runs", counted)
-    sc = Scanner(lits, AFTER, accel=engine, vectorize=vectorize)
+    sc = Scanner(lits, AFTER, accel=engine, **vectorize)
     assert _raw_records(sc, data, 4096) == want
     assert sc.format == "podman_ts" and sc.lines_seen == _physical_lines(data)
-    assert bool(runs) == (engine == "hyperscan" and vectorize)
+    assert bool(runs) == (engine == "hyperscan" and vectorize["vectorize"])
     assert len(runs) > 20 or not runs
-    assert list(Scanner(lits, AFTER, accel=engine, vectorize=vectorize).records(_chunks(data, 4096))) == want
+    assert list(Scanner(lits, AFTER, accel=engine, **vectorize).records(_chunks(data, 4096))) == want
 
 
 def _cuts() -> list:
@@ -543,6 +546,31 @@ def test_native_cut_equals_numpy_cut(lines, picks, at):
         e -= e > s and block[e - 1] == 13
         cut.append(block[s + 3:e] if block.startswith(b"\xef\xbb\xbf", s, e) else block[s:e])
     assert want[1] == b"\n".join(cut)
+
+
+@settings(max_examples=int(os.environ.get("BOOTLOG_HYPOTHESIS_EXAMPLES", "100")) * 3, deadline=None)
+@given(lines=st.lists(st.lists(st.sampled_from([b"2026-11-29T14:25:01.000000001Z ", b"2026-11-29T14:25:01.00000000",
+                                                b"Z", b" ", b"Z ", b"x" * 30, b"\r", b"\x00", b"9"]),
+                               max_size=6).map(b"".join), max_size=40),
+       final_nl=st.booleans())
+def test_native_podman_table_equals_numpy(lines, final_nl):
+    """bootlog._linecut.podman_lines: the same line table of a podman -t block as numpy's
+    (scan._podman_table): each line's start and end, and whether it is in the usual shape."""
+    if scan._native_podman is None:
+        pytest.skip("bootlog._linecut not built")
+    np = pytest.importorskip("numpy")
+    block = b"\n".join(lines) + (b"\n" if final_nl and lines else b"")
+    arr = np.frombuffer(block, dtype=np.uint8)
+    want = scan._podman_table(np, arr)
+    got = scan._podman_table(np, arr, scan._native_podman)
+    for w, g in zip(want, got):
+        assert w.dtype == g.dtype and w.tolist() == g.tolist()
+    pieces = block.split(b"\n")
+    if block.endswith(b"\n"):
+        pieces.pop()
+    usual = [len(x) >= 31 and scan._PODMAN_NORMAL.match(x) is not None and x.find(b"Z ", 31) < 0
+             for x in pieces]
+    assert got[2].tolist() == usual
 
 
 def test_native_cut_refuses_what_it_cannot_cut():
