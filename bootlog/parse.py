@@ -23,7 +23,7 @@ from typing import Callable, Iterable, Iterator
 
 from bootlog.boots import TB_CONTEXT, BootSplitter
 from bootlog.boots import LITERALS as BOOT_LITERALS
-from bootlog.envelope import parse_ts, stamp_clock
+from bootlog.envelope import parse_ts, podman_stamp, stamp_clock
 from bootlog.records import Boot, LineBatch, Record, Sample
 from bootlog.vline import json_exc_lines, parse_line
 
@@ -157,6 +157,7 @@ def _stats_run(splitter: BootSplitter, nums, texts: list[str], i: int, cur_year:
     _, _, strict, template = entry
     ypre = f"{cur_year:04d}-"
     fromiso = datetime.fromisoformat
+    stamp = podman_stamp
     out: list[Sample] = []
     add = out.append
     n = len(texts)
@@ -181,12 +182,17 @@ def _stats_run(splitter: BootSplitter, nums, texts: list[str], i: int, cur_year:
             if month and mo < month and month - mo >= 6:
                 break  # New Year: the per-line path moves the year on
         else:
-            ts = parse_ts(stamps[j])
-            # (parse_ts gives a fixed offset, whose isoformat() the per-line path writes too;
-            # any other time goes that way, as it would there)
-            if ts is None or ts.tzinfo.__class__ is not timezone:
-                break
-            iso, mo = ts.isoformat(), month  # (an envelope time leaves vLLM's year rule alone)
+            got = stamp(stamps[j])
+            if got is not None:
+                ts, iso = got
+            else:
+                ts = parse_ts(stamps[j])
+                # (parse_ts gives a fixed offset, whose isoformat() the per-line path writes too;
+                # any other time goes that way, as it would there)
+                if ts is None or ts.tzinfo.__class__ is not timezone:
+                    break
+                iso = ts.isoformat()
+            mo = month  # (an envelope time leaves vLLM's year rule alone)
         if j == i:  # the run's tag: its first line's
             name, pid = g[0], g[1]
             if name is not None and not (_api_tag(name) and splitter.run_takes(target, (name, int(pid)))):

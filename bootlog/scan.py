@@ -538,6 +538,11 @@ class Scanner:
         parser = envelope.PodmanTs()
         state = [0, start_line]  # context lines owed, the line number of the next block
         self._raw_hits = raw and self._exact and self._hs_db is not None
+        if raw and self._np_after < math.inf:
+            # a raw read is the reader process's, forked for a big log only (reader.py): numpy
+            # pays for its import within a few blocks (~60 ms, and each block read line by line
+            # costs ~15 ms more than with it)
+            self._take_numpy()
         for block, starts in self._searched(self._blocks(chunks), _same):
             self._counted(block)
             # raw lines: ESC or NUL bytes can hide a literal from the byte search

@@ -362,6 +362,31 @@ def test_podman_stamp_short_way_equals_the_general_parse(monkeypatch):
     assert None in short and sum(d is not None for d in short) > 1000
 
 
+def test_podman_stamp_gives_parse_ts_and_its_isoformat():
+    """envelope.podman_stamp (parse()'s stats runs of a podman -t log): parse_ts's datetime and
+    its isoformat() made from the stamp's digits (a zero fraction left out as isoformat() does),
+    or None for any other shape and for a date that does not exist."""
+    import random
+
+    from bootlog import envelope as env
+
+    rng = random.Random(11)
+    stamps = ["2026-11-29T14:25:19.000000538Z", "2026-11-29T14:25:19.000000000Z", "2026-11-29t14:25:19.000001000z",
+              "2026-11-29T14:25:19.320146538+00:00", "2026-11-29T14:25:19Z", " 2026-11-29T14:25:19.320146538Z"]
+    stamps += [f"{rng.randint(0, 9999):04d}-{rng.randint(0, 13):02d}-{rng.randint(0, 32):02d}T{rng.randint(0, 25):02d}:"
+               f"{rng.randint(0, 61):02d}:{rng.randint(0, 61):02d}.{rng.choice([0, rng.randint(0, 10**9 - 1)]):09d}Z"
+               for _ in range(3000)]
+    got = [env.podman_stamp(s) for s in stamps]
+    for s, g in zip(stamps, got):
+        want = env.parse_ts(s) if len(s) == 30 and s[11:13] < "24" else None
+        assert g == (None if want is None else (want, want.isoformat())), s
+        if g is not None:
+            assert g[0].tzinfo is want.tzinfo
+    assert got[0][1] == "2026-11-29T14:25:19+00:00" and got[1][1] == "2026-11-29T14:25:19+00:00"
+    assert got[2][1] == "2026-11-29T14:25:19.000001+00:00" and got[3:6] == [None] * 3
+    assert sum(g is not None for g in got) > 1000 and sum(g is not None and "." not in g[1] for g in got) > 100
+
+
 def test_journal_records_without_message_text_are_warned_about(capsys):
     # journalctl -o json writes "MESSAGE": null for a field of 4 KiB or more (without --all):
     # the line is lost, and the operator is told how to export it whole
