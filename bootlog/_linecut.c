@@ -14,6 +14,8 @@
  *             without a leading UTF-8 BOM (as the per-line path cuts them)
  *   newlines: the number of "\n" bytes in block
  *
+ * clean(block) -> True when the block holds no ESC and no NUL byte (scan._clean_block's test).
+ *
  * podman_lines(block) -> (starts, ends, usual): the same for scan._podman_table's line table of
  * a podman -t block: each line's start and end offsets (native int64 bytes) and whether it is in
  * the usual shape (one byte, 0 or 1).
@@ -219,6 +221,16 @@ done:
     return out;
 }
 
+static PyObject *clean(PyObject *self, PyObject *args)
+{
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*", &buf))
+        return NULL;
+    int ok = memchr(buf.buf, 0x1b, (size_t)buf.len) == NULL && memchr(buf.buf, 0, (size_t)buf.len) == NULL;
+    PyBuffer_Release(&buf);
+    return PyBool_FromLong(ok);
+}
+
 static PyMethodDef methods[] = {
     {"cut", cut, METH_VARARGS,
      "cut(block, hits, lineno) -> (line numbers as int64 bytes, the lines joined by newlines, "
@@ -227,6 +239,9 @@ static PyMethodDef methods[] = {
      "podman_lines(block) -> (line starts, line ends as int64 bytes, usual as one byte each): a "
      "podman -t block's lines and which are in the usual shape (podman's stamp, no \"Z \" after "
      "it), as scan._podman_np works them out with numpy."},
+    {"clean", clean, METH_VARARGS,
+     "clean(block) -> True when block holds no ESC and no NUL byte (nothing for scan._clean_block "
+     "to remove)."},
     {NULL, NULL, 0, NULL},
 };
 

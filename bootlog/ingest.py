@@ -107,11 +107,13 @@ def read_records(source, *, fast: bool = True, progress: bool = False, start: in
     raw: records as the reader process sends them (reader.py; Scanner.records(raw=True) says
     which shapes).
     """
-    chunks = source.chunks(start) if start else source.chunks()
-    if limit is not None:
-        chunks = _upto(chunks, limit - start)
-    if not start:  # (after the limit: a BOM counts among the file's bytes)
-        chunks = _no_bom(chunks)
+    chunks = _mapped(source, start, limit) if raw and _scanning(fast) else None
+    if chunks is None:
+        chunks = source.chunks(start) if start else source.chunks()
+        if limit is not None:
+            chunks = _upto(chunks, limit - start)
+        if not start:  # (after the limit: a BOM counts among the file's bytes)
+            chunks = _no_bom(chunks)
     # a gzip source's size is the compressed one: bytes read cannot be a share of it
     total = None if getattr(source, "kind", None) == "gzip" else getattr(source, "size", None)
     chunks = _Progress(limit if limit is not None else total, progress, start).wrap(chunks)
@@ -126,6 +128,28 @@ def read_records(source, *, fast: bool = True, progress: bool = False, start: in
     if start_line != 1:
         return _shift(records(chunks, fmt), start_line - 1), None
     return records(chunks, fmt), None
+
+
+def _mapped(source, start: int, limit: int | None):
+    """A plain file's blocks as views of a memory map (mapped.py), from `start` (past a BOM at
+    the file's start, as _no_bom) up to `limit`; None where they would not pay (hyperscan and
+    the native line cut read views where they are, nothing else does) or cannot be had."""
+    if getattr(source, "kind", None) != "file" or os.environ.get("BOOTLOG_NO_NATIVE"):
+        return None
+    from bootlog import scan
+
+    if scan._native_cut is None or scan._hs is None:
+        return None
+    from bootlog import mapped
+
+    if not start:
+        try:
+            with open(source.name, "rb") as f:
+                start = 3 if f.read(3) == b"\xef\xbb\xbf" else 0
+        except OSError:
+            return None
+    stop = limit if limit is not None else source.size
+    return None if stop is None else mapped.blocks(source.name, start, stop, scan.BLOCK)
 
 
 def _scanning(fast: bool) -> bool:

@@ -181,6 +181,20 @@ def background(make: Callable[[], tuple[Iterable[Record], object]], batches: boo
     return _receive(r, pid, done, batches), done
 
 
+def _stopped(pid: int) -> str:
+    """Why the reader ended before its "end" message, as far as its exit status tells."""
+    import signal
+
+    try:
+        got, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        got = status = 0
+    if got and os.WIFSIGNALED(status) and os.WTERMSIG(status) == getattr(signal, "SIGBUS", None):
+        # (a page of a mapped window past the file's new end: mapped.py)
+        return "the log got shorter while it was read (truncated or rotated in place?): ingest it again"
+    return "the log reader process stopped before the end of the log"
+
+
 def _receive(r: int, pid: int, done: Finished, batches: bool = False) -> Iterator[Record | LineBatch]:
     import pickle
 
@@ -231,7 +245,7 @@ def _receive(r: int, pid: int, done: Finished, batches: bool = False) -> Iterato
             else:
                 raise msg[1]
         if not ended:
-            raise InputError("the log reader process stopped before the end of the log")
+            raise InputError(_stopped(pid))
     finally:
         os.close(r)
         if not ended:

@@ -52,9 +52,9 @@ except ImportError:  # pragma: no cover - depends on the environment
     _hs = None
 try:  # bootlog's own (_linecut.c, built by `pip install .` where a C compiler is): _np_lines'
     # cut, and _podman_table's
-    from bootlog._linecut import cut as _native_cut, podman_lines as _native_podman
+    from bootlog._linecut import clean as _native_clean, cut as _native_cut, podman_lines as _native_podman
 except ImportError:  # pragma: no cover - depends on the build
-    _native_cut = _native_podman = None
+    _native_clean = _native_cut = _native_podman = None
 
 # Hit finders, fastest first. "rg"/"grep" run the system's ripgrep / GNU grep over each block
 # (`-F -a -o -b`: byte offset of every literal hit); pure Python cannot search ~70 literals
@@ -270,6 +270,8 @@ class Scanner:
     def _count(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
         last = b"\n"
         for c in chunks:
+            if c.__class__ is memoryview:  # (a mapped block, mapped.py: these read bytes)
+                c = bytes(c)
             if c:
                 self.lines_seen += c.count(b"\n")
                 last = c
@@ -277,13 +279,20 @@ class Scanner:
         if not last.endswith(b"\n"):
             self.lines_seen += 1
 
-    def _blocks(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
-        """Blocks of about BLOCK bytes that end at a newline (the last one may not)."""
+    def _blocks(self, chunks: Iterable[bytes], views: bool = False) -> Iterator[bytes]:
+        """Blocks of about BLOCK bytes that end at a newline (the last one may not).  A chunk that
+        is a memoryview is a block already (mapped.blocks): with `views` it goes on as it is,
+        else as bytes (the reads below need them)."""
         limit = BLOCK * (_TOOL_BLOCKS if self._argv is not None else 1)
         pending: list[bytes] = []
         size = 0
         nl_at = -1  # index in pending of the newest chunk holding a newline
         for c in chunks:
+            if c.__class__ is memoryview:
+                if views and not pending:
+                    yield c  # type: ignore[misc]
+                    continue
+                c = bytes(c)
             if not c:
                 continue
             pending.append(c)
@@ -325,6 +334,8 @@ class Scanner:
         run in the background meanwhile, so Python works on the previous block in parallel."""
         if self._hs_db is not None:
             return lambda: self._starts_hs(cb)
+        if cb.__class__ is memoryview:  # (hyperscan gave up on an earlier block: bytes for these)
+            cb = bytes(cb)
         if self._argv is not None:
             env = dict(os.environ, LC_ALL="C")
             f = None
@@ -392,7 +403,7 @@ class Scanner:
             self._hs_db.scan(cb, match_event_handler=on_match)
         except Exception:  # hyperscan.HyperscanError: Python for the rest, same answer
             self._hs_db = None
-            return self._starts_py(cb)
+            return self._starts_py(bytes(cb) if cb.__class__ is memoryview else cb)
         self._key_block, self._key_seen = cb, any(ids[i] for i in self._hs_key_ids)
         if self._hs_sorted:
             starts.sort()
@@ -447,7 +458,12 @@ class Scanner:
         # in_bytes with numpy: a block's lines found at once (_np_lines), and hyperscan's hits
         # left as they are (_np_lines finds their lines; the per-line path below, _hit_lines)
         self._raw_hits = in_bytes and self._hs_db is not None
-        for cb, starts in self._searched(self._blocks(chunks), _clean_block):
+        # mapped blocks (memoryviews, mapped.py) stay views for hyperscan and the native cut,
+        # which read them where they are; a block that takes any other way becomes bytes
+        views = self._raw_hits and self._cut is not None
+        for cb, starts in self._searched(self._blocks(chunks, views), _clean_block):
+            if cb.__class__ is memoryview and (owed[0] > 0 or self._key_in(cb) is not False):
+                cb = bytes(cb)  # (context owed, or a key here: the per-line path below)
             if in_bytes:
                 cut = self._cut
                 if cut is None:
@@ -732,7 +748,13 @@ def _hs_database(literals: list[bytes]):
 
 
 def _clean_block(block: bytes) -> bytes:
-    """envelope.clean()'s ANSI and NUL removal over a whole block (neither spans a newline)."""
+    """envelope.clean()'s ANSI and NUL removal over a whole block (neither spans a newline).
+    A mapped block (memoryview) with nothing to remove that ends with a newline stays as it is;
+    else it becomes bytes."""
+    if block.__class__ is memoryview:
+        if len(block) and block[-1] == 10 and _native_clean is not None and _native_clean(block):
+            return block
+        block = bytes(block)
     end = b"" if block.endswith(b"\n") else b"\n"
     if b"\x1b" in block:
         block = envelope.ANSI_B.sub(b"", block)

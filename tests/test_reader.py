@@ -73,6 +73,28 @@ def test_a_reader_that_dies_is_an_error_not_a_shorter_log():
         list(recs)
 
 
+def test_a_log_cut_short_under_the_reader_is_said_so(tmp_path, monkeypatch):
+    """The reader reads a big plain file as views of a memory map (mapped.py): a file truncated
+    under a mapped window ends the reader with SIGBUS, and the ingest says what happened."""
+    from bootlog import mapped, scan
+
+    if scan._native_cut is None or scan._hs is None:
+        pytest.skip("the reader maps files only with hyperscan and bootlog._linecut")
+    monkeypatch.setattr(scan, "BLOCK", 4096)
+    monkeypatch.setattr(mapped, "WINDOW", 1 << 20)
+    log = tmp_path / "x.log"
+    log.write_bytes((FIXTURES / "014-v0.10.2-nohup-multiboot.log").read_bytes() * 20)  # (a plain log)
+    real = scan._native_cut
+
+    def cut_then_truncate(*a):  # (runs in the reader process: the file shrinks under its map)
+        os.truncate(log, 0)
+        return real(*a)
+    monkeypatch.setattr(scan, "_native_cut", cut_then_truncate)
+    recs, _ = reader.background(lambda: read_records(open_source(str(log)), raw=True), batches=True)
+    with pytest.raises(InputError, match="got shorter while it was read"):
+        list(recs)
+
+
 def test_reader_memory_is_reported_for_the_bench(tmp_path):
     import subprocess
     import sys

@@ -395,14 +395,15 @@ def test_without_hyperscan_the_next_engine_takes_over(monkeypatch):
         select(envelope.records(_chunks(path.read_bytes())), LITERALS, AFTER))
 
 
-def _raw_records(sc: Scanner, data: bytes, size: int, fmt: str | None = None) -> list[Record]:
+def _raw_records(sc: Scanner, data: bytes, size: int, fmt: str | None = None, chunks=None) -> list[Record]:
     """Scanner.records(raw=True) as Records (as reader.py makes them): (lineno, bytes), a
     block's ("lines", numbers, joined lines) from _np_lines, ("plines", numbers, joined lines
-    with their stamps) from _podman_runs, (lineno, text, ts, stream) or Records."""
+    with their stamps) from _podman_runs, (lineno, text, ts, stream) or Records.  chunks: the
+    data as given (else in pieces of `size`)."""
     from array import array
 
     out = []
-    for r in sc.records(_chunks(data, size), fmt, raw=True):
+    for r in sc.records(_chunks(data, size) if chunks is None else chunks, fmt, raw=True):
         if r.__class__ is Record:  # (other formats than plain)
             out.append(r)
         elif len(r) == 2:
@@ -593,3 +594,36 @@ def test_a_scanner_read_raw_then_reused_for_podman_finds_the_same_lines():
     sc = Scanner(["Error"], {}, accel="hyperscan")
     list(sc.records([b"x\nan Error here\n" * 3], "plain", raw=True))
     assert list(sc.records([pod], "podman_ts")) == fresh and len(fresh) == 5
+
+
+@pytest.mark.skipif(scan._native_cut is None or "hyperscan" not in ENGINES,
+                    reason="mapped blocks are read with hyperscan and bootlog._linecut only")
+@pytest.mark.parametrize("fmt", ["plain", "podman_ts"])
+def test_raw_read_of_mapped_blocks_equals_envelope(tmp_path, monkeypatch, fmt):
+    """The reader's read of a file as views of a memory map (mapped.py): the records of the
+    bytes, with windows and blocks small enough that lines cross them, a line longer than a
+    window, CRLF, BOMs, bad UTF-8, ANSI codes and NUL bytes (those blocks go as bytes), and
+    tracebacks whose context runs across blocks; a podman -t log's blocks go as bytes."""
+    from bootlog import mapped
+
+    monkeypatch.setattr(mapped, "WINDOW", 1 << 14)
+    monkeypatch.setattr(scan, "BLOCK", 3000)
+    rng = random.Random(13)
+    lines = b"".join(p.read_bytes() for p in CORPUS[::7]).split(b"\n")
+    for i in rng.sample(range(len(lines)), len(lines) // 10):
+        lines[i] += b"\r"
+    for i in rng.sample(range(len(lines)), len(lines) // 20):
+        lines[i] = b"\xef\xbb\xbf" + lines[i]
+    for i in rng.sample(range(len(lines)), len(lines) // 50):
+        lines[i] = lines[i][:5] + rng.choice([b"\xff\xfe", b"\x1b[31m", b"\x00"]) + lines[i][5:]
+    lines.insert(len(lines) // 2, b"x" * 40000 + b" Error in a line longer than a window")
+    data = b"\n".join(lines) + b"\nlast Error"
+    path = tmp_path / "x.log"
+    if fmt == "podman_ts":
+        data = b"".join(b"2026-11-29T14:25:%02d.000000001Z " % (i % 60) + x + b"\n" for i, x in enumerate(lines))
+    path.write_bytes(data)
+    want = list(select(envelope.records(_chunks(data, 4096), fmt), LITERALS, AFTER))
+    views = mapped.blocks(str(path), 0, len(data), scan.BLOCK)
+    sc = Scanner(LITERALS, AFTER, accel="hyperscan")
+    assert _raw_records(sc, data, 0, fmt, chunks=views) == want
+    assert sc.lines_seen == _physical_lines(data)

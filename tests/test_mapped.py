@@ -1,0 +1,47 @@
+"""mapped.blocks: a file's bytes as views of a memory map, a block at a time, ending at newlines."""
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bootlog import mapped
+
+
+@settings(max_examples=int(os.environ.get("BOOTLOG_HYPOTHESIS_EXAMPLES", "100")) * 2, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.sampled_from([0, 1, 7, 100, 3000, 9000, 40000]), max_size=30),
+       final_nl=st.booleans(), block=st.sampled_from([1, 64, 3000, 8192]),
+       cut=st.tuples(st.floats(0, 1), st.floats(0, 1)), window=st.sampled_from([4096, 1 << 14, 1 << 16]))
+def test_views_are_the_bytes_in_blocks_that_end_at_newlines(tmp_path, monkeypatch, lines, final_nl, block, cut,
+                                                           window):
+    monkeypatch.setattr(mapped, "WINDOW", window)
+    data = b"\n".join(b"x" * n for n in lines) + (b"\n" if final_nl and lines else b"")
+    path = tmp_path / "log"
+    path.write_bytes(data)
+    start, stop = sorted(int(c * len(data)) for c in cut)
+    views = mapped.blocks(str(path), start, stop, block)
+    assert views is not None
+    got = [bytes(v) for v in views]
+    assert b"".join(got) == data[start:stop]
+    assert all(got)
+    for v in got[:-1]:  # each ends at a newline: no line is cut in two
+        assert v.endswith(b"\n")
+        assert len(v) <= block or v.count(b"\n") == 1  # (longer only for one long line)
+
+
+def test_a_file_that_cannot_be_mapped_is_read_instead(tmp_path):
+    assert mapped.blocks(str(tmp_path / "missing"), 0, 10, 4096) is None
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    assert list(mapped.blocks(str(empty), 0, 0, 4096)) == []
+
+
+@pytest.mark.parametrize("bad", [-1, 1 << 62])
+def test_views_past_any_file_are_none_or_empty(tmp_path, bad):
+    path = tmp_path / "log"
+    path.write_bytes(b"a\nb\n")
+    views = mapped.blocks(str(path), max(bad, 0), max(bad, 0), 4096)
+    assert views is None or list(views) == []
