@@ -130,7 +130,7 @@ def podman_stamp(text: str) -> tuple[datetime, str] | None:
     """(parse_ts(text), its isoformat()) for a stamp in podman's own shape, the ISO text made
     from the stamp's digits (isoformat() costs more than the parse); None for any other text,
     and for a date that does not exist (parse_ts answers those)."""
-    # (below hour 24: newer Pythons read "T24:00:00" as the next day, but not with a fraction)
+    # (below hour 24: newer Pythons read "T24:00:00" as the next day)
     if len(text) == 30 and text[11:13] < "24" and _NANO_Z.fullmatch(text):
         frac = text[20:26]
         # (the offset in the text costs a fifth of .replace(tzinfo=timezone.utc); isoformat()
@@ -160,7 +160,7 @@ def parse_ts(text: str | bytes | None) -> datetime | None:
     frac = ""
     if rest.startswith("."):
         i = 1
-        while i < len(rest) and rest[i].isdigit():
+        while i < len(rest) and "0" <= rest[i] <= "9":  # (isdigit() takes "²", which int() does not)
             i += 1
         frac, rest = rest[1:i], rest[i:]
     zone = rest.upper() if rest in ("Z", "z") else rest

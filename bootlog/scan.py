@@ -7,10 +7,13 @@ the same line numbers, without decoding most lines:
   block (neither spans a newline, so line numbers stay and the bytes equal envelope.clean()'s
   per line); literal hits are searched over the whole block; only lines holding a hit (and
   the context owed to an `after` key) are decoded and re-checked on their text.  A raw read
-  (the reader process) with numpy cuts a block's lines all at once (_np_lines).
+  (the reader process) cuts a block's lines all at once: in native code where bootlog/_linecut.c
+  was built (then numpy is never imported, and a big file's blocks are views of a memory map,
+  mapped.py), else with numpy (_np_lines).
 * podman -t: the same search over raw blocks (plus every line holding ESC or NUL); lines of
   the usual shape only advance envelope.PodmanTs' run state, the rest go through it in full.
-  With numpy (a read past NUMPY_AFTER bytes) the odd lines of a block are found at once and
+  With numpy (a read past NUMPY_AFTER bytes; a raw read takes it at once) the odd lines of a
+  block are found at once (their line table in native code where it was built) and
   the usual ones are never looked at one by one: the run state a read line needs is worked out
   from the lines just before it (_podman_gap).  A raw read with hyperscan also sends the usual
   lines with a hit in their text as they are, stamp included, a run at a time (_podman_runs).
@@ -455,15 +458,21 @@ class Scanner:
         # (reader.py); an ASCII key is in the bytes exactly when it is in the decoded text
         in_bytes = raw and exact and all(key.isascii() for key, _ in after)
         after_b = tuple((key.encode(), n) for key, n in after)
-        # in_bytes with numpy: a block's lines found at once (_np_lines), and hyperscan's hits
-        # left as they are (_np_lines finds their lines; the per-line path below, _hit_lines)
+        # in_bytes with the native cut or numpy: a block's lines found at once (_np_lines), and
+        # hyperscan's hits left as they are (the cut finds their lines; the per-line path
+        # below, _hit_lines)
         self._raw_hits = in_bytes and self._hs_db is not None
         # mapped blocks (memoryviews, mapped.py) stay views for hyperscan and the native cut,
         # which read them where they are; a block that takes any other way becomes bytes
-        views = self._raw_hits and self._cut is not None
-        for cb, starts in self._searched(self._blocks(chunks, views), _clean_block):
-            if cb.__class__ is memoryview and (owed[0] > 0 or self._key_in(cb) is not False):
-                cb = bytes(cb)  # (context owed, or a key here: the per-line path below)
+        views = self._raw_hits and self._cut is not None and _native_clean is not None
+        for cb, starts in self._searched(self._blocks(chunks, views), _view_or_clean):
+            if cb.__class__ is memoryview:
+                # (looked at after the search: the block is in the CPU's cache by then)
+                if not _native_clean(cb):  # ANSI codes or NULs: cleaned, and searched again
+                    cb = _clean_block(bytes(cb))
+                    starts = self._starts(cb)
+                elif owed[0] > 0 or self._key_in(cb) is not False:
+                    cb = bytes(cb)  # (context owed, or a key here: the per-line path below)
             if in_bytes:
                 cut = self._cut
                 if cut is None:
@@ -748,13 +757,7 @@ def _hs_database(literals: list[bytes]):
 
 
 def _clean_block(block: bytes) -> bytes:
-    """envelope.clean()'s ANSI and NUL removal over a whole block (neither spans a newline).
-    A mapped block (memoryview) with nothing to remove that ends with a newline stays as it is;
-    else it becomes bytes."""
-    if block.__class__ is memoryview:
-        if len(block) and block[-1] == 10 and _native_clean is not None and _native_clean(block):
-            return block
-        block = bytes(block)
+    """envelope.clean()'s ANSI and NUL removal over a whole block (neither spans a newline)."""
     end = b"" if block.endswith(b"\n") else b"\n"
     if b"\x1b" in block:
         block = envelope.ANSI_B.sub(b"", block)
@@ -763,6 +766,17 @@ def _clean_block(block: bytes) -> bytes:
     # the log's last line has no newline: add one, so that a last line left empty by the
     # cleaning still counts (and is still owed as context) like the envelope's
     return block + end if end else block
+
+
+def _view_or_clean(block: bytes) -> bytes:
+    """_clean_block, except for a mapped block (memoryview, mapped.py) that ends with a newline:
+    it goes to the search as it is, and _plain looks for anything to clean in it after the
+    search (a first pass over it would cost a read of it from memory)."""
+    if block.__class__ is memoryview:
+        if len(block) and block[-1] == 10:
+            return block
+        block = bytes(block)
+    return _clean_block(block)
 
 
 def _same(block: bytes) -> bytes:
@@ -781,7 +795,8 @@ def _podman_table(np, arr, native=None) -> tuple:
     """(line starts, line ends, usual) of a podman -t block (numpy's uint8 view `arr`): numpy
     arrays with one item per line (the bytes after the last newline are a line too) and whether
     the line is in the usual shape: podman's stamp, and no "Z " after it (it may start an
-    embedded stamp).  native: bootlog._linecut.podman_lines, the same in one pass."""
+    embedded stamp).  native: bootlog._linecut.podman_lines, the same (its arrays read-only:
+    nothing here changes them in place)."""
     if native is not None:
         ls, le, usual = native(arr)
         return (np.frombuffer(ls, dtype=np.int64), np.frombuffer(le, dtype=np.int64),

@@ -10,10 +10,13 @@
 from __future__ import annotations
 
 import math
+import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bootlog import boots, parse as parse_mod, patterns
 from bootlog.envelope import records as envelope_records
@@ -117,17 +120,29 @@ def _state(splitter: boots.BootSplitter) -> list:
             for a in accs]
 
 
+def _native_stats_lines():
+    """parse.py's native reader of stats lines (bootlog._linecut.stats_run), or None if not built."""
+    parse_mod._NATIVE.clear()
+    return parse_mod._native_stats()
+
+
 def _fast_three_ways(recs: list[Record], **kw) -> list:
     """parse(fast_stats=True) of the records one by one, and of them in LineBatches of 1, 3 and
-    4096 lines (runs of stats lines added at once: parse._stats_run): the same boots and the
-    same splitter state every way."""
+    4096 lines (runs of stats lines added at once: parse._stats_run, reading them in Python and,
+    where it was built, in native code): the same boots and the same splitter state every way."""
     sp = boots.BootSplitter(kw.get("continuing"))
     fast = parse(recs, year=kw.get("year", 2026), fast_stats=True, splitter=sp)
     want = (_key(fast), _state(sp))
-    for size in (1, 3, 4096):
-        sp2 = boots.BootSplitter(kw.get("continuing"))
-        got = parse(_batched(recs, size), year=kw.get("year", 2026), fast_stats=True, splitter=sp2)
-        assert (_key(got), _state(sp2)) == want, size
+    native = _native_stats_lines()
+    try:
+        for way in [None, native] if native is not None else [None]:
+            parse_mod._NATIVE[:] = [way]
+            for size in (1, 3, 4096):
+                sp2 = boots.BootSplitter(kw.get("continuing"))
+                got = parse(_batched(recs, size), year=kw.get("year", 2026), fast_stats=True, splitter=sp2)
+                assert (_key(got), _state(sp2)) == want, (size, way)
+    finally:
+        parse_mod._NATIVE.clear()
     return fast
 
 
@@ -145,8 +160,14 @@ def test_fast_stats_path_equals_generic(path, monkeypatch):
     assert _key(_fast_three_ways(recs)) == _key(generic)
 
 
-def test_stats_runs_are_taken_at_once_from_batches(monkeypatch):
-    """The fixtures' everyday V1 stats lines go through parse._stats_run in runs, not one by one."""
+@pytest.mark.parametrize("way", ["python", "native"])
+def test_stats_runs_are_taken_at_once_from_batches(monkeypatch, way):
+    """The fixtures' everyday V1 stats lines go through parse._stats_run in runs, not one by one
+    (read in Python, or in native code: it takes them too)."""
+    native = _native_stats_lines()
+    if way == "native" and native is None:
+        pytest.skip("bootlog._linecut not built")
+    monkeypatch.setattr(parse_mod, "_NATIVE", [native if way == "native" else None])
     took = []
     real = parse_mod._stats_run
 
@@ -594,3 +615,117 @@ def test_later_stats_wordings_compile_on_first_use():
         assert fast[hit][0](line).groups() == compiled[0](line).groups() and fast[hit][3] == compiled[3]
     finally:
         importlib.reload(parse_mod)
+
+
+# ------------------------------------------------------------------ the native stats reader
+
+# (the first of each list is what vLLM prints; the others are near misses and odd spellings)
+_PARTS = {
+    "tag": [None, "APIServer", "EngineCore_DP0", "Api-Server", "_x", "9x", "Név", "a b", ""],
+    "pid": ["1", "007", "", "x", "١"],
+    "level": ["INFO", "DEBUG", "WARNING", "ERROR", "info"],
+    "when": ["10-02 17:06:23", "12-31 23:59:59", "02-30 00:00:00", "10-02 24:00:00", "10-02 29:00:00",
+             "1-02 17:06:23", "10-02 17:06:2٣", "10-02 17:06:23x"],
+    "file": ["[loggers.py:259]", "loggers.py:259]", "[a:1:2]", "[:12]", "[x]", "[a:]", "[a:1a]", "[\x1cx:1]",
+             "[é:1]", "[a]b:1]", "[[a:1]", "[a:01]", "[a:1]x"],
+    "lead": ["Engine 000: ", "", "Engine 12: ", "Engine 0000: ", "Engine 00a: "],
+    "fig": ["1.5", "0.0", "-0.0", "1.10", "01.5", "12345678901.5", "1234567890123.5", "nan", "1e5", "١.٥", "0.05",
+            "0.005", "0.0005", "7", "0", "00", "-1", "123456789012", "1234567890123", "3.0"],
+    "end": ["", "", "%", " ", "\x1b[0m", "5"],
+}
+
+
+def _stats_text(draw) -> str:
+    """A stats line, some of its parts swapped for a near miss (and at times cut short)."""
+    from hypothesis import strategies as st
+
+    odd = draw(st.sets(st.sampled_from([*_PARTS, "fig0", "fig2", "fig4", "cut"]), max_size=3))
+
+    def part(kind: str, key: str | None = None) -> str:
+        opts = _PARTS[kind]
+        return draw(st.sampled_from(opts)) if (key or kind) in odd else opts[0]
+    name = draw(st.sampled_from(_PARTS["tag"])) if "tag" in odd else draw(st.sampled_from([None, "APIServer"]))
+    tag = "" if name is None else f"({name} pid={part('pid')}) "
+    f = [part("fig", f"fig{k}") if k % 2 == 0 else draw(st.sampled_from(["1.5", "0.0", "23.4", "0.05"]))
+         for k in range(6)]
+    if "fig2" not in odd:
+        f[2] = f[3] = draw(st.sampled_from(["0", "1", "12"]))  # (reqs counts print no point)
+    body = (f"Avg prompt throughput: {f[0]} tokens/s, Avg generation throughput: {f[1]} tokens/s, Running: {f[2]} "
+            f"reqs, Waiting: {f[3]} reqs, GPU KV cache usage: {f[4]}%, Prefix cache hit rate: {f[5]}%")
+    text = f"{tag}{part('level')} {part('when')} {part('file')} {part('lead')}{body}{part('end')}"
+    if "cut" in odd:
+        text = text[:draw(st.integers(0, len(text)))]
+    return text
+
+
+def test_the_native_reader_reads_podmans_stamp_shape_as_scan_does():
+    from bootlog import scan
+
+    linecut = pytest.importorskip("bootlog._linecut")
+    assert linecut.PODMAN_STAMP.encode() == scan._STAMP_SHAPE
+
+
+def test_the_native_reader_of_stats_lines_follows_parses_prefix():
+    """parse.py uses the native reader only while its prefix is the one the C code reads."""
+    native = _native_stats_lines()
+    if native is None:
+        pytest.skip("bootlog._linecut not built")
+    from bootlog._linecut import STATS_PREFIX
+
+    assert STATS_PREFIX == parse_mod._FAST_PREFIX
+    try:
+        parse_mod._NATIVE.clear()
+        parse_mod._FAST_PREFIX += " "
+        assert parse_mod._native_stats() is None
+    finally:
+        parse_mod._FAST_PREFIX = parse_mod._FAST_PREFIX[:-1]
+        parse_mod._NATIVE.clear()
+
+
+def _run_key(got, i):
+    j, name, pid, times, rows = got
+    return j - i, (name, pid) if j > i else None, times, rows
+
+
+@settings(max_examples=int(os.environ.get("BOOTLOG_HYPOTHESIS_EXAMPLES", "100")) * 10, deadline=None)
+@given(data=st.data(), own_time=st.booleans())
+def test_native_stats_reader_takes_only_what_the_regex_takes(data, own_time):
+    """bootlog._linecut.stats_run against parse._stats_lines (the regex) on generated lines near
+    the stats shape: every line it takes, the regex takes with the same tag, time and row, and
+    a run it reads is the regex's run or its start; on the shape vLLM prints it takes them all."""
+    native = _native_stats_lines()
+    if native is None:
+        pytest.skip("bootlog._linecut not built")
+    parse_mod._NATIVE.clear()
+    entry = parse_mod._fast_stats()[0]
+    texts = [_stats_text(data.draw) for _ in range(data.draw(st.integers(1, 6)))]
+    i = data.draw(st.integers(0, len(texts) - 1))
+    want = parse_mod._stats_lines(texts, i, entry[2], entry[3], own_time)
+    got = native(texts, i, entry[2], entry[3], own_time)
+    n = got[0] - i
+    assert n <= want[0] - i
+    if n:
+        assert got[1:3] == want[1:3] and got[3] == want[3][:n] and got[4] == want[4][:n]
+    else:
+        assert got[3:] == ([], [])
+    if all(t.isascii() and "[loggers.py:259]" in t for t in texts[i:want[0]]):
+        assert n == want[0] - i  # (the everyday shape: the native reader misses none of it)
+
+
+def test_native_stats_reader_on_the_fixtures():
+    """Every stats line of the fixture logs: the native reader's run equals the regex's."""
+    native = _native_stats_lines()
+    if native is None:
+        pytest.skip("bootlog._linecut not built")
+    parse_mod._NATIVE.clear()
+    entry = parse_mod._fast_stats()[0]
+    taken = 0
+    for path in LOGS:
+        texts = [r.text for r in _records(path)]
+        for i, t in enumerate(texts):
+            if STATS in t:
+                for own_time in (True, False):
+                    want = parse_mod._stats_lines(texts, i, entry[2], entry[3], own_time)
+                    assert native(texts, i, entry[2], entry[3], own_time) == want, (path.name, i)
+                taken += want[0] > i
+    assert taken > 500
