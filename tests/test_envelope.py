@@ -362,6 +362,14 @@ def test_podman_stamp_short_way_equals_the_general_parse(monkeypatch):
     assert None in short and sum(d is not None for d in short) > 1000
 
 
+def test_a_stamp_with_an_odd_digit_is_no_time_not_an_error():
+    """isdigit() takes "²" and "١", which int() reads or not: parse_ts reads ASCII digits only."""
+    from bootlog import envelope as env
+
+    for text in ("2024-02-29T23:59:59.²23456789Z", "2024-02-29T23:59:59.1²3+01:00", "2024-02-29T23:59:59.١Z"):
+        assert env.parse_ts(text) is None
+
+
 def test_podman_stamp_gives_parse_ts_and_its_isoformat():
     """envelope.podman_stamp (parse()'s stats runs of a podman -t log): parse_ts's datetime and
     its isoformat() made from the stamp's digits (a zero fraction left out as isoformat() does),
