@@ -107,7 +107,7 @@ def read_records(source, *, fast: bool = True, progress: bool = False, start: in
     raw: records as the reader process sends them (reader.py; Scanner.records(raw=True) says
     which shapes).
     """
-    chunks = _mapped(source, start, limit) if raw and _scanning(fast) else None
+    chunks = _mapped(source, start, limit, fmt) if raw and _scanning(fast) else None
     if chunks is None:
         chunks = source.chunks(start) if start else source.chunks()
         if limit is not None:
@@ -130,10 +130,11 @@ def read_records(source, *, fast: bool = True, progress: bool = False, start: in
     return records(chunks, fmt), None
 
 
-def _mapped(source, start: int, limit: int | None):
-    """A plain file's blocks as views of a memory map (mapped.py), from `start` (past a BOM at
-    the file's start, as _no_bom) up to `limit`; None where they would not pay (hyperscan and
-    the native line cut read views where they are, nothing else does) or cannot be had."""
+def _mapped(source, start: int, limit: int | None, fmt: str | None = None):
+    """A plain log file's blocks as views of a memory map (mapped.py), from `start` (past a BOM
+    at the file's start, as _no_bom) up to `limit`; None where they would not pay (hyperscan and
+    the native line cut read a plain log's views where they are; every other read makes bytes
+    of them, and its map's pages would only add to its memory) or cannot be had."""
     if getattr(source, "kind", None) != "file" or os.environ.get("BOOTLOG_NO_NATIVE"):
         return None
     from bootlog import scan
@@ -141,15 +142,22 @@ def _mapped(source, start: int, limit: int | None):
     if scan._native_cut is None or scan._hs is None:
         return None
     from bootlog import mapped
+    from bootlog.envelope import HEAD_BYTES, detect
 
-    if not start:
-        try:
-            with open(source.name, "rb") as f:
-                start = 3 if f.read(3) == b"\xef\xbb\xbf" else 0
-        except OSError:
-            return None
     stop = limit if limit is not None else source.size
-    return None if stop is None else mapped.blocks(source.name, start, stop, scan.BLOCK)
+    if stop is None:
+        return None
+    try:
+        with open(source.name, "rb") as f:
+            if not start and f.read(3) == b"\xef\xbb\xbf":
+                start = 3
+            f.seek(start)
+            head = f.read(max(0, min(HEAD_BYTES, stop - start))) if fmt is None else b""
+    except OSError:
+        return None
+    if (fmt or detect(head)) != "plain":  # (the format as Scanner.records will find it)
+        return None
+    return mapped.blocks(source.name, start, stop, scan.BLOCK)
 
 
 def _scanning(fast: bool) -> bool:

@@ -73,6 +73,28 @@ def test_a_reader_that_dies_is_an_error_not_a_shorter_log():
         list(recs)
 
 
+def test_only_a_plain_log_is_read_through_a_memory_map(tmp_path, monkeypatch):
+    """ingest._mapped: hyperscan and the native cut read a plain log's mapped blocks in place;
+    any other format would only copy them (a podman -t log, a gzip file, a resumed read in
+    another format), and BOOTLOG_NO_NATIVE=1 turns it off."""
+    from bootlog import ingest, scan
+
+    if scan._native_cut is None or scan._hs is None:
+        pytest.skip("the reader maps files only with hyperscan and bootlog._linecut")
+    plain = open_source(str(FIXTURES / "014-v0.10.2-nohup-multiboot.log"))
+    podman = open_source(str(FIXTURES / "seed/07-5x262144-runtime-oom.log"))
+    views = ingest._mapped(plain, 0, None)
+    assert views is not None and bytes(next(views)) == (FIXTURES / "014-v0.10.2-nohup-multiboot.log").read_bytes()
+    views.close()
+    assert ingest._mapped(podman, 0, None) is None
+    assert ingest._mapped(plain, 0, None, fmt="podman_ts") is None
+    bom = tmp_path / "bom.log"
+    bom.write_bytes(b"\xef\xbb\xbfINFO 11-29 10:00:00 [x.py:1] a\n")
+    assert bytes(next(ingest._mapped(open_source(str(bom)), 0, None))).startswith(b"INFO")
+    monkeypatch.setenv("BOOTLOG_NO_NATIVE", "1")
+    assert ingest._mapped(plain, 0, None) is None
+
+
 def test_a_log_cut_short_under_the_reader_is_said_so(tmp_path, monkeypatch):
     """The reader reads a big plain file as views of a memory map (mapped.py): a file truncated
     under a mapped window ends the reader with SIGBUS, and the ingest says what happened."""
