@@ -410,7 +410,9 @@ static PyObject *stats_run(PyObject *self, PyObject *args)
     rows = PyList_New(0);
     if (times == NULL || rows == NULL)
         goto done;
-    Py_ssize_t n = PyList_GET_SIZE(texts), j = i < 0 ? n : i;
+    Py_ssize_t n = PyList_GET_SIZE(texts), j = i;
+    if (i < 0)
+        n = i; /* (no line taken: j == i) */
     const char *tag = NULL;
     Py_ssize_t tagn = 0, pidn = 0;
     const char *pidp = NULL;

@@ -144,15 +144,14 @@ def _mapped(source, start: int, limit: int | None, fmt: str | None = None):
     from bootlog import mapped
     from bootlog.envelope import HEAD_BYTES, detect
 
-    stop = limit if limit is not None else source.size
-    if stop is None:
-        return None
+    stop = limit  # (None: on to the end, as the read would go)
     try:
         with open(source.name, "rb") as f:
-            if not start and f.read(3) == b"\xef\xbb\xbf":
+            # (a BOM the limit cuts is no BOM: _no_bom sees fewer than its 3 bytes)
+            if not start and (stop is None or stop >= 3) and f.read(3) == b"\xef\xbb\xbf":
                 start = 3
             f.seek(start)
-            head = f.read(max(0, min(HEAD_BYTES, stop - start))) if fmt is None else b""
+            head = f.read(HEAD_BYTES if stop is None else max(0, min(HEAD_BYTES, stop - start))) if fmt is None else b""
     except OSError:
         return None
     if (fmt or detect(head)) != "plain":  # (the format as Scanner.records will find it)

@@ -23,28 +23,35 @@ from typing import Iterator
 WINDOW = 8 << 20
 
 
-def blocks(path: str, start: int, stop: int, block: int) -> Iterator[memoryview] | None:
-    """Views of the bytes start..stop of the file at `path`, about `block` bytes each, each ending
+def blocks(path: str, start: int, stop: int | None, block: int) -> Iterator[memoryview] | None:
+    """Views of the bytes start..stop of the file at `path` (stop None: up to its end as it is
+    when each window is mapped, as read() would go on), about `block` bytes each, each ending
     just after a newline except the file's last (a longer line makes its block longer); None
     when the file cannot be mapped (the caller reads it instead)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        # (a file object: its descriptor is closed even if the views are never asked for)
+        f = open(path, "rb", buffering=0)
     except OSError:
         return None
     try:
-        first = _window(fd, start, stop, block) if start < stop else None
+        first = _window(f.fileno(), start, stop, block) if stop is None or start < stop else None
     except (OSError, ValueError, OverflowError):
-        os.close(fd)
+        f.close()
         return None
-    return _views(fd, first, start, stop, block)
+    return _views(f, first, start, stop, block)
 
 
-def _window(fd: int, pos: int, stop: int, block: int, grow: int = 0) -> tuple[int, mmap.mmap] | None:
+def _end_of(fd: int, stop: int | None) -> int:
+    size = os.fstat(fd).st_size
+    return size if stop is None else min(stop, size)
+
+
+def _window(fd: int, pos: int, stop: int | None, block: int, grow: int = 0) -> tuple[int, mmap.mmap] | None:
     """(offset, map) of a window from the page holding `pos` with room for a block (`grow`: the
     size of a window too small for the line at pos, doubled), or None if the file now ends at
     or before pos."""
     base = pos - pos % mmap.ALLOCATIONGRANULARITY
-    end = min(stop, os.fstat(fd).st_size)  # (never past the end: a page there is a SIGBUS)
+    end = _end_of(fd, stop)  # (never past the end: a page there is a SIGBUS)
     if end <= pos:
         return None
     size = min(max(WINDOW, pos - base + block + (1 << 16), 2 * grow), end - base)
@@ -74,13 +81,14 @@ def _end(mm: mmap.mmap, s: int, size: int, block: int, last: bool) -> int:
     return size if last else -1
 
 
-def _views(fd: int, win: tuple[int, mmap.mmap] | None, pos: int, stop: int, block: int
+def _views(f, win: tuple[int, mmap.mmap] | None, pos: int, stop: int | None, block: int
            ) -> Iterator[memoryview]:
+    fd = f.fileno()
     try:
         while win is not None:
             base, mm = win
             size = len(mm)
-            last = base + size >= min(stop, os.fstat(fd).st_size)  # (the file's last window)
+            last = base + size >= _end_of(fd, stop)  # (the file's last window)
             mv = memoryview(mm)  # (its slices keep the map alive: unmapped after the last one)
             s = s0 = pos - base
             while s < size:
@@ -91,7 +99,7 @@ def _views(fd: int, win: tuple[int, mmap.mmap] | None, pos: int, stop: int, bloc
                 s = e
             del mv, mm, win
             pos = base + s
-            if pos >= stop or (last and s >= size):
+            if (stop is not None and pos >= stop) or (last and s >= size):
                 return
             try:
                 # (no block in this window: its first line is longer than it)
@@ -99,4 +107,4 @@ def _views(fd: int, win: tuple[int, mmap.mmap] | None, pos: int, stop: int, bloc
             except (OSError, ValueError, OverflowError) as err:
                 raise OSError(f"cannot map the log past byte {pos}: {err}") from err
     finally:
-        os.close(fd)
+        f.close()

@@ -148,7 +148,7 @@ def _stats_lines(texts: list[str], i: int, strict: Callable, template: str, own_
     "MM-DDTHH:MM:SS", rows their values JSON (`template`).  own_time: their own time is the
     run's clock (then a line must be ASCII, its hour below 24).  _native_stats() gives the
     same, faster, for the lines it takes (it ends a run sooner on others)."""
-    n = len(texts)
+    n = len(texts) if i >= 0 else i  # (no line taken from a negative i)
     j = i
     name = pid = None
     times: list[str] = []

@@ -182,7 +182,8 @@ def background(make: Callable[[], tuple[Iterable[Record], object]], batches: boo
 
 
 def _stopped(pid: int) -> str:
-    """Why the reader ended before its "end" message, as far as its exit status tells."""
+    """Why the reader ended before its "end" message, as far as its exit status tells (the
+    reader has ended: its pipe did; this reaps it)."""
     import signal
 
     try:
@@ -190,8 +191,10 @@ def _stopped(pid: int) -> str:
     except ChildProcessError:
         got = status = 0
     if got and os.WIFSIGNALED(status) and os.WTERMSIG(status) == getattr(signal, "SIGBUS", None):
-        # (a page of a mapped window past the file's new end: mapped.py)
-        return "the log got shorter while it was read (truncated or rotated in place?): ingest it again"
+        # (a page of a mapped window that could not be read: past the file's new end, or an
+        # I/O error, mapped.py; a read() would have said which)
+        return ("the log got shorter while it was read (truncated or rotated in place?), or a part of "
+                "it could not be read (an I/O error): ingest it again")
     return "the log reader process stopped before the end of the log"
 
 
@@ -200,7 +203,7 @@ def _receive(r: int, pid: int, done: Finished, batches: bool = False) -> Iterato
 
     from bootlog.envelope import stamp_clock
 
-    ended = False
+    ended = reaped = False
     try:
         while True:
             head = _read_exact(r, _HEAD.size)
@@ -245,15 +248,17 @@ def _receive(r: int, pid: int, done: Finished, batches: bool = False) -> Iterato
             else:
                 raise msg[1]
         if not ended:
+            reaped = True  # (by _stopped: its pid may belong to another process by now)
             raise InputError(_stopped(pid))
     finally:
         os.close(r)
-        if not ended:
+        if not ended and not reaped:
             try:
                 os.kill(pid, 9)  # abandoned (an error here, or the caller stopped reading)
             except ProcessLookupError:
                 pass
-        try:
-            os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass
+        if not reaped:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass

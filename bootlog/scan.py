@@ -535,6 +535,7 @@ class Scanner:
             # (_clean_block ends every block with a newline: its lines are its newlines)
             self.lines_seen += nlines
             lineno += nlines
+        self._key_block = None  # (the last block: a mapped one would keep its window mapped)
 
     @staticmethod
     def _line_index(cb: bytes, starts: list[int]) -> tuple[list[int], int]:

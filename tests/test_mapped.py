@@ -39,6 +39,37 @@ def test_a_file_that_cannot_be_mapped_is_read_instead(tmp_path):
     assert list(mapped.blocks(str(empty), 0, 0, 4096)) == []
 
 
+def test_views_never_asked_for_leave_no_descriptor_open(tmp_path):
+    import gc
+
+    path = tmp_path / "log"
+    path.write_bytes(b"a\nb\n" * 1000)
+    before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    if before is None:
+        pytest.skip("no /proc/self/fd here")
+    for _ in range(20):
+        views = mapped.blocks(str(path), 0, None, 64)
+        assert views is not None
+        del views
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_without_a_stop_the_views_go_to_the_end_as_it_is_when_mapped(tmp_path, monkeypatch):
+    """stop None: as read() would go on, the bytes written before a window is mapped are read."""
+    monkeypatch.setattr(mapped, "WINDOW", 4096)
+    path = tmp_path / "log"
+    first = b"".join(b"line %05d\n" % i for i in range(2000))
+    path.write_bytes(first)
+    views = mapped.blocks(str(path), 0, None, 1000)
+    got = [bytes(next(views))]
+    with open(path, "ab") as f:  # (grows while it is read)
+        f.write(b"more\n" * 10)
+    got += [bytes(v) for v in views]
+    out = b"".join(got)
+    assert out.startswith(first) and out in (first, first + b"more\n" * 10)
+
+
 @pytest.mark.parametrize("bad", [-1, 1 << 62])
 def test_views_past_any_file_are_none_or_empty(tmp_path, bad):
     path = tmp_path / "log"

@@ -91,6 +91,7 @@ def test_only_a_plain_log_is_read_through_a_memory_map(tmp_path, monkeypatch):
     bom = tmp_path / "bom.log"
     bom.write_bytes(b"\xef\xbb\xbfINFO 11-29 10:00:00 [x.py:1] a\n")
     assert bytes(next(ingest._mapped(open_source(str(bom)), 0, None))).startswith(b"INFO")
+    assert list(ingest._mapped(open_source(str(bom)), 0, 2)) == [memoryview(b"\xef\xbb")]  # (as _no_bom: no BOM)
     monkeypatch.setenv("BOOTLOG_NO_NATIVE", "1")
     assert ingest._mapped(plain, 0, None) is None
 
@@ -112,9 +113,12 @@ def test_a_log_cut_short_under_the_reader_is_said_so(tmp_path, monkeypatch):
         os.truncate(log, 0)
         return real(*a)
     monkeypatch.setattr(scan, "_native_cut", cut_then_truncate)
-    recs, _ = reader.background(lambda: read_records(open_source(str(log)), raw=True), batches=True)
+    recs, done = reader.background(lambda: read_records(open_source(str(log)), raw=True), batches=True)
+    killed = []
+    monkeypatch.setattr(os, "kill", lambda *a: killed.append(a))
     with pytest.raises(InputError, match="got shorter while it was read"):
         list(recs)
+    assert not killed  # (reaped once, and its pid not signalled after: it may be another's by then)
 
 
 def test_reader_memory_is_reported_for_the_bench(tmp_path):

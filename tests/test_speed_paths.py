@@ -729,3 +729,14 @@ def test_native_stats_reader_on_the_fixtures():
                     assert native(texts, i, entry[2], entry[3], own_time) == want, (path.name, i)
                 taken += want[0] > i
     assert taken > 500
+
+
+def test_stats_readers_take_nothing_from_a_negative_start():
+    entry = parse_mod._fast_stats()[0]
+    line = V1_PLAIN.format("06-21 00:00:01", 1)
+    texts = [line, "x", line]
+    readers = [parse_mod._stats_lines] + ([_native_stats_lines()] if _native_stats_lines() else [])
+    for read in readers:
+        assert read(texts, -1, entry[2], entry[3], True) == (-1, None, None, [], [])
+        assert read(texts, 3, entry[2], entry[3], True)[0] == 3
+    parse_mod._NATIVE.clear()
