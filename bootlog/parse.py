@@ -200,6 +200,8 @@ _LEAD = r"(?:Engine \d{3}: )?"
 
 
 def _native_skeleton(stats_run: Callable, body: str, names: tuple[str, ...]) -> Callable | None:
+    """stats_run set up for `body`: its literal texts between the figures, the figures' kinds
+    and the JSON template's pieces; None if the body is not of that shape."""
     from bootlog.patterns import _FNUM
 
     lead = body.startswith(_LEAD)
@@ -207,11 +209,12 @@ def _native_skeleton(stats_run: Callable, body: str, names: tuple[str, ...]) -> 
     kinds = _kinds(body, names)
     lits: list[str] = []
     for name, kind in zip(names, kinds):
-        at = rest.find(f"(?P<{name}>" + (r"\d+)" if kind == "I" else _FNUM + ")"))
+        group = f"(?P<{name}>" + (r"\d+)" if kind == "I" else _FNUM + ")")  # (as _canonical finds it)
+        at = rest.find(group)
         if at < 0:
             return None
         lits.append(rest[:at])
-        rest = rest[at + len(f"(?P<{name}>") + (4 if kind == "I" else len(_FNUM) + 1):]
+        rest = rest[at + len(group):]
     lits.append(rest)
     # plain text only, and after a figure never a digit (the figure's digits end where they stop)
     if any(any(c in ".^$*+?{}[]\\|()" for c in lit) or not lit.isascii() for lit in lits) or \

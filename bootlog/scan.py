@@ -54,7 +54,7 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     _hs = None
 try:  # bootlog's own (_linecut.c, built by `pip install .` where a C compiler is): _np_lines'
-    # cut, and _podman_table's
+    # cut, _podman_table's line table and _clean_block's test, in native code
     from bootlog._linecut import clean as _native_clean, cut as _native_cut, podman_lines as _native_podman
 except ImportError:  # pragma: no cover - depends on the build
     _native_clean = _native_cut = _native_podman = None
