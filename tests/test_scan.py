@@ -617,13 +617,18 @@ def test_raw_read_of_mapped_blocks_equals_envelope(tmp_path, monkeypatch, fmt):
     for i in rng.sample(range(len(lines)), len(lines) // 50):
         lines[i] = lines[i][:5] + rng.choice([b"\xff\xfe", b"\x1b[31m", b"\x00"]) + lines[i][5:]
     lines.insert(len(lines) // 2, b"x" * 40000 + b" Error in a line longer than a window")
-    data = b"\n".join(lines) + b"\nlast Error"
-    path = tmp_path / "x.log"
-    if fmt == "podman_ts":
-        data = b"".join(b"2026-11-29T14:25:%02d.000000001Z " % (i % 60) + x + b"\n" for i, x in enumerate(lines))
-    path.write_bytes(data)
-    want = list(select(envelope.records(_chunks(data, 4096), fmt), LITERALS, AFTER))
-    views = mapped.blocks(str(path), 0, len(data), scan.BLOCK)
-    sc = Scanner(LITERALS, AFTER, accel="hyperscan")
-    assert _raw_records(sc, data, 0, fmt, chunks=views) == want
-    assert sc.lines_seen == _physical_lines(data)
+    clean = [x for x in lines if b"\x1b" not in x and b"\x00" not in x]  # (blocks that stay views)
+    at = len(clean) // 3
+    clean[at:at] = [b"x" * 2990, b"ERROR 11-29 10:00:00 [core.py:1] " + TB.encode(), b'  File "x.py", line 1, in f',
+                    b"RuntimeError: boom"]
+    for variant in (lines, clean):
+        data = b"\n".join(variant) + b"\nlast Error"
+        path = tmp_path / "x.log"
+        if fmt == "podman_ts":
+            data = b"".join(b"2026-11-29T14:25:%02d.000000001Z " % (i % 60) + x + b"\n" for i, x in enumerate(variant))
+        path.write_bytes(data)
+        want = list(select(envelope.records(_chunks(data, 4096), fmt), LITERALS, AFTER))
+        views = mapped.blocks(str(path), 0, len(data), scan.BLOCK)
+        sc = Scanner(LITERALS, AFTER, accel="hyperscan")
+        assert _raw_records(sc, data, 0, fmt, chunks=views) == want
+        assert sc.lines_seen == _physical_lines(data)

@@ -740,3 +740,54 @@ def test_stats_readers_take_nothing_from_a_negative_start():
         assert read(texts, -1, entry[2], entry[3], True) == (-1, None, None, [], [])
         assert read(texts, 3, entry[2], entry[3], True)[0] == 3
     parse_mod._NATIVE.clear()
+
+
+def _near_misses() -> list[str]:
+    """One everyday stats line, and that line with one part spelled each odd way of _PARTS (and
+    a few more): every single near miss, not a random draw of them."""
+    base = {"tag": "(APIServer pid=1) ", "level": "INFO", "when": "10-02 17:06:23", "file": "[loggers.py:259]",
+            "lead": "Engine 000: ", "figs": ["591.1", "20.9", "1", "0", "15.8", "29.9"], "end": ""}
+
+    def line(**kw) -> str:
+        p = {**base, **kw}
+        f = p["figs"]
+        return (f"{p['tag']}{p['level']} {p['when']} {p['file']} {p['lead']}Avg prompt throughput: {f[0]} tokens/s, "
+                f"Avg generation throughput: {f[1]} tokens/s, Running: {f[2]} reqs, Waiting: {f[3]} reqs, GPU KV "
+                f"cache usage: {f[4]}%, Prefix cache hit rate: {f[5]}%{p['end']}")
+    out = [line(), line(tag=""), line(lead="")]
+    out += [line(tag=f"({n} pid={p}) ") for n in _PARTS["tag"][1:] if n is not None for p in _PARTS["pid"]]
+    out += [line(level=x) for x in _PARTS["level"][1:]] + [line(when=x) for x in _PARTS["when"][1:]]
+    out += [line(file=x) for x in _PARTS["file"][1:] + [":12]", "[]:1]", "[a\t:1]", "[a\x85:1]", "[a:1] ", "[a: 1]",
+                                                        "[a:1]]", "]", "[a.py:٢]", "a:1]"]]
+    out += [line(lead=x) for x in _PARTS["lead"][1:]] + [line(end=x) for x in _PARTS["end"][2:]]
+    for k in range(6):
+        for fig in _PARTS["fig"] + ["1.1000", "0.00", "0.50", "9.999", "-5.5", "1.", ".5", "1.5.5"]:
+            figs = list(base["figs"])
+            figs[k] = fig
+            out.append(line(figs=figs))
+    return out
+
+
+@pytest.mark.parametrize("own_time", [True, False])
+def test_native_stats_reader_on_every_near_miss(own_time):
+    """Each near miss alone, and after an everyday line: the native reader takes a line only if
+    the regex does, with the same tag, time and row, and takes every line the regex takes that
+    is ASCII with an everyday file part."""
+    native = _native_stats_lines()
+    if native is None:
+        pytest.skip("bootlog._linecut not built")
+    parse_mod._NATIVE.clear()
+    entry = parse_mod._fast_stats()[0]
+    lines = _near_misses()
+    took = 0
+    for text in lines:
+        for texts in ([text], [lines[0], text]):
+            want = parse_mod._stats_lines(texts, 0, entry[2], entry[3], own_time)
+            got = native(texts, 0, entry[2], entry[3], own_time)
+            n = got[0]
+            assert n <= want[0], texts
+            assert got[3:] == (want[3][:n], want[4][:n]) and (not n or got[1:3] == want[1:3]), texts
+            if text.isascii() and "[loggers.py:259]" in text:
+                assert n == want[0], texts
+            took += n
+    assert took > 100
