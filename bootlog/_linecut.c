@@ -238,7 +238,7 @@ static PyObject *clean(PyObject *self, PyObject *args)
 
 /* ---------------------------------------------------------------- stats runs
  *
- * parse._stats_run reads runs of everyday stats lines with a regex: parse._FAST_PREFIX, then a
+ * parse._stats_lines reads runs of everyday stats lines with a regex: parse._FAST_PREFIX, then a
  * body of literal text and figures in their canonical spelling (parse._canonical).  stats_run
  * reads the same lines here, but only ASCII lines whose file part ("[loggers.py:259]") is
  * printable: a line it takes, the regex takes with the same groups; a line it does not take
