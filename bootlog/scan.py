@@ -466,12 +466,14 @@ class Scanner:
         # which read them where they are; a block that takes any other way becomes bytes
         views = self._raw_hits and self._cut is not None and _native_clean is not None
         for cb, starts in self._searched(self._blocks(chunks, views), _view_or_clean):
+            seen = self._key_in(cb)
             if cb.__class__ is memoryview:
                 # (looked at after the search: the block is in the CPU's cache by then)
                 if not _native_clean(cb):  # ANSI codes or NULs: cleaned, and searched again
                     cb = _clean_block(bytes(cb))
                     starts = self._starts(cb)
-                elif owed[0] > 0 or self._key_in(cb) is not False:
+                    seen = self._key_in(cb)
+                elif owed[0] > 0 or seen is not False:
                     cb = bytes(cb)  # (context owed, or a key here: the per-line path below)
             if in_bytes:
                 cut = self._cut
@@ -481,7 +483,7 @@ class Scanner:
                     # (not for a block that one huge line made: numpy's arrays are a few times it)
                     if np is not None and len(cb) <= 2 * BLOCK:
                         cut = lambda cb, hits, at: _np_lines(np, cb, hits, at)  # noqa: E731
-                seen = self._key_in(cb)
+                # (seen: hyperscan's answer for this block's bytes, also once they were copied)
                 if cut is not None and owed[0] <= 0 and not (
                         seen if seen is not None else any(key in cb for key, _ in after_b)):
                     nums, blob, nlines = cut(cb, starts, lineno)

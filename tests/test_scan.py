@@ -617,6 +617,9 @@ def test_raw_read_of_mapped_blocks_equals_envelope(tmp_path, monkeypatch, fmt):
     for i in rng.sample(range(len(lines)), len(lines) // 50):
         lines[i] = lines[i][:5] + rng.choice([b"\xff\xfe", b"\x1b[31m", b"\x00"]) + lines[i][5:]
     lines.insert(len(lines) // 2, b"x" * 40000 + b" Error in a line longer than a window")
+    at = len(lines) // 4  # (a key that only the ANSI removal makes whole, then its context)
+    lines[at:at] = [b"x" * 2990, b"ERROR 11-29 10:00:00 [core.py:1] Trace\x1b[0mback (most recent call last)",
+                    b'  File "y.py", line 2, in g', b"ValueError: split key"]
     clean = [x for x in lines if b"\x1b" not in x and b"\x00" not in x]  # (blocks that stay views)
     at = len(clean) // 3
     clean[at:at] = [b"x" * 2990, b"ERROR 11-29 10:00:00 [core.py:1] " + TB.encode(), b'  File "x.py", line 1, in f',
