@@ -9,7 +9,9 @@ names are in `_fields`; replace() is dataclasses.replace.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (annotations are strings here; importing typing costs ~5 ms of every start)
+    from typing import Any, Callable
 
 _NONE = object()
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms of every start)
+    from typing import Any
 
 from bootlog.plain import record, spec
 

@@ -33,7 +33,10 @@ import math
 import os
 import re
 from bisect import bisect_left
-from typing import Callable, Iterable, Iterator
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms of every start)
+    from typing import Callable, Iterable, Iterator
 
 from bootlog import envelope
 from bootlog.records import Record
@@ -49,10 +52,38 @@ try:  # optional accelerators
     import ahocorasick as _ac
 except ImportError:  # pragma: no cover - depends on the environment
     _ac = None
-try:
-    import hyperscan as _hs
-except ImportError:  # pragma: no cover - depends on the environment
-    _hs = None
+
+
+def _load_hyperscan():
+    """hyperscan's compiled module (all that `import hyperscan` re-exports), loaded without the
+    package's __init__: that imports typing for a NamedTuple bootlog never uses, ~5 ms of a
+    ~50 ms re-ingest.  The package itself where its module cannot be found that way."""
+    import sys
+
+    name = "hyperscan._hs_ext"
+    mod = sys.modules.get(name)
+    if mod is None:
+        try:
+            from importlib.machinery import ExtensionFileLoader, PathFinder
+
+            pkg = PathFinder.find_spec("hyperscan")
+            where = pkg.submodule_search_locations if pkg is not None else None
+            spec = PathFinder.find_spec(name, list(where)) if where else None
+            if spec is not None and isinstance(spec.loader, ExtensionFileLoader):
+                mod = spec.loader.create_module(spec)
+                spec.loader.exec_module(mod)
+                sys.modules[name] = mod  # (a later `import hyperscan` takes it from here)
+        except Exception:  # pragma: no cover - an unusual install: the package, as it is
+            mod = None
+    if mod is None or not hasattr(mod, "Database"):
+        try:
+            import hyperscan as mod
+        except ImportError:  # pragma: no cover - depends on the environment
+            return None
+    return mod
+
+
+_hs = _load_hyperscan()
 try:  # bootlog's own (_linecut.c, built by `pip install .` where a C compiler is): _np_lines'
     # cut, _podman_table's line table and _clean_block's test, in native code
     from bootlog._linecut import clean as _native_clean, cut as _native_cut, podman_lines as _native_podman

@@ -87,3 +87,43 @@ def test_a_plain_ingest_imports_no_dataclasses():
             "print(sorted({'dataclasses', 'inspect', 'click', 'ast'} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+_START = """
+import sys, site
+sys.path[:0] = [{root!r}]
+sys.path += site.getsitepackages()  # (not their .pth files: some import typing at every start)
+import atexit
+atexit.register(lambda: print(sorted({{'typing', 'dataclasses', 'inspect', 'click', 'sqlalchemy',
+                                      'hyperscan', 'numpy'}} & set(sys.modules)),
+                              'hyperscan._hs_ext' in sys.modules))
+sys.argv = ['bootlog', '--db', {db!r}, 'ingest', {log!r}]
+from bootlog.entry import main
+main()
+"""
+
+
+def test_an_ingest_and_a_re_ingest_import_no_typing(tmp_path):
+    # typing (~5 ms), and hyperscan's package, which imports it: its compiled module is loaded
+    # alone (scan._load_hyperscan). Run without site's .pth files, which may import it themselves.
+    from pathlib import Path
+
+    from bootlog import scan
+
+    data = (Path(__file__).parent.parent / "fixtures/logs/seed/07-5x262144-runtime-oom.log").read_bytes()
+    cut = data.index(b"\n", data.index(b"Application startup complete")) + 1
+    log, db = tmp_path / "g.log", tmp_path / "g.db"
+    log.write_bytes(data[:cut])
+    code = _START.format(root=str(Path(__file__).parent.parent), db=str(db), log=str(log))
+
+    def run() -> list[str]:
+        out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=True).stdout
+        return out.rstrip().splitlines()
+
+    hs = scan._hs is not None  # (hyperscan is installed here: the child loads it the same way)
+    first = run()
+    assert "[new]" in first[0] and first[-1] == f"[] {hs}"
+    with open(log, "ab") as f:
+        f.write(data[cut:])
+    again = run()
+    assert any("extended with lines" in x for x in again) and again[-1] == f"[] {hs}"

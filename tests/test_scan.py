@@ -4,6 +4,7 @@ from __future__ import annotations
 import gzip
 import os
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -635,3 +636,26 @@ def test_raw_read_of_mapped_blocks_equals_envelope(tmp_path, monkeypatch, fmt):
         sc = Scanner(LITERALS, AFTER, accel="hyperscan")
         assert _raw_records(sc, data, 0, fmt, chunks=views) == want
         assert sc.lines_seen == _physical_lines(data)
+
+
+def test_hyperscan_is_its_compiled_module_loaded_alone():
+    if scan._hs is None:
+        pytest.skip("hyperscan is not installed")
+    import hyperscan
+
+    # one module, which the package re-exports: not a second copy of the library's state
+    assert hyperscan.Database is scan._hs.Database and scan._hs.__name__ == "hyperscan._hs_ext"
+
+
+def test_hyperscan_falls_back_to_its_package_where_its_module_cannot_be_found(monkeypatch):
+    if scan._hs is None:
+        pytest.skip("hyperscan is not installed")
+    import importlib.machinery
+
+    import hyperscan
+
+    monkeypatch.delitem(sys.modules, "hyperscan._hs_ext")
+    monkeypatch.setattr(importlib.machinery.PathFinder, "find_spec", classmethod(lambda cls, *a, **k: None))
+    assert scan._load_hyperscan() is hyperscan
+    monkeypatch.setitem(sys.modules, "hyperscan", None)  # `import hyperscan` raises ImportError
+    assert scan._load_hyperscan() is None
