@@ -353,6 +353,8 @@ class _Spill:
         import tempfile
         import weakref
 
+        from bootlog.store.where import PAGE_SIZE
+
         path = None
         try:
             _sweep_spills(tempfile.gettempdir())
@@ -363,6 +365,7 @@ class _Spill:
             # a scratch file: no fsync (a crash loses nothing that was stored), and the rollback
             # journal in memory, so a part that hit a full disk rolls back cleanly (with no
             # journal, the rollback left the file malformed: the parts before it unreadable)
+            conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # (as the store's: see where.PAGE_SIZE)
             conn.execute("PRAGMA journal_mode=MEMORY")
             conn.execute("PRAGMA synchronous=OFF")
             conn.execute("CREATE TABLE r (line INTEGER, ts TEXT, v TEXT)")

@@ -15,6 +15,7 @@ from bootlog.store import lite
 from bootlog.store import queries, samplerows
 from bootlog.store.db import open_db
 from bootlog.store.models import Base
+from bootlog.store.where import PAGE_SIZE
 from conftest import FIXTURES
 
 ALL_LOGS = sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.rglob("*.log"))
@@ -91,6 +92,7 @@ def test_schema_is_what_create_all_makes(tmp_path):
     assert master(tmp_path / "b.db") == master(tmp_path / "a.db")
     conn = sqlite3.connect(tmp_path / "b.db")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 65536
     assert oct(os.stat(tmp_path / "b.db").st_mode & 0o777) == "0o600"
 
 
@@ -292,3 +294,38 @@ def test_a_lock_held_past_the_busy_timeout_is_waited_out(tmp_path, monkeypatch):
     out = ingest(store, str(FIXTURES / "012-v0.10.2-v1-small.log"))
     assert time.monotonic() - t0 >= 0.5 and len(out) == 1 and out[0].created
     holder.close()
+
+
+def test_a_database_made_with_4096_byte_pages_keeps_them_and_stores_the_same(tmp_path):
+    # bootlog made its files with SQLite's default page size before where.PAGE_SIZE; such a file
+    # is never rebuilt: both stores write to it as they are, and it holds what a new file holds
+    data = (FIXTURES / "seed/07-5x262144-runtime-oom.log").read_bytes()
+    cut = data.index(b"\n", data.index(b"Application startup complete")) + 1
+    got = {}
+    for name in ("old-lite", "old-full", "new"):
+        d = tmp_path / name
+        d.mkdir()
+        db, log = d / "t.db", d / "g.log"
+        if name.startswith("old"):
+            conn = sqlite3.connect(db, isolation_level=None)
+            conn.execute("PRAGMA page_size=4096")
+            conn.execute("PRAGMA journal_mode=WAL")  # (the file's header: its page size is set)
+            lite._create(conn)
+            conn.close()
+        log.write_bytes(data[:cut])
+        for step in (0, 1):
+            if name == "old-full":
+                eng = open_db(str(db))
+                ingest(eng, str(log))
+                eng.dispose()
+            else:
+                store = lite_store(db)
+                ingest(store, str(log))
+                store.close()
+            with open(log, "ab") as f:
+                f.write(data[cut:] if step == 0 else b"")
+        want = 4096 if name.startswith("old") else PAGE_SIZE
+        assert sqlite3.connect(db).execute("PRAGMA page_size").fetchone()[0] == want
+        got[name] = dump(db, strip=str(d))
+    assert got["old-lite"] == got["new"] == got["old-full"]
+    assert len(got["new"]["samples"]) > 0 and got["new"]["positions"]

@@ -75,6 +75,7 @@ def test_new_sqlite_file_is_private_and_tuned(tmp_path, monkeypatch):
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+        assert conn.exec_driver_sql("PRAGMA page_size").scalar() == 65536  # where.PAGE_SIZE
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 5000
     assert current_revision(eng) == HEAD_REVISION
     eng.dispose()

@@ -13,7 +13,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from bootlog.errors import StoreError
 from bootlog.store.where import (  # noqa: F401  (re-exported)
-    HEAD_REVISION, create_private_file as _create_private_file, default_path, resolve_url)
+    HEAD_REVISION, PAGE_SIZE, create_private_file as _create_private_file, default_path, resolve_url)
 
 # Execution option that makes a SQLite transaction start with BEGIN IMMEDIATE: a writer takes the
 # write lock up front and waits on busy_timeout, instead of upgrading a read lock mid-transaction
@@ -37,6 +37,7 @@ def _sqlite_connect(dbapi_conn, _record) -> None:
     dbapi_conn.isolation_level = None
     cur = dbapi_conn.cursor()
     cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    cur.execute(f"PRAGMA page_size={PAGE_SIZE}")  # (a new file's only: see where.PAGE_SIZE)
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA foreign_keys=ON")

@@ -22,7 +22,7 @@ from bootlog.errors import StoreError
 from bootlog.records import Boot
 from bootlog.store import rows, samplerows
 from bootlog.store.rows import PositionMoved
-from bootlog.store.where import HEAD_REVISION, create_private_file, plain_sqlite_file, resolve_url
+from bootlog.store.where import HEAD_REVISION, PAGE_SIZE, create_private_file, plain_sqlite_file, resolve_url
 
 BUSY_TIMEOUT_MS = 30_000  # as store/db.py's engine
 _SPILL = "bootlog_spill"  # schema name of ingest's spill file while a save reads from it
@@ -385,6 +385,7 @@ _SCHEMA = (
 def _create(conn: sqlite3.Connection) -> None:
     """The newest schema in a new, empty database file (what store/db.py's _create_fresh makes),
     unless a racing process made it first (BEGIN IMMEDIATE: one creator)."""
+    conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # (before WAL: that writes the file's header)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("BEGIN IMMEDIATE")
     try:
