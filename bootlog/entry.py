@@ -52,13 +52,42 @@ def quick_ingest(db: str | None, paths: list[str]) -> int:
     from bootlog.cli_ingest import ingest_command, open_ingest_store
     from bootlog.console import echo, error_exit
 
+    stores = []
+
+    def open_store():
+        stores.append(open_ingest_store(db))
+        return stores[-1]
     try:
-        return ingest_command(lambda: open_ingest_store(db), paths, echo=echo)
+        return ingest_command(open_store, paths, echo=echo)
     except (Exception, KeyboardInterrupt) as err:
         code = error_exit(err, echo)
         if code is None:
             raise
         return code
+    finally:
+        for store in stores:  # (the last connection to close checkpoints SQLite's WAL into the file)
+            close = getattr(store, "close", None) or getattr(store, "dispose", None)
+            if close is not None:
+                close()
+
+
+def _end(code: int) -> None:
+    """Exit after a finished quick ingest without the interpreter's teardown (freeing every
+    module and object: ~3.5 ms of a ~50 ms re-ingest).  Its store is closed by then; the output
+    is flushed and atexit's functions run (a spill file's removal) as at any exit.  Anything
+    odd (a flush to a closed pipe) takes the usual exit instead."""
+    import atexit
+
+    run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        run_exitfuncs = None
+    if run_exitfuncs is None:
+        sys.exit(code)
+    run_exitfuncs()
+    os._exit(code)
 
 
 def main() -> None:
@@ -87,6 +116,8 @@ def main() -> None:
         gc.collect()  # (a spill file's finalizer runs when its last reader is gone)
         signal.signal(got, signal.SIG_DFL)
         os.kill(os.getpid(), got)
+    if quick is not None:
+        _end(code)
     sys.exit(code)
 
 

@@ -102,6 +102,8 @@ def test_quick_and_click_ingest_print_exit_and_store_the_same(tmp_path):
                 continue
             code, out, err, clicked = run(step, quick=quick)
             assert clicked is not quick, step
+            # the store was closed before the exit (the last connection checkpoints the WAL)
+            assert not os.path.exists(db + "-wal"), step
             outs.append((code, out, err.replace(str(d), "D")))
         seen[quick] = (outs, rows(db))
     assert seen[True] == seen[False]
@@ -118,3 +120,15 @@ def test_quick_ingest_uses_bootlog_db_and_a_foreign_file_is_refused_the_same(tmp
     assert got[0][:3] == got[1][:3]
     assert got[0][0] == 1 and got[0][2].startswith("bootlog: ") and "Traceback" not in got[0][2]
     assert foreign.read_bytes() == b"not a database at all\n" * 100
+
+
+def test_a_quick_ingest_ends_as_any_exit_does(tmp_path):
+    # entry._end skips the interpreter's teardown: atexit's functions still run, in order after
+    # the output, and the exit code is the ingest's
+    code = ("import atexit, sys; atexit.register(lambda: print('ATEXIT', flush=True)); "
+            "from bootlog.entry import main; main()")
+    db = str(tmp_path / "t.db")
+    for paths, want in (([str(OOM)], 0), ([str(tmp_path / "missing.log")], 1)):
+        p = subprocess.run([sys.executable, "-c", code, "--db", db, "ingest", *paths], capture_output=True, text=True)
+        assert p.returncode == want and p.stdout.endswith("ATEXIT\n"), p
+        assert ("[new]" in p.stdout) if want == 0 else p.stderr.startswith("bootlog: no such file")
