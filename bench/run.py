@@ -102,6 +102,9 @@ def median_run(argv_fn, runs: int, setup=None, ok: tuple[int, ...] = (0,), label
     for i in range(runs):
         if setup:
             setup(i)
+        # the disk idle at every start: a setup's writes (the re-ingest's copy of the whole log and
+        # its first ingest) or the run before's (a database) are not flushed during a timed run
+        os.sync()
         w, m, rc, out = run_once(argv_fn(i), ok=ok)
         walls.append(w)
         rss.append(m)
