@@ -3,11 +3,13 @@
 
     python bench/run.py [--size-mb 64] [--runs 5] [--log FILE] [--boots-db 10000] [--boots-log 0] [--json OUT]
 
-Measures (median of --runs, page cache warm, each run a fresh database):
+Measures (median of --runs, page cache warm, disk synced before each run, each run a fresh database):
   * `bootlog --db TMP ingest FILE` wall time, MB/s, peak RSS
   * `rg -cF -e M1 -e M2 … FILE` and `grep -cF -e …` with bootlog's own literal markers
     (bootlog.patterns.LITERALS + bootlog.boots.LITERALS), and the ratios ingest/rg, ingest/grep
-  * re-ingest after appending 1 MiB (incremental; ratio to the full ingest)
+  * re-ingest after appending 1 MiB (incremental; ratio to the full ingest), from the database of
+    one full ingest put back before each run, median of 3x --runs (at least 15)
+  rg, grep, ingest and re-ingest take turns, run by run (a slow spell of a shared VM falls on all)
   * `bootlog --help`
   * `bootlog diff last prev` on a database holding --boots-db boots
   * with --boots-log N: `bootlog ingest` of a log of N short boots and no runtime noise (a
@@ -98,21 +100,41 @@ def run_once(argv: list[str], *, ok: tuple[int, ...] = (0,)) -> tuple[float, int
 
 def median_run(argv_fn, runs: int, setup=None, ok: tuple[int, ...] = (0,), label: str = "") -> dict:
     """Median wall time and max peak RSS over `runs` runs; setup() runs before each, untimed."""
-    walls, rss, rc, out = [], [], 0, b""
-    for i in range(runs):
-        if setup:
-            setup(i)
-        # the disk idle at every start: a setup's writes (the re-ingest's copy of the whole log and
-        # its first ingest) or the run before's (a database) are not flushed during a timed run
-        os.sync()
-        w, m, rc, out = run_once(argv_fn(i), ok=ok)
-        walls.append(w)
-        rss.append(m)
-    if label:
-        print(f"bench: {label}: median {statistics.median(walls):.3f} s, peak {max(rss) / 1024:.0f} MiB, rc {rc}",
-              file=sys.stderr, flush=True)
-    return {"median_s": statistics.median(walls), "min_s": min(walls), "max_s": max(walls),
-            "peak_rss_mib": max(rss) / 1024, "rc": rc, "ok": rc in ok, "stdout": out.decode(errors="replace").strip()[:200]}
+    job = {"argv": argv_fn, "setup": setup, "ok": ok, "repeat": 1}
+    return interleaved({label or "run": job}, runs, quiet=not label)[label or "run"]
+
+
+def interleaved(jobs: dict[str, dict], runs: int, quiet: bool = False) -> dict[str, dict]:
+    """median_run for several commands taking turns: round k runs each job once (`repeat` times
+    in a row for a job that asks), so a slow spell of this shared VM falls on all of them alike
+    rather than on whichever ran then.  A job: argv(i) -> argv, setup(i) or None, ok, repeat."""
+    got = {name: ([], [], 0, b"") for name in jobs}
+    for k in range(runs):
+        for name, job in jobs.items():
+            for j in range(job.get("repeat", 1)):
+                i = k * job.get("repeat", 1) + j
+                if job.get("setup"):
+                    job["setup"](i)
+                # the disk idle at every start: a setup's writes or the run before's (a database)
+                # are not flushed during a timed run
+                os.sync()
+                w, m, rc, out = run_once(job["argv"](i), ok=job.get("ok", (0,)))
+                walls, rss, _, _ = got[name]
+                walls.append(w)
+                rss.append(m)
+                got[name] = (walls, rss, rc, out)
+    rows = {}
+    for name, (walls, rss, rc, out) in got.items():
+        ok = jobs[name].get("ok", (0,))
+        if not quiet:
+            print(f"bench: {name}: median {statistics.median(walls):.3f} s, peak {max(rss) / 1024:.0f} MiB, rc {rc}",
+                  file=sys.stderr, flush=True)
+        rows[name] = {"median_s": statistics.median(walls), "min_s": min(walls), "max_s": max(walls),
+                      "peak_rss_mib": max(rss) / 1024, "rc": rc, "ok": rc in ok,
+                      "stdout": out.decode(errors="replace").strip()[:200]}
+        if jobs[name].get("repeat", 1) > 1:
+            rows[name]["runs"] = len(walls)
+    return rows
 
 
 def bootlog_argv() -> list[str]:
@@ -221,36 +243,40 @@ def main(argv: list[str] | None = None) -> int:
 
         rows: dict[str, dict] = {}
         rg = shutil.which("rg")
-        if rg:
-            rows["rg -cF"] = median_run(lambda i: [rg, "-cF", *eargs, str(log)], a.runs, ok=(0, 1), label="rg -cF")
-        else:
+        if not rg:
             print("bench: ripgrep (rg) not found; apt-get install -y ripgrep", file=sys.stderr)
-        rows["grep -cF"] = median_run(lambda i: ["grep", "-cF", *eargs, str(log)], a.runs, ok=(0, 1), label="grep -cF")
 
-        dbs = [tmp / f"ingest-{i}.db" for i in range(a.runs)]
-        rows["bootlog ingest"] = median_run(lambda i: [*bl, "--db", str(dbs[i]), "ingest", str(log)], a.runs, label="bootlog ingest")
-        rows["bootlog ingest"]["boots_line"] = rows["bootlog ingest"].pop("stdout")
-
-        # incremental: the database already holds the file; append 1 MiB of runtime noise, ingest again
-        grown = [tmp / f"grown-{i}.log" for i in range(a.runs)]
+        # incremental: the database already holds the file (a full ingest of a copy of it); 1 MiB of
+        # runtime noise is appended; every run starts from that database as the full ingest left it
+        # (a copy put back, untimed). A run costs ~50 ms against ~1.5 s of setup for a new copy, and
+        # this VM's jitter is a good part of 50 ms: so it is timed 3x as often as the others.
+        grown, inc, saved = tmp / "grown.log", tmp / "inc.db", tmp / "inc-saved.db"
         noise = tmp / "noise.log"
         genlog.generate(1, str(noise), boots=1, seed=99)
         tail = noise.read_bytes()
         tail = tail[tail.index(b"Application startup complete.\n") + 30:][: 1 << 20]
+        shutil.copyfile(log, grown)
+        first = subprocess.run([*bl, "--db", str(inc), "ingest", str(grown)], capture_output=True)
+        if first.returncode:
+            sys.stderr.write(f"bench: first ingest failed: {first.stderr.decode(errors='replace')[-300:]}\n")
+        with open(grown, "ab") as fh:
+            fh.write(tail)
+        shutil.copyfile(inc, saved)  # (bootlog closed it: no WAL beside it)
 
-        def prepare_incremental(i: int) -> None:
-            shutil.copyfile(log, grown[i])
-            first = subprocess.run([*bl, "--db", str(tmp / f"inc-{i}.db"), "ingest", str(grown[i])],
-                                   capture_output=True)
-            if first.returncode:
-                sys.stderr.write(f"bench: first ingest failed: {first.stderr.decode(errors='replace')[-300:]}\n")
-            with open(grown[i], "ab") as fh:
-                fh.write(tail)
+        def restore(i: int) -> None:
+            shutil.copyfile(saved, inc)
+            for side in ("-wal", "-shm"):
+                Path(str(inc) + side).unlink(missing_ok=True)
 
-        rows["re-ingest +1 MiB"] = median_run(
-            lambda i: [*bl, "--db", str(tmp / f"inc-{i}.db"), "ingest", str(grown[i])], a.runs, setup=prepare_incremental, label="re-ingest +1 MiB")
-        for p in grown:
-            p.unlink(missing_ok=True)
+        dbs = [tmp / f"ingest-{i}.db" for i in range(a.runs)]
+        jobs = {"rg -cF": {"argv": lambda i: [rg, "-cF", *eargs, str(log)], "ok": (0, 1)}} if rg else {}
+        jobs["grep -cF"] = {"argv": lambda i: ["grep", "-cF", *eargs, str(log)], "ok": (0, 1)}
+        jobs["bootlog ingest"] = {"argv": lambda i: [*bl, "--db", str(dbs[i]), "ingest", str(log)]}
+        jobs["re-ingest +1 MiB"] = {"argv": lambda i: [*bl, "--db", str(inc), "ingest", str(grown)],
+                                    "setup": restore, "repeat": max(3, -(-15 // a.runs))}
+        rows.update(interleaved(jobs, a.runs))
+        rows["bootlog ingest"]["boots_line"] = rows["bootlog ingest"].pop("stdout")
+        grown.unlink(missing_ok=True)
 
         rows["bootlog --help"] = median_run(lambda i: [*bl, "--help"], max(a.runs, 5), label="bootlog --help")
 
@@ -306,6 +332,7 @@ def render(res: dict) -> str:
            "| what | median s | min s | max s | peak RSS MiB | MB/s |", "|---|---:|---:|---:|---:|---:|"]
     for name, r in res["rows"].items():
         mbps = f"{size / r['median_s']:.1f}" if name in ("rg -cF", "grep -cF", "bootlog ingest") else ""
+        name = name if "runs" not in r else f"{name} ({r['runs']} runs)"
         name = name if r["ok"] else f"{name} (FAILED rc={r['rc']})"
         out.append(f"| {name} | {r['median_s']:.3f} | {r['min_s']:.3f} | {r['max_s']:.3f} | {r['peak_rss_mib']:.0f} | {mbps} |")
     counts = {n: r.get("matching_lines") for n, r in res["rows"].items() if "matching_lines" in r}
