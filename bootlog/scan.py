@@ -48,10 +48,19 @@ BLOCK = 2 << 20
 NUMPY_AFTER = 16 << 20  # bytes read before a Scanner imports numpy (see Scanner.__init__)
 _TOOL_BLOCKS = 4
 
-try:  # optional accelerators
-    import ahocorasick as _ac
-except ImportError:  # pragma: no cover - depends on the environment
-    _ac = None
+_AC: list = []  # pyahocorasick (or None), imported on first use: a plain read never needs it
+
+
+def _aho():
+    """The ahocorasick module, or None where it is not installed."""
+    if not _AC:
+        try:  # optional accelerator
+            import ahocorasick
+        except ImportError:  # pragma: no cover - depends on the environment
+            ahocorasick = None
+        _AC.append(ahocorasick)
+    return _AC[0]
+
 
 
 def _load_hyperscan():
@@ -102,7 +111,7 @@ def available_engines() -> list[str]:
 
     out = ["hyperscan"] if _hs is not None else []
     out += [e for e in ("rg", "grep") if shutil.which(e)]
-    if _ac is not None:
+    if _aho() is not None:
         out.append("ahocorasick")
     return out + ["find"]
 
@@ -176,7 +185,7 @@ class Scanner:
             if self._hs_db is None:  # cannot use it here: the next engine, same answer
                 self.engine = next(e for e in available_engines() if e != "hyperscan")
         if self.engine in ("rg", "grep") and any(b"\x00" in b for b in self._bmin):
-            self.engine = "ahocorasick" if _ac is not None else "find"  # argv cannot hold NUL
+            self.engine = "ahocorasick" if _aho() is not None else "find"  # argv cannot hold NUL
         self._hs_sorted = any(b"\n" in b for b in self._bmin)  # hits of such may start a line earlier
         self._hs_len = [len(b) for b in self._bmin]
         # a literal the byte search finds in a line's bytes is in its decoded text too (UTF-8
@@ -203,8 +212,8 @@ class Scanner:
         if self._argv is not None:
             for b in self._bmin:
                 self._argv += ["-e", b.decode("utf-8")]
-        if _ac is not None and self.engine not in ("find", "hyperscan"):  # also the fallback if rg/grep fail
-            auto = _ac.Automaton()
+        if self.engine not in ("find", "hyperscan") and _aho() is not None:  # also the fallback if rg/grep fail
+            auto = _aho().Automaton()
             for b in self._bmin:
                 # latin-1 maps every byte to one code point: string offsets == byte offsets
                 auto.add_word(b.decode("latin-1"), len(b))
@@ -763,9 +772,9 @@ def literal_test(literals: Iterable[str], *, accel: bool = True) -> Callable[[st
     """A test for "the text holds one of these literals": one Aho-Corasick pass when
     pyahocorasick is there (and accel), else plain substring tests (slower, same answer)."""
     lits = tuple(literals)
-    if not accel or _ac is None or not lits:
+    if not accel or not lits or _aho() is None:
         return lambda text: any(lit in text for lit in lits)
-    auto = _ac.Automaton()
+    auto = _aho().Automaton()
     for lit in lits:
         auto.add_word(lit, True)
     auto.make_automaton()
