@@ -3,7 +3,6 @@ click.echo does on a UTF-8 stream.  The quick ingest path (entry.py) prints thro
 without importing click (~20 ms of a ~65 ms re-ingest)."""
 from __future__ import annotations
 
-import json
 import sys
 from datetime import date, datetime
 
@@ -38,6 +37,8 @@ def _default(o: Any) -> Any:
 
 
 def to_json(obj: Any) -> str:
+    import json  # (not at import: an ingest writes no JSON here, jsontext.py)
+
     try:
         return json.dumps(obj, indent=2, ensure_ascii=False, default=_default, allow_nan=False)
     except ValueError:  # a NaN or infinity somewhere (a config value "nan"): JSON has no such number

@@ -50,7 +50,6 @@ stamp ("Z" from podman) and is not earlier than the piece before it.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections import deque
 from datetime import datetime, timedelta, timezone
@@ -59,6 +58,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms of every start)
     from typing import Callable, Iterable, Iterator
 
+from bootlog import jsontext
 from bootlog.lazyre import lazy
 from bootlog.records import Record
 
@@ -259,7 +259,7 @@ def detect(head: bytes) -> str:
 
 def _json_kind(line: bytes) -> str | None:
     try:
-        d = json.loads(line)
+        d = jsontext.loads(line)
     except ValueError:
         return None
     if not isinstance(d, dict):
@@ -655,7 +655,7 @@ def _load(raw: bytes) -> dict | None:
     if raw.lstrip()[:1] != b"{":
         return None
     try:
-        d = json.loads(raw.decode("utf-8", "replace"))
+        d = jsontext.loads(raw.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
         return None
     return d if isinstance(d, dict) else None

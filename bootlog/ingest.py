@@ -509,9 +509,9 @@ def _spill_part(samples: list[Sample]) -> tuple[list[tuple], dict[int, tuple]]:
         return [(s.line, *s.row) for s in samples], {}
     except TypeError:  # (a sample without a row: `*None`)
         pass
-    import json
     from datetime import timezone
 
+    from bootlog.jsontext import dumps
     from bootlog.store.rows import _jsonable, _plain_floats
     from bootlog.store.samplerows import plain_dumps
 
@@ -527,7 +527,7 @@ def _spill_part(samples: list[Sample]) -> tuple[list[tuple], dict[int, tuple]]:
         if _plain_floats(v):
             js = plain_dumps(v)
         else:
-            js = json.dumps(_jsonable(v))
+            js = dumps(_jsonable(v))
             odd[i] = (ts, v)
         if ts is None:
             add((s.line, None, js))

@@ -16,7 +16,6 @@ tests/test_speed_paths.py checks both give identical boots.
 """
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime, timezone
 
@@ -27,6 +26,7 @@ if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms 
 from bootlog.boots import TB_CONTEXT, BootSplitter
 from bootlog.boots import LITERALS as BOOT_LITERALS
 from bootlog.envelope import parse_ts, podman_stamp, stamp_clock
+from bootlog.jsontext import dumps
 from bootlog.records import Boot, LineBatch, Record, Sample
 from bootlog.vline import json_exc_lines, parse_line
 
@@ -127,7 +127,7 @@ def _canonical(body: str, names: tuple[str, ...]) -> str:
 def _json_template(body: str, names: tuple[str, ...]) -> str:
     """`template % figs` is json.dumps(dict(zip(names, map(float, figs)))), byte for byte, for
     figures in their canonical spelling (_canonical)."""
-    return "{" + ", ".join(json.dumps(n).replace("%", "%%") + (": %s.0" if k == "I" else ": %s")
+    return "{" + ", ".join(dumps(n).replace("%", "%%") + (": %s.0" if k == "I" else ": %s")
                            for n, k in zip(names, _kinds(body, names))) + "}"
 
 

@@ -6,13 +6,13 @@ these record classes (plain.py) are the only things the stages share.
 """
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms of every start)
     from typing import Any
 
+from bootlog import jsontext
 from bootlog.plain import record, spec
 
 
@@ -106,7 +106,7 @@ class Sample:
     def values(self) -> dict[str, float]:
         v = self._values
         if v is None:
-            v = self._values = json.loads(self.row[1])  # type: ignore[index]
+            v = self._values = jsontext.loads(self.row[1])  # type: ignore[index]
         self.row = None
         return v
 
@@ -116,7 +116,7 @@ class Sample:
 
     def _peek(self) -> dict[str, float]:
         """values without dropping the row (comparisons)."""
-        return self._values if self._values is not None else json.loads(self.row[1])  # type: ignore[index]
+        return self._values if self._values is not None else jsontext.loads(self.row[1])  # type: ignore[index]
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not Sample:

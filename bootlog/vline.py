@@ -12,10 +12,10 @@ Shapes handled (vllm-log-formats.md section 2):
 """
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime
 
+from bootlog import jsontext
 from bootlog.lazyre import lazy
 from bootlog.records import Record, VLine
 
@@ -115,7 +115,7 @@ def _vllm_ts(m: re.Match[str], rec: Record, year: int | None) -> datetime | None
 
 def _json_line(rec: Record, text: str) -> VLine | None:
     try:
-        obj = json.loads(text)
+        obj = jsontext.loads(text)
     except ValueError:
         return None
     if not isinstance(obj, dict) or "message" not in obj:
@@ -141,7 +141,7 @@ def json_exc_lines(v: VLine) -> list[VLine]:
     if not v.text.startswith("{") or '"exc_info"' not in v.text:
         return []
     try:
-        exc = json.loads(v.text).get("exc_info")
+        exc = jsontext.loads(v.text).get("exc_info")
     except (ValueError, AttributeError):
         return []
     if not isinstance(exc, str):

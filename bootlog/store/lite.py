@@ -10,7 +10,6 @@ tests/test_lite.py holds the two writers to identical tables on every fixture lo
 """
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 
@@ -19,6 +18,7 @@ if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms 
     from typing import Any, Sequence
 
 from bootlog.errors import StoreError
+from bootlog.jsontext import dumps
 from bootlog.records import Boot
 from bootlog.store import rows, samplerows
 from bootlog.store.rows import PositionMoved
@@ -30,7 +30,7 @@ _SPILL = "bootlog_spill"  # schema name of ingest's spill file while a save read
 
 def _json(value: Any) -> str:
     # what SQLAlchemy's JSON type writes on SQLite (json.dumps, default separators)
-    return json.dumps(value)
+    return dumps(value)
 
 
 class Lite:

@@ -5,7 +5,6 @@ path (lite.py), so a row never differs by the path that wrote it.
 """
 from __future__ import annotations
 
-import json
 import math
 from datetime import datetime, timezone
 
@@ -13,6 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms of every start)
     from typing import Any
 
+from bootlog.jsontext import dumps_sorted, dumps_str
 from bootlog.plain import record
 from bootlog.records import EVENT_KINDS, Boot
 from bootlog.sha import sha256
@@ -43,7 +43,7 @@ def _now() -> str:
 
 
 def config_hash(config: dict[str, str]) -> str:
-    return sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+    return sha256(dumps_sorted(config).encode()).hexdigest()
 
 
 def fallback_fingerprint(src: SourceInfo, boot: Boot) -> str:
@@ -52,10 +52,9 @@ def fallback_fingerprint(src: SourceInfo, boot: Boot) -> str:
     Weaker than the content hash (it moves if the boot grows), but keeps re-ingesting the same
     source from adding a second copy.
     """
-    basis = json.dumps(
+    basis = dumps_str(  # (json.dumps(..., default=str))
         [src.key, boot.first_line, boot.vllm_version, boot.model, _iso(boot.started_at),
          sorted(boot.config.items())],
-        default=str,
     )
     return "src:" + sha256(basis.encode()).hexdigest()
 

@@ -7,7 +7,6 @@ SQLAlchemy path on real logs).  No SQLAlchemy here: ingest's spill runs before t
 """
 from __future__ import annotations
 
-import json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms of every start)
@@ -15,15 +14,13 @@ if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms 
 
 from bootlog.store.rows import _jsonable, _plain_floats
 
-try:  # json.dumps' own C encoder, made once instead of per call (json.dumps builds one each time)
-    from json.encoder import c_make_encoder as _c_make_encoder, encode_basestring_ascii as _ascii
-except ImportError:  # pragma: no cover - a Python without the _json accelerator
-    _c_make_encoder = None
+# json.dumps' own C encoder, made once instead of per call (json.dumps builds one each time)
+from bootlog.jsontext import _make_encoder as _c_make_encoder, ascii_text as _ascii, dumps as _dumps
 
 
 def _make_plain_dumps() -> Callable[[dict], str]:
     if _c_make_encoder is None:  # pragma: no cover
-        return json.dumps
+        return _dumps
 
     def _no_default(o: Any) -> Any:  # never reached for plain floats under str keys
         raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
@@ -54,7 +51,7 @@ def insert_sql(boot_id: int) -> str:
 
 def sample_rows(samples) -> list[tuple[int, str | None, str]]:
     """(line, ts ISO text, values JSON) per Sample: the samples table's own columns."""
-    plain, jsonable, pdumps, dumps = _plain_floats, _jsonable, plain_dumps, json.dumps
+    plain, jsonable, pdumps, dumps = _plain_floats, _jsonable, plain_dumps, _dumps
     out = []
     add = out.append
     for s in samples:
