@@ -705,6 +705,7 @@ class Resume:
     status: str  # status of the stored boot the new lines continue
     boot_id: int
     key: str = ""  # the positions row it was read from (and the one to move on)
+    head: str = ""  # "length:digest" of the file's head, as stored and found again
 
 
 class Ingested(list):
@@ -791,7 +792,8 @@ def _resume_point(engine, source, info) -> Resume | None:
         # file whose last boot failed: lines after it may still belong to an older server
         # running beside it (two servers interleaved in one nohup.out)
         return None
-    return Resume(offset=offset, lines=int(lines), fmt=fmt, status=last[1], boot_id=last[0], key=key)
+    return Resume(offset=offset, lines=int(lines), fmt=fmt, status=last[1], boot_id=last[0], key=key,
+                  head=f"{n}:{digest}")
 
 
 def ingest(engine, spec: str | None, *, container: str | None = None, container_engine: str = "podman",
@@ -836,7 +838,11 @@ def ingest(engine, spec: str | None, *, container: str | None = None, container_
             lines = (resume.lines if resume else 0) + seen
             key = resume.key if resume is not None else _position_key(source, info.host)
             # (the store puts the id of the boot this read ends in after the last ":")
-            position = (key, end, f"{len(head)}:{digest}:{lines}:{detect(head)}:{TAIL}")
+            # (a resumed read's head is the one it resumed on: its format as stored, not detected
+            # again, which costs the detection's regexes, ~1.8 ms of a ~45 ms re-ingest)
+            same = resume is not None and resume.head == f"{len(head)}:{digest}"
+            fmt = resume.fmt if same else detect(head)
+            position = (key, end, f"{len(head)}:{digest}:{lines}:{fmt}:{TAIL}")
     extend = None
     if resume is not None:
         out.resumed_at_line = resume.lines

@@ -240,3 +240,33 @@ def test_a_file_whose_boot_was_first_stored_from_another_source_still_reads_on(t
     assert res.resumed_at_line == 240 and [r.id for r in res] == [first.id]
     again = ingest(engine, str(log))
     assert again.up_to_date and again.resumed_at_line == len(lines)
+
+
+def test_a_head_rewritten_during_a_resumed_read_is_stored_with_its_own_format(tmp_path, monkeypatch):
+    # a resumed read stores the format it resumed with (no detection again), unless the head it
+    # stores is no longer the one it resumed on: then the new head's own format
+    from bootlog import ingest as ingest_mod
+    from bootlog.ingest import default_host
+
+    plain = (FIXTURES / "053-dev-build-nohup-8-boots.log").read_bytes()
+    stamped = (FIXTURES / "seed/07-5x262144-runtime-oom.log").read_bytes()[:4096]
+    cut = plain.index(b"\n", len(plain) // 2) + 1
+    engine, log = grow_and_ingest(tmp_path, plain[:cut], [])
+    key = f"ingest:{default_host()}:" + str(log.resolve())
+    assert get_position(engine, key)[1].split(":")[3] == "plain"
+    with open(log, "ab") as f:
+        f.write(plain[cut:])
+    ingest(engine, str(log))  # the head as it was: resumed, stored as plain
+    assert get_position(engine, key)[1].split(":")[3] == "plain"
+    with open(log, "ab") as f:
+        f.write(plain[cut:])
+    real = ingest_mod._parse
+
+    def parse_then_rewrite(*a, **k):
+        out = real(*a, **k)
+        with open(log, "r+b") as f:  # (same length: the offsets stay)
+            f.write(stamped)
+        return out
+    monkeypatch.setattr(ingest_mod, "_parse", parse_then_rewrite)
+    assert ingest(engine, str(log)).resumed_at_line is not None
+    assert get_position(engine, key)[1].split(":")[3] == "podman_ts"
