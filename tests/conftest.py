@@ -14,6 +14,8 @@ FIXTURES = ROOT / "fixtures" / "logs"
 def _isolated_db(tmp_path, monkeypatch):
     # like llm's autouse fixture: no test may touch ~/.local/share/bootlog
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # (and no ~/.cache/bootlog)
+    monkeypatch.delenv("BOOTLOG_NO_CACHE", raising=False)
     monkeypatch.delenv("BOOTLOG_DB", raising=False)
     yield
 

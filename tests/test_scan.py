@@ -659,3 +659,39 @@ def test_hyperscan_falls_back_to_its_package_where_its_module_cannot_be_found(mo
     assert scan._load_hyperscan() is hyperscan
     monkeypatch.setitem(sys.modules, "hyperscan", None)  # `import hyperscan` raises ImportError
     assert scan._load_hyperscan() is None
+
+
+def _kept(tmp_path) -> list[Path]:
+    return sorted((tmp_path / "cache" / "bootlog").glob("hyperscan-*.db"))
+
+
+def test_a_compiled_hyperscan_database_is_kept_and_loaded_again(tmp_path, monkeypatch):
+    if scan._hs is None:
+        pytest.skip("hyperscan is not installed")
+    data = CORPUS[0].read_bytes()
+    want = _check(data, "hyperscan")  # (the conftest's cache directory: empty, then written)
+    [kept] = _kept(tmp_path)
+    assert scan._hs_cache_path(Scanner(LITERALS, AFTER)._bmin) == str(kept)
+
+    class NoCompile:
+        def __init__(self, *a, **k):
+            raise AssertionError("compiled again instead of loading the kept database")
+    with monkeypatch.context() as m:
+        m.setattr(scan._hs, "Database", NoCompile)
+        assert _check(data, "hyperscan") == want
+    # a damaged file (a crash mid-copy by some other tool, a libhs it does not fit) is compiled
+    # again, same answer, and replaced
+    kept.write_bytes(kept.read_bytes()[:100])
+    assert _check(data, "hyperscan") == want
+    assert scan._hs_cached(str(kept)) is not None
+    # other literals, another file; and none at all where the cache is turned off or unwritable
+    Scanner(["KV cache size"], accel="hyperscan")
+    assert len(_kept(tmp_path)) == 2
+    monkeypatch.setenv("BOOTLOG_NO_CACHE", "1")
+    Scanner(["Maximum concurrency for"], accel="hyperscan")
+    assert len(_kept(tmp_path)) == 2
+    monkeypatch.delenv("BOOTLOG_NO_CACHE")
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
+    assert _check(data, "hyperscan", literals=["Maximum concurrency for"]) == _check(data, "find", literals=["Maximum concurrency for"])
+    assert not [p for p in (tmp_path / "cache" / "bootlog").iterdir() if p.suffix == ".tmp"]
