@@ -654,6 +654,8 @@ def test_hyperscan_falls_back_to_its_package_where_its_module_cannot_be_found(mo
 
     import hyperscan
 
+    # (scan takes the finder from _frozen_importlib_external: the same class)
+    assert importlib.machinery.PathFinder is sys.modules["_frozen_importlib_external"].PathFinder
     monkeypatch.delitem(sys.modules, "hyperscan._hs_ext")
     monkeypatch.setattr(importlib.machinery.PathFinder, "find_spec", classmethod(lambda cls, *a, **k: None))
     assert scan._load_hyperscan() is hyperscan
