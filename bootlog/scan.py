@@ -141,8 +141,10 @@ def _pick_engine(accel: bool | str | None) -> str:
 
 def _minimal(literals: Iterable[bytes]) -> list[bytes]:
     """Drop literals that contain another literal: a line holding the longer one holds the
-    shorter, so searching for the shorter alone finds the same lines."""
-    lits = sorted(set(x for x in literals if x), key=len)
+    shorter, so searching for the shorter alone finds the same lines.  In one order whatever the
+    process's hash seed (shortest first, then bytewise): the kept hyperscan database is found
+    again by it."""
+    lits = sorted(set(x for x in literals if x), key=lambda x: (len(x), x))
     out: list[bytes] = []
     for lit in lits:
         if not any(m in lit for m in out):
@@ -826,6 +828,25 @@ def _hs_cache_path(literals: list[bytes]) -> str | None:
     return os.path.join(base, "bootlog", f"hyperscan-{key}.db")
 
 
+_HS_KEEP = 16  # databases kept: one per literal set (a --plan's patterns make another) and build
+
+
+def _hs_prune(where: str) -> None:
+    """Remove all but the _HS_KEEP newest kept databases (a new one is written only on a miss)."""
+    kept = []
+    for name in os.listdir(where):
+        if name.startswith("hyperscan-") and name.endswith(".db"):
+            try:
+                kept.append((os.stat(os.path.join(where, name)).st_mtime, name))
+            except OSError:
+                pass
+    for _, name in sorted(kept)[:-_HS_KEEP]:
+        try:
+            os.unlink(os.path.join(where, name))
+        except OSError:
+            pass
+
+
 def _hs_cached(path: str | None):
     """The database kept at path, or None (none kept, unreadable, or refused by this libhs:
     another version or CPU; hyperscan checks both when it loads one)."""
@@ -850,6 +871,7 @@ def _hs_keep(path: str | None, db) -> None:
         with open(tmp, "wb") as f:
             f.write(_hs.dumpb(db))
         os.replace(tmp, path)
+        _hs_prune(os.path.dirname(path))
     except Exception:
         try:
             os.unlink(tmp)

@@ -697,3 +697,18 @@ def test_a_compiled_hyperscan_database_is_kept_and_loaded_again(tmp_path, monkey
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
     assert _check(data, "hyperscan", literals=["Maximum concurrency for"]) == _check(data, "find", literals=["Maximum concurrency for"])
     assert not [p for p in (tmp_path / "cache" / "bootlog").iterdir() if p.suffix == ".tmp"]
+
+
+def test_the_kept_database_is_found_again_by_another_process_and_few_are_kept(tmp_path):
+    # the literals' order (their ids) must not depend on the hash seed, or every start misses
+    if scan._hs is None:
+        pytest.skip("hyperscan is not installed")
+    import subprocess
+
+    code = "from bootlog.scan import Scanner; from bootlog.parse import all_literals; Scanner(all_literals())"
+    for seed in ("1", "2", "3"):
+        subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ, PYTHONHASHSEED=seed))
+    assert len(_kept(tmp_path)) == 1
+    for i in range(scan._HS_KEEP + 3):
+        Scanner([f"literal number {i}"], accel="hyperscan")
+    assert len(_kept(tmp_path)) == scan._HS_KEEP
