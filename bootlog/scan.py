@@ -854,7 +854,9 @@ def _hs_cached(path: str | None):
         return None
     try:
         with open(path, "rb") as f:
-            return _hs.loadb(f.read(), _hs.HS_MODE_BLOCK)
+            db = _hs.loadb(f.read(), _hs.HS_MODE_BLOCK)
+        db.scratch = _hs.Scratch(db)  # (a loaded database has none: its scans would all fail)
+        return db
     except Exception:
         return None
 

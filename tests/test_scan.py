@@ -681,6 +681,9 @@ def test_a_compiled_hyperscan_database_is_kept_and_loaded_again(tmp_path, monkey
     with monkeypatch.context() as m:
         m.setattr(scan._hs, "Database", NoCompile)
         assert _check(data, "hyperscan") == want
+        sc = Scanner(LITERALS, AFTER, accel="hyperscan")
+        assert list(sc.records(_chunks(data))) == want
+        assert sc._hs_db is not None  # (its scans worked: a failed one drops it for Python's search)
     # a damaged file (a crash mid-copy by some other tool, a libhs it does not fit) is compiled
     # again, same answer, and replaced
     kept.write_bytes(kept.read_bytes()[:100])
