@@ -329,3 +329,82 @@ def test_a_database_made_with_4096_byte_pages_keeps_them_and_stores_the_same(tmp
         got[name] = dump(db, strip=str(d))
     assert got["old-lite"] == got["new"] == got["old-full"]
     assert len(got["new"]["samples"]) > 0 and got["new"]["positions"]
+
+
+def _modes_of_saves(monkeypatch) -> list[str]:
+    """The journal mode inside each save's transaction, as it runs."""
+    seen: list[str] = []
+    real = lite.Lite._save_tx
+
+    def spy(self, *a, **k):
+        seen.append(self.conn.execute("PRAGMA journal_mode").fetchone()[0])
+        return real(self, *a, **k)
+    monkeypatch.setattr(lite.Lite, "_save_tx", spy)
+    return seen
+
+
+def test_the_first_save_into_a_new_database_skips_the_wal_and_leaves_it_wal(tmp_path, monkeypatch):
+    seen = _modes_of_saves(monkeypatch)
+    db = tmp_path / "n.db"
+    store = lite_store(db)
+    ingest(store, str(FIXTURES / "012-v0.10.2-v1-small.log"))
+    ingest(store, str(FIXTURES / "seed/07-5x262144-runtime-oom.log"))
+    store.close()
+    assert seen == ["delete", "wal"]
+    assert sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    # an existing database: WAL throughout, as before
+    store = lite_store(db)
+    ingest(store, str(FIXTURES / "053-dev-build-nohup-8-boots.log"))
+    assert seen == ["delete", "wal", "wal"]
+    store.close()
+
+
+def test_a_new_database_another_connection_holds_is_written_through_its_wal(tmp_path, monkeypatch):
+    import time
+
+    seen = _modes_of_saves(monkeypatch)
+    db = tmp_path / "n.db"
+    store = lite_store(db)
+    other = sqlite3.connect(db, isolation_level=None)  # (`bootlog watch` reading it, say)
+    other.execute("SELECT count(*) FROM boots").fetchone()
+    t0 = time.monotonic()
+    [got] = ingest(store, str(FIXTURES / "012-v0.10.2-v1-small.log"))
+    assert time.monotonic() - t0 < 5 and got.created  # (no wait for the other connection)
+    assert seen == ["wal"]
+    assert other.execute("SELECT count(*) FROM boots").fetchone()[0] == 1
+    other.close()
+    store.close()
+    # one in a read transaction: the same
+    seen.clear()
+    store = lite_store(tmp_path / "m.db")
+    other = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    other.execute("BEGIN")
+    other.execute("SELECT count(*) FROM boots").fetchone()
+    [got] = ingest(store, str(FIXTURES / "012-v0.10.2-v1-small.log"))
+    assert got.created and seen == ["wal"]
+    other.execute("COMMIT")
+    other.close()
+    store.close()
+
+
+def test_a_first_save_that_failed_or_was_killed_leaves_a_wal_database(tmp_path, monkeypatch):
+    db = tmp_path / "n.db"
+    store = lite_store(db)
+
+    def broken(*a, **k):
+        raise sqlite3.DatabaseError("disk I/O error")
+    with monkeypatch.context() as m:
+        m.setattr(lite.Lite, "_save_tx", broken)
+        with pytest.raises(StoreError):
+            ingest(store, str(FIXTURES / "012-v0.10.2-v1-small.log"))
+    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    store.close()
+    # killed mid-save (SIGKILL: no finally): the file stays in rollback mode; the next open
+    # switches it back and writes as usual
+    conn = sqlite3.connect(db, isolation_level=None)
+    assert conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0] == "delete"
+    conn.close()
+    store = lite_store(db)
+    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert ingest(store, str(FIXTURES / "012-v0.10.2-v1-small.log"))[0].created
+    store.close()
