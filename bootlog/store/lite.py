@@ -38,14 +38,9 @@ class Lite:
 
     lite = True
 
-    def __init__(self, conn: sqlite3.Connection, *, new: bool = False) -> None:
+    def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self._attached: str | None = None  # the spill file attached as _SPILL during a save
-        # the first save into a database this store just made runs in rollback-journal mode,
-        # then the file is WAL again, as every bootlog database: a first ingest's rows are
-        # written to the file once, not to the WAL and again to the file at the checkpoint (a
-        # 512 MiB log's ~30 MB of samples: ~50 ms of its ~0.9 s)
-        self._new = new
 
     # ------------------------------------------------------------ reads (autocommit)
 
@@ -87,17 +82,6 @@ class Lite:
         if not boots and position is None:
             return []
         prepared = [(rows.boot_row(src, b), k) for k, b in enumerate(boots)]
-        bulk = self._new and self._journal("DELETE")
-        self._new = False
-        try:
-            return self._save_retried(src, prepared, position, extend, resumed_from, boots, planned)
-        finally:
-            if bulk:
-                self._journal("WAL")
-
-    def _save_retried(self, src: rows.SourceInfo, prepared: list[tuple[dict[str, Any], int]],
-                      position: tuple[str, int, str] | None, extend: int | None,
-                      resumed_from: int | None, boots: Sequence[Boot], planned: bool) -> list[tuple[int, bool]]:
         for attempt in range(_ATTEMPTS):
             try:
                 return self._save(src, prepared, position, extend, resumed_from, boots, planned)
@@ -332,16 +316,6 @@ class Lite:
         if cfg:
             conn.executemany(_insert_sql("config", _CONFIG_COLS), cfg)
 
-    def _journal(self, mode: str) -> bool:
-        """Switch the file's journal mode (see __init__); False where it stays as it was: another
-        connection has the file open (a database left in rollback mode by a killed save is
-        switched back by the next open_lite)."""
-        try:  # (SQLite answers at once, busy timeout or not: "database is locked" or the old mode)
-            now = self.conn.execute(f"PRAGMA journal_mode={mode}").fetchone()[0]
-        except sqlite3.Error:
-            return False
-        return str(now).lower() == mode.lower()
-
     def close(self) -> None:
         self.conn.close()
 
@@ -408,23 +382,20 @@ _SCHEMA = (
 )
 
 
-def _create(conn: sqlite3.Connection) -> bool:
+def _create(conn: sqlite3.Connection) -> None:
     """The newest schema in a new, empty database file (what store/db.py's _create_fresh makes),
-    unless a racing process made it first (BEGIN IMMEDIATE: one creator); True if this call made
-    it."""
+    unless a racing process made it first (BEGIN IMMEDIATE: one creator)."""
     conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # (before WAL: that writes the file's header)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("BEGIN IMMEDIATE")
     try:
-        made = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
-        if made:
+        if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
             for stmt in _SCHEMA:
                 conn.execute(stmt)
             conn.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
                          "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))")
             conn.execute("INSERT INTO alembic_version (version_num) VALUES (?)", (HEAD_REVISION,))
         conn.execute("COMMIT")
-        return made
     except BaseException:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
@@ -462,10 +433,9 @@ def open_lite(db: str | None) -> Lite | None:
     conn = _connect(path)
     if conn is None:
         return None
-    made = False
     try:
         if fresh or os.path.getsize(path) == 0:
-            made = _create(conn)
+            _create(conn)
         # as the SQLAlchemy engine's connections (store/db.py); WAL is a property of the file,
         # set when bootlog created it
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -475,15 +445,12 @@ def open_lite(db: str | None) -> Lite | None:
             conn.close()
             return None
         if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-            # a bootlog database in rollback-journal mode: a Lite's first save into it was killed
-            # (see Lite.__init__); WAL again, as store/db.py's engine would make it
-            if conn.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
-                conn.close()
-                return None
+            conn.close()
+            return None  # not set up by bootlog's engine yet: let it do that
     except sqlite3.Error:
         conn.close()
         return None  # not a bootlog database, locked, corrupt: the full store says what is wrong
-    return Lite(conn, new=made)
+    return Lite(conn)
 
 
 def open_reader(db: str | None) -> sqlite3.Connection | None:
