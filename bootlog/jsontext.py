@@ -42,6 +42,16 @@ dumps_sorted = encoder(sort_keys=True)
 dumps_str = encoder(default=str)
 
 
+def flat_encoder() -> Callable[[Any], str]:
+    """json.dumps for values that hold no container (a stats sample's dict of floats), its C
+    encoder made once: without json.dumps' circular-reference marks, which such values never
+    need and which a made-once encoder could not keep per call."""
+    if _make_encoder is None:  # pragma: no cover
+        return dumps
+    enc, join = _make_encoder(None, _refuse, ascii_text, None, ": ", ", ", False, False, True), "".join
+    return lambda values: join(enc(values, 0))
+
+
 def loads(text: str | bytes) -> Any:
     """json.loads, the json package imported on the first call: from then on this module's
     `loads` is json.loads itself (call it as jsontext.loads, not a name imported from here)."""

@@ -43,3 +43,11 @@ def test_what_json_dumps_refuses_is_refused_alike():
     assert jsontext.dumps([shared, shared]) == "[[1.5], [1.5]]"
     assert jsontext.dumps("é\n\"") == json.dumps("é\n\"") == '"\\u00e9\\n\\""'
     assert jsontext.dumps({"a": float("nan")}) == json.dumps({"a": float("nan")}) == '{"a": NaN}'
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(), st.floats() | st.integers() | st.none(), max_size=8))
+def test_the_flat_encoder_is_json_dumps_on_flat_values(values):
+    flat = jsontext.flat_encoder()
+    assert flat(values) == json.dumps(values)
+    assert flat(values) == flat(values)  # (made once, called again: the same text)

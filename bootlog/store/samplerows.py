@@ -7,35 +7,10 @@ SQLAlchemy path on real logs).  No SQLAlchemy here: ingest's spill runs before t
 """
 from __future__ import annotations
 
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms of every start)
-    from typing import Any, Callable
-
+from bootlog.jsontext import dumps as _dumps, flat_encoder
 from bootlog.store.rows import _jsonable, _plain_floats
 
-# json.dumps' own C encoder, made once instead of per call (json.dumps builds one each time)
-from bootlog.jsontext import _make_encoder as _c_make_encoder, ascii_text as _ascii, dumps as _dumps
-
-
-def _make_plain_dumps() -> Callable[[dict], str]:
-    if _c_make_encoder is None:  # pragma: no cover
-        return _dumps
-
-    def _no_default(o: Any) -> Any:  # never reached for plain floats under str keys
-        raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
-
-    # the arguments json.JSONEncoder.iterencode passes for json.dumps' defaults (ensure_ascii,
-    # ", " and ": ", allow_nan), without the circular-reference markers (a flat dict has none)
-    enc = _c_make_encoder(None, _no_default, _ascii, None, ": ", ", ", False, False, True)
-    join = "".join
-
-    def dumps(values: dict) -> str:
-        return join(enc(values, 0))
-    return dumps
-
-
-plain_dumps = _make_plain_dumps()
+plain_dumps = flat_encoder()  # (a sample's values: a flat dict of plain floats)
 
 
 # the samples table's columns after boot_id, in the order of sample_rows' tuples
