@@ -47,6 +47,30 @@ def _counts(engine) -> dict[int, tuple[int, int, int, int]]:
     return out
 
 
+def _settle(backend: str, url: str) -> None:
+    """kill -9 ends the client, not its PostgreSQL server process: a COMMIT the client had sent
+    still completes after the kill (a round then found an earlier round's boots arriving late).
+    Wait until the server has ended every other client session on this database."""
+    if backend != "postgresql":
+        return
+    from sqlalchemy import text
+
+    engine = open_db(url)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with engine.connect() as conn:
+                others = conn.execute(text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND pid <> pg_backend_pid() AND backend_type = 'client backend'")).scalar()
+            if not others:
+                return
+            time.sleep(0.02)
+        raise AssertionError("the killed client's server session never ended")
+    finally:
+        engine.dispose()
+
+
 def test_kill_9_never_leaves_a_partial_boot(url):
     backend, url = url
     n_boots = BOOTS[backend]
@@ -68,6 +92,7 @@ def test_kill_9_never_leaves_a_partial_boot(url):
         if p.is_alive():
             os.kill(p.pid, signal.SIGKILL)
         p.join(timeout=30)
+        _settle(backend, url)
 
         engine = open_db(url)
         counts = _counts(engine)
