@@ -75,9 +75,10 @@ def _make(cls: type, slots: bool, frozen: bool) -> type:
     exec(src, env)
     ns["__init__"] = env["__init__"]
     if cmp:
-        ns["__eq__"] = _eq(_fields_tuple(cmp))
+        fields = _fields_tuple(cmp)
+        ns["__eq__"] = _eq(fields)
         if frozen:
-            ns["__hash__"] = _hash(_fields_tuple(cmp))
+            ns["__hash__"] = _hash(fields)
     ns["__repr__"] = _repr(cls.__qualname__, tuple(shown))
     if not cmp:
         ns["__hash__"] = None if not frozen else object.__hash__

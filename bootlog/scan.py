@@ -62,7 +62,6 @@ def _aho():
     return _AC[0]
 
 
-
 def _load_hyperscan():
     """hyperscan's compiled module (all that `import hyperscan` re-exports), loaded without the
     package's __init__: that imports typing for a NamedTuple bootlog never uses, ~5 ms of a
@@ -819,13 +818,11 @@ def _hs_cache_path(literals: list[bytes]) -> str | None:
     if os.environ.get("BOOTLOG_NO_CACHE", "") not in ("", "0"):
         return None
     from bootlog.sha import sha256
+    from bootlog.store.where import user_dir
 
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):  # unset, empty or relative: the XDG spec says ignore it
-        base = os.path.join(os.path.expanduser("~"), ".cache")
     key = sha256(b"\0".join([str(getattr(_hs, "__version__", "")).encode(), getattr(_hs, "__file__", "").encode(),
                               *literals])).hexdigest()[:32]
-    return os.path.join(base, "bootlog", f"hyperscan-{key}.db")
+    return os.path.join(user_dir("XDG_CACHE_HOME", ".cache"), f"hyperscan-{key}.db")
 
 
 _HS_KEEP = 16  # databases kept: one per literal set (a --plan's patterns make another) and build

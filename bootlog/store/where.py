@@ -24,12 +24,18 @@ PAGE_SIZE = 65536
 _URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+]*://")
 
 
+def user_dir(variable: str, *home: str) -> str:
+    """bootlog's directory under an XDG base directory: $variable, else ~/*home (the spec's
+    default for it)."""
+    base = os.environ.get(variable, "")
+    if not os.path.isabs(base):  # unset, empty or relative: the XDG spec says ignore it
+        base = os.path.join(os.path.expanduser("~"), *home)
+    return os.path.join(base, "bootlog")
+
+
 def default_path() -> str:
     # (a str, not a pathlib.Path: pathlib's import is a measurable part of a re-ingest's start)
-    base = os.environ.get("XDG_DATA_HOME", "")
-    if not os.path.isabs(base):  # unset, empty or relative: the XDG spec says ignore it
-        base = os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(base, "bootlog", "bootlog.db")
+    return os.path.join(user_dir("XDG_DATA_HOME", ".local", "share"), "bootlog.db")
 
 
 def resolve_url(db: str | None) -> str:
