@@ -110,8 +110,12 @@ def read_records(source, *, fast: bool = True, progress: bool = False, start: in
     raw: records as the reader process sends them (reader.py; Scanner.records(raw=True) says
     which shapes).
     """
-    chunks = _mapped(source, start, limit, fmt) if raw and _scanning(fast) else None
-    if chunks is None:
+    chunks = _block_views(source, start, limit, fmt) if raw and _scanning(fast) else None
+    if chunks is not None:
+        # (a plain log, as _block_views found: not sniffed again, which would hold on to more
+        # views than the two a block read keeps good)
+        fmt = "plain"
+    else:
         chunks = source.chunks(start) if start else source.chunks()
         if limit is not None:
             chunks = _upto(chunks, limit - start)
@@ -133,18 +137,18 @@ def read_records(source, *, fast: bool = True, progress: bool = False, start: in
     return records(chunks, fmt), None
 
 
-def _mapped(source, start: int, limit: int | None, fmt: str | None = None):
-    """A plain log file's blocks as views of a memory map (mapped.py), from `start` (past a BOM
-    at the file's start, as _no_bom) up to `limit`; None where they would not pay (hyperscan and
-    the native line cut read a plain log's views where they are; every other read makes bytes
-    of them, and its map's pages would only add to its memory) or cannot be had."""
+def _block_views(source, start: int, limit: int | None, fmt: str | None = None):
+    """A plain log file's blocks as views of reused buffers (blockread.py), from `start` (past a
+    BOM at the file's start, as _no_bom) up to `limit`; None where they would not pay (hyperscan
+    and the native line cut read a plain log's views where they are; every other read makes
+    bytes of them) or cannot be had."""
     if getattr(source, "kind", None) != "file" or os.environ.get("BOOTLOG_NO_NATIVE"):
         return None
     from bootlog import scan
 
     if scan._native_cut is None or scan._hs is None:
         return None
-    from bootlog import mapped
+    from bootlog import blockread
     from bootlog.envelope import HEAD_BYTES, detect
 
     stop = limit  # (None: on to the end, as the read would go)
@@ -159,7 +163,7 @@ def _mapped(source, start: int, limit: int | None, fmt: str | None = None):
         return None
     if (fmt or detect(head)) != "plain":  # (the format as Scanner.records will find it)
         return None
-    return mapped.blocks(source.name, start, stop, scan.BLOCK)
+    return blockread.blocks(source.name, start, stop, scan.BLOCK)
 
 
 def _scanning(fast: bool) -> bool:

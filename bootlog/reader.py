@@ -187,17 +187,10 @@ def background(make: Callable[[], tuple[Iterable[Record], object]], batches: boo
 def _stopped(pid: int) -> str:
     """Why the reader ended before its "end" message, as far as its exit status tells (the
     reader has ended: its pipe did; this reaps it)."""
-    import signal
-
     try:
-        got, status = os.waitpid(pid, 0)
+        os.waitpid(pid, 0)
     except ChildProcessError:
-        got = status = 0
-    if got and os.WIFSIGNALED(status) and os.WTERMSIG(status) == getattr(signal, "SIGBUS", None):
-        # (a page of a mapped window that could not be read: past the file's new end, or an
-        # I/O error, mapped.py; a read() would have said which)
-        return ("the log got shorter while it was read (truncated or rotated in place?), or a part of "
-                "it could not be read (an I/O error): ingest it again")
+        pass
     return "the log reader process stopped before the end of the log"
 
 

@@ -8,8 +8,8 @@ the same line numbers, without decoding most lines:
   per line); literal hits are searched over the whole block; only lines holding a hit (and
   the context owed to an `after` key) are decoded and re-checked on their text.  A raw read
   (the reader process) cuts a block's lines all at once: in native code where bootlog/_linecut.c
-  was built (then numpy is never imported, and a big file's blocks are views of a memory map,
-  mapped.py), else with numpy (_np_lines).
+  was built (then numpy is never imported, and a big file's blocks are views of reused
+  buffers, blockread.py), else with numpy (_np_lines).
 * podman -t: the same search over raw blocks (plus every line holding ESC or NUL); lines of
   the usual shape only advance envelope.PodmanTs' run state, the rest go through it in full.
   With numpy (a read past NUMPY_AFTER bytes; a raw read takes it at once) the odd lines of a
@@ -318,7 +318,7 @@ class Scanner:
     def _count(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
         last = b"\n"
         for c in chunks:
-            if c.__class__ is memoryview:  # (a mapped block, mapped.py: these read bytes)
+            if c.__class__ is memoryview:  # (a block view, blockread.py: these read bytes)
                 c = bytes(c)
             if c:
                 self.lines_seen += c.count(b"\n")
@@ -329,7 +329,7 @@ class Scanner:
 
     def _blocks(self, chunks: Iterable[bytes], views: bool = False) -> Iterator[bytes]:
         """Blocks of about BLOCK bytes that end at a newline (the last one may not).  A chunk that
-        is a memoryview is a block already (mapped.blocks): with `views` it goes on as it is,
+        is a memoryview is a block already (blockread.blocks): with `views` it goes on as it is,
         else as bytes (the reads below need them)."""
         limit = BLOCK * (_TOOL_BLOCKS if self._argv is not None else 1)
         pending: list[bytes] = []
@@ -507,7 +507,7 @@ class Scanner:
         # hyperscan's hits left as they are (the cut finds their lines; the per-line path
         # below, _hit_lines)
         self._raw_hits = in_bytes and self._hs_db is not None
-        # mapped blocks (memoryviews, mapped.py) stay views for hyperscan and the native cut,
+        # block views (memoryviews, blockread.py) stay views for hyperscan and the native cut,
         # which read them where they are; a block that takes any other way becomes bytes
         views = self._raw_hits and self._cut is not None and _native_clean is not None
         for cb, starts in self._searched(self._blocks(chunks, views), _view_or_clean):
@@ -582,7 +582,7 @@ class Scanner:
             # (_clean_block ends every block with a newline: its lines are its newlines)
             self.lines_seen += nlines
             lineno += nlines
-        self._key_block = None  # (the last block: a mapped one would keep its window mapped)
+        self._key_block = None  # (the last block: no view of a reader's buffer kept past the read)
 
     @staticmethod
     def _line_index(cb: bytes, starts: list[int]) -> tuple[list[int], int]:
@@ -891,7 +891,7 @@ def _clean_block(block: bytes) -> bytes:
 
 
 def _view_or_clean(block: bytes) -> bytes:
-    """_clean_block, except for a mapped block (memoryview, mapped.py) that ends with a newline:
+    """_clean_block, except for a block view (memoryview, blockread.py) that ends with a newline:
     it goes to the search as it is, and _plain looks for anything to clean in it after the
     search (a first pass over it would cost a read of it from memory)."""
     if block.__class__ is memoryview:

@@ -73,52 +73,53 @@ def test_a_reader_that_dies_is_an_error_not_a_shorter_log():
         list(recs)
 
 
-def test_only_a_plain_log_is_read_through_a_memory_map(tmp_path, monkeypatch):
-    """ingest._mapped: hyperscan and the native cut read a plain log's mapped blocks in place;
-    any other format would only copy them (a podman -t log, a gzip file, a resumed read in
+def test_only_a_plain_log_is_read_as_block_views(tmp_path, monkeypatch):
+    """ingest._block_views: hyperscan and the native cut read a plain log's blocks where they
+    are; any other format would only copy them (a podman -t log, a gzip file, a resumed read in
     another format), and BOOTLOG_NO_NATIVE=1 turns it off."""
     from bootlog import ingest, scan
 
     if scan._native_cut is None or scan._hs is None:
-        pytest.skip("the reader maps files only with hyperscan and bootlog._linecut")
+        pytest.skip("the reader reads block views only with hyperscan and bootlog._linecut")
     plain = open_source(str(FIXTURES / "014-v0.10.2-nohup-multiboot.log"))
     podman = open_source(str(FIXTURES / "seed/07-5x262144-runtime-oom.log"))
-    views = ingest._mapped(plain, 0, None)
+    views = ingest._block_views(plain, 0, None)
     assert views is not None and bytes(next(views)) == (FIXTURES / "014-v0.10.2-nohup-multiboot.log").read_bytes()
     views.close()
-    assert ingest._mapped(podman, 0, None) is None
-    assert ingest._mapped(plain, 0, None, fmt="podman_ts") is None
+    assert ingest._block_views(podman, 0, None) is None
+    assert ingest._block_views(plain, 0, None, fmt="podman_ts") is None
     bom = tmp_path / "bom.log"
     bom.write_bytes(b"\xef\xbb\xbfINFO 11-29 10:00:00 [x.py:1] a\n")
-    assert bytes(next(ingest._mapped(open_source(str(bom)), 0, None))).startswith(b"INFO")
-    assert list(ingest._mapped(open_source(str(bom)), 0, 2)) == [memoryview(b"\xef\xbb")]  # (as _no_bom: no BOM)
+    assert bytes(next(ingest._block_views(open_source(str(bom)), 0, None))).startswith(b"INFO")
+    assert list(ingest._block_views(open_source(str(bom)), 0, 2)) == [memoryview(b"\xef\xbb")]  # (as _no_bom: no BOM)
     monkeypatch.setenv("BOOTLOG_NO_NATIVE", "1")
-    assert ingest._mapped(plain, 0, None) is None
+    assert ingest._block_views(plain, 0, None) is None
 
 
 def test_a_log_cut_short_under_the_reader_is_said_so(tmp_path, monkeypatch):
-    """The reader reads a big plain file as views of a memory map (mapped.py): a file truncated
-    under a mapped window ends the reader with SIGBUS, and the ingest says what happened."""
-    from bootlog import mapped, scan
+    """The reader reads a big plain file in blocks (blockread.py) up to the size it had: a file
+    truncated while it is read ends the read with an error that says so, never a shorter log,
+    and the reader process is reaped."""
+    from bootlog import scan
 
     if scan._native_cut is None or scan._hs is None:
-        pytest.skip("the reader maps files only with hyperscan and bootlog._linecut")
+        pytest.skip("the reader reads block views only with hyperscan and bootlog._linecut")
     monkeypatch.setattr(scan, "BLOCK", 4096)
-    monkeypatch.setattr(mapped, "WINDOW", 1 << 20)
     log = tmp_path / "x.log"
     log.write_bytes((FIXTURES / "014-v0.10.2-nohup-multiboot.log").read_bytes() * 20)  # (a plain log)
     real = scan._native_cut
 
-    def cut_then_truncate(*a):  # (runs in the reader process: the file shrinks under its map)
+    def cut_then_truncate(*a):  # (runs in the reader process: the file shrinks while it reads)
         os.truncate(log, 0)
         return real(*a)
     monkeypatch.setattr(scan, "_native_cut", cut_then_truncate)
-    recs, done = reader.background(lambda: read_records(open_source(str(log)), raw=True), batches=True)
-    killed = []
-    monkeypatch.setattr(os, "kill", lambda *a: killed.append(a))
+    size = log.stat().st_size  # (ingest reads a file up to the size it had when it began)
+    recs, done = reader.background(lambda: read_records(open_source(str(log)), raw=True, limit=size),
+                                   batches=True)
     with pytest.raises(InputError, match="got shorter while it was read"):
         list(recs)
-    assert not killed  # (reaped once, and its pid not signalled after: it may be another's by then)
+    with pytest.raises(ChildProcessError):  # (reaped)
+        os.waitpid(done.pid, os.WNOHANG)
 
 
 def test_reader_memory_is_reported_for_the_bench(tmp_path):

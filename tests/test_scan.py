@@ -598,16 +598,15 @@ def test_a_scanner_read_raw_then_reused_for_podman_finds_the_same_lines():
 
 
 @pytest.mark.skipif(scan._native_cut is None or "hyperscan" not in ENGINES,
-                    reason="mapped blocks are read with hyperscan and bootlog._linecut only")
+                    reason="block views are read with hyperscan and bootlog._linecut only")
 @pytest.mark.parametrize("fmt", ["plain", "podman_ts"])
-def test_raw_read_of_mapped_blocks_equals_envelope(tmp_path, monkeypatch, fmt):
-    """The reader's read of a file as views of a memory map (mapped.py): the records of the
-    bytes, with windows and blocks small enough that lines cross them, a line longer than a
-    window, CRLF, BOMs, bad UTF-8, ANSI codes and NUL bytes (those blocks go as bytes), and
-    tracebacks whose context runs across blocks; a podman -t log's blocks go as bytes."""
-    from bootlog import mapped
+def test_raw_read_of_block_views_equals_envelope(tmp_path, monkeypatch, fmt):
+    """The reader's read of a file as views of reused buffers (blockread.py): the records of
+    the bytes, with blocks small enough that lines cross them, a line longer than many blocks,
+    CRLF, BOMs, bad UTF-8, ANSI codes and NUL bytes (those blocks go as bytes), and tracebacks
+    whose context runs across blocks; a podman -t log's blocks go as bytes."""
+    from bootlog import blockread
 
-    monkeypatch.setattr(mapped, "WINDOW", 1 << 14)
     monkeypatch.setattr(scan, "BLOCK", 3000)
     rng = random.Random(13)
     lines = b"".join(p.read_bytes() for p in CORPUS[::7]).split(b"\n")
@@ -617,7 +616,7 @@ def test_raw_read_of_mapped_blocks_equals_envelope(tmp_path, monkeypatch, fmt):
         lines[i] = b"\xef\xbb\xbf" + lines[i]
     for i in rng.sample(range(len(lines)), len(lines) // 50):
         lines[i] = lines[i][:5] + rng.choice([b"\xff\xfe", b"\x1b[31m", b"\x00"]) + lines[i][5:]
-    lines.insert(len(lines) // 2, b"x" * 40000 + b" Error in a line longer than a window")
+    lines.insert(len(lines) // 2, b"x" * 40000 + b" Error in a line longer than a block")
     at = len(lines) // 4  # (a key that only the ANSI removal makes whole, then its context)
     lines[at:at] = [b"x" * 2990, b"ERROR 11-29 10:00:00 [core.py:1] Trace\x1b[0mback (most recent call last)",
                     b'  File "y.py", line 2, in g', b"ValueError: split key"]
@@ -632,7 +631,7 @@ def test_raw_read_of_mapped_blocks_equals_envelope(tmp_path, monkeypatch, fmt):
             data = b"".join(b"2026-11-29T14:25:%02d.000000001Z " % (i % 60) + x + b"\n" for i, x in enumerate(variant))
         path.write_bytes(data)
         want = list(select(envelope.records(_chunks(data, 4096), fmt), LITERALS, AFTER))
-        views = mapped.blocks(str(path), 0, len(data), scan.BLOCK)
+        views = blockread.blocks(str(path), 0, len(data), scan.BLOCK)
         sc = Scanner(LITERALS, AFTER, accel="hyperscan")
         assert _raw_records(sc, data, 0, fmt, chunks=views) == want
         assert sc.lines_seen == _physical_lines(data)

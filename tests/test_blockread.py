@@ -1,4 +1,4 @@
-"""mapped.blocks: a file's bytes as views of a memory map, a block at a time, ending at newlines."""
+"""blockread.blocks: a file's bytes as views of reused buffers, a block at a time, ending at newlines."""
 from __future__ import annotations
 
 import os
@@ -7,24 +7,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bootlog import mapped
+from bootlog import blockread
+from bootlog.errors import InputError
 
 
 @settings(max_examples=int(os.environ.get("BOOTLOG_HYPOTHESIS_EXAMPLES", "100")) * 2, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(st.sampled_from([0, 1, 7, 100, 3000, 9000, 40000]), max_size=30),
        final_nl=st.booleans(), block=st.sampled_from([1, 64, 3000, 8192]),
-       cut=st.tuples(st.floats(0, 1), st.floats(0, 1)), window=st.sampled_from([4096, 1 << 14, 1 << 16]))
-def test_views_are_the_bytes_in_blocks_that_end_at_newlines(tmp_path, monkeypatch, lines, final_nl, block, cut,
-                                                           window):
-    monkeypatch.setattr(mapped, "WINDOW", window)
+       cut=st.tuples(st.floats(0, 1), st.floats(0, 1)))
+def test_views_are_the_bytes_in_blocks_that_end_at_newlines(tmp_path, lines, final_nl, block, cut):
     data = b"\n".join(b"x" * n for n in lines) + (b"\n" if final_nl and lines else b"")
     path = tmp_path / "log"
     path.write_bytes(data)
     start, stop = sorted(int(c * len(data)) for c in cut)
-    views = mapped.blocks(str(path), start, stop, block)
+    views = blockread.blocks(str(path), start, stop, block)
     assert views is not None
-    got = [bytes(v) for v in views]
+    got = [bytes(v) for v in views]  # (each read before the next: a view lasts one block more)
     assert b"".join(got) == data[start:stop]
     assert all(got)
     for v in got[:-1]:  # each ends at a newline: no line is cut in two
@@ -32,11 +31,12 @@ def test_views_are_the_bytes_in_blocks_that_end_at_newlines(tmp_path, monkeypatc
         assert len(v) <= block or v.count(b"\n") == 1  # (longer only for one long line)
 
 
-def test_a_file_that_cannot_be_mapped_is_read_instead(tmp_path):
-    assert mapped.blocks(str(tmp_path / "missing"), 0, 10, 4096) is None
+def test_a_file_that_cannot_be_opened_is_read_another_way(tmp_path):
+    assert blockread.blocks(str(tmp_path / "missing"), 0, 10, 4096) is None
     empty = tmp_path / "empty"
     empty.write_bytes(b"")
-    assert list(mapped.blocks(str(empty), 0, 0, 4096)) == []
+    assert list(blockread.blocks(str(empty), 0, 0, 4096)) == []
+    assert list(blockread.blocks(str(empty), 0, None, 4096)) == []
 
 
 def _open_on(path) -> int:
@@ -57,20 +57,19 @@ def test_views_never_asked_for_leave_no_descriptor_open(tmp_path):
         pytest.skip("no /proc/self/fd here")
     path = tmp_path / "log"
     path.write_bytes(b"a\nb\n" * 1000)
-    views = [mapped.blocks(str(path), 0, None, 64) for _ in range(20)]
-    assert all(v is not None for v in views) and _open_on(path) >= 20  # (the file, and its first map)
+    views = [blockread.blocks(str(path), 0, None, 64) for _ in range(20)]
+    assert all(v is not None for v in views) and _open_on(path) == 20
     del views
     gc.collect()
     assert _open_on(path) == 0
 
 
-def test_without_a_stop_the_views_go_to_the_end_as_it_is_when_mapped(tmp_path, monkeypatch):
-    """stop None: as read() would go on, the bytes written before a window is mapped are read."""
-    monkeypatch.setattr(mapped, "WINDOW", 4096)
+def test_without_a_stop_the_views_go_to_the_end_as_read_goes_on(tmp_path):
+    """stop None: as read() would go on, the bytes written before they are read are read."""
     path = tmp_path / "log"
     first = b"".join(b"line %05d\n" % i for i in range(2000))
     path.write_bytes(first)
-    views = mapped.blocks(str(path), 0, None, 1000)
+    views = blockread.blocks(str(path), 0, None, 1000)
     got = [bytes(next(views))]
     with open(path, "ab") as f:  # (grows while it is read)
         f.write(b"more\n" * 10)
@@ -83,8 +82,39 @@ def test_without_a_stop_the_views_go_to_the_end_as_it_is_when_mapped(tmp_path, m
 def test_views_past_any_file_are_none_or_empty(tmp_path, bad):
     path = tmp_path / "log"
     path.write_bytes(b"a\nb\n")
-    views = mapped.blocks(str(path), max(bad, 0), max(bad, 0), 4096)
+    views = blockread.blocks(str(path), max(bad, 0), max(bad, 0), 4096)
     assert views is None or list(views) == []
+    assert blockread.blocks(str(path), 3, 2, 4096) is None
+
+
+def test_a_view_kept_past_the_next_block_is_released_not_overwritten(tmp_path):
+    """Two buffers take turns: a view is good while the next block is read (the scanner looks
+    one ahead), and is released when its buffer takes the block after that, so a consumer that
+    kept it fails loudly instead of reading another block's bytes."""
+    path = tmp_path / "log"
+    path.write_bytes(b"".join(b"line %05d\n" % i for i in range(100)))
+    views = blockread.blocks(str(path), 0, None, 110)
+    first = next(views)
+    want = bytes(first)
+    second = next(views)
+    assert bytes(first) == want and bytes(second).startswith(b"line 00010")
+    next(views)
+    with pytest.raises(ValueError, match="released"):
+        bytes(first)
+    assert bytes(second).startswith(b"line 00010")
+
+
+def test_a_file_that_ends_before_the_stop_is_an_error(tmp_path):
+    """Truncated or rotated in place while it is read: an error, never a shorter log."""
+    path = tmp_path / "log"
+    path.write_bytes(b"a line\n" * 1000)
+    views = blockread.blocks(str(path), 0, 8000, 1000)
+    got = bytes(next(views))
+    os.truncate(path, 3000)
+    with pytest.raises(InputError, match="got shorter while it was read"):
+        for v in views:
+            got += bytes(v)
+    assert got == b"a line\n" * (len(got) // 7) and len(got) <= 3000
 
 
 def test_the_native_module_is_built_where_ci_has_a_compiler():
