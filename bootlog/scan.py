@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms of every start)
@@ -144,11 +144,26 @@ def _minimal(literals: Iterable[bytes]) -> list[bytes]:
     process's hash seed (shortest first, then bytewise): the kept hyperscan database is found
     again by it."""
     lits = sorted(set(x for x in literals if x), key=lambda x: (len(x), x))
-    out: list[bytes] = []
+    # kept: the literals that hold no other (one that holds a dropped literal holds what that
+    # one holds).  Each literal is looked for once in all of them joined, not in each: a few
+    # dozen searches instead of thousands of `in` tests (~0.4 ms of every start); a hit that
+    # runs across the join is no hit, which `in` on the one literal tells
+    hay = b"\0".join(lits)
+    starts: list[int] = []
+    at = 0
     for lit in lits:
-        if not any(m in lit for m in out):
-            out.append(lit)
-    return out
+        starts.append(at)
+        at += len(lit) + 1
+    held = set()
+    find = hay.find
+    for i, m in enumerate(lits):
+        p = find(m)
+        while p >= 0:
+            j = bisect_right(starts, p) - 1
+            if j != i and m in lits[j]:
+                held.add(j)
+            p = find(m, p + 1)
+    return [lit for j, lit in enumerate(lits) if j not in held]
 
 
 def select(records: Iterable[Record], literals: Iterable[str],

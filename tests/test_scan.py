@@ -714,3 +714,15 @@ def test_the_kept_database_is_found_again_by_another_process_and_few_are_kept(tm
     for i in range(scan._HS_KEEP + 3):
         Scanner([f"literal number {i}"], accel="hyperscan")
     assert len(_kept(tmp_path)) == scan._HS_KEEP
+
+
+@settings(max_examples=int(os.environ.get("BOOTLOG_HYPOTHESIS_EXAMPLES", "100")) * 5, deadline=None)
+@given(st.lists(st.binary(max_size=6).map(lambda b: bytes(c % 4 for c in b).replace(b"\x03", b"\n")),
+                max_size=14))
+def test_minimal_keeps_the_literals_that_hold_no_other(lits):
+    """_minimal: a literal that holds another is dropped (the other finds its lines); the rest in
+    one order, shortest first then bytewise (the kept hyperscan database is named by it).
+    Small alphabets with NUL and newline: literals that overlap, repeat and cross the join."""
+    distinct = sorted({x for x in lits if x}, key=lambda x: (len(x), x))
+    want = [x for x in distinct if not any(y != x and y in x for y in distinct)]
+    assert scan._minimal(lits) == want
