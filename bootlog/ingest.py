@@ -171,19 +171,31 @@ def _scanning(fast: bool) -> bool:
     return fast and not os.environ.get("BOOTLOG_FULL_SCAN")
 
 
+BACKGROUND_MIN = 32 << 20  # bytes: below this, a fork and a pipe cost more than they save
+
+
+def background_min() -> int:
+    """BACKGROUND_MIN, or BOOTLOG_BACKGROUND_MIN (bytes; tests use 0 to read every log this way)."""
+    try:
+        return int(os.environ.get("BOOTLOG_BACKGROUND_MIN", BACKGROUND_MIN))
+    except ValueError:
+        return BACKGROUND_MIN
+
+
 def _read(source, kw: dict, batches: bool = False) -> tuple[Iterator[Record], object]:
     """read_records(source, **kw); for a big file, in a forked reader process (reader.py: the
     same Records in the same order, read there while they are parsed here, on a second core).
     batches: the reader may send records.LineBatch items (for parse(), not for other readers)."""
     size = getattr(source, "size", None)
-    if getattr(source, "kind", None) in ("file", "gzip") and size is not None:
+    limit = kw.get("limit")
+    if getattr(source, "kind", None) in ("file", "gzip") and size is not None and \
+            (limit if limit is not None else size) - kw.get("start", 0) >= background_min():
+        # (imported only here: a small file's read, a re-ingest's, never needs the module)
         from bootlog import reader
 
-        limit = kw.get("limit")
-        if (limit if limit is not None else size) - kw.get("start", 0) >= reader.min_size():
-            got = reader.background(lambda: read_records(source, raw=True, **kw), batches=batches)
-            if got is not None:
-                return got
+        got = reader.background(lambda: read_records(source, raw=True, **kw), batches=batches)
+        if got is not None:
+            return got
     return read_records(source, **kw)
 
 

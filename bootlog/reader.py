@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms 
 from bootlog.errors import InputError
 from bootlog.records import LineBatch, Record
 
-BACKGROUND_MIN = 32 << 20  # bytes: below this, a fork and a pipe cost more than they save
 _BATCH = 4096  # records per message
 _HEAD = struct.Struct("<Q")
 
@@ -40,14 +39,6 @@ class Finished:
 # the highest reader peak of this process (bench/run.py adds it to the ingest's own peak: GNU
 # time reports the larger of the two, and both are resident at once)
 last_peak_rss_kib = 0
-
-
-def min_size() -> int:
-    """BACKGROUND_MIN, or BOOTLOG_BACKGROUND_MIN (bytes; tests use 0 to read every log this way)."""
-    try:
-        return int(os.environ.get("BOOTLOG_BACKGROUND_MIN", BACKGROUND_MIN))
-    except ValueError:
-        return BACKGROUND_MIN
 
 
 def _send(out, obj) -> None:

@@ -172,7 +172,7 @@ def test_same_boots_with_a_plans_user_patterns(tmp_path, monkeypatch, forks):
 def test_small_files_and_streams_are_read_here(tmp_path, monkeypatch, forks):
     monkeypatch.delenv("BOOTLOG_BACKGROUND_MIN", raising=False)
     parse_source(open_source(str(FIXTURES / "seed/07-5x262144-runtime-oom.log")))
-    assert not forks  # far below reader.BACKGROUND_MIN
+    assert not forks  # far below ingest.BACKGROUND_MIN
     monkeypatch.setenv("BOOTLOG_BACKGROUND_MIN", "0")
     monkeypatch.setattr(ingest_mod, "read_records", ingest_mod.read_records)
     src = open_source(str(FIXTURES / "seed/07-5x262144-runtime-oom.log"))
