@@ -146,8 +146,15 @@ def _fast_three_ways(recs: list[Record], **kw) -> list:
     return fast
 
 
+@pytest.mark.parametrize("way", ["regex", "native"])
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.parent.name[:4] + "/" + p.name[:24])
-def test_fast_stats_path_equals_generic(path, monkeypatch):
+def test_fast_stats_path_equals_generic(path, way, monkeypatch):
+    """Line by line, each stats line read by the regexes, or first by the native reader (where it
+    was built): the same boots as the generic path."""
+    native = _native_stats_lines()
+    if way == "native" and native is None:
+        pytest.skip("bootlog._linecut not built")
+    monkeypatch.setattr(parse_mod, "_NATIVE", [native if way == "native" else None])
     recs = _records(path)
     generic = parse(recs, year=2026, fast_stats=False)
     count = _Counting(monkeypatch)
