@@ -118,5 +118,5 @@ def _views(f: BinaryIO, path: str, left: int | None, block: int) -> Iterator[mem
             given[k] = view
             k = 1 - k
             yield view
-            if last and not tail:
+            if last:  # (its block took every byte read: nothing carried)
                 return
