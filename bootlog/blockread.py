@@ -93,7 +93,7 @@ def _views(f: BinaryIO, path: str, left: int | None, block: int) -> Iterator[mem
                 left -= n
                 if n < want:
                     mv.release()
-                    raise InputError(SHORTER, path=path)
+                    raise InputError(f"{path}: {SHORTER}", path=path)
             filled = carry + n
             if not filled:
                 mv.release()
