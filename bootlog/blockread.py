@@ -49,15 +49,15 @@ def blocks(path: str, start: int, stop: int | None, block: int) -> Iterator[memo
 
 def _fill(f: BinaryIO, path: str, view: memoryview) -> int:
     """Read into `view` until it is full or the file ends; the bytes read."""
-    from bootlog.errors import InputError
-
     got = 0
     n = len(view)
     while got < n:
         try:
             k = f.readinto(view[got:])
         except OSError as e:
-            raise InputError(f"cannot read {path}: {e.strerror or e}", path=path) from None
+            from bootlog.sources import input_error
+
+            raise input_error(path, e) from None
         if not k:
             break
         got += k

@@ -45,7 +45,7 @@ def open_source(spec: str) -> Source:
     try:
         st = os.stat(spec)
     except OSError as e:
-        raise _input_error(spec, e) from None
+        raise input_error(spec, e) from None
     if stat.S_ISDIR(st.st_mode):
         raise InputError(f"is a directory: {spec}", path=spec)
     if not stat.S_ISREG(st.st_mode):
@@ -66,7 +66,7 @@ def open_source(spec: str) -> Source:
                   _reader=lambda start, n: _file_chunks(spec, start, n))
 
 
-def _input_error(path: str, e: OSError) -> InputError:
+def input_error(path: str, e: OSError) -> InputError:
     """One line for an unreadable path, by what went wrong."""
     if isinstance(e, (FileNotFoundError, NotADirectoryError)):
         return InputError(f"no such file: {path}", path=path)
@@ -81,7 +81,7 @@ def _open_rb(path: str) -> BinaryIO:
     try:
         return open(path, "rb")
     except OSError as e:
-        raise _input_error(path, e) from None
+        raise input_error(path, e) from None
 
 
 # compressions bootlog does not read: said so, instead of "no vLLM boot found" in the bytes

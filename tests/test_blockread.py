@@ -128,3 +128,16 @@ def test_the_native_module_is_built_where_ci_has_a_compiler():
     from bootlog import scan
 
     assert scan._native_cut is not None, "bootlog._linecut was not built: `pip install -e .` builds it in the checkout"
+
+
+def test_a_read_error_is_one_line_naming_the_file():
+    """An I/O error mid-read (a failing disk, a vanished network mount) is the InputError of
+    every other read of a file, not a traceback."""
+    import errno
+
+    class Failing:
+        def readinto(self, view):
+            raise OSError(errno.EIO, "Input/output error")
+
+    with pytest.raises(InputError, match="^" + re.escape("cannot read /var/log/x.log: Input/output error")):
+        blockread._fill(Failing(), "/var/log/x.log", memoryview(bytearray(10)))
