@@ -67,10 +67,11 @@ def _compiled_on_use(pattern: str, names: tuple[str, ...] | None = None) -> Call
 
 def _fast_stats() -> list:
     """(fullmatch, names, canonical fullmatch, JSON template) per stats wording, in the order
-    tried.  Only the first (the everyday shape) is compiled at once: a later one is compiled, and
-    replaces its stand-in in this list, the first time a line gets that far (a short read, a
-    re-ingest's few hundred lines, may never need them; compiling them all is most of a
-    re-ingest's parse)."""
+    tried.  Only the first (the everyday shape) is made at once, its two regexes compiled when a
+    line first needs them (_compiled_on_use: not at all while the native reader takes its lines);
+    a later one is made, and replaces its stand-in in this list, the first time a line gets that
+    far (a short read, a re-ingest's few hundred lines, may never need them; compiling them all
+    is most of a re-ingest's parse)."""
     global _FAST
     if _FAST is None:
         from bootlog import patterns

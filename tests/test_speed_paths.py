@@ -602,7 +602,7 @@ def test_ready_made_rows_stand_only_for_unchanged_samples(monkeypatch):
 
 
 def test_later_stats_wordings_compile_on_first_use():
-    """_fast_stats() compiles the everyday wording at once and the others when a line needs
+    """_fast_stats() makes the everyday wording's entry at once and the others' when a line needs
     them: the stand-ins read a line exactly as the compiled entries do."""
     import importlib
 
