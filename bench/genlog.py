@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write a realistic, deterministic vLLM server log of a given size, for benchmarks.
 
-    python bench/genlog.py SIZE_MB OUT [--boots N] [--seed S] [--podman] [--noise-mb X]
+    python bench/genlog.py SIZE_MB OUT [--boots N] [--seed S] [--podman] [--noise-mb X] [--stats-share F]
 
 The log holds several boots of a ROCm-fork TP=2 server (the operator's shape: banner,
 non-default args, engine config line, loading bars, compile, KV sizing, graph capture, init,
@@ -13,6 +13,8 @@ database built from the log has history worth diffing.  Same arguments -> same b
 --podman wraps every line in the `podman logs --timestamps` envelope (RFC 3339 UTC + space).
 --noise-mb X puts X MiB of runtime noise after each boot instead of spreading SIZE_MB evenly;
 with --boots 10000 --noise-mb 0 it makes a many-boot log for database-size benchmarks.
+--stats-share F makes F of the runtime lines periodic stats lines (0.33: a stats line in every
+third line, a month of a busy server); the rest keep the usual mix of requests and access lines.
 """
 from __future__ import annotations
 
@@ -190,25 +192,44 @@ def _prompt(rng: random.Random, n_words: int) -> str:
     return "<|im_start|>system\\nYou are a helpful assistant.<|im_end|>\\n<|im_start|>user\\n" + " ".join(words) + "<|im_end|>\\n<|im_start|>assistant\\n"
 
 
-def _noise(rng: random.Random, start: datetime, budget: int, fmt_ts, faults: bool) -> Iterator[tuple[datetime, str]]:
-    """Runtime lines (with their time) after a ready boot, about `budget` bytes of them."""
+def _noise(rng: random.Random, start: datetime, budget: int, fmt_ts, faults: bool,
+           stats_share: float | None = None) -> Iterator[tuple[datetime, str]]:
+    """Runtime lines (with their time) after a ready boot, about `budget` bytes of them; with
+    stats_share, that share of them are stats lines (one per tick, the others balanced to it)."""
     size = 0
     t = start
     tick = 0
     fault_at = budget // 2 if faults else -1
+    others = 0.0  # lines other than stats still owed to reach stats_share
     while size < budget:
         t += timedelta(seconds=10)
         tick += 1
         ts = fmt_ts(t)
         lines: list[str] = []
-        for _ in range(rng.randint(0, 3)):
+        n_health = 0
+        if stats_share is not None:
+            # the other lines in the usual mix's proportions: mostly requests (3 lines each)
+            others += (1 - stats_share) / stats_share
+            n_req = 0
+            while others >= 3:  # (what is left carries over to the next tick)
+                if rng.random() < 0.93:
+                    n_req += 1
+                    others -= 3
+                else:
+                    n_health += 1
+                    others -= 1
+        else:
+            n_req = rng.randint(0, 3)
+        for _ in range(n_req):
             rid = "%032x" % rng.getrandbits(128)
             lines.append(
                 f"{API}INFO {ts} [logger.py:41] Received request chatcmpl-{rid}: prompt: '{_prompt(rng, rng.randint(40, 400))}', "
                 f"params: SamplingParams(n=1, presence_penalty=0.0, frequency_penalty=0.0, repetition_penalty=1.0, temperature=0.7, top_p=0.95, top_k=20, min_p=0.0, seed=None, stop=[], stop_token_ids=[], bad_words=[], include_stop_str_in_output=False, ignore_eos=False, max_tokens={rng.randint(256, 65536)}, min_tokens=0, logprobs=None, prompt_logprobs=None, skip_special_tokens=True, spaces_between_special_tokens=True, truncate_prompt_tokens=None, structured_outputs=None, extra_args=None), prompt_token_ids: None, prompt_embeds shape: None, lora_request: None.")
             lines.append(f"{API}INFO {ts} [async_llm.py:312] Added request chatcmpl-{rid}.")
             lines.append(f'{API}INFO:     192.168.0.{rng.randint(2, 254)}:{rng.randint(30000, 65000)} - "POST /v1/chat/completions HTTP/1.1" 200 OK')
-        if tick % 3 == 0:
+        if stats_share is None and tick % 3 == 0:
+            n_health = 1
+        for _ in range(n_health):
             lines.append(f'{API}INFO:     127.0.0.1:{rng.randint(30000, 65000)} - "GET /health HTTP/1.1" 200 OK')
         lines.append(
             f"{API}INFO {ts} [loggers.py:259] Engine 000: Avg prompt throughput: {rng.uniform(0, 3000):.1f} tokens/s, "
@@ -227,7 +248,7 @@ def _noise(rng: random.Random, start: datetime, budget: int, fmt_ts, faults: boo
 
 
 def generate(size_mb: float, out_path: str, *, boots: int = 6, seed: int = 7, podman: bool = False,
-             noise_mb: float | None = None) -> int:
+             noise_mb: float | None = None, stats_share: float | None = None) -> int:
     """Write the log; return the number of bytes written.
 
     Without noise_mb the runtime noise is spread so the file ends near size_mb; the last
@@ -280,7 +301,7 @@ def generate(size_mb: float, out_path: str, *, boots: int = 6, seed: int = 7, po
                     ready_left = 1 + sum(1 for v in later if v["fail"] is None)
                     budget = max(0, (total - produced - boot_bytes * len(later)) // ready_left)
                 if budget:
-                    for t, line in _noise(rng, clock, budget, vllm_ts, faults=(i % 4 == 1)):
+                    for t, line in _noise(rng, clock, budget, vllm_ts, faults=(i % 4 == 1), stats_share=stats_share):
                         emit(t, line)
                     clock = t
             clock += timedelta(minutes=3)
@@ -296,8 +317,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--podman", action="store_true", help="wrap lines in the podman --timestamps envelope")
     ap.add_argument("--noise-mb", type=float, default=None, help="MiB of runtime noise after each ready boot")
+    ap.add_argument("--stats-share", type=float, default=None,
+                    help="share of the runtime lines that are stats lines (0 < F <= 1; 0.33: every third line)")
     a = ap.parse_args(argv)
-    n = generate(a.size_mb, a.out, boots=a.boots, seed=a.seed, podman=a.podman, noise_mb=a.noise_mb)
+    if a.stats_share is not None and not 0 < a.stats_share <= 1:
+        ap.error("--stats-share must be in (0, 1]")
+    n = generate(a.size_mb, a.out, boots=a.boots, seed=a.seed, podman=a.podman, noise_mb=a.noise_mb,
+                 stats_share=a.stats_share)
     print(f"wrote {n / 1048576:.1f} MiB to {a.out}", file=sys.stderr)
     return 0
 

@@ -29,17 +29,13 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right, insort
-from sys import intern as _intern
+from dataclasses import dataclass, field
 from datetime import datetime
+from hashlib import sha256
+from sys import intern as _intern
+from typing import Any, Callable
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms of every start)
-    from typing import Any, Callable
-
-from bootlog.lazyre import lazy
-from bootlog.plain import record, spec
-from bootlog.records import Boot, Event, Metric, Sample, VLine
-from bootlog.sha import sha256
+from bootlog.records import Boot, Event, Metric, VLine
 from bootlog.vline import worker_dims
 
 # Every literal the boundary/status/failure logic reads; scan.py keeps lines holding any of these
@@ -84,24 +80,24 @@ TB_CONTEXT = 200  # lines after a Traceback line that scan.py passes through unf
 
 _TB_START = "Traceback (most recent call last)"
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
-_EXC = lazy(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Exhausted|Failure)\b(?::.*)?$")
-_WRAPPER = lazy(
+_EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Exhausted|Failure)\b(?::.*)?$")
+_WRAPPER = re.compile(
     r"initialization failed|See root cause above|See stack trace \(above\)|EngineDeadError|"
     r"failed to start|WorkerProc hit an exception|Worker failed with error|died unexpectedly|"
     r"EngineCore encountered")
-_RUNTIME_FATAL = lazy(r"EngineDeadError|EngineCore encountered a fatal error|died unexpectedly|"
+_RUNTIME_FATAL = re.compile(r"EngineDeadError|EngineCore encountered a fatal error|died unexpectedly|"
                             r"Engine core proc\S* \S+ died")
 # a process death before ready: the boot died even when no exception names a cause
-_DIED = lazy(r"died unexpectedly|\bdied with exit code|\bpid \d+ died, exit code|Engine core proc\S* \S+ died")
+_DIED = re.compile(r"died unexpectedly|\bdied with exit code|\bpid \d+ died, exit code|Engine core proc\S* \S+ died")
 _INIT_WRAPPER = "initialization failed. See root cause above"
-_OOM = lazy(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
+_OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
                   r"not enough GPU memory|OUT_OF_DEVICE_MEMORY", re.I)
 _KV_INSUFFICIENT = "KV cache is needed, which is larger than the available KV cache memory"
 _KV_INSUFFICIENT_V0 = "is larger than the maximum number of tokens that can be stored in KV cache"
-_ENGINE_CFG = lazy(r"Initializing an? (?:(V[01]) )?LLM engine(?: \(v([^)\s]*)\))?")
-_LINE_START = lazy(r"\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+|"
+_ENGINE_CFG = re.compile(r"Initializing an? (?:(V[01]) )?LLM engine(?: \(v([^)\s]*)\))?")
+_LINE_START = re.compile(r"\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+|"
                          r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:|(?:INFO|WARNING|ERROR):  ")
-_TAG_PID = lazy(r"\(([A-Za-z_][\w\-]*)(?: [^()]*?)? pid=(\d+)")
+_TAG_PID = re.compile(r"\(([A-Za-z_][\w\-]*)(?: [^()]*?)? pid=(\d+)")
 
 # start markers: key -> (literal tests); "strong" ones are printed once per server start
 _PER_WORKER = frozenset({"model_load_gib", "model_load_s", "weights_load_s", "memory_profiling_s",
@@ -155,29 +151,40 @@ def _kv_known(msg: str) -> bool:
     return "KV cache size" in msg or " blocks: " in msg or "num_gpu_blocks is" in msg
 
 
-_memo_pid: list = [None, None]
+_by_tag: dict[str, tuple] = {}  # a leading tag run -> its ids
 
 
-def api_pid(text: str) -> tuple[str, int] | None:
-    """(name, pid) of the innermost API-server tag on a raw line, if any."""
-    if text is _memo_pid[0]:
-        return _memo_pid[1]
-    found = _api_pid_of(text)
-    _memo_pid[0], _memo_pid[1] = text, found
-    return found
+def _ids(v: VLine) -> tuple:
+    """(name, pid) of the innermost API-server tag on the line and the pid of its innermost tag
+    (each None if none), as the first 200 characters say; worked out once per line, and once per
+    tag run when nothing after the run looks like a tag."""
+    if v.ids is None:
+        tag, text = v.tag, v.text
+        if tag and len(tag) < 200 and text.startswith(tag) and "pid=" not in text[len(tag):200]:
+            got = _by_tag.get(tag)
+            if got is None:
+                if len(_by_tag) > 512:
+                    _by_tag.clear()
+                got = _by_tag[tag] = (_api_pid_of(tag), _tag_pid_of(tag))
+            v.ids = got
+        else:
+            v.ids = (_api_pid_of(text), _tag_pid_of(text))
+    return v.ids
 
 
-_memo_tag: list = [None, None]
+def api_pid(v: VLine) -> tuple[str, int] | None:
+    """(name, pid) of the innermost API-server tag on the line, if any."""
+    return _ids(v)[0]
 
 
-def tag_pid(text: str) -> int | None:
-    """pid of the innermost process tag on a raw line, if any."""
-    if text is _memo_tag[0]:
-        return _memo_tag[1]
+def tag_pid(v: VLine) -> int | None:
+    """pid of the innermost process tag on the line, if any."""
+    return _ids(v)[1]
+
+
+def _tag_pid_of(text: str) -> int | None:
     found = _TAG_PID.findall(text[:200])
-    pid = int(found[-1][1]) if found else None
-    _memo_tag[0], _memo_tag[1] = text, pid
-    return pid
+    return int(found[-1][1]) if found else None
 
 
 def _api_pid_of(text: str) -> tuple[str, int] | None:
@@ -216,14 +223,14 @@ def _logger_tags_only(ver: str | None) -> bool:
     return ver is not None and _ver_tuple(ver) >= (0, 31)
 
 
-@record
+@dataclass
 class _Tb:
     key: tuple
     line: int
     rank: int | None
     ts: datetime | None
     level: str | None
-    lines: list[str] = spec(factory=list)
+    lines: list[str] = field(default_factory=list)
     exception: str | None = None
     closed_at: int = 0
     event: Event | None = None  # the one traceback event, updated while a chain grows
@@ -413,14 +420,14 @@ class _Acc:
                 self.engine_tag = self.engine_tag or "v0"
         if v.role == "api" and v.proc:
             self.tagged_api = True
-            got = api_pid(v.text)
+            got = api_pid(v)
             if got and got[0] not in self.api_pids:
                 self.api_pids[got[0]] = got[1]
                 if self.pid_index is not None:  # its identity changed: file its pids under it
                     for known in self.pids:
                         self._index(known)
         if v.proc is not None:
-            pid = tag_pid(v.text)
+            pid = tag_pid(v)
             if pid is not None and pid not in self.pids:
                 self.pids.add(pid)
                 if self.pid_index is not None:
@@ -438,7 +445,12 @@ class _Acc:
                 pid = int(got[-1][1])
                 rank = self.v0_worker_ranks.setdefault(pid, len(self.v0_worker_ranks) + 1)
 
-        if self.traceback(v, msg):
+        if (self.tbs or self.closed or _TB_START in msg) and self.traceback(v, msg):
+            return
+        if v.stats is not None:  # a whole stats line: nothing but its sample (records.VLine)
+            self.add_sample(v, *v.stats)
+            if len(self.fp_catalogue) < 64 and self.ready_line is None:
+                self.fp_catalogue.append(_fp_text(v.text))
             return
         mk = _marker(msg)
         if mk in _STRONG:
@@ -459,7 +471,7 @@ class _Acc:
         if "Application startup complete" in msg and self.ready_line is None:
             # vLLM's own uvicorn: after engine init, or tagged by this boot's API server (a
             # WARNING-level log may have no INFO engine lines at all)
-            got = api_pid(v.text) if v.role == "api" else None
+            got = api_pid(v) if v.role == "api" else None
             ok = self.engine_done or self.kv_known or bool(got and self.api_pids.get(got[0]) == got[1])
             if self.tagged_api and v.role != "api" and not _logger_tags_only(b.vllm_version):
                 # another program's uvicorn (corpus 025); from v0.31 vLLM tags only its logger
@@ -493,42 +505,9 @@ class _Acc:
                 and self.ready_line in (None, v.lineno):
             self.fp_catalogue.append(_fp_text(v.text))
 
-    def feed_sample(self, lineno: int, text: str, ts: datetime | None, values: dict[str, float] | None,
-                    row: tuple[str | None, str] | None = None) -> None:
-        """feed() of a periodic stats line read by the fast path (parse.py), when the caller made
-        sure nothing else about the line matters: no traceback open in this boot, no start marker
-        or status wording in it, a non-error level, and no process tag that is new to this boot.
-        What is left of feed() is exactly this.  (`text` starts with its vLLM prefix, so
-        _fp_text(text) is text.)  values None: the Sample's `samples` row instead (records.Sample)."""
-        b = self.boot
-        self.last_seen = lineno
-        if ts is not None:
-            if b.started_at is None:
-                b.started_at = ts
-            self.last_ts = ts
-            b.ended_at = ts
-        if len(self.fp) < 64 and self.ready_line is None:
-            self.fp.append(text)
-        samples = b.samples
-        if samples and samples[-1].line == lineno:
-            samples[-1].values.update(values if values is not None else Sample(lineno, ts, None, row).values)
-        else:
-            samples.append(Sample(lineno, ts, values, row))
+    def add_sample(self, v: VLine, keys: tuple[str, ...], values: list) -> None:
+        self.boot.samples.add(v.lineno, v.ts.isoformat() if v.ts is not None else None, keys, values)
         self.progressed = True
-        if len(self.fp_catalogue) < 64 and self.ready_line is None:
-            self.fp_catalogue.append(text)
-
-    def add_samples(self, samples: list[Sample], first_ts: datetime, last_ts: datetime) -> None:
-        """feed_sample() of a run of stats lines at once (BootSplitter.run_target() vouched for
-        it): the same state as feeding them one by one, when each has a time and this boot is
-        past ready (its fingerprint lines are complete) and holds no sample of their lines."""
-        b = self.boot
-        self.last_seen = samples[-1].line
-        if b.started_at is None:
-            b.started_at = first_ts
-        self.last_ts = b.ended_at = last_ts
-        b.samples.extend(samples)
-        self.progressed = self.body = True
 
     def hits(self, v: VLine, msg: str, rank: int | None) -> bool:
         from bootlog import patterns
@@ -583,14 +562,14 @@ class _Acc:
                             b.config[_intern(k)] = _intern(str(x))
             elif h.kind == "stat" and isinstance(h.value, dict):
                 vals = {k: float(x) for k, x in h.value.items()}
-                if "prompt_throughput_tps" in vals or not b.samples:
-                    if b.samples and b.samples[-1].line == v.lineno:
-                        b.samples[-1].values.update(vals)
+                samples = b.samples
+                if "prompt_throughput_tps" in vals or not samples:
+                    if samples.last_line() == v.lineno:
+                        samples.merge_last(vals)
                     else:
-                        b.samples.append(Sample(v.lineno, v.ts, vals))
-                else:
-                    for k, x in vals.items():
-                        b.samples[-1].values.setdefault(k, x)
+                        self.add_sample(v, tuple(vals), list(vals.values()))
+                else:  # a part printed on a line of its own (spec decoding): the last sample's
+                    samples.merge_last(vals, keep=True)
                 self.progressed = True
             elif h.kind == "event":
                 det = dict(h.detail)
@@ -716,7 +695,7 @@ def _num(s: str | None) -> float | None:
 
 # Keys whose printed value is legitimately resolved by the engine (a name becomes a path).
 _RESOLVED_KEYS = frozenset(("model", "model_tag", "tokenizer", "served_model_name"))
-_ENUM_REPR = lazy(r"[A-Za-z_]+\.([A-Z][A-Z_0-9]*)")
+_ENUM_REPR = re.compile(r"[A-Za-z_]+\.([A-Z][A-Z_0-9]*)")
 
 
 def _spelled(key: str, value: str) -> str:
@@ -811,12 +790,14 @@ class BootSplitter:
 
     RESUME_WINDOW_S = 300.0
 
-    def __init__(self, continuing: str | None = None, retire: Callable[[Boot], Any] | None = None) -> None:
+    def __init__(self, continuing: str | None = None, retire: Callable[[Boot], Any] | None = None,
+                 spill: Any = None) -> None:
         # continuing: status ("ready"/"failed") of the stored boot a resumed read continues; its
         # lines before the first start marker belong to that boot, whatever they print
         self.continuing = continuing
         # retire(boot) -> what finish() lists in the boot's place (module doc); by default the Boot
         self.retire = retire
+        self.spill = spill  # where the boots' finished sample chunks may go (store/spill.py)
         self.accs: list[_Acc | None] = []  # None: retired (its finished boot is in self.retired)
         self.retired: dict[int, Any] = {}  # seq -> retire(boot)
         self.live: dict[int, _Acc] = {}  # seq -> acc, the boots not retired, oldest first
@@ -833,8 +814,13 @@ class BootSplitter:
         # restarting container's boots all share their pids, and a crash loop has thousands)
         self.pid_index: dict[int, dict[tuple, dict[_Acc, None]]] = {}
 
+    def _acc(self, first_line: int) -> _Acc:
+        acc = _Acc(first_line)
+        acc.boot.samples.spill = self.spill
+        return acc
+
     def _new_orphan(self, lineno: int) -> _Acc:
-        orphan = self.orphan = _Acc(lineno)
+        orphan = self.orphan = self._acc(lineno)
         orphan.body = True
         if self.continuing:
             orphan.boot.continued = True
@@ -847,10 +833,10 @@ class BootSplitter:
         lines = self.pending if take_pending else []
         if not take_pending:
             self._flush()
-        new_pid = api_pid(v.text) if v.role == "api" else None
+        new_pid = api_pid(v) if v.role == "api" else None
 
         def other_server(p: VLine) -> bool:
-            got = api_pid(p.text) if p.role == "api" else None
+            got = api_pid(p) if p.role == "api" else None
             return bool(got and new_pid and got != new_pid)
 
         lines = [(p, l) for p, l in lines]
@@ -861,7 +847,7 @@ class BootSplitter:
         if self.cur is not None:
             for p, l in keep:
                 self.cur.feed(p, l)
-        acc = _Acc(first)
+        acc = self._acc(first)
         acc.pid_index, acc.seq = self.pid_index, len(self.accs)
         self.accs.append(acc)
         self.live[acc.seq] = acc
@@ -915,7 +901,7 @@ class BootSplitter:
 
     def feed(self, v: VLine, literal: bool = True) -> None:
         msg = v.msg
-        mk = _marker(msg) if literal else None
+        mk = _marker(msg) if literal and v.stats is None else None
         cur = self.cur
         owner = self._owner(v) if cur is not None and v.proc is not None else None
         if owner is not None:
@@ -949,13 +935,13 @@ class BootSplitter:
                 # spawned workers print these too (untagged) while the engine starts
                 trigger = "with_pending"
             if trigger is None and v.role == "api":
-                got = api_pid(v.text)
+                got = api_pid(v)
                 if got and got[0] in cur.api_pids and cur.api_pids[got[0]] != got[1]:
                     trigger = "with_pending"
             if trigger is not None:
                 self._start(v, literal, take_pending=(trigger == "with_pending"))
                 return
-            own = v.role == "api" and (api_pid(v.text) or ("", -1))[1] in cur.api_pids.values()
+            own = v.role == "api" and (api_pid(v) or ("", -1))[1] in cur.api_pids.values()
             burst = not cur.body and not self.pending and not _gap(cur.last_ts, v.ts, 60.0)
             if mk in _STRONG or own or burst:
                 # the current server's own start line: it cannot open the next boot
@@ -975,7 +961,7 @@ class BootSplitter:
                 (self.orphan or self._new_orphan(v.lineno)).feed(v, literal)
             return
         if v.role == "api":
-            got = api_pid(v.text)
+            got = api_pid(v)
             if got and got[0] in cur.api_pids and cur.api_pids[got[0]] != got[1]:
                 self._start(v, literal, take_pending=True)
                 return
@@ -991,69 +977,6 @@ class BootSplitter:
         if self.resume is None and cur.terminal and len(self.accs) >= 2:
             self._maybe_resume(cur)
 
-    def feed_sample(self, lineno: int, text: str, ts: datetime | None, values: dict[str, float] | None,
-                    api: tuple[str, int] | None, row: tuple[str | None, str] | None = None) -> bool:
-        """The fast path of feed() for a periodic stats line (parse.py): its message is a known
-        stats wording (no start marker, status or exception wording), its level is not an error,
-        its text starts with its vLLM prefix and has at most one process tag, an API server's
-        (`api`: (name, pid)).  Returns False, having changed nothing, when the line needs the
-        full feed(): no boot yet, start-ish lines pending, a traceback open, a tag this boot does
-        not know (a new pid: another server, a restart) or a resumed older boot.
-
-        Before the first boot starts, the lines that feed() gives the orphan (a resumed read's
-        continued boot, or a boot whose start was cut off) take the same path once it exists."""
-        cur = self.cur
-        if cur is None:
-            orphan = self.orphan
-            if self.pending or (orphan is not None and orphan.tbs):
-                return False
-            if orphan is None:  # a fast-path line is a vLLM line: feed() would make the orphan too
-                orphan = self._new_orphan(lineno)
-                if api is not None:  # and note its API server's tag, as feed() does
-                    orphan.tagged_api = True
-                    orphan.api_pids.setdefault(api[0], api[1])
-                    orphan.pids.add(api[1])
-            elif api is not None and (not orphan.tagged_api or api[1] not in orphan.pids
-                                      or orphan.api_pids.get(api[0]) != api[1]):
-                return False
-            orphan.feed_sample(lineno, text, ts, values, row)
-            return True  # (orphan.body is set when it is made)
-        if self.pending:
-            return False
-        target = self.resume if self.resume is not None else cur
-        if target.tbs:
-            return False
-        if api is not None:
-            if target is not cur or not cur.tagged_api or api[1] not in cur.pids \
-                    or cur.api_pids.get(api[0]) != api[1]:
-                return False
-        target.feed_sample(lineno, text, ts, values, row)
-        target.body = True
-        if self.resume is None and cur.terminal and len(self.accs) >= 2:
-            self._maybe_resume(cur)
-        return True
-
-    def run_target(self, first_line: int) -> _Acc | None:
-        """The boot that a run of fast-path stats lines (feed_sample()'s kind, all with a time,
-        from line first_line on) goes to as a whole, or None: then line by line.  Only where
-        feed_sample() would take each of them and feeding one changes nothing the next one's
-        routing reads: a current boot past ready, no older boot resumed, no start lines
-        pending, no traceback open, no resume check due (and a tag it knows: run_takes())."""
-        cur = self.cur
-        if cur is None or self.pending or self.resume is not None or cur.tbs or cur.terminal \
-                or cur.ready_line is None:
-            return None
-        samples = cur.boot.samples
-        if samples and samples[-1].line >= first_line:
-            return None
-        return cur
-
-    @staticmethod
-    def run_takes(target: _Acc, api: tuple[str, int] | None) -> bool:
-        """run_target()'s boot takes a run whose lines carry the tag `api` (as feed_sample())."""
-        return api is None or (target.tagged_api and api[1] in target.pids
-                               and target.api_pids.get(api[0]) == api[1])
-
     def _owner(self, v: VLine) -> _Acc | None:
         """The older boot a tagged line belongs to when two servers run at once (tagged era).
 
@@ -1062,7 +985,7 @@ class BootSplitter:
         """
         cur = self.cur
         assert cur is not None
-        pid = tag_pid(v.text)
+        pid = tag_pid(v)
         if pid is None or pid in cur.pids or not cur.api_pids:
             return None
         # the newest earlier boot (accs order; the last one never) that carried this pid, has an

@@ -10,7 +10,7 @@ import os
 
 import click
 
-from bootlog.cli_common import get_engine, get_ingest_store, plan_path, print_json
+from bootlog.cli_common import get_store, plan_path, print_json
 from bootlog.cli_ingest import ingest_command
 from bootlog.console import error_exit
 
@@ -111,8 +111,7 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
         from bootlog.plan import load_plan
 
         plan = load_plan(plan_file)
-    code = ingest_command(lambda: get_ingest_store(ctx, paths) if not container else get_engine(ctx),
-                          paths, container=container, container_engine=container_engine, host=host,
+    code = ingest_command(get_store(ctx, create=True), paths, container=container, container_engine=container_engine, host=host,
                           plan=plan, as_json=as_json, echo=click.echo)
     if code:
         ctx.exit(code)
@@ -125,9 +124,9 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
 @click.pass_context
 def list_(ctx, container, host, as_json) -> None:
     """List stored boots, newest last."""
-    from bootlog.store.queries import list_boots
+    from bootlog.store.reads import list_boots
 
-    boots = list_boots(get_engine(ctx), container=container, host=host)
+    boots = list_boots(get_store(ctx), container=container, host=host)
     if as_json:
         print_json(boots)
         return
@@ -158,17 +157,17 @@ def show(ctx, ref, container, host, as_json) -> None:
     the same file first, then the host's other files), last~N (N boots back), or a boot id.
     """
     from bootlog.render_boot import render_show
-    from bootlog.store.queries import resolve_ref, show_boot
+    from bootlog.store.reads import resolve_ref, show_boot
 
-    engine = get_engine(ctx)
-    data = show_boot(engine, resolve_ref(engine, ref, container=container, host=host))
+    store = get_store(ctx)
+    data = show_boot(store, resolve_ref(store, ref, container=container, host=host))
     if as_json:
         print_json(data)
     else:
         click.echo(render_show(data))
 
 
-from bootlog.entry import main  # noqa: E402,F401  (the console script; `bootlog.cli:main` for older installs)
+from bootlog.entry import main  # noqa: E402,F401  (the console script)
 
 
 if __name__ == "__main__":

@@ -3,34 +3,21 @@ from __future__ import annotations
 
 import click
 
-from bootlog.cli_common import get_engine, print_json
+from bootlog.cli_common import get_store, print_json
 
 
 def _root_db(ctx: click.Context) -> str | None:
     return ctx.find_root().ensure_object(dict).get("db")
 
 
-def _raw_engine(ctx: click.Context):
-    """An engine that does not migrate on open: status/check must report what is there (and a
-    path with no database is said to be so, not created empty)."""
-    import os
+def _raw_store(ctx: click.Context):
+    """A connection that does not migrate on open: status/check must report what is there (and
+    a path with no database is said to be so, not created empty)."""
+    from bootlog.store.db import connect
 
-    from bootlog.errors import StoreError
-    from bootlog.store import db as dbmod
-
-    url = dbmod.resolve_url(_root_db(ctx))
-    path = dbmod.sqlite_path(url)
-    if path and not os.path.exists(path):
-        raise StoreError(f"no database at {path} (bootlog ingest LOG creates it)")
-    engine = dbmod.make_engine(url)
-    dbmod.refuse_foreign(path)
-    return engine
-
-
-def _damaged(err: Exception) -> str:
-    from bootlog.store.db import one_line
-
-    return f"cannot read the database: {one_line(err)}"
+    store = connect(_root_db(ctx), create=False)
+    ctx.call_on_close(store.close)
+    return store
 
 
 @click.group()
@@ -52,16 +39,14 @@ def db_path(ctx) -> None:
 @click.pass_context
 def status(ctx, as_json) -> None:
     """Schema revision, whether it is current, and rows per table."""
+    from bootlog.errors import StoreError
+    from bootlog.store.db import driver_errors, one_line
     from bootlog.store.housekeeping import status as get_status
 
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from bootlog.errors import StoreError
-
     try:
-        st = get_status(_raw_engine(ctx))
-    except SQLAlchemyError as err:  # a damaged file: one line, not an internal error
-        raise StoreError(_damaged(err)) from err
+        st = get_status(_raw_store(ctx))
+    except driver_errors() as err:  # a damaged file: one line, not an internal error
+        raise StoreError(f"cannot read the database: {one_line(err)}") from err
     if as_json:
         print_json(st)
         return
@@ -78,24 +63,31 @@ def status(ctx, as_json) -> None:
 @click.pass_context
 def upgrade(ctx) -> None:
     """Migrate the schema to the newest revision (normally done on first use)."""
+    from bootlog.store.db import connect
     from bootlog.store.housekeeping import upgrade as run_upgrade
 
-    before, after = run_upgrade(_root_db(ctx))
+    store = connect(_root_db(ctx))
+    ctx.call_on_close(store.close)
+    before, after = run_upgrade(store)
     click.echo(f"schema {before or '(none)'} -> {after}" if before != after else f"schema already at {after}")
 
 
 @db.command("check")
 @click.pass_context
 def db_check(ctx) -> None:
-    """Check the schema against the models and (SQLite) the file's integrity. Exit 1 on problems."""
+    """Check the schema against what the migrations build and (SQLite) the file's integrity.
+    Exit 1 on problems."""
+    from bootlog.errors import StoreError
+    from bootlog.store.db import driver_errors, one_line
     from bootlog.store.housekeeping import check as run_check
 
-    from sqlalchemy.exc import SQLAlchemyError
-
     try:
-        problems = run_check(_raw_engine(ctx))
-    except SQLAlchemyError as err:  # so damaged that the check itself cannot read it
-        problems = [_damaged(err)]
+        problems = run_check(_raw_store(ctx))
+    except (StoreError, *driver_errors()) as err:  # so damaged that the check itself cannot read it
+        cause = err.__cause__ if isinstance(err, StoreError) else err
+        if not isinstance(cause, driver_errors()):
+            raise
+        problems = [f"cannot read the database: {one_line(cause)}"]
     for p in problems:
         click.echo(p)
     if problems:
@@ -110,7 +102,7 @@ def backup(ctx, file) -> None:
     """Write a consistent copy of a SQLite database to FILE (safe while others write)."""
     from bootlog.store.housekeeping import backup as run_backup
 
-    click.echo(f"backup written to {run_backup(get_engine(ctx), file)}")
+    click.echo(f"backup written to {run_backup(get_store(ctx), file)}")
 
 
 @click.command()
@@ -124,5 +116,5 @@ def prune(ctx, keep_last, container, host, figures) -> None:
     """Delete old runtime samples; boot figures stay unless --figures is given."""
     from bootlog.store.housekeeping import prune as run_prune
 
-    out = run_prune(get_engine(ctx), keep_last, container=container, figures=figures, host=host)
+    out = run_prune(get_store(ctx), keep_last, container=container, figures=figures, host=host)
     click.echo(f"deleted {out['samples']:,} runtime samples" + (f" and {out['boots']:,} boots" if figures else ""))

@@ -9,13 +9,15 @@ import re
 
 import click
 
-from bootlog.cli_common import get_engine, get_reads, plan_path, print_json
+from bootlog.cli_common import get_store, plan_path, print_json
 
 
-def _history(reads, boot_id: int) -> list[dict]:
+def _history(store, boot_id: int) -> list[dict]:
     """Earlier boots of the same config (figures and config only: timing history reads no
     stats samples), fetched in one batch."""
-    return reads.show_boots(reads.boots_like(boot_id), runtime=False)
+    from bootlog.store.reads import boots_like, show_boots
+
+    return show_boots(store, boots_like(store, boot_id), runtime=False)
 
 
 def _load_plan(path: str | None):
@@ -47,16 +49,17 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
     back) or a boot id.
     """
     from bootlog import compare
+    from bootlog.store.reads import resolve_ref, show_boots
 
     _one_format(as_json, markdown)
     plan = _load_plan(plan_file)
-    reads = get_reads(ctx)
-    ida = reads.resolve_ref(a, container=container, host=host)
-    idb = reads.resolve_ref(b, container=container, host=host)
+    store = get_store(ctx)
+    ida = resolve_ref(store, a, container=container, host=host)
+    idb = resolve_ref(store, b, container=container, host=host)
     # findings come from figures, config and events: the stats samples (thousands for a boot
     # that served for days) are not read
-    show_a, show_b = reads.show_boots([ida, idb], runtime=False)
-    result = compare.diff(show_a, show_b, history=_history(reads, ida), plan=plan)
+    show_a, show_b = show_boots(store, [ida, idb], runtime=False)
+    result = compare.diff(show_a, show_b, history=_history(store, ida), plan=plan)
     _emit(result, as_json, markdown, plan_file)
     ctx.exit(compare.exit_code(result))
 
@@ -77,11 +80,12 @@ def check(ctx, ref, plan_file, container, host, as_json, markdown) -> None:
     REF (default last): last, prev, last~N or a boot id.
     """
     from bootlog import compare
+    from bootlog.store.reads import resolve_ref, show_boots
 
     _one_format(as_json, markdown)
     plan = _load_plan(plan_file)
-    reads = get_reads(ctx)
-    shown = reads.show_boots([reads.resolve_ref(ref, container=container, host=host)], runtime=False)[0]
+    store = get_store(ctx)
+    shown = show_boots(store, [resolve_ref(store, ref, container=container, host=host)], runtime=False)[0]
     result = compare.check(shown, plan)
     _emit(result, as_json, markdown, plan_file)
     ctx.exit(compare.exit_code(result))
@@ -131,13 +135,13 @@ def explain(ctx, target, plan_file, container, host, as_json) -> None:
 
         raise InputError(f"no such file: {target}")
     else:
-        from bootlog.store.queries import resolve_ref
+        from bootlog.store.reads import resolve_ref
 
         if plan_file:  # a stored boot keeps what its ingest read: the log is not read again
             raise click.UsageError("--plan runs user patterns over a log file; for a stored boot, "
                                    "re-ingest its log with --plan (or explain the log file itself)")
-        engine = get_engine(ctx)
-        report = ex.explain_ref(engine, resolve_ref(engine, target, container=container, host=host))
+        store = get_store(ctx)
+        report = ex.explain_ref(store, resolve_ref(store, target, container=container, host=host))
     if as_json:
         print_json(report)
     else:

@@ -8,7 +8,7 @@ import os
 
 import click
 
-from bootlog.cli_common import Seconds, get_engine, plan_path, print_json, stderr_is_tty
+from bootlog.cli_common import Seconds, get_store, plan_path, print_json, stderr_is_tty
 from bootlog.errors import BootlogError
 
 ENGINE_OPT = click.option("--engine", "container_engine", type=click.Choice(["podman", "docker"]),
@@ -45,8 +45,7 @@ def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll) -> Non
             from bootlog.plan import load_plan
 
             plan = load_plan(plan_file)  # a bad plan fails now, not after a 15-minute wait
-        engine = get_engine(ctx)
-        result = h.run_hook(engine, container, plan=plan, timeout=timeout, poll=poll,
+        result = h.run_hook(get_store(ctx, create=True), container, plan=plan, timeout=timeout, poll=poll,
                             engine=container_engine, ref_ns=started, progress=say)
     except BootlogError as err:
         if fmt == "json":  # a script reading stdout gets an answer too (the line goes to stderr)
@@ -84,9 +83,8 @@ def watch(ctx, container, path, once, on_event, poll, container_engine, host) ->
 
     if bool(container) == bool(path):
         raise click.UsageError("give exactly one of --container NAME or --file PATH")
-    engine = get_engine(ctx)
     follower = (w.ContainerTail(container, engine=container_engine) if container else w.FileTail(path))
-    w.watch(engine, follower, once=once, poll=poll, on_event=on_event, host=host,
+    w.watch(get_store(ctx, create=True), follower, once=once, poll=poll, on_event=on_event, host=host,
             emit=click.echo, warn=lambda msg: click.echo(f"bootlog: {msg}", err=True))
 
 

@@ -1,15 +1,10 @@
 """What `bootlog ingest` does once its arguments are read: ingest each input, print a line per
-boot (or JSON), and the exit code.  Free of click, so that the console script can run a plain
-`bootlog [--db X] ingest PATH...` without importing it (entry.py); the click command (cli.py)
-calls the same function, so both print the same."""
+boot (or JSON), and the exit code."""
 from __future__ import annotations
 
 import os
 import sys
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms of every start)
-    from typing import Any, Callable
+from typing import Callable
 
 from bootlog.console import fmt_num, to_json
 from bootlog.errors import BootlogError, InputError
@@ -52,37 +47,20 @@ def _oldest_first(paths) -> list[str]:
     return [p for _, _, p in sorted(dated)] + rest
 
 
-def open_ingest_store(db: str | None):
-    """What ingest writes through: for a SQLite database (the default), store/lite.py's
-    sqlite3-only store, which writes the same rows as the SQLAlchemy store without importing
-    SQLAlchemy (~0.15 s of every start); else, or when the database needs migrating, the
-    SQLAlchemy engine (store.db.open_db, which migrates or says what is wrong)."""
-    from bootlog.store.lite import open_lite
-
-    store = open_lite(db)
-    if store is not None:
-        return store
-    from bootlog.store.db import open_db
-
-    return open_db(db)
-
-
-def ingest_command(open_store: Callable[[], Any], paths: tuple[str, ...] | list[str], *,
-                   container: str | None = None, container_engine: str = "podman",
-                   host: str | None = None, plan=None, as_json: bool = False,
-                   echo: Callable[..., None]) -> int:
-    """Ingest `paths` (or the container) into the store open_store() gives; returns the exit
-    code.  echo(text, err=False) prints.  BootlogErrors of a single input propagate."""
+def ingest_command(store, paths: tuple[str, ...] | list[str], *, container: str | None = None,
+                   container_engine: str = "podman", host: str | None = None, plan=None,
+                   as_json: bool = False, echo: Callable[..., None]) -> int:
+    """Ingest `paths` (or the container) into `store`; returns the exit code.  echo(text,
+    err=False) prints.  BootlogErrors of a single input propagate."""
     from bootlog.ingest import ingest as run_ingest
-    from bootlog.store.rows import stored_name
+    from bootlog.store.write import stored_name
 
-    engine = open_store()
     specs = [("container", container)] if container else [("path", p) for p in _oldest_first(paths)]
     out = []
     failed: list[BootlogError] = []
     for kind, spec in specs:
         try:
-            results = run_ingest(engine, spec if kind == "path" else None, container=container,
+            results = run_ingest(store, spec if kind == "path" else None, container=container,
                                  container_engine=container_engine, host=host, plan=plan,
                                  progress=sys.stderr.isatty())
         except InputError as err:
@@ -94,7 +72,9 @@ def ingest_command(open_store: Callable[[], Any], paths: tuple[str, ...] | list[
             failed.append(err)
             continue
         # (a file name that is not UTF-8 prints, and is stored, with \xNN escapes)
-        label = f"podman:{spec}" if kind == "container" else stored_name(spec)
+        label = f"{container_engine}:{spec}" if kind == "container" else stored_name(spec)
+        if results.cut_lines:
+            echo(f"bootlog: {label}: {results.cut_lines:,} line(s) longer than 1 MiB were cut there", err=True)
         if results.up_to_date:
             if not as_json:
                 echo(f"{label}: nothing new since line {results.resumed_at_line:,}")
@@ -131,10 +111,4 @@ def ingest_command(open_store: Callable[[], Any], paths: tuple[str, ...] | list[
     if failed:
         echo(f"bootlog: {len(failed)} of {len(specs)} inputs could not be read", err=True)
         return int(failed[0].exit)
-    if os.environ.get("BOOTLOG_BENCH_RSS"):  # bench/run.py: the reader process's memory counts too
-        import resource
-
-        rd = sys.modules.get("bootlog.reader")
-        echo(f"bootlog-bench: main_peak_rss_kib={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss} "
-             f"reader_peak_rss_kib={getattr(rd, 'last_peak_rss_kib', 0)}", err=True)
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from bootlog.cli_common import get_engine, print_json
+from bootlog.cli_common import get_store, print_json
 
 
 def _split_names(values: tuple[str, ...]) -> list[str]:
@@ -33,7 +33,7 @@ def history(ctx, container, host, metrics, last, as_json, as_csv) -> None:
         raise click.UsageError("choose --json or --csv, not both")
     names = _split_names(metrics)
     # one boot more than asked, so the first shown row still marks what changed
-    docs = load_docs(get_engine(ctx), container=container, host=host, last=None if last is None else last + 1,
+    docs = load_docs(get_store(ctx), container=container, host=host, last=None if last is None else last + 1,
                      runtime=any(n.startswith("runtime.") for n in names))
     columns = (["id", *[n for n in names if n != "id"]]) if names else None
     cols, rows, changes = build(docs, columns, skip_first=last is not None and len(docs) > last)
@@ -73,9 +73,9 @@ def export(ctx, file, fmt, container, host, no_samples) -> None:
     if fmt is None:
         suffix = Path(file).suffix.lower().lstrip(".")
         fmt = suffix if suffix in ("csv", "json", "parquet") else "csv"
-    engine = get_engine(ctx)
-    docs = load_docs(engine, container=container, host=host, runtime=False)
-    samples = [] if no_samples else load_samples(engine, [d["boot"]["id"] for d in docs])
+    store = get_store(ctx)
+    docs = load_docs(store, container=container, host=host, runtime=False)
+    samples = [] if no_samples else load_samples(store, [d["boot"]["id"] for d in docs])
     written = write(docs, fmt, file, samples)
     click.echo(f"exported {len(docs)} boot{'s' if len(docs) != 1 else ''} to " + ", ".join(str(p) for p in written))
 
@@ -97,7 +97,7 @@ def plot(ctx, metric, container, host, last, out) -> None:
     from bootlog.report import load_docs
 
     # (the runtime summary only for a runtime.* metric: the samples are most of the reading)
-    docs = load_docs(get_engine(ctx), container=container, host=host, last=last,
+    docs = load_docs(get_store(ctx), container=container, host=host, last=last,
                      runtime=metric.startswith("runtime."))
     if not docs:
         from bootlog.errors import BootlogError
@@ -128,6 +128,6 @@ def report(ctx, out, container, host, last) -> None:
     path = Path(out)
     if not path.parent.exists():
         raise InputError(f"directory {path.parent} does not exist")
-    page = html_report(get_engine(ctx), container=container, host=host, last=last)
+    page = html_report(get_store(ctx), container=container, host=host, last=last)
     path.write_text(page, encoding="utf-8")
     click.echo(f"wrote {path}")

@@ -1,31 +1,9 @@
-"""Output shared by every command, without click: JSON, figures, and an echo that writes as
-click.echo does on a UTF-8 stream.  The quick ingest path (entry.py) prints through these
-without importing click (~20 ms of a ~65 ms re-ingest)."""
+"""Output shared by every command: JSON, figures, and the error rule at the CLI's edge."""
 from __future__ import annotations
 
-import sys
+import json
 from datetime import date, datetime
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms of every start)
-    from typing import Any, Callable
-
-from bootlog.lazyre import lazy
-
-_ANSI = lazy(r"\033\[[;?0-9]*[a-zA-Z]")  # click's own pattern (click._compat._ansi_re)
-
-
-def echo(message: str, err: bool = False) -> None:
-    """click.echo(message, err=err) for a str on a UTF-8 stream: a newline, ANSI escapes
-    stripped when the stream is not a terminal, flushed."""
-    stream = sys.stderr if err else sys.stdout
-    if stream is None:
-        return
-    out = message + "\n"
-    if "\x1b" in out and not stream.isatty():
-        out = _ANSI.sub("", out)
-    stream.write(out)
-    stream.flush()
+from typing import Any, Callable
 
 
 def _default(o: Any) -> Any:
@@ -37,14 +15,12 @@ def _default(o: Any) -> Any:
 
 
 def to_json(obj: Any) -> str:
-    import json  # (not at import: an ingest writes no JSON here, jsontext.py)
-
     try:
         return json.dumps(obj, indent=2, ensure_ascii=False, default=_default, allow_nan=False)
     except ValueError:  # a NaN or infinity somewhere (a config value "nan"): JSON has no such number
-        from bootlog.store.rows import _jsonable  # (as the store writes them: null)
+        from bootlog.store.write import jsonable  # (as the store writes them: null)
 
-        return json.dumps(_jsonable(obj), indent=2, ensure_ascii=False, allow_nan=False)
+        return json.dumps(jsonable(obj), indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def fmt_num(v: Any) -> str:
@@ -71,6 +47,11 @@ def error_exit(err: BaseException, echo: Callable[..., None]) -> int | None:
     if isinstance(err, BootlogError):
         echo(f"bootlog: {err}", err=True)
         return int(err.exit)
+    from bootlog.store.db import driver_errors, one_line
+
+    if isinstance(err, driver_errors()):  # (a lost connection, a damaged file)
+        echo(f"bootlog: database error: {one_line(err)}", err=True)
+        return int(Exit.ERROR)
     if isinstance(err, KeyboardInterrupt):
         echo("bootlog: interrupted", err=True)
         return 130

@@ -54,12 +54,9 @@ import re
 from collections import deque
 from datetime import datetime, timedelta, timezone
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms of every start)
-    from typing import Callable, Iterable, Iterator
+import json
+from typing import Iterable, Iterator
 
-from bootlog import jsontext
-from bootlog.lazyre import lazy
 from bootlog.records import Record
 
 FORMATS = ("plain", "podman_ts", "cri", "docker_json", "journal_json", "compose", "journal_short")
@@ -70,15 +67,15 @@ _QUICK = 0.05  # seconds: a same-stream piece this close is a continuation (raw 
 _PAUSE = 0.15  # seconds: a piece this much later follows a writer that stopped (a restart)
 _HOLD = 10_000  # records held back behind an unfinished partial line before it is cut
 
-ANSI_B = lazy(rb"\x1b\[[0-9;?]*[A-Za-z]")
-ANSI_S = lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
+ANSI_B = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+ANSI_S = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _TS = rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)"
-TS_LEAD = lazy(rb"(" + _TS + rb") ?")
-TS_EMBED = lazy(rb"(" + _TS + rb") ")
-CRI_LINE = lazy(rb"(" + _TS + rb") (stdout|stderr) ([PF])(?: |$)")
-COMPOSE_LINE = lazy(r"\[?([A-Za-z0-9][\w.\-]*)\]?\s*\| ?")
-COMPOSE_TS = lazy(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
-JOURNAL_LINE = lazy(
+TS_LEAD = re.compile(rb"(" + _TS + rb") ?")
+TS_EMBED = re.compile(rb"(" + _TS + rb") ")
+CRI_LINE = re.compile(rb"(" + _TS + rb") (stdout|stderr) ([PF])(?: |$)")
+COMPOSE_LINE = re.compile(r"\[?([A-Za-z0-9][\w.\-]*)\]?\s*\| ?")
+COMPOSE_TS = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
+JOURNAL_LINE = re.compile(
     rb"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"  # short / short-precise (no year)
     rb"|(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)))"  # short-iso[-precise]
     rb" \S+ [^\s:\[]+(?:\[\d+\])?: ?")
@@ -87,12 +84,24 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 # ---------------------------------------------------------------- shared helpers
 
-def clean(raw: bytes) -> str:
-    """Raw line bytes (no "\\n") -> Record text."""
-    if b"\x1b" in raw:
-        raw = ANSI_B.sub(b"", raw)
+def strip_codes(raw: bytes) -> bytes:
+    """Bytes without NULs and ANSI colour codes, removed until none is left (removing one can
+    join the bytes around it into another), so that stripping twice is stripping once (scan.py
+    strips a whole block, then the envelope each line)."""
     if b"\x00" in raw:
         raw = raw.replace(b"\x00", b"")
+    while b"\x1b" in raw:
+        done = ANSI_B.sub(b"", raw)
+        if done == raw:
+            break
+        raw = done
+    return raw
+
+
+def clean(raw: bytes) -> str:
+    """Raw line bytes (no "\\n") -> Record text."""
+    if b"\x1b" in raw or b"\x00" in raw:
+        raw = strip_codes(raw)
     if raw.endswith(b"\r"):
         raw = raw[:-1]
     if raw[:3] == b"\xef\xbb\xbf":  # a UTF-8 byte-order mark (Windows editors, some tools)
@@ -114,36 +123,6 @@ def clean_text(s: str) -> str:
 
 
 _TZ_CACHE: dict[str, timezone] = {"Z": timezone.utc}
-# podman's own stamp (UTC, nanoseconds): most stamps of a big podman log, read the short way
-_NANO_Z = lazy(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{9}[Zz]")
-
-
-def stamp_clock() -> Callable[[str], datetime | None]:
-    """parse_ts that keeps its last answer: consecutive lines of a podman log often share a stamp."""
-    last: list = [None, None]
-
-    def read(stamp: str) -> datetime | None:
-        if stamp != last[0]:
-            last[0], last[1] = stamp, parse_ts(stamp)
-        return last[1]
-    return read
-
-
-def podman_stamp(text: str) -> tuple[datetime, str] | None:
-    """(parse_ts(text), its isoformat()) for a stamp in podman's own shape, the ISO text made
-    from the stamp's digits (isoformat() costs more than the parse); None for any other text,
-    and for a date that does not exist (parse_ts answers those)."""
-    # (below hour 24: newer Pythons read "T24:00:00" as the next day)
-    if len(text) == 30 and text[11:13] < "24" and _NANO_Z.fullmatch(text):
-        frac = text[20:26]
-        # (the offset in the text costs a fifth of .replace(tzinfo=timezone.utc); isoformat()
-        # leaves out a zero fraction)
-        iso = f"{text[:10]}T{text[11:19]}+00:00" if frac == "000000" else f"{text[:10]}T{text[11:26]}+00:00"
-        try:
-            return datetime.fromisoformat(iso), iso
-        except ValueError:
-            return None
-    return None
 
 
 def parse_ts(text: str | bytes | None) -> datetime | None:
@@ -152,9 +131,6 @@ def parse_ts(text: str | bytes | None) -> datetime | None:
         return None
     if isinstance(text, bytes):
         text = text.decode("ascii", "replace")
-    got = podman_stamp(text)
-    if got is not None:
-        return got[0]
     text = text.strip()
     if len(text) < 20 or text[10] not in "Tt ":
         return None
@@ -183,29 +159,19 @@ def parse_ts(text: str | bytes | None) -> datetime | None:
     return dt.replace(microsecond=us, tzinfo=tz)
 
 
-def _lines(chunks: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
-    """(physical line number, bytes without "\\n"); a final unterminated line is yielded too."""
-    lineno = 1
-    parts: list[bytes] = []  # pieces of a line longer than a chunk: joined once, not repeatedly
-    for chunk in chunks:
-        if not chunk:
-            continue
-        pieces = chunk.split(b"\n")
-        if len(pieces) == 1:
-            parts.append(chunk)
-            continue
-        if parts:
-            parts.append(pieces[0])
-            pieces[0] = b"".join(parts)
-            parts = []
-        last = pieces.pop()
+def lines(chunks: Iterable[bytes], start_line: int = 1) -> Iterator[tuple[int, bytes, None]]:
+    """Every physical line as scan.Lines gives a candidate: (line number, bytes without "\\n",
+    None); a final unterminated line is yielded too, a line past sources.LINE_MAX is cut there."""
+    from bootlog.sources import Blocks
+
+    lineno = start_line
+    for block in Blocks(chunks):
+        pieces = block.split(b"\n")
+        if block.endswith(b"\n"):
+            pieces.pop()
         for p in pieces:
-            yield lineno, p
+            yield lineno, p, None
             lineno += 1
-        if last:
-            parts.append(last)
-    if parts:
-        yield lineno, b"".join(parts)
 
 
 def _continues(run_bytes: int, buf: int, nxt: bytes | str, gap: float | None,
@@ -259,7 +225,7 @@ def detect(head: bytes) -> str:
 
 def _json_kind(line: bytes) -> str | None:
     try:
-        d = jsontext.loads(line)
+        d = json.loads(line)
     except ValueError:
         return None
     if not isinstance(d, dict):
@@ -287,15 +253,23 @@ def sniff(chunks: Iterable[bytes]) -> tuple[str, Iterator[bytes]]:
     return detect(joined[:HEAD_BYTES]), _chain(head, it)
 
 
-def records(chunks: Iterable[bytes], fmt: str | None = None, *, start_line: int = 1
-            ) -> Iterator[Record]:
-    """Records of a byte stream; the envelope is auto-detected from the first ~64 KiB when
-    fmt is None. start_line numbers the first line (for sources read from an offset)."""
-    if fmt is None:
-        fmt, chunks = sniff(chunks)
+Line = tuple[int, bytes, "bool | None"]  # (line number, raw bytes, hit: scan.Lines' candidates)
+
+
+def records(lines: Iterable[Line], fmt: str) -> Iterator[Record]:
+    """The Records of a log's physical lines (all of them, or scan.Lines' candidates), its
+    envelope `fmt` removed."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown log format: {fmt}")
-    return _PARSERS[fmt](_numbered(_lines(chunks), start_line))
+    return _PARSERS[fmt](lines)
+
+
+def read(chunks: Iterable[bytes], fmt: str | None = None, *, start_line: int = 1) -> Iterator[Record]:
+    """Every Record of a byte stream (no search); the envelope is detected from the first
+    ~64 KiB when fmt is None."""
+    if fmt is None:
+        fmt, chunks = sniff(chunks)
+    return records(lines(chunks, start_line), fmt)
 
 
 def _chain(head: list[bytes], it: Iterator[bytes]) -> Iterator[bytes]:
@@ -303,21 +277,15 @@ def _chain(head: list[bytes], it: Iterator[bytes]) -> Iterator[bytes]:
     yield from it
 
 
-def _numbered(lines: Iterator[tuple[int, bytes]], start: int) -> Iterator[tuple[int, bytes]]:
-    if start == 1:
-        return lines
-    return ((n + start - 1, b) for n, b in lines)
-
-
 # ---------------------------------------------------------------- plain and compose
 
-def _plain(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
-    for n, raw in lines:
-        yield Record(n, clean(raw))
+def _plain(lines: Iterable[Line]) -> Iterator[Record]:
+    for n, raw, hit in lines:
+        yield Record(n, clean(raw), None, None, hit)
 
 
-def _compose(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
-    for n, raw in lines:
+def _compose(lines: Iterable[Line]) -> Iterator[Record]:
+    for n, raw, _ in lines:
         text = clean(raw)
         m = COMPOSE_LINE.match(text)
         if m is None:
@@ -336,21 +304,27 @@ def _compose(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
 # ---------------------------------------------------------------- podman logs --timestamps
 
 class PodmanTs:
-    """`podman logs -t` lines -> Records, one physical line at a time (scan.py feeds it only
-    the lines it needs, and keeps `run_ts`/`run_bytes` current for the others itself)."""
+    """`podman logs -t` lines -> Records, one physical line at a time.  The run (the stamp of
+    the last piece and the bytes printed under it: one conmon read) is known only over lines read
+    one after another: after a gap (scan.Lines skipped lines) it starts again; scan.Lines hands
+    over the lines before a line that needs it (one with a second stamp)."""
 
-    __slots__ = ("run_ts", "run_bytes", "_key", "_val")
+    __slots__ = ("run_ts", "run_bytes", "_key", "_val", "_next")
 
     def __init__(self) -> None:
         self.run_ts = b""  # timestamp of the last piece seen ...
         self.run_bytes = 0  # ... and the bytes printed under it so far (one conmon read)
         self._key: bytes = b""
         self._val: datetime | None = None
+        self._next = 0  # the line number that continues the run
 
-    def line(self, n: int, raw: bytes) -> list[Record]:
+    def line(self, n: int, raw: bytes, hit: bool | None = None) -> list[Record]:
+        if n != self._next:
+            self.run_ts, self.run_bytes = b"", 0
+        self._next = n + 1
         m = TS_LEAD.match(raw)
         if m is None:
-            return [Record(n, clean(raw))]
+            return [Record(n, clean(raw), None, None, hit)]
         tsb = m.group(1)
         if tsb != self._key:
             self._key, self._val = tsb, parse_ts(tsb)
@@ -360,7 +334,7 @@ class PodmanTs:
         pos = m.end()
         if raw.find(b"T", pos) < 0 or TS_EMBED.search(raw, pos) is None:
             self.run_bytes += len(raw) - pos + 1
-            return [Record(n, clean(raw[pos:]), ts)]
+            return [Record(n, clean(raw[pos:]), ts, None, hit)]
         return self._embedded(n, raw, tsb, ts, pos)
 
     def _stamp_at(self, raw: bytes, e: re.Match, zone: bytes, cur: datetime | None
@@ -417,10 +391,10 @@ class PodmanTs:
         return out
 
 
-def _podman_ts(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
+def _podman_ts(lines: Iterable[Line]) -> Iterator[Record]:
     p = PodmanTs()
-    for n, raw in lines:
-        yield from p.line(n, raw)
+    for n, raw, hit in lines:
+        yield from p.line(n, raw, hit)
 
 
 # ---------------------------------------------------------------- partial-line joining
@@ -523,8 +497,7 @@ def _join_text(parts: list[str]) -> str:
 
 
 class Cri:
-    """Raw k8s-file / CRI lines -> Records, one physical line at a time (scan.py skips the
-    whole lines it knows hold nothing, through skip_whole())."""
+    """Raw k8s-file / CRI lines -> Records, one physical line at a time."""
 
     def __init__(self) -> None:
         self.j = _Joiner(CONMON_BUF, _join_bytes)
@@ -541,31 +514,20 @@ class Cri:
         return self.j.piece(n, self._val, m.group(2).decode(), raw[m.end():],
                             m.group(3) == b"P", run_key=tsb)
 
-    def skip_whole(self, raw: bytes) -> bool:
-        """Account for a line without making its Record: only for an F line while no partial
-        line is open or held, i.e. when line() would emit exactly one Record at once."""
-        if self.j.open or self.j.out:
-            return False
-        m = CRI_LINE.match(raw)
-        if m is None or m.group(3) != b"F":
-            return False
-        self.j._run(m.group(2).decode(), m.group(1), len(raw) - m.end() + 1)
-        return True
-
     def finish(self) -> Iterator[Record]:
         return self.j.finish()
 
 
-def _cri(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
+def _cri(lines: Iterable[Line]) -> Iterator[Record]:
     p = Cri()
-    for n, raw in lines:
+    for n, raw, _ in lines:
         yield from p.line(n, raw)
     yield from p.finish()
 
 
-def _docker_json(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
+def _docker_json(lines: Iterable[Line]) -> Iterator[Record]:
     j = _Joiner(DOCKER_PIECE, _join_text)
-    for n, raw in lines:
+    for n, raw, _ in lines:
         d = _load(raw)
         if d is None or not isinstance(d.get("log"), str):
             yield from j.plain(Record(n, clean(raw)))
@@ -598,17 +560,17 @@ def _bytes_text(s: str) -> str:
     return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-_LONE_SURROGATE = lazy("[\ud800-\udc7f\udd00-\udfff]")
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 
 
 def _join_journal(parts: list[str]) -> str:
     return clean_text(_bytes_text("".join(parts)))
 
 
-def _journal_json(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
+def _journal_json(lines: Iterable[Line]) -> Iterator[Record]:
     j = _Joiner(CONMON_BUF, _join_journal)
     nulls = 0  # records whose MESSAGE journalctl left out (null)
-    for n, raw in lines:
+    for n, raw, _ in lines:
         d = _load(raw)
         if d is None or not ("MESSAGE" in d or "__REALTIME_TIMESTAMP" in d):
             yield from j.plain(Record(n, clean(raw)))
@@ -655,15 +617,15 @@ def _load(raw: bytes) -> dict | None:
     if raw.lstrip()[:1] != b"{":
         return None
     try:
-        d = jsontext.loads(raw.decode("utf-8", "replace"))
+        d = json.loads(raw.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
         return None
     return d if isinstance(d, dict) else None
 
 
-def _journal_short(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
+def _journal_short(lines: Iterable[Line]) -> Iterator[Record]:
     # "-- Boot 3a9f… --" / "-- No entries --" and the like stay as they are
-    for n, raw in lines:
+    for n, raw, _ in lines:
         m = JOURNAL_LINE.match(raw)
         if m is None:
             yield Record(n, clean(raw))

@@ -118,12 +118,12 @@ def _figure_rows(metrics: Iterable[Any], lines: dict[int, str]) -> list[dict]:
 def explain_log(path: str | Path, plan: Any = None) -> dict:
     """Run the pipeline in memory over a log file; figures with their lines, unread lines.
     With a plan, its user patterns read the lines too (as `ingest --plan` would)."""
-    from bootlog.envelope import records
+    from bootlog.envelope import read
     from bootlog.parse import parse
     from bootlog.sources import open_source
 
     src = open_source(str(path))
-    keep = _Keep(records(src.chunks()))
+    keep = _Keep(read(src.chunks()))
     boots = parse(keep)
     if plan is not None and getattr(plan, "patterns", None):
         from bootlog.plan import apply_user_patterns
@@ -185,29 +185,16 @@ def unmatched_lines(keep: _Keep, used: set[int], messages: set[str]) -> list[dic
     return out
 
 
-def stored_patterns(engine, boot_id: int) -> list[dict]:
-    """The stored metric rows of a boot with their pattern column (show --json omits it)."""
-    from sqlalchemy import select
-
-    from bootlog.store.models import MetricRow
-
-    with engine.connect() as conn:
-        rows = conn.execute(select(MetricRow.name, MetricRow.value, MetricRow.unit, MetricRow.rank,
-                                   MetricRow.line, MetricRow.pattern)
-                            .where(MetricRow.boot_id == boot_id).order_by(MetricRow.seq))
-        return [dict(r._mapping) for r in rows]
-
-
-def explain_ref(engine, boot_id: int) -> dict:
+def explain_ref(store, boot_id: int) -> dict:
     """A stored boot: its figures with the catalogue entry that produced each."""
-    from bootlog.store.queries import show_boot
+    from bootlog.store.reads import show_boot, stored_figures
 
-    show = show_boot(engine, boot_id)
+    show = show_boot(store, boot_id)
     b = show["boot"]
     return {"source": b.get("source"), "unmatched": [], "raw": False, "boots": [{
         "id": b.get("id"), "index": 1, "first_line": b.get("first_line"),
         "last_line": b.get("last_line"), "status": b.get("status"), "failure": b.get("failure"),
-        "figures": _figure_rows(stored_patterns(engine, boot_id), {}),
+        "figures": _figure_rows(stored_figures(store, boot_id), {}),
         "events": [{"kind": e["kind"], "rank": e.get("rank"), "line": e.get("line"),
                     "message": (e.get("message") or "")[:200]} for e in show.get("events", [])],
     }]}

@@ -103,38 +103,12 @@ def event_rows(docs: Sequence[dict]) -> list[dict]:
     return out
 
 
-def _stored_samples(engine, boot_ids: Sequence[int]) -> list[tuple[int, int, Any, dict]]:
-    """(boot_id, line, ts, values) of the periodic stats lines, read from the samples table.
-
-    queries.py has no sample-series reader (show_boot only summarises them), so this is the one
-    place the report side reads a table directly; a read-only select through the ORM model.
-    """
-    from sqlalchemy import select
-
-    from bootlog.store.models import SampleRow
-
-    out = []
-    with engine.connect() as conn:
-        for i in range(0, len(boot_ids), 500):  # stay under SQLite's bound-parameter limit
-            part = list(boot_ids[i:i + 500])
-            q = (select(SampleRow.boot_id, SampleRow.line, SampleRow.ts, SampleRow.values)
-                 .where(SampleRow.boot_id.in_(part)).order_by(SampleRow.boot_id, SampleRow.line, SampleRow.id))
-            out.extend(tuple(r) for r in conn.execute(q))
-    return out
-
-
-def load_samples(engine, boot_ids: Iterable[int]) -> list[dict]:
+def load_samples(store, boot_ids: Iterable[int]) -> list[dict]:
     """Runtime samples (periodic stats lines) as long rows: boot_id, line, ts, name, value."""
-    from bootlog.store import queries
+    from bootlog.store.reads import samples
 
-    ids = list(boot_ids)
-    fetch = getattr(queries, "boot_samples", None)
-    if fetch is not None:
-        raw = [(bid, s.get("line"), s.get("ts"), s.get("values") or {}) for bid in ids for s in fetch(engine, bid)]
-    else:
-        raw = _stored_samples(engine, ids)
-    return [{"boot_id": bid, "line": line, "ts": ts, "name": name, "value": value}
-            for bid, line, ts, values in raw for name, value in (values or {}).items()]
+    return [{"boot_id": bid, "line": s.line, "ts": s.ts, "name": name, "value": value}
+            for bid, s in samples(store, list(boot_ids)) for name, value in s.values.items()]
 
 
 SAMPLE_COLUMNS = ("boot_id", "line", "ts", "name", "value")

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from bootlog import podman
 from bootlog.errors import BootlogError, Exit, SourceError
-from bootlog.plain import record, spec
+from dataclasses import dataclass, field
 from bootlog.records import Boot
 
 TERMINAL = ("ready", "failed")
@@ -32,7 +32,7 @@ class HookTimeout(BootlogError):
     """The boot neither became ready nor failed in time."""
 
 
-@record
+@dataclass
 class Waited:
     """What the wait saw: the boot as parsed from the container's current run."""
 
@@ -53,7 +53,7 @@ def parse_bytes(data: bytes) -> list[Boot]:
     return parse_source(bytes_source("-", data))
 
 
-@record
+@dataclass
 class Run:
     """One run of the container: records are later than `since` and earlier than `until`."""
 
@@ -202,7 +202,7 @@ def _progress_note(boot: Boot | None) -> str:
 # ---------------------------------------------------------------------------------- the hook
 
 
-@record
+@dataclass
 class HookResult:
     container: str
     outcome: str
@@ -213,27 +213,27 @@ class HookResult:
     diff: dict | None
     waited_s: float
     exit: int
-    notes: list[str] = spec(factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
-def run_hook(db_engine, name: str, *, plan=None, timeout: float = 900, poll: float = 2.0,
+def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float = 2.0,
              engine: str = "podman", ref_ns: int | None = None,
              progress: Callable[[str], None] | None = None) -> HookResult:
     """Wait for the container's current boot, ingest it, check it and diff it with the previous
     boot of the same container.  Exit code: 4 failed boot or hard violation, 3 drift, else 0."""
     from bootlog import compare
-    from bootlog.store.queries import boots_like, list_boots, show_boot
+    from bootlog.store.reads import boots_like, list_boots, show_boot
 
     waited = wait_for_boot(name, timeout=timeout, poll=poll, engine=engine, ref_ns=ref_ns,
                            progress=progress)
     notes: list[str] = []
-    stored = _ingest_run(db_engine, name, waited, engine=engine, plan=plan)
+    stored = _ingest_run(store, name, waited, engine=engine, plan=plan)
     ours = _match(stored, waited.boot)
     if ours is None:
         notes.append(f"no vLLM boot found in {name}'s current run")
         return HookResult(name, waited.outcome, None, None, None, None, None, waited.waited_s,
                           int(Exit.VIOLATION), notes)
-    show = show_boot(db_engine, ours.id)
+    show = show_boot(store, ours.id)
     if waited.outcome == "exited" and show["boot"]["status"] != "failed":
         # (a container restarted meanwhile shows its new run's state: no code then)
         code = waited.state.exit_code if waited.state and not waited.state.running else None
@@ -242,16 +242,16 @@ def run_hook(db_engine, name: str, *, plan=None, timeout: float = 900, poll: flo
 
     # the previous boot of this container *on this host* (as last/prev resolve): a fleet's hosts
     # share one database, and another host's run of the same unit is not this deploy's baseline
-    ids = [b["id"] for b in list_boots(db_engine, container=name, host=show["boot"].get("host"))]
+    ids = [b["id"] for b in list_boots(store, container=name, host=show["boot"].get("host"))]
     earlier = [i for i in ids if i < ours.id]
     prev_id = earlier[-1] if earlier else None
     check = compare.check(show, plan) if plan is not None else None
     diff = None
     if prev_id is not None:
-        history = [show_boot(db_engine, i) for i in boots_like(db_engine, ours.id)]
+        history = [show_boot(store, i) for i in boots_like(store, ours.id)]
         # with the plan's tolerance (k, min_pct) and own figures, as `diff --plan` judges them;
         # its verdict on the boot is the hook's check, not repeated in the diff
-        diff = compare.diff(show, show_boot(db_engine, prev_id), history=history, plan=plan,
+        diff = compare.diff(show, show_boot(store, prev_id), history=history, plan=plan,
                             with_check=False)
     else:
         notes.append(f"first boot of {name} in the database: nothing to diff against")
@@ -263,7 +263,7 @@ def run_hook(db_engine, name: str, *, plan=None, timeout: float = 900, poll: flo
     return HookResult(name, waited.outcome, ours.id, show, prev_id, check, diff, waited.waited_s, code, notes)
 
 
-def ingest_container(db_engine, name: str, *, engine: str = "podman", plan=None, host: str | None = None,
+def ingest_container(store, name: str, *, engine: str = "podman", plan=None, host: str | None = None,
                      source=None) -> list:
     """ingest.ingest() of the container's whole log (parse all, one transaction, idempotent), or
     of `source`, bytes already read of it, stored as the container's all the same.
@@ -272,11 +272,11 @@ def ingest_container(db_engine, name: str, *, engine: str = "podman", plan=None,
     it was starting is found again by the store and updated in place."""
     from bootlog.ingest import ingest
 
-    return list(ingest(db_engine, None, container=name, container_engine=engine, plan=plan, host=host,
+    return list(ingest(store, None, container=name, container_engine=engine, plan=plan, host=host,
                        source=source))
 
 
-def _ingest_run(db_engine, name: str, waited: Waited, *, engine: str = "podman", plan=None) -> list:
+def _ingest_run(store, name: str, waited: Waited, *, engine: str = "podman", plan=None) -> list:
     """ingest_container(), unless the container the hook followed is gone or was replaced by
     another of the same name (a crash loop of `rm` + `run`): then the bytes read while waiting,
     stored as that container's source all the same."""
@@ -291,15 +291,15 @@ def _ingest_run(db_engine, name: str, waited: Waited, *, engine: str = "podman",
 
         src = bytes_source(f"{engine}:{name}", waited.data, kind="container")
         if now is None or (waited.state.id and now.id != waited.state.id):
-            return ingest_container(db_engine, name, engine=engine, plan=plan, source=src)
+            return ingest_container(store, name, engine=engine, plan=plan, source=src)
         try:
-            return ingest_container(db_engine, name, engine=engine, plan=plan)
+            return ingest_container(store, name, engine=engine, plan=plan)
         except SourceError as err:
             # removed between the look above and `podman logs` (--rm right after the exit)
             if not str(err).startswith("no such container"):
                 raise
-            return ingest_container(db_engine, name, engine=engine, plan=plan, source=src)
-    return ingest_container(db_engine, name, engine=engine, plan=plan)
+            return ingest_container(store, name, engine=engine, plan=plan, source=src)
+    return ingest_container(store, name, engine=engine, plan=plan)
 
 
 def _match(stored: list, boot: Boot | None) -> Any:
@@ -364,7 +364,7 @@ def _seconds_between(a: Any, b: Any) -> float | None:
 
 
 def _fmt(v: Any, unit: str) -> str:
-    from bootlog.cli_common import fmt_num
+    from bootlog.console import fmt_num
 
     if isinstance(v, list):
         return " / ".join(_fmt(x, unit) for x in v) + " (per rank)"

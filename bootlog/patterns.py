@@ -9,46 +9,21 @@ Named groups carry the values: a group named after a metrics.md figure (`kv_cach
 (the merged v0.28+ KV line, "Model loading took X GiB and Y seconds").  Other named groups go
 into the hit's `detail`.
 
-`match(msg)` is the hot path: it finds the distinct literals the line holds (one Aho-Corasick
-pass when pyahocorasick is there, else an `in` test each) and runs the regexes of those only;
-the hits of recently seen lines are kept (a restarting server prints the same lines each boot).
+`match(msg)` finds the distinct literals the line holds (one scan.Search of it) and runs the
+regexes of those only; the hits of recently seen lines are kept (a restarting server prints the
+same lines each boot).  Stats lines, most of a big log, are read by STATS_WORDINGS (read_stats,
+and stats_line for a whole line in the usual shape).
 """
 from __future__ import annotations
 
 import functools
+import re as _re
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms of every start)
-    from typing import Any, Callable
+import regex as re  # (the catalogue's regexes use its syntax; `_re` is the standard library's)
 
-from bootlog.lazyre import Lazy, lazy
-from bootlog.plain import record, spec
-
-
-def _regex_compile(pattern: str, flags: int) -> Any:
-    import regex  # (importing it and compiling this module's helpers is most of its import time)
-
-    return regex.compile(pattern, flags)
-
-
-class _Re:
-    """The `regex` module, imported when first needed: compile() gives a lazyre.Lazy (many runs,
-    a resumed read of runtime lines, every read without a config or an error line, need none of
-    this module's patterns)."""
-
-    S = DOTALL = 16  # regex's (and re's) flag values; tests/test_patterns.py checks them
-
-    @staticmethod
-    def compile(pattern: str, flags: int = 0) -> Any:
-        return Lazy(pattern, flags, _regex_compile)
-
-    def __getattr__(self, name: str) -> Any:  # re.search, re.match, ... at call time
-        import regex
-
-        return getattr(regex, name)
-
-
-re = _Re()
+from bootlog.vline import PREFIX
 
 
 # Units of the numeric figures; a named group with one of these names is a metric value.
@@ -84,7 +59,7 @@ UNITS: dict[str, str] = {
 }
 
 
-@record(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class Pattern:
     id: str  # unique entry id: name + wording variant
     kind: str  # "metric" | "boot" | "stat" | "event" | "config"
@@ -95,10 +70,10 @@ class Pattern:
     samples: tuple[tuple[str, dict], ...]
     # Builds the hits from a match when named groups alone cannot (config dicts, stats lines).
     # Returns None to mean "not really this fact" (e.g. a stats-looking line with no figures).
-    post: Callable[[Any, str], list[Hit] | None] | None = spec(None, compare=False, repr=False)
+    post: Callable[[Any, str], list[Hit] | None] | None = field(default=None, compare=False, repr=False)
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Hit:
     """One fact read off one line.
 
@@ -148,7 +123,7 @@ _QUOTE_OK_BEFORE = set("=:,[({ \t")  # a quote only opens a string at the start 
 # the characters _split_top acts on: one C-level search hops over everything between them
 # (an engine config line is ~2 KB of mostly plain text); compiled on first use, by the standard
 # library's re (`re` here is the regex module)
-_SPECIAL = lazy(r"""['"()\[\]{}<>,]""")
+_SPECIAL = _re.compile(r"""['"()\[\]{}<>,]""")
 
 
 def _skip_string(s: str, i: int) -> int:
@@ -514,12 +489,13 @@ def _stats_post(m: Any, msg: str) -> list[Hit] | None:
     return [Hit("stat", "stats", values, None, "", detail)]
 
 
-# The fast path for the periodic stats line (parse.py): a big log is mostly these lines, so the
-# usual wordings are read by one regex each, every figure at once, in the order _stats_post()
-# would find them.  A line these do not fully match goes the generic way (same answer, slower).
+# The stats wordings, most common first: the whole message, a named group per figure.  A stats
+# message is read by the first that matches it (read_stats), else part by part (_stats_post);
+# a whole line in the usual shape (vline.PREFIX, then a wording) is read in one match
+# (stats_line: most lines of a big log are these).
 _FNUM = r"(?:-?\d+(?:\.\d+)?|nan)"
-STATS_FAST_BODIES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    # V1 v0.7.3-v0.29 in its everyday shape (no optional part): first, as the most common one
+STATS_WORDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # V1 v0.7.3-v0.29 in its everyday shape (no optional part)
     (r"(?:Engine \d{3}: )?Avg prompt throughput: (?P<prompt_throughput_tps>" + _FNUM + r") tokens/s, "
      r"Avg generation throughput: (?P<generation_throughput_tps>" + _FNUM + r") tokens/s, "
      r"Running: (?P<running_reqs>\d+) reqs, Waiting: (?P<waiting_reqs>\d+) reqs, "
@@ -550,7 +526,55 @@ STATS_FAST_BODIES: tuple[tuple[str, tuple[str, ...]], ...] = (
      ("prompt_throughput_tps", "generation_throughput_tps", "running_reqs", "swapped_reqs", "waiting_reqs",
       "kv_cache_usage_pct", "cpu_kv_cache_usage_pct")),
 )
-STATS_FAST_LITERAL = "Avg prompt throughput: "
+STATS_LITERAL = "Avg prompt throughput: "  # in every wording: the stats entry's literal
+_STATS_MSG = [(_re.compile(body).fullmatch, names) for body, names in STATS_WORDINGS]
+_STATS_LINE = [(_re.compile(f"{PREFIX}(?P<msg>{body})").fullmatch, names, len(names)) for body, names in STATS_WORDINGS]
+
+
+def _figures(groups: tuple) -> list:
+    return [float(x) if x is not None else None for x in groups]
+
+
+def read_stats(msg: str) -> tuple[tuple[str, ...], list] | None:
+    """(figure names, values: float or None where the line has no such part) of a stats message."""
+    for fullmatch, names in _STATS_MSG:
+        m = fullmatch(msg)
+        if m is not None:
+            return names, _figures(m.groups())
+    got = _stats_post(None, msg)
+    if not got:
+        return None
+    values = got[0].value
+    return tuple(values), list(values.values())
+
+
+def stats_line(text: str) -> tuple[Any, tuple[str, ...], list] | None:
+    """(the match, figure names, values) of a whole stats line in the usual shape: vline.PREFIX
+    (its groups give the VLine: vline.from_prefix), then one of STATS_WORDINGS (group "msg");
+    None for any other line (it goes the general way: vline.parse_line, then match())."""
+    for fullmatch, names, n in _STATS_LINE:
+        m = fullmatch(text)
+        if m is not None:
+            return m, names, _figures(m.groups()[-n:])
+    return None
+
+
+def _stats_entry_post(m: Any, msg: str) -> list[Hit] | None:
+    got = read_stats(msg)
+    if got is None:
+        return None
+    names, values = got
+    vals = {k: v for k, v in zip(names, values) if v is not None}
+    if not vals:
+        return None
+    detail: dict[str, Any] = {}
+    e = _ENGINE_IDX.search(msg)
+    if e:
+        detail["engine_index"] = int(e.group(1))
+    a = _AGG.search(msg)
+    if a:
+        detail["engines_aggregated"] = int(a.group(1))
+    return [Hit("stat", "stats", vals, None, "", detail)]
 
 
 _SPEC_V1_RATE = re.compile(r"(?:Avg )?Draft acceptance rate: (" + _NUM + r"|nan)%")
@@ -1096,7 +1120,7 @@ CATALOGUE: tuple[Pattern, ...] = (
          {"max_num_batched_tokens": "512"}),
     ], post=_chunked_post),
     # --- periodic statistics -------------------------------------------------------------------
-    _p("stats/throughput", "stat", "stats", "Avg prompt throughput: ", r"Avg prompt throughput: ", None, [
+    _p("stats/throughput", "stat", "stats", STATS_LITERAL, r"Avg prompt throughput: ", None, [
         ("INFO 04-28 16:56:08 metrics.py:351] Avg prompt throughput: 93.5 tokens/s, Avg generation throughput: 0.1 "
          "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.5%, CPU KV cache "
          "usage: 0.0%.",
@@ -1120,7 +1144,7 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(APIServer pid=1) INFO 11-20 09:12:43 [loggers.py:270] Engine 000: Avg prompt throughput: 512.3 tokens/s, "
          "Avg generation throughput: 88.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, CPU KV cache usage: 3.1%",
          {"kv_cache_usage_pct": 3.1}),
-    ], post=_stats_post),
+    ], post=_stats_entry_post),
     _p("stats/v0.7.0-running", "stat", "stats", "Running: ", r"Running: \d+ reqs, Waiting: \d+ reqs", None, [
         ("INFO 11-20 09:12:33 loggers.py:34] Running: 4 reqs, Waiting: 0 reqs ", {"running_reqs": 4, "waiting_reqs": 0}),
     ], post=_bare_running_post),
@@ -1221,8 +1245,7 @@ LITERALS: tuple[str, ...] = tuple(dict.fromkeys(p.literal for p in CATALOGUE))
 METRIC_NAMES: tuple[str, ...] = tuple(UNITS)
 
 # literal -> its patterns, in catalogue order; each regex is compiled the first time a line holds
-# its literal (a resumed read of runtime lines may need none of them, and compiling them all
-# would be most of this module's import time)
+# its literal (most reads need a fraction of them)
 _BY_LITERAL: tuple[tuple[str, tuple[Pattern, ...]], ...] = tuple(
     (lit, tuple(p for p in CATALOGUE if p.literal == lit)) for lit in LITERALS
 )
@@ -1232,9 +1255,7 @@ _RX: dict[str, Any] = {}
 def _compiled(p: Pattern) -> Any:
     rx = _RX.get(p.id)
     if rx is None:
-        import regex
-
-        rx = _RX[p.id] = regex.compile(p.regex)
+        rx = _RX[p.id] = re.compile(p.regex)
     return rx
 
 
@@ -1251,28 +1272,16 @@ def _hits_from_groups(p: Pattern, m: Any) -> list[Hit]:
     return []
 
 
-def _literals_by_in(msg: str) -> list[int]:
-    """Indexes into _BY_LITERAL of the literals msg holds, ascending: one `in` test each."""
-    return [i for i, (lit, _) in enumerate(_BY_LITERAL) if lit in msg]
+_SEARCH: list = []  # the literals' scan.Search, made on the first match()
 
 
-def _literal_finder() -> Callable[[str], list[int]]:
-    """_literals_by_in's twin in one Aho-Corasick pass over the line (pyahocorasick, the `fast`
-    extra) instead of ~50 substring searches; built on the first match() (`import
-    bootlog.patterns` stays light)."""
-    try:
-        import ahocorasick
-    except ImportError:  # pragma: no cover - depends on the environment
-        return _literals_by_in
-    auto = ahocorasick.Automaton()
-    for i, (lit, _) in enumerate(_BY_LITERAL):
-        auto.add_word(lit, i)
-    auto.make_automaton()
-    occurrences = auto.iter  # (end index, literal index) of every occurrence, overlaps included
-    return lambda msg: sorted({i for _, i in occurrences(msg)})  # in catalogue order
+def _literals_in(msg: str) -> list[int]:
+    """Indexes into _BY_LITERAL of the literals msg holds, ascending (one search of the line)."""
+    if not _SEARCH:
+        from bootlog.scan import Search
 
-
-_literals_in: Callable[[str], list[int]] | None = None
+        _SEARCH.append(Search([lit for lit, _ in _BY_LITERAL], every=True))
+    return _SEARCH[0].which(msg)
 
 
 def match(msg: str) -> list[Hit]:
@@ -1292,12 +1301,8 @@ _MATCH_CACHE = 1024  # (1024 -> 2048 saves 5,000 of 45,733 misses there: not wor
 
 
 def _match(msg: str) -> tuple[Hit, ...]:
-    global _literals_in
     hits: list[Hit] = []
-    find = _literals_in
-    if find is None:
-        find = _literals_in = _literal_finder()
-    for li in find(msg):
+    for li in _literals_in(msg):
         for p in _BY_LITERAL[li][1]:
             m = (_RX.get(p.id) or _compiled(p)).search(msg)
             if m is None:

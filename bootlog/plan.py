@@ -50,7 +50,7 @@ from typing import Any, Iterable
 import regex as _regex
 
 from bootlog.errors import PlanError
-from bootlog.plain import record, spec
+from dataclasses import dataclass, field
 from bootlog.records import EVENT_KINDS, Event, Metric, Record  # noqa: F401  (EVENT_KINDS: plan's vocabulary too)
 
 # The public vocabulary (metrics.md). Plans may name these, user patterns, and catalogue names.
@@ -83,7 +83,7 @@ _PATTERN_TIMEOUT_S = 0.25  # per search: a catastrophic regex must not hang an i
 _PATTERN_GIVE_UP = 3  # runaway lines after which a pattern is dropped for the rest of the run
 
 
-@record
+@dataclass
 class Expect:
     """Bounds on one figure (or an event count). Bound values are numbers, or strings naming
     another figure / config key to read from the same boot."""
@@ -98,7 +98,7 @@ class Expect:
     hard: bool = False
 
 
-@record
+@dataclass
 class UserPattern:
     name: str
     regex: Any  # compiled `regex` pattern with a `value` group (figures) or none (events)
@@ -110,17 +110,17 @@ class UserPattern:
     timeouts: int = 0  # lines it ran away on; at _PATTERN_GIVE_UP it is used no more
 
 
-@record
+@dataclass
 class Plan:
     path: Path | None = None
-    env: dict[str, Any] = spec(factory=dict)
+    env: dict[str, Any] = field(default_factory=dict)
     env_prefix: str = ""
-    config: dict[str, Any] = spec(factory=dict)
-    metrics: dict[str, Expect] = spec(factory=dict)
-    events: dict[str, Expect] = spec(factory=dict)
-    boot: dict[str, Any] = spec(factory=dict)  # status, compile_cache, hard
-    boot_metrics: dict[str, Expect] = spec(factory=dict)  # [boot] boot_to_ready_s = {...}
-    patterns: list[UserPattern] = spec(factory=list)
+    config: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Expect] = field(default_factory=dict)
+    events: dict[str, Expect] = field(default_factory=dict)
+    boot: dict[str, Any] = field(default_factory=dict)  # status, compile_cache, hard
+    boot_metrics: dict[str, Expect] = field(default_factory=dict)  # [boot] boot_to_ready_s = {...}
+    patterns: list[UserPattern] = field(default_factory=list)
     k: float = 3.0  # timing tolerance: median +/- k * MAD ...
     min_pct: float = 20.0  # ... never tighter than this percentage of the median
 

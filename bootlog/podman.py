@@ -21,14 +21,11 @@ import subprocess
 import tempfile
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timezone
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms of every start)
-    from typing import IO, Iterator
+from typing import IO, Iterator
 
 from bootlog.errors import SourceError
-from bootlog.plain import record
 
 ENGINES = ("podman", "docker")
 CHUNK = 256 * 1024
@@ -283,7 +280,7 @@ def _strip_stamps(line: bytes) -> bytes:
     return TS_RE.sub(b"", line)
 
 
-@record
+@dataclass
 class Cursor:
     """Where a poller stands in a container's log: the stamp of the last record it consumed and
     how many records carry exactly that stamp (one conmon read batch shares a stamp, so a batch
@@ -383,7 +380,7 @@ def inspect(name: str, engine: str = "podman") -> dict:
     return data[0]
 
 
-@record
+@dataclass
 class State:
     """The few inspect fields that tell where a container's current boot stands (times in ns)."""
 

@@ -2,28 +2,24 @@
 
 source bytes -> Record (envelope removed) -> VLine (vLLM prefix parsed) -> Boot (figures,
 config, events, runtime samples) -> store.  Every stage is a plain function over an iterator;
-these record classes (plain.py) are the only things the stages share.
+these classes are the only things the stages share.
 """
 from __future__ import annotations
 
+import json
+import math
+from dataclasses import dataclass, field
 from datetime import datetime
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms of every start)
-    from typing import Any
-
-from bootlog import jsontext
-from bootlog.plain import record, spec
-
+from typing import Any, Iterator
 
 # the event kinds bootlog itself reports (metrics.md); a plan's own event patterns add others
 EVENT_KINDS = (
     "oom", "engine_init_failed", "value_error", "kv_cache_insufficient", "traceback",
-    "gdn_hip_fault", "gdn_hip_fault_cap", "worker_died", "warning",
+    "gdn_hip_fault", "gdn_hip_fault_cap", "worker_died", "warning", "gpu_fault", "crash_loop",
 )
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Record:
     """One logical line after the container envelope is removed."""
 
@@ -31,22 +27,11 @@ class Record:
     text: str  # decoded (utf-8, errors="replace"), ANSI stripped, trailing \r / \n stripped
     ts: datetime | None = None  # envelope timestamp, timezone-aware; None for plain logs
     stream: str | None = None  # "stdout" | "stderr" | None when the envelope does not say
+    # whether the text holds a scan literal, when the scan knows it exactly (None: look)
+    hit: bool | None = None
 
 
-class LineBatch:
-    """Candidate lines as the reader process sends them (reader.py): their line numbers and
-    texts side by side, no Record made per line; for a podman -t log also each line's stamp
-    (the 30 characters podman wrote before it, read by envelope.parse_ts).  parse() adds runs
-    of periodic stats lines from it at once and makes Records of the rest."""
-
-    __slots__ = ("nums", "texts", "stamps")
-
-    def __init__(self, nums: Any, texts: list[str], stamps: list[str] | None = None) -> None:
-        self.nums, self.texts = nums, texts  # nums: a sequence of ints as long as texts
-        self.stamps = stamps
-
-
-@record(slots=True)
+@dataclass(slots=True)
 class VLine:
     """A Record with vLLM's own line shape parsed."""
 
@@ -60,9 +45,14 @@ class VLine:
     level: str | None = None  # "INFO", "WARNING", ... or uvicorn "INFO:" -> "INFO"
     src: str | None = None  # "gpu_model_runner.py:2020"
     stream: str | None = None
+    tag: str | None = None  # the run of process tags the text starts with, as printed
+    ids: tuple | None = None  # (API-server (name, pid), innermost tag's pid): boots.py's, once
+    # a stats line read whole (patterns.stats_line): (figure names, values); its message holds
+    # nothing else, so the boot only adds the sample
+    stats: tuple[tuple[str, ...], list] | None = None
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Metric:
     name: str  # metrics.md vocabulary
     value: float
@@ -73,69 +63,153 @@ class Metric:
     pattern: str | None = None  # catalogue entry (or user pattern) that produced it
 
 
-@record(slots=True)
+@dataclass(slots=True)
 class Event:
     kind: str  # metrics.md event kinds: oom, engine_init_failed, value_error, traceback, ...
     line: int
     rank: int | None = None
     ts: datetime | None = None
     message: str = ""
-    detail: dict[str, Any] = spec(factory=dict)
+    detail: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(slots=True)
 class Sample:
-    """One periodic statistics line ("Avg prompt throughput ...").
+    """One periodic statistics line ("Avg prompt throughput ..."), as Samples gives it back."""
 
-    values: {prompt_throughput_tps: ..., kv_cache_usage_pct: ..., ...}.  A stats line that
-    parse.py's fast path read from canonical figures carries its `samples` row instead, `row` =
-    (ts ISO text, values JSON), the columns the store writes for it byte for byte; values is
-    made from that JSON when first asked for.  Asking for values drops the row (the caller may
-    change the dict), so a row always stands for the values as they are.  Most samples of a
-    big log are only ever stored: they never build a dict.
+    line: int
+    ts: str | None  # ISO 8601, as stored
+    values: dict[str, float]
+
+
+CHUNK_ROWS = 4096  # samples per stored chunk: one row of the sample_chunks table
+
+
+class Samples:
+    """A boot's runtime samples, one per stats line: thousands for a boot that served for days
+    (a 512 MiB log holds ~300,000), so they are kept columnar, never as an object each.
+
+    The open chunk holds rows `[line, ts, v0, v1, ...]` under its `keys` (a row may be shorter:
+    its later keys are missing); a full chunk becomes its JSON text, the `data` of one
+    sample_chunks row: {"keys": [...], "rows": [...]} (None: no value; NaN is stored as None).
+    `spill` (ingest's spill file) may take finished chunks out of memory.
     """
 
-    __slots__ = ("line", "ts", "_values", "row")
+    __slots__ = ("keys", "rows", "chunks", "count", "spill")
 
-    def __init__(self, line: int, ts: datetime | None, values: dict[str, float] | None = None,
-                 row: tuple[str | None, str] | None = None) -> None:
-        if values is None and row is None:
-            raise TypeError("Sample needs values or a row")
-        self.line, self.ts, self._values, self.row = line, ts, values, row
+    def __init__(self) -> None:
+        self.keys: tuple[str, ...] = ()
+        self.rows: list[list] = []
+        # finished: (first line, last line, rows, JSON text or the spill's reference)
+        self.chunks: list[tuple[int, int, int, Any]] = []
+        self.count = 0
+        self.spill = None
 
-    @property
-    def values(self) -> dict[str, float]:
-        v = self._values
-        if v is None:
-            v = self._values = jsontext.loads(self.row[1])  # type: ignore[index]
-        self.row = None
-        return v
+    def __len__(self) -> int:
+        return self.count
 
-    @values.setter
-    def values(self, v: dict[str, float]) -> None:
-        self._values, self.row = v, None
+    def __bool__(self) -> bool:
+        return self.count > 0
 
-    def _peek(self) -> dict[str, float]:
-        """values without dropping the row (comparisons)."""
-        return self._values if self._values is not None else jsontext.loads(self.row[1])  # type: ignore[index]
+    def add(self, line: int, ts: str | None, keys: tuple[str, ...], values: list | tuple) -> None:
+        """A new sample: the figures `values` (None: not printed) under `keys`."""
+        if len(self.rows) >= CHUNK_ROWS:
+            self._finish()
+        self.count += 1
+        if keys is self.keys or keys == self.keys:
+            self.rows.append([line, ts, *values])
+        elif not self.rows:
+            self.keys = keys
+            self.rows.append([line, ts, *values])
+        else:  # another wording within the chunk: under the chunk's keys (extended)
+            row = [line, ts]
+            self.rows.append(row)
+            for k, v in zip(keys, values):
+                if v is not None:
+                    self._set(row, k, v)
+
+    def last_line(self) -> int | None:
+        if self.rows:
+            return self.rows[-1][0]
+        return self.chunks[-1][1] if self.chunks else None
+
+    def merge_last(self, values: dict[str, float], *, keep: bool = False) -> bool:
+        """Add figures to the newest sample (a spec-decode line, a second part of the same
+        stats line); keep: do not overwrite figures it has.  False when there is none open."""
+        if not self.rows:
+            return False
+        row = self.rows[-1]
+        for k, v in values.items():
+            if keep and k in self.keys:
+                i = self.keys.index(k) + 2
+                if i < len(row) and row[i] is not None:
+                    continue
+            self._set(row, k, v)
+        return True
+
+    def _set(self, row: list, key: str, value: Any) -> None:
+        if key not in self.keys:
+            self.keys = (*self.keys, key)
+        i = self.keys.index(key) + 2
+        if len(row) <= i:
+            row.extend([None] * (i + 1 - len(row)))
+        row[i] = value
+
+    def _finish(self) -> None:
+        if not self.rows:
+            return
+        rows, self.rows = self.rows, []
+        text = chunk_json(self.keys, rows)
+        self.keys = ()
+        ref = self.spill.put(text) if self.spill is not None else text
+        self.chunks.append((rows[0][0], rows[-1][0], len(rows), ref))
+
+    def chunk_rows(self) -> Iterator[tuple[int, int, int, str]]:
+        """(first line, last line, rows, JSON text) of every chunk in log order: the
+        sample_chunks rows of this boot."""
+        for first, last, n, ref in self.chunks:
+            yield first, last, n, ref if isinstance(ref, str) else self.spill.get(ref)
+        if self.rows:
+            yield self.rows[0][0], self.rows[-1][0], len(self.rows), chunk_json(self.keys, self.rows)
+
+    def __iter__(self) -> Iterator[Sample]:
+        for _, _, _, text in self.chunk_rows():
+            yield from samples_of(text)
+
+    def __getitem__(self, i: int) -> Sample:
+        if i < 0:
+            i += self.count
+        for k, s in enumerate(self):
+            if k == i:
+                return s
+        raise IndexError(i)
 
     def __eq__(self, other: object) -> bool:
-        if other.__class__ is not Sample:
+        if not isinstance(other, (Samples, list)):
             return NotImplemented
-        return (self.line, self.ts, self._peek()) == (other.line, other.ts, other._peek())  # type: ignore[attr-defined]
-
-    __hash__ = None  # type: ignore[assignment]
+        return list(self) == list(other)
 
     def __repr__(self) -> str:
-        return f"Sample(line={self.line!r}, ts={self.ts!r}, values={self._peek()!r})"
-
-    def __getstate__(self) -> tuple:
-        return (self.line, self.ts, self._values, self.row)
-
-    def __setstate__(self, state: tuple) -> None:
-        self.line, self.ts, self._values, self.row = state
+        return f"Samples({self.count} samples)"
 
 
-@record
+def chunk_json(keys: tuple[str, ...], rows: list[list]) -> str:
+    try:
+        return json.dumps({"keys": list(keys), "rows": rows}, allow_nan=False)
+    except ValueError:  # a "nan" figure: JSON has no such number
+        clean = [[None if isinstance(v, float) and not math.isfinite(v) else v for v in r] for r in rows]
+        return json.dumps({"keys": list(keys), "rows": clean})
+
+
+def samples_of(data: str | dict) -> Iterator[Sample]:
+    """The samples of one stored chunk (its JSON text, or the object PostgreSQL gives back)."""
+    d = json.loads(data) if isinstance(data, (str, bytes)) else data
+    keys = d["keys"]
+    for row in d["rows"]:
+        yield Sample(row[0], row[1], {k: v for k, v in zip(keys, row[2:]) if v is not None})
+
+
+@dataclass
 class Boot:
     first_line: int
     last_line: int
@@ -148,9 +222,9 @@ class Boot:
     started_at: datetime | None = None
     ready_at: datetime | None = None
     ended_at: datetime | None = None
-    metrics: list[Metric] = spec(factory=list)
-    config: dict[str, str] = spec(factory=dict)  # values as printed (Python spelling)
-    events: list[Event] = spec(factory=list)
-    samples: list[Sample] = spec(factory=list)
+    metrics: list[Metric] = field(default_factory=list)
+    config: dict[str, str] = field(default_factory=dict)  # values as printed (Python spelling)
+    events: list[Event] = field(default_factory=list)
+    samples: Samples = field(default_factory=Samples)
     fingerprint: str = ""  # content hash of the boot's lines: same content -> same boot
     continued: bool = False  # its start lies before the input read (a resumed read of a growing log)

@@ -5,7 +5,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from bootlog.cli_common import fmt_num
+from bootlog.console import fmt_num
 
 
 def _ranked(values: list[tuple[int | None, Any]]) -> str:

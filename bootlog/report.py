@@ -25,87 +25,24 @@ class PerRank(tuple):
     __slots__ = ()
 
 
-def load_docs(engine, *, container: str | None = None, host: str | None = None,
+def load_docs(store, *, container: str | None = None, host: str | None = None,
               last: int | None = None, runtime: bool = True) -> list[dict]:
-    """show_boot documents of the stored boots, oldest first; `last` keeps only the newest N.
+    """show --json documents of the stored boots, oldest first; `last` keeps only the newest N.
 
     runtime=False leaves the (sample-heavy) runtime summary out; nothing but runtime.* columns
     and the report's last-boot section read it.
     """
-    from bootlog.store.queries import list_boots
+    from bootlog.store.reads import list_boots, show_boots
 
-    boots = list_boots(engine, container=container, host=host)
+    boots = list_boots(store, container=container, host=host)
     if last is not None:
         boots = boots[-last:] if last > 0 else []
-    return bulk_docs(engine, boots, runtime=runtime)
+    return show_boots(store, [b["id"] for b in boots], runtime=runtime)
 
 
 def _json_number(v: float) -> int | float:
     # as show --json prints it: 398658, not 398658.0
     return int(v) if float(v).is_integer() and abs(v) < 2**53 else v
-
-
-def _runtime_summary(samples: list[dict]) -> dict:
-    last = dict(samples[-1]) if samples else {}
-    peak: dict[str, Any] = {}
-    for values in samples:
-        for k, v in values.items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and (k not in peak or v > peak[k]):
-                peak[k] = v
-    return {"stats_lines": len(samples), "last": last, "max": peak}
-
-
-def bulk_docs(engine, boots: Sequence[dict], *, runtime: bool = True) -> list[dict]:
-    """show_boot documents for many boots in a few queries per 500 boots.
-
-    show_boot costs five queries per boot (40 s for a 10,000-boot history); this reads each
-    child table once per chunk of ids.  Same shape as show_boot, which a test holds it to.
-    """
-    from sqlalchemy import select
-
-    from bootlog.store.db import retry
-    from bootlog.store.models import ConfigRow, EventRow, MetricRow, SampleRow
-    from bootlog.store.queries import typed_config_value
-
-    ids = [b["id"] for b in boots]
-
-    def run() -> dict[int, dict]:
-        # built afresh on every attempt: retry() may call this again after a transient error
-        docs = {b["id"]: {"boot": dict(b), "metrics": [], "config": {}, "events": [],
-                          **({"runtime": None} if runtime else {})} for b in boots}
-        samples: dict[int, list[dict]] = {i: [] for i in ids}
-        with engine.connect() as conn:
-            for start in range(0, len(ids), 500):  # under SQLite's bound-parameter limit
-                part = ids[start:start + 500]
-                for r in conn.execute(select(MetricRow.boot_id, MetricRow.name, MetricRow.value, MetricRow.unit,
-                                             MetricRow.rank, MetricRow.line)
-                                      .where(MetricRow.boot_id.in_(part)).order_by(MetricRow.boot_id, MetricRow.seq)):
-                    docs[r.boot_id]["metrics"].append({"name": r.name, "value": _json_number(r.value),
-                                                       "unit": r.unit, "rank": r.rank, "line": r.line})
-                for r in conn.execute(select(ConfigRow.boot_id, ConfigRow.key, ConfigRow.value)
-                                      .where(ConfigRow.boot_id.in_(part)).order_by(ConfigRow.boot_id, ConfigRow.key)):
-                    docs[r.boot_id]["config"][r.key] = typed_config_value(r.value)
-                for r in conn.execute(select(EventRow.boot_id, EventRow.kind, EventRow.rank, EventRow.line,
-                                             EventRow.ts, EventRow.message, EventRow.detail)
-                                      .where(EventRow.boot_id.in_(part)).order_by(EventRow.boot_id, EventRow.seq)):
-                    docs[r.boot_id]["events"].append({"kind": r.kind, "rank": r.rank, "line": r.line, "ts": r.ts,
-                                                      "message": r.message, "detail": r.detail})
-                if runtime:
-                    for r in conn.execute(select(SampleRow.boot_id, SampleRow.values)
-                                          .where(SampleRow.boot_id.in_(part))
-                                          .order_by(SampleRow.boot_id, SampleRow.line, SampleRow.id)):
-                        samples[r.boot_id].append(r.values)
-        from bootlog.store.reads import log_order
-
-        for d in docs.values():  # the order show_boots gives (log order)
-            d["metrics"].sort(key=log_order)
-        if runtime:
-            for i in ids:
-                docs[i]["runtime"] = _runtime_summary(samples[i])
-        return docs
-
-    docs = retry(run)
-    return [docs[i] for i in ids]
 
 
 def metric_values(doc: dict, name: str) -> list[tuple[int | None, float]]:
@@ -420,25 +357,25 @@ def build_html(*, title: str, history: str, diff: str | None, plots: Sequence[tu
     return "\n".join(parts)
 
 
-def latest_diff_text(engine, *, container: str | None = None, host: str | None = None) -> str | None:
+def latest_diff_text(store, *, container: str | None = None, host: str | None = None) -> str | None:
     """The text diff of `last` against `prev` (the CLI's refs), or None when unavailable.
 
     compare/render belong to another module; when they are not installed the section is left out.
     """
     from bootlog.errors import RefError
-    from bootlog.store.queries import boots_like, resolve_ref, show_boot
+    from bootlog.store.reads import boots_like, resolve_ref, show_boot
 
     try:
         from bootlog import compare, render
     except ImportError:
         return None
     try:
-        new = resolve_ref(engine, "last", container=container, host=host)
-        old = resolve_ref(engine, "prev", container=container, host=host)
+        new = resolve_ref(store, "last", container=container, host=host)
+        old = resolve_ref(store, "prev", container=container, host=host)
     except RefError:
         return None
-    a, b = show_boot(engine, new), show_boot(engine, old)
-    hist = [show_boot(engine, i) for i in boots_like(engine, new, limit=20)]
+    a, b = show_boot(store, new), show_boot(store, old)
+    hist = [show_boot(store, i) for i in boots_like(store, new, limit=20)]
     return render.render_text(compare.diff(a, b, history=hist))
 
 
@@ -451,13 +388,13 @@ def nothing_stored(container: str | None, host: str | None) -> str:
     return "no boots stored yet (bootlog ingest LOG)"
 
 
-def html_report(engine, *, container: str | None = None, host: str | None = None, last: int | None = 50,
+def html_report(store, *, container: str | None = None, host: str | None = None, last: int | None = 50,
                 title: str | None = None) -> str:
     """The whole report page for the stored boots (newest `last` boots in the table and plots)."""
     from bootlog.errors import BootlogError
-    from bootlog.store.queries import show_boot
+    from bootlog.store.reads import show_boot
 
-    docs = load_docs(engine, container=container, host=host, last=None if last is None else last + 1,
+    docs = load_docs(store, container=container, host=host, last=None if last is None else last + 1,
                      runtime=False)
     if not docs:
         raise BootlogError(nothing_stored(container, host))
@@ -473,18 +410,18 @@ def html_report(engine, *, container: str | None = None, host: str | None = None
                 plots.append((name, render_png(shown, name)))
     except BootlogError as err:
         notes.append(f"Plots left out: {err}")
-    diff, why = latest_diff_text(engine, container=container, host=host), None
+    diff, why = latest_diff_text(store, container=container, host=host), None
     if diff is None and len(shown) >= 2:
-        from bootlog.store.queries import resolve_ref
+        from bootlog.store.reads import resolve_ref
 
         try:
-            resolve_ref(engine, "prev", container=container, host=host)
+            resolve_ref(store, "prev", container=container, host=host)
         except BootlogError as err:
             why = str(err)
         notes.append(f"Diff left out: {why or 'it could not be made'} (the newest boot has no earlier "
                      "boot of its container or file to compare with).")
     where = f" — {container}" if container else ""
-    newest = show_boot(engine, shown[-1]["boot"]["id"])  # with its runtime summary
+    newest = show_boot(store, shown[-1]["boot"]["id"])  # with its runtime summary
     from datetime import datetime, timezone
 
     notes.append(f"Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC} by bootlog; "

@@ -9,24 +9,24 @@ import os
 import stat
 import sys
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # (typing for the annotations only: importing it costs ~5 ms of every start)
-    from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator
 
 from bootlog.errors import InputError
-from bootlog.plain import record, spec
+from dataclasses import dataclass, field
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
+BLOCK = 2 << 20  # bytes per block of lines (a search's unit): big enough that per-block costs vanish
+LINE_MAX = 1 << 20  # bytes of one line that are kept: a longer line is cut (and counted)
 
 
-@record
+@dataclass
 class Source:
     name: str  # path, "-" (stdin) or "podman:NAME"
     kind: str  # "file" | "gzip" | "stdin" (also a FIFO or device path) | "container"
     mtime: float | None = None  # file mtime (gives the year of vLLM's MM-DD dates), else None
     size: int | None = None  # bytes on disk (compressed size for gzip), else None
-    _reader: Callable[[int, int], Iterator[bytes]] | None = spec(None, compare=False, repr=False)
+    _reader: Callable[[int, int], Iterator[bytes]] | None = field(default=None, compare=False, repr=False)
 
     def chunks(self, start: int = 0, size: int = CHUNK) -> Iterator[bytes]:
         """Yield the source's bytes from offset `start` (uncompressed offset for gzip) in pieces
@@ -184,6 +184,60 @@ def _stdin_reader(start: int, size: int) -> Iterator[bytes]:
 def _stream_chunks(path: str, start: int, size: int) -> Iterator[bytes]:
     with _open_rb(path) as f:
         yield from _peeked_chunks(f, path, start, size)
+
+
+class Blocks:
+    """The bytes again in blocks of about `size` that end at a newline (the last one may not).
+    A line longer than LINE_MAX is cut there (the rest of it dropped, its newline kept), so memory
+    stays bounded whatever the log holds; `cut_lines` counts them (ingest reports them once)."""
+
+    def __init__(self, chunks: Iterable[bytes], size: int | None = None) -> None:
+        self.chunks, self.size = chunks, size or BLOCK
+        self.cut_lines = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        parts: list[bytes] = []
+        held = 0
+        skipping = False  # inside a line cut at LINE_MAX: drop its bytes up to its newline
+        for c in self.chunks:
+            if skipping:
+                nl = c.find(b"\n")
+                if nl < 0:
+                    continue
+                c, skipping = c[nl:], False
+            if not c:
+                continue
+            parts.append(c)
+            held += len(c)
+            if held < self.size:
+                continue
+            data = parts[0] if len(parts) == 1 else b"".join(parts)
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:  # one line so far, longer than a block: keep its head only
+                parts, held = [data[:LINE_MAX]], LINE_MAX
+                self.cut_lines += 1
+                skipping = True
+                continue
+            yield from self._bounded(data[:cut] if cut < len(data) else data)
+            parts = [data[cut:]] if cut < len(data) else []
+            held = len(data) - cut
+        if parts:
+            yield from self._bounded(b"".join(parts))
+
+    def _bounded(self, block: bytes) -> Iterator[bytes]:
+        """The block with every line longer than LINE_MAX cut to LINE_MAX bytes.  (Such a line
+        covers a whole aligned half of LINE_MAX: only a half without a newline is looked into.)"""
+        half = LINE_MAX // 2
+        if all(block.find(b"\n", j, j + half) >= 0 for j in range(0, len(block) - half + 1, half)):
+            yield block
+            return
+        out = []
+        for line in block.split(b"\n"):
+            if len(line) > LINE_MAX:
+                line = line[:LINE_MAX]
+                self.cut_lines += 1
+            out.append(line)
+        yield b"\n".join(out)
 
 
 # ---------------------------------------------------------------- podman logs

@@ -15,27 +15,31 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from bootlog import jsontext
-from bootlog.lazyre import lazy
+import json
+
 from bootlog.records import Record, VLine
 
-_ANSI = lazy(r"\x1b\[[0-9;]*[A-Za-z]")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # one process tag: "(Name pid=1)", "(VllmWorker rank=1 pid=2)", "(VllmWorker TP0 pid=3)",
 # "(RayWorkerWrapper pid=4, ip=10.0.0.1)"
-_TAG = lazy(r"\((?:(?P<name>[A-Za-z_][\w\-]*)(?: (?P<sub>rank=\d+|[A-Z]{2}\d+(?:_[A-Z]{2}\d+)*))? )?"
+_TAG = re.compile(r"\((?:(?P<name>[A-Za-z_][\w\-]*)(?: (?P<sub>rank=\d+|[A-Z]{2}\d+(?:_[A-Z]{2}\d+)*))? )?"
                   r"pid=(?P<pid>\d+)(?:, ip=[\w.:\-]+)?\)\s?")
 # a run of tags right before a level, for lines with junk glued in front (podman partial lines)
-_TAG_RUN = lazy(r"(?:\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+(?:, ip=[\w.:\-]+)?\)\s?)+$")
-_REPEATED = lazy(r"\s*\[repeated \d+x across cluster\].*$")  # Ray adds a hint after it
+_TAG_RUN = re.compile(r"(?:\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+(?:, ip=[\w.:\-]+)?\)\s?)+$")
+_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\].*$")  # Ray adds a hint after it
 _LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 # vLLM logger: LEVEL MM-DD HH:MM:SS [file:line] msg   (bracket optional before v0.8)
-_VLLM = lazy(rf"(?P<level>{_LEVELS}) (?P<mo>\d\d)-(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
+_VLLM = re.compile(rf"(?P<level>{_LEVELS}) (?P<mo>\d\d)-(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
                    r"(?:[.,]\d+)? \[?(?P<src>[^\s\]]+?:\d+)\] ?")
-_GLUED_UVICORN = lazy(rf"\([A-Za-z_][\w\-]*(?: [^()]*?)? pid=\d+\) (?=(?:{_LEVELS}):\s)")
-_UVICORN = lazy(rf"(?P<level>{_LEVELS}):\s+")
-_RANK_IN_NAME = lazy(r"TP(\d+)")
+# the usual shape, in one match: at most one process tag, then vLLM's logger prefix.  PREFIX is
+# the one spelling of it: patterns.py reads a whole stats line with PREFIX + its wording
+PREFIX = f"(?P<tag>{_TAG.pattern})?{_VLLM.pattern}"
+_PREFIX = re.compile(PREFIX)
+_GLUED_UVICORN = re.compile(rf"\([A-Za-z_][\w\-]*(?: [^()]*?)? pid=\d+\) (?=(?:{_LEVELS}):\s)")
+_UVICORN = re.compile(rf"(?P<level>{_LEVELS}):\s+")
+_RANK_IN_NAME = re.compile(r"TP(\d+)")
 # the whole run of tags _tags() reads, in one match (a log holds a handful of distinct runs)
-_TAGS = lazy(f"(?:{_TAG.pattern})+")
+_TAGS = re.compile(f"(?:{_TAG.pattern})+")
 _SEEN_MAX = 512  # distinct tag runs / timestamps kept (a crash loop: new pids each boot)
 _tags_seen: dict[str, tuple[str | None, str | None, int | None, int]] = {}
 _ts_seen: dict[tuple[int, str], datetime | None] = {}
@@ -71,7 +75,7 @@ def _rank(name: str, sub: str | None) -> int | None:
     return rank if rank is None or rank < _RANK_MAX else None
 
 
-_DIM = lazy(r"(DP|PP|PCP|TP)(\d+)")
+_DIM = re.compile(r"(DP|PP|PCP|TP)(\d+)")
 
 
 def worker_dims(text: str) -> dict[str, int] | None:
@@ -115,7 +119,7 @@ def _vllm_ts(m: re.Match[str], rec: Record, year: int | None) -> datetime | None
 
 def _json_line(rec: Record, text: str) -> VLine | None:
     try:
-        obj = jsontext.loads(text)
+        obj = json.loads(text)
     except ValueError:
         return None
     if not isinstance(obj, dict) or "message" not in obj:
@@ -141,7 +145,7 @@ def json_exc_lines(v: VLine) -> list[VLine]:
     if not v.text.startswith("{") or '"exc_info"' not in v.text:
         return []
     try:
-        exc = jsontext.loads(v.text).get("exc_info")
+        exc = json.loads(v.text).get("exc_info")
     except (ValueError, AttributeError):
         return []
     if not isinstance(exc, str):
@@ -190,12 +194,35 @@ def _lead_tags(text: str) -> tuple[str | None, str | None, int | None, int]:
     return got
 
 
+def from_prefix(m: re.Match[str], rec: Record, year: int | None, msg: str) -> VLine:
+    """The VLine of a line whose start matched PREFIX (m: a match of PREFIX, or of a pattern
+    that starts with it), its message `msg`."""
+    tag = m["tag"]
+    proc = role = rank = None
+    if tag:
+        got = _tags_seen.get(tag)
+        if got is None:
+            got = _tags(tag, 0)
+            if len(_tags_seen) >= _SEEN_MAX:
+                _tags_seen.clear()
+            _tags_seen[tag] = got
+        proc, role, rank = got[0], got[1], got[2]
+    level = m["level"]
+    if "[repeated" in msg:
+        msg = _REPEATED.sub("", msg)
+    return VLine(rec.lineno, rec.text, msg, _vllm_ts(m, rec, year), proc, role, rank,
+                 "WARNING" if level == "WARN" else level, m["src"], rec.stream, tag)
+
+
 def parse_line(rec: Record, year: int | None = None) -> VLine:
     """Split one Record into vLLM's line parts; unknown shapes keep the whole text as msg."""
     text = rec.text
     try:
         if "\x1b" in text:
             text = _ANSI.sub("", text)
+        m = _PREFIX.match(text)
+        if m is not None:
+            return from_prefix(m, rec, year, text[m.end():])
         if text.startswith("{") and '"message"' in text:
             v = _json_line(rec, text)
             if v is not None:
@@ -234,6 +261,6 @@ def parse_line(rec: Record, year: int | None = None) -> VLine:
         if "[repeated" in msg:
             msg = _REPEATED.sub("", msg)
         return VLine(lineno=rec.lineno, text=rec.text, msg=msg, ts=ts, proc=proc, role=role,
-                     rank=rank, level=level, src=src, stream=rec.stream)
+                     rank=rank, level=level, src=src, stream=rec.stream, tag=text[:pos] if pos else None)
     except Exception:  # never raises: a line we cannot read is still a line
         return VLine(lineno=rec.lineno, text=rec.text, msg=rec.text, ts=rec.ts, stream=rec.stream)

@@ -21,13 +21,12 @@ from typing import Any, Callable, Iterator
 
 from bootlog import podman
 from bootlog.errors import InputError, SourceError
-from bootlog.plain import record, spec
+from dataclasses import dataclass, field
 from bootlog.records import Boot, Record
 
 HEAD_HASH_BYTES = 4096
 ON_EVENT_TIMEOUT_S = 60
 BATCH = 8 << 20  # bytes read, parsed and stored at a time: bounds memory during a catch-up
-AFTER = {"Traceback (most recent call last)": 200}  # as ingest.read_records keeps context
 
 
 # ------------------------------------------------------------------------------ what is read
@@ -42,7 +41,7 @@ class FileTail:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        from bootlog.store.rows import stored_name
+        from bootlog.store.write import stored_name
 
         self.key = "watch:file:" + stored_name(os.path.realpath(path))
         self.label = path
@@ -50,8 +49,7 @@ class FileTail:
         self.restarted = False  # the last read started over at the top of a new file
 
     def source(self, host: str | None):
-        from bootlog.store.queries import SourceInfo
-        from bootlog.store.rows import stored_name
+        from bootlog.store.write import SourceInfo, stored_name
 
         return SourceInfo(name=stored_name(self.path), kind="file", container=None, host=host)
 
@@ -140,7 +138,7 @@ class ContainerTail:
         self.label = f"{engine}:{name}"
 
     def source(self, host: str | None):
-        from bootlog.store.queries import SourceInfo
+        from bootlog.store.write import SourceInfo
 
         return SourceInfo(name=f"{self.engine}:{self.name}", kind="container", container=self.name, host=host)
 
@@ -187,13 +185,13 @@ def split_lines(data: bytes) -> list[bytes]:
 # --------------------------------------------------------------------------------- the loop
 
 
-@record
+@dataclass
 class _Window:
     """What is not settled yet: the candidate lines of the last boot (and any after it), with
     the read position before each of them (a boot starts on a candidate line)."""
 
-    records: list[Record] = spec(factory=list)
-    positions: dict[int, Any] = spec(factory=dict)  # line number -> position before it
+    records: list[Record] = field(default_factory=list)
+    positions: dict[int, Any] = field(default_factory=dict)  # line number -> position before it
     end_line: int = 0  # last line number read
     end: Any = None  # position after the last line read
     carry: int = 0  # lines still to keep after a traceback start seen in an earlier batch
@@ -207,13 +205,13 @@ class _Window:
         return self.positions.get(line, self.end)
 
 
-@record
+@dataclass
 class _Known:
     """What is stored already for one boot (so only new events are printed)."""
 
     id: int
     status: str
-    events: set = spec(factory=set)
+    events: set = field(default_factory=set)
     died: bool = False  # boot_died announced (or stored before this watch started)
 
 
@@ -225,7 +223,8 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
     from bootlog.envelope import detect
     from bootlog.ingest import default_host
     from bootlog.parse import parse
-    from bootlog.store.queries import get_position, save_boots
+    from bootlog.store.reads import get_position
+    from bootlog.store.write import save_boots
 
     warn = warn or emit
     src = tail.source(host or default_host())
@@ -281,33 +280,18 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
 
 
 def _candidates() -> Callable[[_Window, bytes, str, int], list[Record]]:
-    """The lines ingest's fast path keeps (catalogue literals, plus the lines after a traceback
-    start, found by the same Scanner), with the traceback context carried into the next batch."""
+    """The lines ingest keeps (the scan's literals, plus the lines after a traceback start),
+    with the traceback context carried into the next batch."""
     from bootlog.envelope import records
-    from bootlog.ingest import scan_literals
-    from bootlog.scan import Scanner
+    from bootlog.parse import all_literals
+    from bootlog.scan import Lines, Search
 
-    if os.environ.get("BOOTLOG_FULL_SCAN"):
-        return lambda win, data, fmt, first: list(records([data], fmt, start_line=first))
-    scanner = Scanner(scan_literals(), after=AFTER)
-    (marker, span), = AFTER.items()
-    needle = marker.encode()
+    search = Search(all_literals())
 
     def keep(win: _Window, data: bytes, fmt: str, first: int) -> list[Record]:
-        lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-        out: list[Record] = []
-        carry, rest, start = win.carry, data, first
-        if carry:  # the tail of a traceback begun in the previous batch: every line counts
-            cut = 0
-            for _ in range(min(carry, lines)):
-                nl = data.find(b"\n", cut)
-                cut = nl + 1 if nl >= 0 else len(data)
-            out += records([data[:cut]], fmt, start_line=first)
-            rest, start = data[cut:], first + data.count(b"\n", 0, cut)
-        out += scanner.records([rest], fmt, start_line=start)
-        at = data.rfind(needle)
-        after_tb = data.count(b"\n", at) - 1 if at >= 0 else lines
-        win.carry = max(carry - lines, span - after_tb, 0)
+        lines = Lines([data], fmt, search, start_line=first, owed=win.carry)
+        out = list(records(lines, fmt))
+        win.carry = lines.owed
         return out
 
     return keep
@@ -363,7 +347,7 @@ def _boot_key(b: Boot) -> tuple:
 def _load_known(db, src, boots: list[Boot], known: dict[tuple, _Known]) -> None:
     """For boots first met in this run: what the store already holds, so a restarted watch does
     not announce again what it announced before."""
-    from bootlog.store.queries import list_boots, show_boot
+    from bootlog.store.reads import list_boots, show_boot
 
     fresh = [b for b in boots if _boot_key(b) not in known]
     if not fresh:
@@ -449,9 +433,9 @@ def _line(ev: dict) -> str:
 def event_json(ev: dict) -> str:
     """The event as the JSON an --on-event command reads: what show --json stores for it (no NaN
     or Infinity, which no strict JSON parser reads: a detail printed as `limit=nan` is null)."""
-    from bootlog.store.rows import _jsonable
+    from bootlog.store.write import jsonable
 
-    return json.dumps(_jsonable(ev), allow_nan=False)
+    return json.dumps(jsonable(ev), allow_nan=False)
 
 
 def _run_hook_cmd(cmd: str, ev: dict, warn: Callable[[str], None]) -> None:

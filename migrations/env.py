@@ -1,36 +1,25 @@
 """Alembic environment for bootlog.
 
-bootlog runs migrations itself (bootlog.store.db.upgrade) over its own connection, passed in
+bootlog runs its migrations itself (bootlog.store.db.migrate) over its own connection, passed in
 config.attributes["connection"]; the `alembic` command line works too, given sqlalchemy.url.
+The migrations are the one definition of the schema: there are no models to compare against.
 """
 from __future__ import annotations
 
 from alembic import context
 from sqlalchemy import create_engine
 
-from bootlog.store.models import Base
-
 config = context.config
-target_metadata = Base.metadata
 
 
 def _configure(connection) -> None:
-    context.configure(
-        connection=connection,
-        target_metadata=target_metadata,
-        render_as_batch=True,  # SQLite cannot ALTER most things; batch mode copies the table
-        compare_type=True,
-    )
+    # render_as_batch: SQLite cannot ALTER most things; batch mode copies the table
+    context.configure(connection=connection, target_metadata=None, render_as_batch=True)
 
 
 def run_offline() -> None:
-    context.configure(
-        url=config.get_main_option("sqlalchemy.url"),
-        target_metadata=target_metadata,
-        literal_binds=True,
-        render_as_batch=True,
-        compare_type=True,
-    )
+    context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=None,
+                      literal_binds=True, render_as_batch=True)
     with context.begin_transaction():
         context.run_migrations()
 
@@ -39,7 +28,7 @@ def run_online() -> None:
     connection = config.attributes.get("connection")
     if connection is not None:
         _configure(connection)
-        with context.begin_transaction():
+        with context.begin_transaction():  # (the caller's transaction: nothing new is begun)
             context.run_migrations()
         return
     engine = create_engine(config.get_main_option("sqlalchemy.url"))

@@ -195,6 +195,9 @@ def test_every_command_has_help():
 def test_db_in_a_missing_directory_is_an_error_not_a_new_database(tmp_path):
     target = tmp_path / "typo" / "bootlog.db"
     res = CliRunner().invoke(cli, ["--db", str(target), "list"], catch_exceptions=False)
+    assert res.exit_code == 1 and f"no database at {target}" in res.stderr
+    res = CliRunner().invoke(cli, ["--db", str(target), "ingest", str(FIXTURES / "012-v0.10.2-v1-small.log")],
+                             catch_exceptions=False)
     assert res.exit_code == 1 and "does not exist" in res.stderr
     assert not target.parent.exists()
 

@@ -87,7 +87,7 @@ def test_a_reingest_does_not_undo_prune(tmp_path):
     assert res.exit_code == 0 and "[already stored]" in res.stdout
     assert "[already stored]" in run(db, "ingest", str(copy)).stdout
     with sqlite3.connect(db) as con:
-        assert con.execute("select count(*) from samples").fetchone() == (0,)
+        assert con.execute("select count(*) from sample_chunks").fetchone() == (0,)
         assert con.execute("select id, ingested_at from boots").fetchall() == before
         assert con.execute("select count(*) from metrics").fetchone()[0] > 0  # figures stay
 

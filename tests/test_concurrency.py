@@ -5,12 +5,10 @@ from __future__ import annotations
 import multiprocessing as mp
 
 import pytest
-from sqlalchemy import func, select
 
-from bootlog.store.db import open_db
-from bootlog.store.models import BootRow, MetricRow
-from bootlog.store.queries import count_rows
-from bootlog.store.testing import pg_base_url, pg_schema, save_worker, seed_boot
+from bootlog.store.db import open_store
+from bootlog.store.reads import count_rows
+from pgutil import pg_base_url, pg_schema, save_worker, seed_boot
 
 BACKENDS = ["sqlite"] + (["postgresql"] if pg_base_url() else [])
 CTX = mp.get_context("spawn")  # children start clean: no engine or connection inherited
@@ -48,11 +46,11 @@ def test_eight_writers_store_everything(url):
     assert all(len(v) == per and all(created for _, created in v) for v in out.values())
     ids = [bid for v in out.values() for bid, _ in v]
     assert len(set(ids)) == 8 * per
-    eng = open_db(url)
+    eng = open_store(url)
     rows = count_rows(eng)
     assert rows["boots"] == 8 * per and rows["sources"] == 8
     assert rows["metrics"] == 8 * per * len(seed_boot(0).metrics)
-    eng.dispose()
+    eng.close()
 
 
 def test_same_boots_twice_at_once_stored_once(url):
@@ -63,23 +61,22 @@ def test_same_boots_twice_at_once_stored_once(url):
     assert [bid for bid, _ in a] == [bid for bid, _ in b]  # both got the same ids back
     created = [ca or cb for (_, ca), (_, cb) in zip(a, b)]
     assert all(created) and not any(ca and cb for (_, ca), (_, cb) in zip(a, b))
-    eng = open_db(url)
-    with eng.connect() as conn:
-        assert conn.execute(select(func.count()).select_from(BootRow)).scalar() == len(nums)
-        per_boot = conn.execute(select(MetricRow.boot_id, func.count()).group_by(MetricRow.boot_id)).all()
+    eng = open_store(url)
+    assert eng.one("SELECT count(*) FROM boots")[0] == len(nums)
+    per_boot = eng.rows("SELECT boot_id, count(*) FROM metrics GROUP BY boot_id")
     assert len(per_boot) == len(nums) and {n for _, n in per_boot} == {len(seed_boot(0).metrics)}
-    eng.dispose()
+    eng.close()
 
 
 def _resume_worker(url: str, path: str, start, results) -> None:
     from bootlog.ingest import ingest
 
     try:
-        eng = open_db(url)
+        eng = open_store(url)
         start.wait(timeout=60)
         out = ingest(eng, path)
         results.put(("ok", out.resumed_at_line))
-        eng.dispose()
+        eng.close()
     except BaseException as err:  # noqa: BLE001 - reported to the parent
         results.put(("error", repr(err)))
 
@@ -93,7 +90,7 @@ def test_two_ingests_resuming_a_grown_file_at_once_add_its_lines_once(url, tmp_p
     cut = data.index(b"\n", len(data) * 6 // 10) + 1
     path = tmp_path / "grown.log"
     path.write_bytes(data[:cut])
-    eng = open_db(url)
+    eng = open_store(url)
     ingest(eng, str(path))
     path.write_bytes(data)
     start, results = CTX.Barrier(2), CTX.Queue()
@@ -104,10 +101,8 @@ def test_two_ingests_resuming_a_grown_file_at_once_add_its_lines_once(url, tmp_p
     for p in procs:
         p.join(timeout=30)
     assert all(r[0] == "ok" for r in got), got
-    with eng.connect() as conn:
-        from bootlog.store.models import SampleRow
+    from bootlog.store.reads import samples
 
-        n, distinct = conn.execute(select(func.count(), func.count(SampleRow.line.distinct()))
-                                   .select_from(SampleRow)).one()
-    assert n == distinct == data.count(b"Avg prompt throughput")
-    eng.dispose()
+    lines = [s.line for _, s in samples(eng, [r[0] for r in eng.rows("SELECT id FROM boots")])]
+    assert len(lines) == len(set(lines)) == data.count(b"Avg prompt throughput")
+    eng.close()

@@ -9,12 +9,10 @@ import signal
 import time
 
 import pytest
-from sqlalchemy import func, select
 
-from bootlog.store.db import open_db
-from bootlog.store.models import BootRow, ConfigRow, EventRow, MetricRow, SampleRow
-from bootlog.store.queries import SourceInfo, save_boots
-from bootlog.store.testing import crash_worker, pg_base_url, pg_schema, seed_boot
+from bootlog.store.db import open_store
+from bootlog.store.write import SourceInfo, save_boots
+from pgutil import crash_worker, pg_base_url, pg_schema, seed_boot
 
 BACKENDS = ["sqlite"] + (["postgresql"] if pg_base_url() else [])
 # fork: a child is ready in milliseconds; the parent holds no open connection while forking
@@ -36,15 +34,11 @@ def url(request, tmp_path):
 
 def _counts(engine) -> dict[int, tuple[int, int, int, int]]:
     """boot id -> (metrics, config, events, samples) rows stored for it."""
-    out = {}
-    with engine.connect() as conn:
-        ids = conn.execute(select(BootRow.id)).scalars().all()
-        per = {}
-        for model in (MetricRow, ConfigRow, EventRow, SampleRow):
-            per[model] = dict(conn.execute(select(model.boot_id, func.count()).group_by(model.boot_id)).all())
-        for bid in ids:
-            out[bid] = tuple(per[m].get(bid, 0) for m in (MetricRow, ConfigRow, EventRow, SampleRow))
-    return out
+    ids = [r[0] for r in engine.rows("SELECT id FROM boots")]
+    per = [dict(engine.rows(f"SELECT boot_id, {n} FROM {t} GROUP BY boot_id"))
+           for t, n in (("metrics", "count(*)"), ("config", "count(*)"), ("events", "count(*)"),
+                        ("sample_chunks", "sum(n)"))]
+    return {bid: tuple(int(p.get(bid, 0)) for p in per) for bid in ids}
 
 
 def _settle(backend: str, url: str) -> None:
@@ -53,29 +47,25 @@ def _settle(backend: str, url: str) -> None:
     Wait until the server has ended every other client session on this database."""
     if backend != "postgresql":
         return
-    from sqlalchemy import text
-
-    engine = open_db(url)
+    engine = open_store(url)
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            with engine.connect() as conn:
-                others = conn.execute(text(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                    "AND pid <> pg_backend_pid() AND backend_type = 'client backend'")).scalar()
+            others = engine.one("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                                "AND pid <> pg_backend_pid() AND backend_type = 'client backend'")[0]
             if not others:
                 return
             time.sleep(0.02)
         raise AssertionError("the killed client's server session never ended")
     finally:
-        engine.dispose()
+        engine.close()
 
 
 def test_kill_9_never_leaves_a_partial_boot(url):
     backend, url = url
     n_boots = BOOTS[backend]
     rng = random.Random(20261002)
-    open_db(url).dispose()  # schema in place: every kill lands in save_boots, not in migration
+    open_store(url).close()  # schema in place: every kill lands in save_boots, not in migration
     full = seed_boot(0, padding=PADDING)
     expected = (len(full.metrics), len(full.config), len(full.events), len(full.samples))
     outcomes = {"nothing": 0, "all": 0}
@@ -94,9 +84,9 @@ def test_kill_9_never_leaves_a_partial_boot(url):
         p.join(timeout=30)
         _settle(backend, url)
 
-        engine = open_db(url)
+        engine = open_store(url)
         counts = _counts(engine)
-        engine.dispose()
+        engine.close()
         partial = {bid: c for bid, c in counts.items() if c != expected}
         assert not partial, f"round {rnd}: partial boots {partial}"
         added = len(counts) - stored
@@ -110,11 +100,11 @@ def test_kill_9_never_leaves_a_partial_boot(url):
     assert outcomes["nothing"] > 0, outcomes
 
     # re-running the cut-off saves completes them; re-running a finished one adds nothing
-    engine = open_db(url)
+    engine = open_store(url)
     src = SourceInfo("podman:crash", "container", container="crash")
     for rnd in cut_off + done[:1]:
         save_boots(engine, src, [seed_boot(rnd * 1000 + i, tag="crash", padding=PADDING) for i in range(n_boots)])
     counts = _counts(engine)
-    engine.dispose()
+    engine.close()
     assert len(counts) == (len(cut_off) + len(done)) * n_boots == ROUNDS * n_boots
     assert set(counts.values()) == {expected}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bootlog.envelope import clean, detect, records
+from bootlog.envelope import clean, detect, read
 
 DATA = Path(__file__).parent / "data" / "envelope"
 CORPUS = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "logs").glob("*.log"))  # the corpus, copied
@@ -20,7 +20,7 @@ UTC = timezone.utc
 
 def recs(name: str, fmt: str | None = None, chunk: int = 4096):
     data = (DATA / name).read_bytes()
-    return list(records([data[i:i + chunk] for i in range(0, len(data), chunk)], fmt))
+    return list(read([data[i:i + chunk] for i in range(0, len(data), chunk)], fmt))
 
 
 def ts(s: str) -> datetime:
@@ -42,7 +42,7 @@ def test_detect_samples(name, fmt):
 def test_corpus_logs_are_plain_and_every_line_is_a_record(path):
     data = path.read_bytes()
     assert detect(data[:65536]) == "plain"
-    got = list(records([data[i:i + 65536] for i in range(0, len(data), 65536)]))
+    got = list(read([data[i:i + 65536] for i in range(0, len(data), 65536)]))
     lines = data.split(b"\n")
     if lines[-1] == b"":
         lines.pop()
@@ -56,11 +56,11 @@ def test_ansi_crlf_and_tqdm_carriage_returns():
     raw_first = ansi.read_bytes().split(b"\n")
     assert any(b"\x1b[" in x for x in raw_first)
     crlf = next(p for p in CORPUS if p.name.startswith("031"))
-    got = list(records([crlf.read_bytes()]))
+    got = list(read([crlf.read_bytes()]))
     assert got[0].text == "(APIServer pid=103793) INFO 03-08 20:37:09 [utils.py:287] "
     # a tqdm bar keeps its inner \r (corpus line numbers count \n only); only the last goes
     data = b"Loading: 0%\rLoading: 50%\rLoading: 100%\r\nnext\r\n"
-    assert [r.text for r in records([data])] == ["Loading: 0%\rLoading: 50%\rLoading: 100%", "next"]
+    assert [r.text for r in read([data])] == ["Loading: 0%\rLoading: 50%\rLoading: 100%", "next"]
 
 
 # ---------------------------------------------------------------- raw k8s-file / CRI
@@ -146,7 +146,7 @@ def test_podman_t_restarts_stdout_only():
 def test_podman_t_dates_inside_messages_stay_text():
     data = (b"2026-11-29T14:25:19.320146538Z cache from 2024-01-01T00:00:00Z is stale\n"
             b"2026-11-29T14:25:19.320146538Z next\n")
-    assert [r.text for r in records([data])] == ["cache from 2024-01-01T00:00:00Z is stale", "next"]
+    assert [r.text for r in read([data])] == ["cache from 2024-01-01T00:00:00Z is stale", "next"]
 
 
 # ---------------------------------------------------------------- docker, journald, compose
@@ -176,10 +176,10 @@ def test_compose_prefixes_are_removed():
     lines = src.split(b"\n")[:-1]
     wrapped = b"".join(b"\x1b[36mfrank-primary-qwen-1  |\x1b[0m " + x + b"\n" for x in lines)
     assert detect(wrapped[:65536]) == "compose"
-    assert [r.text for r in records([wrapped])] == [r.text for r in records([src])]
+    assert [r.text for r in read([wrapped])] == [r.text for r in read([src])]
     # podman-compose style "[name] | msg" with compose logs -t time after the bar
     data = b"[vllm] | 2026-11-29T14:25:19.320146538Z INFO a\n[vllm] | INFO b\n[vllm] | c\n"
-    got = list(records([data]))
+    got = list(read([data]))
     assert [r.text for r in got] == ["INFO a", "INFO b", "c"]
     assert got[0].ts == ts("2026-11-29T14:25:19.320146+00:00") and got[1].ts is None
 
@@ -235,14 +235,14 @@ def test_corpus_through_conmon_cri_and_podman_t(path):
                     + [(t, 1, i, b"stderr", tag, m) for i, (t, tag, m) in enumerate(err)])
     cri = b"".join(_stamp(t, False) + b" " + s + b" " + tag + b" " + m + b"\n"
                    for t, _, _, s, tag, m in merged)
-    got = list(records([cri[i:i + 65536] for i in range(0, len(cri), 65536)]))
+    got = list(read([cri[i:i + 65536] for i in range(0, len(cri), 65536)]))
     assert [r.text for r in got if r.stream == "stdout"] == want
     assert [r.text for r in got if r.stream == "stderr"] == [x.decode() for x in err_lines]
     assert [r.lineno for r in got] == sorted(r.lineno for r in got)
 
     podman_t = b"".join(_stamp(t, True) + b" " + m + (b"\n" if tag == b"F" else b"")
                         for t, tag, m in out)
-    got_t = list(records([podman_t]))
+    got_t = list(read([podman_t]))
     assert detect(podman_t[:65536]) == "podman_ts"
     assert [r.text for r in got_t] == want
     assert all(r.ts is not None for r in got_t)
@@ -263,7 +263,7 @@ def test_corpus_through_docker_json_file(path):
                                     "time": f"2026-11-29T14:00:{i % 60:02d}.5Z"}))
     blob = ("\n".join(rows) + "\n").encode()
     assert detect(blob[:65536]) == "docker_json"
-    assert [r.text for r in records([blob])] == [clean(x.encode()) for x in lines]
+    assert [r.text for r in read([blob])] == [clean(x.encode()) for x in lines]
 
 
 # ---------------------------------------------------------------- bad inputs
@@ -271,35 +271,36 @@ def test_corpus_through_docker_json_file(path):
 def test_binary_garbage_and_nul_bytes():
     rng = random.Random(7)
     garbage = rng.randbytes(1 << 20)
-    got = list(records([garbage[i:i + 10000] for i in range(0, len(garbage), 10000)]))
+    got = list(read([garbage[i:i + 10000] for i in range(0, len(garbage), 10000)]))
     assert len(got) == garbage.count(b"\n") + (0 if garbage.endswith(b"\n") else 1)
     assert all("\x00" not in r.text for r in got)
     # logrotate copytruncate leaves NUL runs before the next line
-    assert [r.text for r in records([b"\x00" * 5000 + b"INFO ok\n"])] == ["INFO ok"]
+    assert [r.text for r in read([b"\x00" * 5000 + b"INFO ok\n"])] == ["INFO ok"]
 
 
 def test_ten_megabyte_line_in_small_chunks():
+    # a line past sources.LINE_MAX (1 MiB) is cut there: memory stays bounded, the lines after it stay
     big = b"x" * (10 << 20)
     data = b"INFO first\n" + big + b"\nINFO last"
-    got = list(records([data[i:i + 65536] for i in range(0, len(data), 65536)]))
-    assert [(r.lineno, len(r.text)) for r in got] == [(1, 10), (2, 10 << 20), (3, 9)]
+    got = list(read([data[i:i + 65536] for i in range(0, len(data), 65536)]))
+    assert [(r.lineno, len(r.text)) for r in got] == [(1, 10), (2, 1 << 20), (3, 9)]
     tsd = b"2026-11-29T14:25:19.320146538Z " + big + b"\n"
-    assert len(next(records([tsd])).text) == 10 << 20
+    assert len(next(read([tsd])).text) == (1 << 20) - 31
 
 
 def test_non_utf8_empty_input_final_line_and_chunk_boundaries():
-    assert list(records([])) == [] and list(records([b""])) == []
+    assert list(read([])) == [] and list(read([b""])) == []
     data = b"caf\xe9\r\n\xff\xfeok\nlast-no-newline"
     want = ["caf\ufffd", "\ufffd\ufffdok", "last-no-newline"]
     for size in (1, 2, 3, 7, 100):
-        got = list(records([data[i:i + size] for i in range(0, len(data), size)]))
+        got = list(read([data[i:i + size] for i in range(0, len(data), size)]))
         assert [r.text for r in got] == want and [r.lineno for r in got] == [1, 2, 3]
-    assert [r.lineno for r in records([data], start_line=41)] == [41, 42, 43]
+    assert [r.lineno for r in read([data], start_line=41)] == [41, 42, 43]
 
 
 def test_unknown_format_is_a_programming_error():
     with pytest.raises(ValueError):
-        list(records([b"x\n"], "syslog"))
+        list(read([b"x\n"], "syslog"))
 
 
 def test_a_pause_after_a_full_read_still_ends_the_partial_line():
@@ -310,13 +311,13 @@ def test_a_pause_after_a_full_read_still_ends_the_partial_line():
     cri = (f"{t1}+00:00 stdout F ".encode() + tail + b"\n"
            + f"{t1}+00:00 stdout P tail-no-newline\n".encode()
            + f"{t2}+00:00 stdout F boot two\n".encode())
-    assert [r.text for r in records([cri])] == ["A" * 5664, "tail-no-newline", "boot two"]
+    assert [r.text for r in read([cri])] == ["A" * 5664, "tail-no-newline", "boot two"]
     podman_t = (f"{t1}Z ".encode() + tail + b"\n"
                 + f"{t1}Z tail-no-newline{t2}Z boot two\n".encode())
-    assert [r.text for r in records([podman_t])] == ["A" * 5664, "tail-no-newline", "boot two"]
+    assert [r.text for r in read([podman_t])] == ["A" * 5664, "tail-no-newline", "boot two"]
     # the same bytes 40 µs apart are one line still being written
     quick = podman_t.replace(t2.encode(), b"2026-11-29T16:22:17.426933139")
-    assert [r.text for r in records([quick])] == ["A" * 5664, "tail-no-newlineboot two"]
+    assert [r.text for r in read([quick])] == ["A" * 5664, "tail-no-newlineboot two"]
 
 
 def test_journalctl_text_output():
@@ -337,29 +338,8 @@ def test_journalctl_text_output():
 
 
 def test_utf8_bom_is_not_text():
-    assert [r.text for r in records([b"\xef\xbb\xbfINFO 11-29 first\r\nINFO second\n"])] == [
+    assert [r.text for r in read([b"\xef\xbb\xbfINFO 11-29 first\r\nINFO second\n"])] == [
         "INFO 11-29 first", "INFO second"]
-
-
-def test_podman_stamp_short_way_equals_the_general_parse(monkeypatch):
-    """parse_ts reads podman's own stamp shape (UTC, 9 fraction digits) the short way: the same
-    datetimes (and the same None) as the general RFC 3339 reading, odd dates included."""
-    import random
-
-    from bootlog import envelope as env
-
-    rng = random.Random(5)
-    stamps = ["2026-11-29T14:25:19.320146538Z", "2026-11-29t14:25:19.320146538z", "2026-02-29T14:25:19.000000001Z",
-              "2024-02-29T23:59:59.999999999Z", "2026-11-29T24:00:00.000000000Z", "2026-13-01T00:00:00.000000000Z",
-              "0000-01-01T00:00:00.000000000Z", "9999-12-31T23:59:59.999999999Z"]
-    stamps += [f"{rng.randint(0, 9999):04d}-{rng.randint(0, 13):02d}-{rng.randint(0, 32):02d}T{rng.randint(0, 25):02d}:"
-               f"{rng.randint(0, 61):02d}:{rng.randint(0, 61):02d}.{rng.randint(0, 10**9 - 1):09d}Z" for _ in range(3000)]
-    short = [env.parse_ts(s) for s in stamps] + [env.parse_ts(s.encode()) for s in stamps]
-    monkeypatch.setattr(env, "_NANO_Z", re.compile(r"(?!)"))  # the general way only
-    general = [env.parse_ts(s) for s in stamps] + [env.parse_ts(s.encode()) for s in stamps]
-    assert short == general and [d.tzinfo for d in short if d] == [d.tzinfo for d in general if d]
-    assert short[0] == datetime(2026, 11, 29, 14, 25, 19, 320146, tzinfo=timezone.utc)
-    assert None in short and sum(d is not None for d in short) > 1000
 
 
 def test_a_stamp_with_an_odd_digit_is_no_time_not_an_error():
@@ -370,31 +350,6 @@ def test_a_stamp_with_an_odd_digit_is_no_time_not_an_error():
         assert env.parse_ts(text) is None
 
 
-def test_podman_stamp_gives_parse_ts_and_its_isoformat():
-    """envelope.podman_stamp (parse()'s stats runs of a podman -t log): parse_ts's datetime and
-    its isoformat() made from the stamp's digits (a zero fraction left out as isoformat() does),
-    or None for any other shape and for a date that does not exist."""
-    import random
-
-    from bootlog import envelope as env
-
-    rng = random.Random(11)
-    stamps = ["2026-11-29T14:25:19.000000538Z", "2026-11-29T14:25:19.000000000Z", "2026-11-29t14:25:19.000001000z",
-              "2026-11-29T14:25:19.320146538+00:00", "2026-11-29T14:25:19Z", " 2026-11-29T14:25:19.320146538Z"]
-    stamps += [f"{rng.randint(0, 9999):04d}-{rng.randint(0, 13):02d}-{rng.randint(0, 32):02d}T{rng.randint(0, 25):02d}:"
-               f"{rng.randint(0, 61):02d}:{rng.randint(0, 61):02d}.{rng.choice([0, rng.randint(0, 10**9 - 1)]):09d}Z"
-               for _ in range(3000)]
-    got = [env.podman_stamp(s) for s in stamps]
-    for s, g in zip(stamps, got):
-        want = env.parse_ts(s) if len(s) == 30 and s[11:13] < "24" else None
-        assert g == (None if want is None else (want, want.isoformat())), s
-        if g is not None:
-            assert g[0].tzinfo is want.tzinfo
-    assert got[0][1] == "2026-11-29T14:25:19+00:00" and got[1][1] == "2026-11-29T14:25:19+00:00"
-    assert got[2][1] == "2026-11-29T14:25:19.000001+00:00" and got[3:6] == [None] * 3
-    assert sum(g is not None for g in got) > 1000 and sum(g is not None and "." not in g[1] for g in got) > 100
-
-
 def test_journal_records_without_message_text_are_warned_about(capsys):
     # journalctl -o json writes "MESSAGE": null for a field of 4 KiB or more (without --all):
     # the line is lost, and the operator is told how to export it whole
@@ -402,11 +357,11 @@ def test_journal_records_without_message_text_are_warned_about(capsys):
             {"__REALTIME_TIMESTAMP": "1758866982001000", "MESSAGE": None},
             {"__REALTIME_TIMESTAMP": "1758866982002000", "MESSAGE": "INFO 09-26 05:49:43 [x.py:1] b"}]
     data = "\n".join(json.dumps(r) for r in rows).encode() + b"\n"
-    got = list(records([data], "journal_json"))
+    got = list(read([data], "journal_json"))
     assert [r.text for r in got] == ["INFO 09-26 05:49:42 [x.py:1] a", "", "INFO 09-26 05:49:43 [x.py:1] b"]
     err = capsys.readouterr().err
     assert "1 journal record(s) have no MESSAGE text" in err and "--all" in err
-    list(records([data.replace(b"null", b'"c"')], "journal_json"))
+    list(read([data.replace(b"null", b'"c"')], "journal_json"))
     assert capsys.readouterr().err == ""
 
 
@@ -437,7 +392,7 @@ def test_journal_pieces_given_as_bytes_join_before_they_are_decoded():
             {"__REALTIME_TIMESTAMP": "1758866986000001", "MESSAGE": list(raw[cut:]) + [10]},
             {"__REALTIME_TIMESTAMP": "1758866986000002", "MESSAGE": list(b"bad \xff byte")}]
     data = "\n".join(json.dumps(r) for r in rows).encode() + b"\n"
-    assert [r.text for r in records([data], "journal_json")] == [line, "bad \ufffd byte"]
+    assert [r.text for r in read([data], "journal_json")] == [line, "bad \ufffd byte"]
 
 
 def test_a_lone_surrogate_escaped_in_journal_json_is_a_replacement_character():
@@ -446,7 +401,7 @@ def test_a_lone_surrogate_escaped_in_journal_json_is_a_replacement_character():
             {"__REALTIME_TIMESTAMP": "1758866986000001", "MESSAGE": "b\udcff", "CONTAINER_PARTIAL_MESSAGE": "true"},
             {"__REALTIME_TIMESTAMP": "1758866986000002", "MESSAGE": "c"}]
     data = "\n".join(json.dumps(r) for r in rows).encode() + b"\n"
-    assert [r.text for r in records([data], "journal_json")] == ["\ufffd x INFO 09-26 05:49:46 [a.py:1] y", "b\ufffdc"]
+    assert [r.text for r in read([data], "journal_json")] == ["\ufffd x INFO 09-26 05:49:46 [a.py:1] y", "b\ufffdc"]
 
 
 def test_a_byte_order_mark_counts_among_the_bytes_a_limited_read_takes(tmp_path):
@@ -458,6 +413,6 @@ def test_a_byte_order_mark_counts_among_the_bytes_a_limited_read_takes(tmp_path)
     path.write_bytes(b"\xef\xbb\xbf" + src)
     first40 = src.split(b"\n")[:40]
     limit = 3 + sum(len(x) + 1 for x in first40)
-    recs, _ = read_records(open_source(str(path)), fast=False, limit=limit)
+    recs, _ = read_records(open_source(str(path)), every=True, limit=limit)
     got = list(recs)
     assert got[-1].lineno == 40 and got[-1].text == clean(first40[-1])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from bootlog.envelope import records
+from bootlog.envelope import read as records
 from bootlog.errors import BootlogError
 from bootlog.parse import parse
 from bootlog.records import Record
@@ -77,14 +77,14 @@ def test_parse_survives_mutated_real_logs(which, ops):
        st.lists(st.tuples(st.integers(0, 3), st.integers(0, 10**7), st.integers(0, 10**7)), max_size=4))
 def test_whole_ingest_of_mutated_logs_keeps_database_consistent(which, ops):
     from bootlog.ingest import ingest
-    from bootlog.store.db import open_db
+    from bootlog.store.db import open_store
     from bootlog.store.housekeeping import check
-    from bootlog.store.queries import list_boots, show_boot
+    from bootlog.store.reads import list_boots, show_boot
 
     with tempfile.TemporaryDirectory() as td:
         log = Path(td) / "m.log"
         log.write_bytes(mutate(LOGS[which], ops))
-        engine = open_db(str(Path(td) / "f.db"))
+        engine = open_store(str(Path(td) / "f.db"))
         try:
             first = ingest(engine, str(log))
             again = ingest(engine, str(log))
@@ -97,4 +97,4 @@ def test_whole_ingest_of_mutated_logs_keeps_database_consistent(which, ops):
             s = show_boot(engine, b["id"])
             assert s["boot"]["status"] in ("ready", "failed", "incomplete")
         assert check(engine) == []
-        engine.dispose()
+        engine.close()

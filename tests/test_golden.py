@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from bootlog.boots import TB_CONTEXT
+from bootlog import parse as parse_mod
+from bootlog import patterns, scan
+from bootlog.ingest import read_records as ingest_read
 from bootlog.parse import parse
 from bootlog.records import Boot, Record
+from bootlog.sources import open_source
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 FIXTURES = sorted(p for p in LOGS.glob("*.log") if p.with_name(p.name[:-4] + ".expected.json").exists())
@@ -32,8 +35,11 @@ METRIC_KEYS = {"kv_cache_tokens", "max_concurrency", "max_concurrency_request_to
 SKIP = {"boot_start_line", "ready_line", "failure_message", "failure_line", "notes"}
 
 
+ENGINES = ["hyperscan", "python"] if scan._hs is not None else ["python"]
+
+
 def read_records(path: Path) -> list[Record]:
-    """A plain-file reader: utf-8 with replacement, ANSI stripped, line ends removed."""
+    """A plain-file reader of every line: utf-8 with replacement, ANSI stripped, line ends removed."""
     data = path.read_bytes().split(b"\n")
     if data and data[-1] == b"":
         data.pop()
@@ -41,12 +47,15 @@ def read_records(path: Path) -> list[Record]:
             for i, raw in enumerate(data, 1)]
 
 
-def candidates(recs: list[Record]) -> list[Record]:
-    """What scan.py hands over: literal lines plus TB_CONTEXT lines after each traceback start."""
-    from bootlog.parse import all_literals
-    from bootlog.scan import select
-
-    return list(select(recs, all_literals(), after={"Traceback (most recent call last)": TB_CONTEXT}))
+def ingested(path: Path, engine: str, monkeypatch) -> list[Boot]:
+    """The boots as `bootlog ingest` reads them (the scan's candidate lines), with hyperscan or
+    with the pure-Python search that stands in where hyperscan cannot be imported."""
+    if engine == "python":
+        monkeypatch.setattr(scan, "_hs", None)
+        monkeypatch.setattr(parse_mod, "_SEARCH", [])
+        monkeypatch.setattr(patterns, "_SEARCH", [])
+    recs, lines = ingest_read(open_source(str(path)))
+    return parse(recs, year=2026, total_lines=lambda: lines.lines_seen)
 
 
 def num(x):
@@ -137,11 +146,11 @@ def labels(path: Path) -> list[dict]:
     return d.get("boots", [d]) if isinstance(d, dict) else d
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("log", FIXTURES, ids=[p.stem for p in FIXTURES])
-def test_golden(log: Path) -> None:
-    recs = read_records(log)
+def test_golden(log: Path, engine: str, monkeypatch) -> None:
     want = labels(log)
-    boots = parse(recs, year=2026, total_lines=len(recs))
+    boots = ingested(log, engine, monkeypatch)
     assert len(boots) == len(want), [(b.first_line, b.last_line, b.status) for b in boots]
     misses = []
     for i, (wb, b) in enumerate(zip(want, align(want, boots))):
@@ -167,11 +176,9 @@ def test_golden(log: Path) -> None:
 
 
 @pytest.mark.parametrize("log", FIXTURES, ids=[p.stem for p in FIXTURES])
-def test_filtered_stream_gives_same_boots(log: Path) -> None:
+def test_candidate_lines_give_the_boots_of_every_line(log: Path, monkeypatch) -> None:
     recs = read_records(log)
-    full = parse(recs, year=2026, total_lines=len(recs))
-    fast = parse(candidates(recs), year=2026, total_lines=len(recs))
-    assert fast == full
+    assert ingested(log, ENGINES[0], monkeypatch) == parse(recs, year=2026, total_lines=len(recs))
 
 
 def test_fixtures_present() -> None:

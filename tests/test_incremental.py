@@ -6,8 +6,8 @@ import json
 import pytest
 
 from bootlog.ingest import ingest
-from bootlog.store.db import open_db
-from bootlog.store.queries import get_position, list_boots, show_boot
+from bootlog.store.db import open_store
+from bootlog.store.reads import get_position, list_boots, show_boot
 from conftest import FIXTURES
 
 LOGS = ["014-v0.10.2-nohup-multiboot.log", "020-v0.11.2-metrics-heavy.log", "042-v0.22.0-llm.log",
@@ -28,7 +28,7 @@ def stored(engine) -> list[dict]:
 
 def grow_and_ingest(tmp_path, data: bytes, cuts: list[int]):
     log = tmp_path / "grow.log"
-    engine = open_db(str(tmp_path / "inc.db"))
+    engine = open_store(str(tmp_path / "inc.db"))
     done = 0
     for cut in cuts + [len(data)]:
         with open(log, "ab") as f:
@@ -45,7 +45,7 @@ def test_growing_log_equals_one_read(tmp_path, name):
     # cuts anywhere: mid-line, mid-boot, before and after "Application startup complete."
     cuts = sorted({n // 7, n // 3 + 17, n // 2, (2 * n) // 3 + 5, n - 200})
     engine, log = grow_and_ingest(tmp_path, data, cuts)
-    once = open_db(str(tmp_path / "once.db"))
+    once = open_store(str(tmp_path / "once.db"))
     ingest(once, str(log))
     assert stored(engine) == stored(once)
 
@@ -68,7 +68,7 @@ def test_runtime_lines_extend_the_ready_boot(tmp_path):
     cut = data.index(b"\n", data.index(b"Application startup complete")) + 1
     log = tmp_path / "g.log"
     log.write_bytes(data[:cut])
-    engine = open_db(str(tmp_path / "g.db"))
+    engine = open_store(str(tmp_path / "g.db"))
     [first] = ingest(engine, str(log))
     assert first.boot.status == "ready" and not any(e.kind == "oom" for e in first.boot.events)
     with open(log, "ab") as f:
@@ -86,7 +86,7 @@ def test_rewritten_file_is_read_from_the_start(tmp_path):
     a = (FIXTURES / "005-v0.8.4-v1-tp2.log").read_bytes()
     b = (FIXTURES / "014-v0.10.2-nohup-multiboot.log").read_bytes()
     log = tmp_path / "rot.log"
-    engine = open_db(str(tmp_path / "r.db"))
+    engine = open_store(str(tmp_path / "r.db"))
     log.write_bytes(a)
     ingest(engine, str(log))
     log.write_bytes(b)  # rotated: same name, other content (and longer)
@@ -157,12 +157,12 @@ def test_a_boot_read_at_ready_and_later_whole_from_another_source_is_one_boot(tm
     (seed boots have fewer than 64 catalogue lines by then: the fingerprint moved with them)."""
     import gzip
 
-    from bootlog.store.db import open_db
-    from bootlog.store.queries import list_boots, show_boot
+    from bootlog.store.db import open_store
+    from bootlog.store.reads import list_boots, show_boot
 
     data = (FIXTURES / "seed/08-gdn-hip-burst-prefix-caching.log").read_bytes()
     ready = data.index(b"\n", data.index(b"Application startup complete")) + 1
-    engine = open_db(str(tmp_path / "t.db"))
+    engine = open_store(str(tmp_path / "t.db"))
     log = tmp_path / "vllm.log"
     log.write_bytes(data[:ready])
     (young,) = ingest(engine, str(log))
@@ -181,7 +181,7 @@ def test_a_boot_read_at_ready_and_later_whole_from_another_source_is_one_boot(tm
     assert kinds.count("gdn_hip_fault") >= 32  # the runtime faults are on the one boot
 
     # the other order: the hook's young read (another source), then the archive first seen whole
-    engine2 = open_db(str(tmp_path / "t2.db"))
+    engine2 = open_store(str(tmp_path / "t2.db"))
     hooked = tmp_path / "hooked.log"
     hooked.write_bytes(data[:ready])
     (h,) = ingest(engine2, str(hooked))
@@ -201,7 +201,7 @@ def test_after_a_rotation_a_resumed_read_extends_the_running_boot_not_an_old_one
     new = (FIXTURES / "seed/08-gdn-hip-burst-prefix-caching.log").read_bytes()
     ready = new.index(b"\n", new.index(b"Application startup complete")) + 1
     assert old.count(b"\n") > new.count(b"\n")  # the old contents reach further than the new
-    engine = open_db(str(tmp_path / "t.db"))
+    engine = open_store(str(tmp_path / "t.db"))
     log = tmp_path / "vllm.log"
     log.write_bytes(old)
     before = {r.id: show_boot(engine, r.id)["boot"]["last_line"] for r in ingest(engine, str(log))}
@@ -228,7 +228,7 @@ def test_a_file_whose_boot_was_first_stored_from_another_source_still_reads_on(t
     data = (FIXTURES / "seed/04-shape-g-kv-400700-no-prefix-cache.log").read_bytes()
     lines = [line + b"\n" for line in data.split(b"\n")[:-1]]  # (not splitlines: "\r" is in lines)
     assert b"Application startup complete" in lines[229]
-    engine = open_db(str(tmp_path / "t.db"))
+    engine = open_store(str(tmp_path / "t.db"))
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"".join(lines[:230]))))
     (first,) = ingest(engine, "-")
     log = tmp_path / "vllm.log"

@@ -1,23 +1,24 @@
-"""Alembic migrations: the migrated schema is the models' schema, downgrades work, the fast-path
-head constant is the real head, and the packaged migrations work from a non-editable install."""
+"""Alembic migrations: they are the one schema (a new database is made by running them), the
+samples move to chunks and back, downgrades work, the head constant is the real head, and the
+packaged migrations work from a non-editable install."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from alembic.config import Config
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect, text
 
 from bootlog.errors import StoreError
-
 from bootlog.store import db as dbmod
-from bootlog.store.housekeeping import schema_diffs
-from bootlog.store.models import Base
-from bootlog.store.queries import SourceInfo, save_boots, show_boot
-from bootlog.store.testing import pg_base_url, pg_schema, seed_boot
+from bootlog.store.housekeeping import check, expected_columns
+from bootlog.store.reads import samples, show_boot
+from bootlog.store.write import SourceInfo, save_boots
+from pgutil import pg_base_url, pg_schema, seed_boot
 
 BACKENDS = ["sqlite"] + (["postgresql"] if pg_base_url() else [])
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,12 +34,13 @@ def url(request, tmp_path):
 
 
 def _script() -> ScriptDirectory:
-    return ScriptDirectory.from_config(dbmod.alembic_config())
+    cfg = Config()
+    cfg.set_main_option("script_location", dbmod.script_location())
+    return ScriptDirectory.from_config(cfg)
 
 
 def test_head_constant_is_the_script_head():
-    heads = _script().get_heads()
-    assert heads == [dbmod.HEAD_REVISION], "bump HEAD_REVISION in bootlog/store/where.py with each migration"
+    assert _script().get_heads() == [dbmod.HEAD_REVISION], "bump HEAD_REVISION in bootlog/store/db.py"
 
 
 def test_revisions_form_one_line_with_downgrades():
@@ -50,59 +52,72 @@ def test_revisions_form_one_line_with_downgrades():
         assert "def downgrade" in src and "\n    pass\n" not in src.split("def downgrade")[1]
 
 
-def test_migrated_schema_equals_models(url):
-    eng = dbmod.open_db(url)
+def test_a_new_database_has_what_the_migrations_build(url):
+    store = dbmod.open_store(url)
     try:
-        assert dbmod.current_revision(eng) == dbmod.HEAD_REVISION
-        assert schema_diffs(eng) == []  # what `alembic check` would say
-        names = set(inspect(eng).get_table_names())
-        assert set(Base.metadata.tables) <= names and "alembic_version" in names
-        # the naming convention reached the database (batch migrations on SQLite depend on it)
-        uqs = {u["name"] for u in inspect(eng).get_unique_constraints("boots")}
-        assert "uq_boots_fingerprint" in uqs
+        assert dbmod.current_revision(store) == dbmod.HEAD_REVISION
+        assert check(store) == []
+        assert {"boots", "metrics", "config", "events", "sample_chunks", "positions", "sources"} <= set(expected_columns())
     finally:
-        eng.dispose()
+        store.close()
 
 
-def test_downgrade_newest_then_upgrade_again(url):
-    eng = dbmod.open_db(url)
+def test_samples_move_to_chunks_and_back(url):
+    """0002 turns a database of sample rows (0001) into chunks, and its downgrade back: the
+    operator's database of the last weeks is not lost to the upgrade."""
+    store = dbmod.connect(url)
+    dbmod.migrate(store, "0001_initial")
+    boot = seed_boot(0)
+    store.execute('INSERT INTO sources ("key", name, kind, created) VALUES (?, ?, ?, ?)', ("k", "a.log", "file", "x"))
+    bid = store.insert_id("INSERT INTO boots (source_id, status, first_line, last_line, fingerprint, config_hash, "
+                          "ingested_at) VALUES (1, 'ready', 1, 9, 'fp', 'h', 'x')", ())
+    old = [(s.line, s.ts, s.values) for s in boot.samples]
+    store.executemany('INSERT INTO samples (boot_id, line, ts, "values") VALUES (?, ?, ?, ?)',
+                      [(bid, line, ts, json.dumps(v)) for line, ts, v in old])
+    dbmod.migrate(store, "head")
+    assert [(s.line, s.ts, s.values) for _, s in samples(store, [bid])] == old
+    assert show_boot(store, bid)["runtime"]["stats_lines"] == 3
+    dbmod.migrate(store, "0001_initial", down=True)
+    back = store.rows('SELECT line, ts, "values" FROM samples ORDER BY line')
+    assert [(line, ts, v if isinstance(v, dict) else json.loads(v)) for line, ts, v in back] == old
+    store.close()
+
+
+def test_downgrade_to_base_then_upgrade_again(url):
+    store = dbmod.open_store(url)
     try:
-        save_boots(eng, SourceInfo("a.log", "file"), [seed_boot(0)])
-        newest = _script().get_revision(dbmod.HEAD_REVISION)
-        target = newest.down_revision or "base"
-        dbmod.downgrade(eng, target)
-        assert dbmod.current_revision(eng) == (None if target == "base" else target)
-        if target == "base":
-            assert not set(Base.metadata.tables) & set(inspect(eng).get_table_names())
-        dbmod.upgrade(eng)
-        assert dbmod.current_revision(eng) == dbmod.HEAD_REVISION
-        assert schema_diffs(eng) == []
+        save_boots(store, SourceInfo("a.log", "file"), [seed_boot(0)])
+        dbmod.migrate(store, "base", down=True)
+        assert dbmod.current_revision(store) is None
+        dbmod.migrate(store)
+        assert dbmod.current_revision(store) == dbmod.HEAD_REVISION
+        assert check(store) == []
     finally:
-        eng.dispose()
+        store.close()
 
 
-def test_open_db_upgrades_an_old_database(url):
-    eng = dbmod.make_engine(dbmod.resolve_url(url))
-    newest = _script().get_revision(dbmod.HEAD_REVISION)
-    dbmod.upgrade(eng, newest.down_revision or "base")
-    eng.dispose()
-    eng = dbmod.open_db(url)  # the user just runs a command; the schema follows
+def test_open_store_upgrades_an_old_database(url):
+    store = dbmod.connect(url)
+    dbmod.migrate(store, "0001_initial")
+    store.close()
+    store = dbmod.open_store(url)  # the user just runs a command; the schema follows
     try:
-        assert dbmod.current_revision(eng) == dbmod.HEAD_REVISION
-        [(bid, _)] = save_boots(eng, SourceInfo("a.log", "file"), [seed_boot(0)])
-        assert show_boot(eng, bid)["boot"]["status"] == "ready"
+        assert dbmod.current_revision(store) == dbmod.HEAD_REVISION
+        [(bid, _)] = save_boots(store, SourceInfo("a.log", "file"), [seed_boot(0)])
+        assert show_boot(store, bid)["boot"]["status"] == "ready"
     finally:
-        eng.dispose()
+        store.close()
 
 
-def test_offline_sql_renders_for_postgresql(tmp_path, capsys):
+def test_offline_sql_renders_for_postgresql(capsys):
     from alembic import command
 
-    cfg = dbmod.alembic_config()
+    cfg = Config()
+    cfg.set_main_option("script_location", dbmod.script_location())
     cfg.set_main_option("sqlalchemy.url", "postgresql+psycopg://u@h/db")
     command.upgrade(cfg, "head", sql=True)
     out = capsys.readouterr().out
-    assert "CREATE TABLE boots" in out and "uq_boots_fingerprint" in out
+    assert "CREATE TABLE boots" in out and "uq_boots_fingerprint" in out and "CREATE TABLE sample_chunks" in out
 
 
 def test_migrations_work_from_a_non_editable_install(tmp_path):
@@ -116,7 +131,7 @@ def test_migrations_work_from_a_non_editable_install(tmp_path):
     code = (
         "import sys, bootlog.store.db as d;"
         "assert d.__file__.startswith(sys.argv[2]), d.__file__;"
-        "e = d.open_db(sys.argv[1]); print(d.current_revision(e))"
+        "e = d.open_store(sys.argv[1]); print(d.current_revision(e))"
     )
     env = dict(os.environ, PYTHONPATH=str(target))
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "x.db"), str(target)],
@@ -126,9 +141,8 @@ def test_migrations_work_from_a_non_editable_install(tmp_path):
 
 
 def test_schema_from_a_newer_bootlog_is_refused_clearly(url):
-    eng = dbmod.open_db(url)
-    with eng.begin() as conn:
-        conn.execute(text("UPDATE alembic_version SET version_num = '0099_future'"))
-    eng.dispose()
+    store = dbmod.open_store(url)
+    store.execute("UPDATE alembic_version SET version_num = '0099_future'")
+    store.close()
     with pytest.raises(StoreError, match="0099_future is newer than this bootlog"):
-        dbmod.open_db(url)
+        dbmod.open_store(url)

@@ -408,19 +408,6 @@ def test_corpus_labelled_figures_are_produced(log):
             assert got[name] and all(v == float(want) for v in got[name]), (name, got[name], want)
 
 
-def test_lazy_regexes_are_the_regex_modules():
-    """patterns compiles its helper regexes on first use: same flags, same matches."""
-    import regex
-
-    from bootlog import patterns
-
-    assert patterns.re.S == patterns.re.DOTALL == int(regex.S) == int(regex.DOTALL)
-    assert patterns._GLUED.flags == regex.S
-    assert patterns._GLUED.match("a b=c\nd").group("rest") == "c\nd"  # DOTALL really applies
-    assert type(patterns._GLUED.match.__self__) is type(regex.compile("x"))  # the regex module's
-    assert patterns.re.escape("a.b") == regex.escape("a.b")  # module functions pass through
-
-
 def test_the_newer_generation_config_override_wording_is_a_warning():
     # "Default vLLM sampling parameters … `generation_config.json`: `{…}`": the seeds' v0.22 fork
     # and real v0.16+ logs (the one knob that changes answers: kept on every boot)

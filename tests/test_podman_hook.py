@@ -86,7 +86,7 @@ def test_hook_reports_the_new_boot_of_a_restarted_container_and_diffs_it(replaye
 
 def test_hook_reports_the_failed_boot_even_when_the_engine_restarts_the_container(replayer, db_path):
     from bootlog.hook import run_hook, to_json
-    from bootlog.store.db import open_db
+    from bootlog.store.db import open_store
 
     oom = fixture_log(OOM).read_bytes()
     cut = oom.index(b"Traceback")
@@ -98,7 +98,7 @@ def test_hook_reports_the_failed_boot_even_when_the_engine_restarts_the_containe
     result = {}
 
     def run():
-        result["r"] = run_hook(open_db(db_path), name, poll=0.2, timeout=60,
+        result["r"] = run_hook(open_store(db_path), name, poll=0.2, timeout=60,
                                progress=lambda msg: waiting.set())
 
     t = threading.Thread(target=run, daemon=True)
@@ -190,7 +190,7 @@ def test_choose_run_picks_the_run_current_when_the_hook_started():
 def test_hook_started_before_the_container_exists_waits_for_it(replayer, db_path):
     """Right after `systemctl restart` the unit's `podman run` may not have created it yet."""
     from bootlog.hook import run_hook
-    from bootlog.store.db import open_db
+    from bootlog.store.db import open_store
 
     name = "bl-late-" + os.urandom(4).hex()
     said: list[str] = []
@@ -203,7 +203,7 @@ def test_hook_started_before_the_container_exists_waits_for_it(replayer, db_path
             missing.set()
 
     def run():
-        result["r"] = run_hook(open_db(db_path), name, poll=1.5, timeout=60, progress=progress)
+        result["r"] = run_hook(open_store(db_path), name, poll=1.5, timeout=60, progress=progress)
 
     t = threading.Thread(target=run, daemon=True)
     t.start()
@@ -223,7 +223,7 @@ def test_a_tty_container_gives_the_same_figures_and_config_as_the_file(replayer,
     stamped = b"".join(podman.logs(name))
     assert re.search(rb"[^\n]\d{4}-\d\d-\d\dT[\d:.]+Z ", stamped), "no P continuation in this run"
     # every line comes back whole (where conmon cut them differs from run to run)
-    recs, _ = read_records(container_source(name), fast=False)
+    recs, _ = read_records(container_source(name), every=True)
     assert [r.text for r in recs] == [clean(line) for line in log.split(b"\n")[:-1]]
     run = CliRunner()
     got = run.invoke(cli, ["--db", str(db_path), "ingest", "--container", name], catch_exceptions=False)

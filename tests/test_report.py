@@ -147,8 +147,11 @@ def test_history_rejects_an_unknown_figure_in_one_line(db):
 
 
 def test_history_on_an_empty_database(tmp_path):
+    assert run(tmp_path / "empty.db", "db", "upgrade").exit_code == 0
     res = run(tmp_path / "empty.db", "history")
     assert res.exit_code == 0 and "no boots stored yet" in res.stdout
+    res = run(tmp_path / "typo.db", "history")  # no database there: said, not made
+    assert res.exit_code == 1 and "no database at" in res.stderr and not (tmp_path / "typo.db").exists()
 
 
 # ----------------------------------------------------------------------------------- export
@@ -284,9 +287,9 @@ def test_plot_of_a_figure_no_boot_has_is_one_line_error(db, tmp_path):
 def test_plot_annotates_the_config_changes_of_the_ground_truth(db, exp):
     from bootlog.plot import config_changes, series
     from bootlog.report import load_docs
-    from bootlog.store.db import open_db
+    from bootlog.store.db import open_store
 
-    docs = load_docs(open_db(str(db)))
+    docs = load_docs(open_store(str(db)))
     changes = dict(config_changes(docs))
     for i in range(1, len(exp)):
         moved = exp[i]["max_model_len"] != exp[i - 1]["max_model_len"]
@@ -338,6 +341,7 @@ def test_genlog_is_deterministic_and_parses_into_its_boots(tmp_path):
     assert a.read_bytes() == b.read_bytes()
     assert abs(n - 2 * 2**20) < 0.1 * 2**20
     variants = genlog._variants(__import__("random").Random(3), 8)
+    assert run(tmp_path / "g.db", "db", "upgrade").exit_code == 0
     res = run(tmp_path / "g.db", "history", "--json")  # empty first
     assert json.loads(res.stdout) == []
     assert run(tmp_path / "g.db", "ingest", str(a)).exit_code == 0
@@ -379,28 +383,15 @@ def test_missing_pyarrow_is_a_one_line_error(db, tmp_path, monkeypatch):
     assert not (tmp_path / "b.parquet").exists()
 
 
-def test_bulk_loader_gives_exactly_the_show_json_documents(db):
-    # history/export read every boot through report.bulk_docs; it must not drift from show_boot
-    from bootlog.report import load_docs
-    from bootlog.store.db import open_db
-    from bootlog.store.queries import show_boot
-
-    engine = open_db(str(db))
-    docs = load_docs(engine)
-    assert docs == [show_boot(engine, d["boot"]["id"]) for d in docs]
-    lean = load_docs(engine, runtime=False, last=2)
-    assert [{k: v for k, v in d.items() if k != "runtime"} for d in docs[-2:]] == lean
-
-
 def test_container_filter_keeps_one_containers_boots(tmp_path, exp):
     # two containers' boots in one database, saved through the store as `ingest --container` does
     from bootlog.ingest import parse_source
     from bootlog.sources import open_source
-    from bootlog.store.db import open_db
-    from bootlog.store.queries import SourceInfo, save_boots
+    from bootlog.store.db import open_store
+    from bootlog.store.write import SourceInfo, save_boots
 
     db = tmp_path / "two.db"
-    engine = open_db(str(db))
+    engine = open_store(str(db))
     for name, container in ((LOGS[-1], "frank-primary-qwen"), (LOGS[0], "other")):
         boots = parse_source(open_source(str(log_path(name))))
         save_boots(engine, SourceInfo(name=name, kind="container", container=container, host="h"), boots)
@@ -447,9 +438,9 @@ def test_plot_writes_the_format_its_name_asks_for(db, tmp_path):
         assert png.read_bytes().startswith(PNG_MAGIC)
     from bootlog.plot import series
     from bootlog.report import load_docs
-    from bootlog.store.db import open_db
+    from bootlog.store.db import open_store
 
-    docs = load_docs(open_db(str(db)), runtime=False)
+    docs = load_docs(open_store(str(db)), runtime=False)
     faults = [float(sum(e["kind"] in ("oom", "gdn_hip_fault") for e in d["events"])) for d in docs]
     assert series(docs, "faults")["faults"] == faults and any(faults)  # (022 has its OOM)
 

@@ -27,10 +27,10 @@ pytestmark = pytest.mark.skipif(not SEED.is_dir() or not PLAN.exists(),
 def store(tmp_path_factory):
     """Every seed log ingested with the plan (so its user patterns are stored); name -> shows."""
     from bootlog.ingest import ingest
-    from bootlog.store.db import open_db
-    from bootlog.store.queries import boots_like, show_boot
+    from bootlog.store.db import open_store
+    from bootlog.store.reads import boots_like, show_boot
 
-    engine = open_db(str(tmp_path_factory.mktemp("seed") / "seed.db"))
+    engine = open_store(str(tmp_path_factory.mktemp("seed") / "seed.db"))
     plan = load_plan(PLAN)
     boots: dict[str, list[dict]] = {}
     for log in sorted(SEED.glob("*.log")):

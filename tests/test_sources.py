@@ -233,8 +233,8 @@ from podman_util import Boot, podman_ready, replayer, wait_exit  # noqa: E402,F4
 
 
 def test_real_podman_logs_through_the_envelope(replayer):
-    from bootlog.envelope import records
-    from bootlog.scan import Scanner, select
+    from bootlog.envelope import read as records
+    from bootlog.scan import Lines, Search
 
     log = (CORPUS / "022-v0.13.0-oom-engine-failed.log").read_bytes()
     long_line = b"long:" + b"A" * 20000 + b":END\n"  # conmon: 8 KiB P records, each stamped
@@ -251,14 +251,25 @@ def test_real_podman_logs_through_the_envelope(replayer):
     assert got.count("to stderr") == 1
     assert [t for t in got if t != "to stderr"] == want  # joined P chains, split boot glue
     lits = ["KV cache", "Error", "out of memory", "Traceback (most recent call last)"]
-    assert (list(Scanner(lits, {"Traceback (most recent call last)": 5}).records(src.chunks()))
-            == list(select(records(src.chunks()), lits, {"Traceback (most recent call last)": 5})))
+    from bootlog.envelope import records as envelope_records
+
+    def kept(recs):  # what the parser keeps: literal lines, the 5 after a traceback start
+        out, owed = [], 0
+        for r in recs:
+            hit = r.hit if r.hit is not None else any(x in r.text for x in lits)
+            if hit or owed > 0:
+                out.append((r.lineno, r.text, r.ts))
+            owed = 5 if "Traceback (most recent call last)" in r.text else max(owed - 1, 0)
+        return out
+
+    scanned = envelope_records(Lines(src.chunks(), "podman_ts", Search(lits), context=5), "podman_ts")
+    assert kept(scanned) == kept(records(src.chunks()))
 
 
 def test_real_podman_partial_line_in_a_full_read_before_a_restart(replayer):
     # measured: conmon read the end of the 20 KB line and "tail-no-newline" in ONE read
     # (5.7 KB under one stamp), so only the restart's pause tells the glue apart
-    from bootlog.envelope import records
+    from bootlog.envelope import read as records
 
     log = (CORPUS / "022-v0.13.0-oom-engine-failed.log").read_bytes()
     first = Boot().out(log + b"long:" + b"A" * 20000 + b":END\n").out(b"tail-no-newline").exit(0)

@@ -92,7 +92,7 @@ def test_watch_once_stores_boots_and_runtime_oom_on_the_right_boot(replayer, db_
 
 
 def test_watch_follows_a_container_live_across_a_restart(replayer, db_path, tmp_path):
-    from bootlog.store.db import open_db
+    from bootlog.store.db import open_store
     from bootlog.watch import ContainerTail
     from bootlog.watch import watch as follow
 
@@ -108,7 +108,7 @@ def test_watch_follows_a_container_live_across_a_restart(replayer, db_path, tmp_
     hook_cmd = f"{sys.executable} -c \"import sys; open({str(events_file)!r}, 'a').write(sys.stdin.read() + chr(10))\""
 
     def run():
-        follow(open_db(db_path), ContainerTail(name), poll=0.2, emit=seen.append, stop=stop.is_set,
+        follow(open_store(db_path), ContainerTail(name), poll=0.2, emit=seen.append, stop=stop.is_set,
                on_event=hook_cmd)
 
     t = threading.Thread(target=run, daemon=True)
@@ -163,7 +163,7 @@ def test_watch_file_matches_a_plain_ingest_and_survives_restarts(tmp_path, db_pa
                 "order by 1, 3, 2",
                 "select b.first_line, m.name, m.value, m.line from metrics m join boots b on b.id = m.boot_id "
                 "order by 1, 4, 2",
-                "select count(*) from samples"):
+                "select sum(n) from sample_chunks"):
         assert rows(db_path, sql) == rows(ref, sql)
     assert [w[0] for w in watched] == ["failed", "ready"]
     text = "".join(out)
@@ -246,7 +246,7 @@ def test_watch_file_starts_over_on_a_rotated_or_truncated_file(tmp_path, db_path
 
 
 def test_live_watch_follows_a_file_through_rotation(tmp_path, db_path):
-    from bootlog.store.db import open_db
+    from bootlog.store.db import open_store
     from bootlog.watch import FileTail
     from bootlog.watch import watch as follow
 
@@ -255,7 +255,7 @@ def test_live_watch_follows_a_file_through_rotation(tmp_path, db_path):
     path.write_bytes(log)
     seen: list[str] = []
     stop = threading.Event()
-    t = threading.Thread(target=lambda: follow(open_db(db_path), FileTail(str(path)), poll=0.1,
+    t = threading.Thread(target=lambda: follow(open_store(db_path), FileTail(str(path)), poll=0.1,
                                                emit=seen.append, stop=stop.is_set), daemon=True)
     t.start()
 

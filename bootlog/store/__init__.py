@@ -1,3 +1,2 @@
-"""The store: SQLAlchemy models (models), opening and migrating (db), reads and writes (queries),
-housekeeping (housekeeping).  Import the submodules directly; this package imports nothing so
-`import bootlog.store.db` stays cheap."""
+"""The store: opening and migrating (db), the one writer (write), reads (reads), housekeeping
+(housekeeping), an ingest's spill file (spill).  The schema is the Alembic migrations'."""

@@ -1,118 +1,299 @@
-"""Open the database: resolve where it is, set SQLite up for several writers, migrate on first use.
+"""The database connection: SQLite (the standard library's sqlite3) or PostgreSQL (psycopg 3),
+spoken to in plain SQL with `?` placeholders, and migrated with Alembic on first use.
 
-Alembic is imported only when the schema is not at HEAD_REVISION, so the everyday path (an
-up-to-date database) costs one SELECT, not an alembic import.
+One Store serves every command and both backends: store/write.py and store/reads.py hold the
+SQL.  SQLAlchemy and Alembic are imported only to migrate (a new database, or an older schema):
+the schema is defined once, by the migrations.
 """
 from __future__ import annotations
 
 import os
-
-from sqlalchemy import Engine, create_engine, event, text
-from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+import random
+import sqlite3
+import time
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
+from urllib.parse import quote
 
 from bootlog.errors import StoreError
-from bootlog.store.where import (  # noqa: F401  (re-exported)
-    HEAD_REVISION, PAGE_SIZE, create_private_file as _create_private_file, default_path, resolve_url)
+from bootlog.store.where import create_private_file, default_path, resolve_url
 
-# Execution option that makes a SQLite transaction start with BEGIN IMMEDIATE: a writer takes the
-# write lock up front and waits on busy_timeout, instead of upgrading a read lock mid-transaction
-# (which SQLite refuses at once with "database is locked", busy_timeout or not).
-WRITE = "bootlog_write"
-
-BUSY_TIMEOUT_MS = 30_000
-
-
-def sqlite_path(url: str) -> str | None:
-    """The file behind a SQLite URL, None for in-memory or other databases."""
-    u = make_url(url)
-    if u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
-        return None
-    return u.database
+# The newest revision in migrations/versions (tests/test_migrations.py checks it against the
+# scripts): a database at it needs no Alembic import.
+HEAD_REVISION = "0002_sample_chunks"
+BUSY_TIMEOUT_S = 30.0
+# a new SQLite file's pages (its default is 4096): a big first ingest writes a sixteenth of the pages
+PAGE_SIZE = 65536
 
 
-def _sqlite_connect(dbapi_conn, _record) -> None:
-    # Hand transaction control to SQLAlchemy's "begin" event below (pysqlite's own implicit
-    # BEGIN is deferred and would not cover reads or DDL).
-    dbapi_conn.isolation_level = None
-    cur = dbapi_conn.cursor()
-    cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    cur.execute(f"PRAGMA page_size={PAGE_SIZE}")  # (a new file's only: see where.PAGE_SIZE)
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA foreign_keys=ON")
-    cur.close()
+class Store:
+    """A DB-API connection and what differs between the two backends."""
+
+    def __init__(self, conn: Any, dialect: str, url: str, where: str) -> None:
+        self.conn, self.dialect, self.url, self.where = conn, dialect, url, where
+        self.pg = dialect == "postgresql"
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """One statement; the cursor (rows, rowcount)."""
+        cur = self.conn.cursor()
+        cur.execute(sql.replace("?", "%s") if self.pg else sql, tuple(params))
+        return cur
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            self.conn.cursor().executemany(sql.replace("?", "%s") if self.pg else sql, rows)
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        return self.execute(sql, params).fetchall()
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> tuple | None:
+        return self.execute(sql, params).fetchone()
+
+    def insert_id(self, sql: str, params: Sequence[Any]) -> int:
+        """An INSERT's new id (sql has no RETURNING clause of its own)."""
+        if self.pg:
+            return self.execute(sql + " RETURNING id", params).fetchone()[0]
+        return self.execute(sql, params).lastrowid
+
+    @contextmanager
+    def transaction(self, write: bool = True) -> Iterator["Store"]:
+        """BEGIN ... COMMIT, rolled back on any error.  A SQLite writer takes the write lock at
+        BEGIN (IMMEDIATE) and waits for it on the busy timeout, instead of upgrading a read lock
+        mid-transaction, which SQLite refuses at once."""
+        self.execute("BEGIN IMMEDIATE" if write and not self.pg else "BEGIN")
+        try:
+            yield self
+        except BaseException:
+            try:
+                self.execute("ROLLBACK")
+            except Exception:
+                pass
+            raise
+        self.execute("COMMIT")
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass
 
 
-def _sqlite_begin(conn: Connection) -> None:
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(WRITE) else "BEGIN")
-
-
-def make_engine(url: str) -> Engine:
-    """An Engine with bootlog's connection setup, without touching the schema."""
-    try:
-        u = make_url(url)
-    except (ArgumentError, ValueError) as err:  # ValueError: a port that is not a number
-        raise StoreError(f"not a database URL or path: {url}") from err
-    backend = u.get_backend_name()
-    try:
-        if backend == "sqlite":
-            path = sqlite_path(url)
-            if path:
-                _create_private_file(path)
-            engine = create_engine(u, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
-            event.listen(engine, "connect", _sqlite_connect)
-            event.listen(engine, "begin", _sqlite_begin)
-        else:
-            engine = create_engine(u, pool_pre_ping=True)
-    except ImportError as err:
-        raise StoreError(f"no database driver for {u.drivername}: {err}") from err
-    except SQLAlchemyError as err:
-        raise StoreError(f"cannot open database: {one_line(err)}") from err
-    return engine
-
-
-def writer(engine: Engine) -> Engine:
-    """The same engine (same pool), with SQLite transactions taking the write lock at BEGIN."""
-    return engine.execution_options(**{WRITE: True})
-
+# ---------------------------------------------------------------- errors and retries
 
 def one_line(err: BaseException) -> str:
-    """A DB error as one readable line (drops SQLAlchemy's [SQL: ...] and background links)."""
-    orig = getattr(err, "orig", None)
-    msg = str(orig if orig is not None else err)
-    msg = msg.split("\n")[0].strip()
+    """A database error as one readable line."""
+    msg = str(err).strip().split("\n")[0].strip()
     return msg or type(err).__name__
 
 
-def _version_in(conn: Connection) -> str | None:
-    if conn.dialect.name == "sqlite":
-        found = conn.exec_driver_sql(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='alembic_version'"
-        ).first()
-    elif conn.dialect.name == "postgresql":
-        found = conn.execute(text("SELECT to_regclass('alembic_version')")).scalar()
-    else:
-        from sqlalchemy import inspect
+def driver_errors() -> tuple[type[BaseException], ...]:
+    """The exception classes of the drivers in use (psycopg's only when it was imported)."""
+    import sys
 
-        found = inspect(conn).has_table("alembic_version")
-    if not found:
+    out: tuple[type[BaseException], ...] = (sqlite3.Error,)
+    pg = sys.modules.get("psycopg")
+    return out + (pg.Error,) if pg is not None else out
+
+
+def is_transient(err: BaseException) -> bool:
+    """Errors worth retrying the whole transaction for: lock contention, serialisation, a
+    concurrent writer that inserted the same unique key first (the retry finds its row)."""
+    if isinstance(err, sqlite3.IntegrityError):
+        return "UNIQUE constraint failed" in str(err)
+    if isinstance(err, sqlite3.OperationalError):
+        msg = str(err).lower()
+        return "locked" in msg or "busy" in msg
+    code = getattr(err, "sqlstate", None)
+    return code in ("23505", "40001", "40P01", "55P03")
+
+
+def retry(fn: Callable[[], Any], attempts: int = 10, base_delay: float = 0.05) -> Any:
+    """fn() again (exponential, jittered waits) while it fails with a transient database error;
+    any other database error is one StoreError line."""
+    errors = driver_errors()
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except errors as err:
+            if attempt == attempts - 1 or not is_transient(err):
+                raise StoreError(f"database error: {one_line(err)}") from err
+            time.sleep(base_delay * (2 ** attempt) * (0.5 + random.random()))
+    raise AssertionError("unreachable")
+
+
+# ---------------------------------------------------------------- opening
+
+def sqlite_path(url: str) -> str | None:
+    """The file behind a `sqlite:///PATH` URL, None for other databases and in-memory ones."""
+    if not url.startswith("sqlite:"):
         return None
-    return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    rest = url[len("sqlite:"):]
+    if not rest.startswith("///"):
+        return None
+    path = rest[3:].split("?", 1)[0]
+    return path if path and path != ":memory:" else None
 
 
-def current_revision(engine: Engine) -> str | None:
-    """The alembic_version of the database, None when it was never migrated."""
-    with engine.connect() as conn:
-        return _version_in(conn)
+def _dialect(url: str) -> str:
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    base = scheme.split("+", 1)[0]
+    if base == "sqlite":
+        return "sqlite"
+    if base in ("postgresql", "postgres"):
+        if "+" in scheme and scheme.split("+", 1)[1] != "psycopg":
+            raise StoreError(f"unsupported PostgreSQL driver {scheme!r}: use postgresql+psycopg://")
+        return "postgresql"
+    raise StoreError(f"unsupported database URL {hide_password(url)!r}: give a SQLite path, "
+                     "sqlite:///PATH or postgresql+psycopg://USER@HOST/DB")
 
+
+def hide_password(url: str) -> str:
+    """The URL as it may be shown: its password replaced by ***."""
+    if "://" not in url or "@" not in url.split("://", 1)[1].split("/", 1)[0]:
+        return url
+    scheme, rest = url.split("://", 1)
+    auth, host = rest.split("@", 1)
+    if ":" in auth:
+        auth = auth.split(":", 1)[0] + ":***"
+    return f"{scheme}://{auth}@{host}"
+
+
+def _connect_sqlite(path: str, readonly: bool) -> sqlite3.Connection:
+    # switching a new file to WAL needs it to itself: processes opening it at once can find it
+    # "locked" past the busy handler (SQLite's deadlock rule); they try again
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    for attempt in range(1000):
+        conn = None
+        try:
+            if readonly:
+                conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S,
+                                       isolation_level=None, check_same_thread=False)
+            else:
+                conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+                conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # (a new, empty file's only)
+                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+            conn.execute("PRAGMA foreign_keys=ON")
+            return conn
+        except sqlite3.OperationalError as err:
+            if conn is not None:
+                conn.close()
+            if not is_transient(err) or time.monotonic() > deadline:
+                raise
+            time.sleep(min(0.5, 0.01 * (2 ** min(attempt, 6))) * (0.5 + random.random()))
+    raise AssertionError("unreachable")
+
+
+def _connect_pg(url: str) -> Any:
+    try:
+        import psycopg
+    except ImportError as err:
+        raise StoreError("no PostgreSQL driver: pip install 'bootlog[postgres]' (psycopg 3)") from err
+    scheme, rest = url.split("://", 1)
+    return psycopg.connect("postgresql://" + rest, autocommit=True, connect_timeout=10)
+
+
+def _revision(store: Store) -> str | None:
+    if store.pg:
+        if store.one("SELECT to_regclass('alembic_version')")[0] is None:
+            return None
+    elif store.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'") is None:
+        return None
+    row = store.one("SELECT version_num FROM alembic_version")
+    return row[0] if row else None
+
+
+def _refuse_foreign(path: str) -> None:
+    """A SQLite file with other tables and no bootlog schema is someone else's database (a --db
+    typo pointing at an application's file): never add bootlog's tables to it, nor switch it to
+    WAL.  Read read-only, before anything else opens it."""
+    if os.path.getsize(path) == 0:
+        return
+    try:
+        con = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True)
+        try:
+            tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return  # (not SQLite at all, locked, damaged: opening it says what is wrong)
+    if tables and "alembic_version" not in tables:
+        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise StoreError(f"{path} is not a bootlog database (it holds other tables: {shown}); "
+                         "give a new file or an existing bootlog database")
+
+
+def connect(db: str | None, *, create: bool = True, readonly: bool = False) -> Store:
+    """A connection to the user's database, without touching its schema.  create False: a SQLite
+    file that is not there is an error (a read command with a mistyped --db must not leave an
+    empty database behind); readonly: SQLite opened read-only (a read-only mount)."""
+    url = resolve_url(db)
+    dialect = _dialect(url)
+    where = sqlite_path(url) or hide_password(url)
+    try:
+        if dialect == "postgresql":
+            return Store(_connect_pg(url), dialect, url, where)
+        path = sqlite_path(url)
+        if path is None:
+            raise StoreError(f"not a database file: {url}")
+        if not os.path.exists(path):
+            if not create:
+                raise StoreError(f"no database at {path} (bootlog ingest LOG creates it)")
+            create_private_file(path)
+        elif os.path.isdir(path):
+            raise StoreError(f"cannot open database {path}: is a directory")
+        else:
+            _refuse_foreign(path)
+        return Store(_connect_sqlite(path, readonly), dialect, url, where)
+    except StoreError:
+        raise
+    except driver_errors() as err:
+        raise StoreError(f"cannot open database {where}: {one_line(err)}") from err
+
+
+def open_store(db: str | None, *, create: bool = True) -> Store:
+    """The user's database with its schema created or upgraded to the newest revision.
+    create False (read commands): no new SQLite file is made, and a file on a read-only mount
+    is read as it is when its schema is current."""
+    store = connect(db, create=create)
+    try:
+        rev = retry(lambda: _revision(store))
+        if rev != HEAD_REVISION:
+            migrate(store)
+        return store
+    except sqlite3.OperationalError as err:
+        store.close()
+        if not create and "readonly" in str(err).lower().replace(" ", ""):
+            return _read_only(db)
+        raise StoreError(f"cannot open database {store.where}: {one_line(err)}") from err
+    except StoreError as err:
+        store.close()
+        if not create and "readonly" in str(err).lower().replace(" ", ""):
+            return _read_only(db)
+        raise
+    except BaseException:
+        store.close()
+        raise
+
+
+def _read_only(db: str | None) -> Store:
+    store = connect(db, create=False, readonly=True)
+    if retry(lambda: _revision(store)) != HEAD_REVISION:
+        store.close()
+        raise StoreError(f"database {store.where} is read-only and its schema is older than this bootlog's: "
+                         "run bootlog db upgrade where it is writable")
+    return store
+
+
+# ---------------------------------------------------------------- migrations (Alembic)
 
 def script_location() -> str:
     """The Alembic scripts: installed as the bootlog.migrations package, or, when bootlog is
-    imported straight from a checkout (`python -m pytest` puts the checkout first on sys.path),
-    the checkout's top-level migrations/ folder."""
+    imported straight from a checkout, the checkout's top-level migrations/ folder."""
     try:
-        import bootlog.migrations as migrations  # the packaged migrations/ directory
+        import bootlog.migrations as migrations
     except ModuleNotFoundError:
         import bootlog
 
@@ -123,148 +304,79 @@ def script_location() -> str:
     return os.path.dirname(os.path.abspath(migrations.__file__))
 
 
-def alembic_config(engine: Engine | None = None, conn: Connection | None = None):
+def sqlalchemy_url(url: str) -> str:
+    """The URL as SQLAlchemy reads it (psycopg 3 for PostgreSQL)."""
+    scheme, rest = url.split("://", 1)
+    if scheme.split("+", 1)[0] in ("postgresql", "postgres"):
+        return "postgresql+psycopg://" + rest
+    return url
+
+
+@contextmanager
+def _alembic(store: Store) -> Iterator[tuple[Any, Any]]:
+    """(alembic Config, SQLAlchemy connection) inside one locked transaction."""
     from alembic.config import Config
+    from sqlalchemy import create_engine, event, text
+    from sqlalchemy.pool import NullPool
 
-    cfg = Config()
-    cfg.set_main_option("script_location", script_location())
-    if engine is not None:
-        cfg.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%"))
-    cfg.attributes["connection"] = conn
-    return cfg
+    engine = create_engine(sqlalchemy_url(store.url), poolclass=NullPool)
+    if not store.pg:
+        def on_connect(dbapi_conn, _record) -> None:
+            dbapi_conn.isolation_level = None  # (transactions are begun below, not by the driver)
+            dbapi_conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+
+        event.listen(engine, "connect", on_connect)
+        event.listen(engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+    try:
+        with engine.begin() as conn:
+            if store.pg:
+                conn.execute(text("SELECT pg_advisory_xact_lock(7162534)"))
+            cfg = Config()
+            cfg.set_main_option("script_location", script_location())
+            cfg.attributes["connection"] = conn
+            yield cfg, conn
+    finally:
+        engine.dispose()
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Run Alembic migrations up to `revision` in one locked transaction.
-
-    Several processes may open a fresh database at once: SQLite's BEGIN IMMEDIATE and a
-    PostgreSQL advisory lock serialise them, and Alembic re-reads the version inside the lock,
-    so the losers find the schema done and do nothing.
-    """
+def migrate(store: Store, revision: str = "head", down: bool = False) -> None:
+    """Run the migrations to `revision` in one locked transaction: processes opening a fresh
+    database at once are serialised (SQLite BEGIN IMMEDIATE, a PostgreSQL advisory lock) and the
+    losers find the schema done."""
     from alembic import command
     from alembic.script import ScriptDirectory
+    from sqlalchemy import text
+    from sqlalchemy.exc import SQLAlchemyError
 
-    cfg = alembic_config(engine)
-    known = {r.revision for r in ScriptDirectory.from_config(cfg).walk_revisions()}
-    with writer(engine).begin() as conn:
-        if engine.dialect.name == "postgresql":
-            conn.execute(text("SELECT pg_advisory_xact_lock(7162534)"))
-        rev = _version_in(conn)
-        if rev is not None and rev not in known:
-            # written by a newer bootlog: migrating would fail obscurely, and downgrading is theirs
-            raise StoreError(
-                f"database schema {rev} is newer than this bootlog knows (newest {HEAD_REVISION}); "
-                "upgrade bootlog"
-            )
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, revision)
+    def run() -> None:
+        with _alembic(store) as (cfg, conn):
+            known = {r.revision for r in ScriptDirectory.from_config(cfg).walk_revisions()}
+            exists = (conn.execute(text("SELECT to_regclass('alembic_version')")).scalar() is not None
+                      if store.pg else conn.execute(text(
+                          "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'")).first())
+            rev = conn.execute(text("SELECT version_num FROM alembic_version")).scalar() if exists else None
+            if rev is not None and rev not in known:
+                raise StoreError(f"database schema {rev} is newer than this bootlog knows (newest "
+                                 f"{HEAD_REVISION}); upgrade bootlog")
+            (command.downgrade if down else command.upgrade)(cfg, revision)
 
-
-def downgrade(engine: Engine, revision: str) -> None:
-    from alembic import command
-
-    with writer(engine).begin() as conn:
-        if engine.dialect.name == "postgresql":
-            conn.execute(text("SELECT pg_advisory_xact_lock(7162534)"))
-        command.downgrade(alembic_config(engine, conn), revision)
-
-
-def _create_fresh(engine: Engine) -> bool:
-    """A brand-new SQLite file: create the newest schema straight from the models and stamp it
-    (what running every migration would build; tests/test_migrations.py holds the two equal),
-    without importing Alembic.  False when someone else got there first or tables exist."""
-    from sqlalchemy import inspect as sa_inspect
-
-    from bootlog.store.models import Base
-
-    with writer(engine).begin() as conn:  # BEGIN IMMEDIATE: one creator among racing processes
-        if _version_in(conn) is not None or sa_inspect(conn).get_table_names():
-            return False
-        Base.metadata.create_all(conn)
-        conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
-                          "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"))
-        conn.execute(text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": HEAD_REVISION})
-    return True
-
-
-def refuse_foreign(path: str | None) -> None:
-    """A SQLite file that holds other tables and no bootlog schema is someone else's database:
-    never add bootlog's tables to it, nor switch it to WAL (a --db typo pointing at an
-    application's file).  Read with the standard library, read-only, before any engine connects."""
-    if not path or not os.path.isfile(path) or os.path.getsize(path) == 0:
-        return
-    import sqlite3
-    from urllib.parse import quote
-
-    try:
-        con = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True)
+    for attempt in range(10):
         try:
-            tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return  # (not SQLite at all, locked, damaged: the engine says what is wrong)
-    # bootlog writes its tables and alembic_version in one transaction: a file with tables but
-    # no alembic_version holds some other program's (which may well call one "sources")
-    if tables and "alembic_version" not in tables:
-        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
-        raise StoreError(f"{path} is not a bootlog database (it holds other tables: {shown}); "
-                         "give a new file or an existing bootlog database")
-
-
-def open_db(db: str | None) -> Engine:
-    """An Engine on the user's database, its schema created or upgraded to the newest revision."""
-    url = resolve_url(db)
-    engine = make_engine(url)  # (no connection yet: the foreign-file check reads first)
-    refuse_foreign(sqlite_path(url))
-    where = sqlite_path(url) or make_url(url).render_as_string(hide_password=True)
-    try:
-        rev = retry(lambda: current_revision(engine))
-        if rev is None and engine.dialect.name == "sqlite" and retry(lambda: _create_fresh(engine)):
-            rev = HEAD_REVISION
-        if rev != HEAD_REVISION:
-            retry(lambda: upgrade(engine))
-    except StoreError as err:
-        engine.dispose()
-        if isinstance(err.__cause__, SQLAlchemyError):  # a driver error: say which database
-            raise StoreError(f"cannot open database {where}: {one_line(err.__cause__)}") from err.__cause__
-        raise
-    except Exception as err:  # alembic raises its own CommandError
-        engine.dispose()
-        raise StoreError(f"cannot open database {where}: {one_line(err)}") from err
-    return engine
-
-
-def is_transient(err: BaseException) -> bool:
-    """Errors worth retrying the whole transaction for: lock contention, serialisation, races."""
-    from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
-
-    if isinstance(err, IntegrityError):
-        # a concurrent writer inserted the same fingerprint/source/position first; retrying
-        # finds its row.  NOT NULL or foreign-key violations are bugs: never retried.
-        code = getattr(err.orig, "sqlstate", None) or getattr(err.orig, "pgcode", None)
-        return code == "23505" or "UNIQUE constraint failed" in str(err.orig)
-    if isinstance(err, OperationalError):
-        msg = str(err.orig).lower()
-        if "locked" in msg or "busy" in msg:
-            return True
-    if isinstance(err, DBAPIError):
-        code = getattr(err.orig, "sqlstate", None) or getattr(err.orig, "pgcode", None)
-        if code in ("40001", "40P01", "55P03"):
-            return True
-    return False
-
-
-def retry(fn, attempts: int = 8, base_delay: float = 0.05):
-    """Call fn(); on a transient database error wait (exponential, jittered) and call it again."""
-    import random
-    import time
-
-    for attempt in range(attempts):
-        try:
-            return fn()
+            return run()
+        except StoreError:
+            raise
         except SQLAlchemyError as err:
-            if attempt == attempts - 1 or not is_transient(err):
-                raise StoreError(f"database error: {one_line(err)}") from err
-            time.sleep(base_delay * (2**attempt) * (0.5 + random.random()))
-    raise AssertionError("unreachable")
+            if attempt < 9 and is_transient(getattr(err, "orig", err)):
+                time.sleep(0.05 * (2 ** attempt) * (0.5 + random.random()))
+                continue
+            raise StoreError(f"cannot migrate database {store.where}: {one_line(getattr(err, 'orig', None) or err)}") from err
+        except Exception as err:  # alembic's CommandError
+            raise StoreError(f"cannot migrate database {store.where}: {one_line(err)}") from err
+
+
+def current_revision(store: Store) -> str | None:
+    return retry(lambda: _revision(store))
+
+
+__all__ = ["Store", "connect", "open_store", "retry", "migrate", "one_line", "HEAD_REVISION",
+           "sqlite_path", "hide_password", "default_path", "resolve_url", "current_revision"]

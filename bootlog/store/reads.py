@@ -1,16 +1,7 @@
-"""The reads a deploy check runs (resolve a ref, a boot's `show --json` shape, earlier boots of
-the same config) as plain SQL over a `fetch(sql, params)` callable, so that one implementation
-serves two executors:
-
-* store/queries.py hands it an SQLAlchemy connection (PostgreSQL, and every SQLite command that
-  opened the full store anyway);
-* `bootlog diff` and `check` on a SQLite file hand it a bare sqlite3 connection
-  (store/lite.open_reader): importing SQLAlchemy and the ORM models costs ~0.3 s on the project
-  VM, most of a 10,000-boot diff.
-
-No SQLAlchemy here.  SQL is written with `?` placeholders; executors with another paramstyle
-rewrite them (the statements hold no other `?` and no `%`).  JSON columns arrive as text from
-sqlite3 and as Python values from psycopg: _json() takes either.
+"""Reading the store: boots in the `show --json` shape, refs (last, prev, last~N, an id), earlier
+boots of the same config, runtime samples, read positions: plain SQL over a Store (db.py), the
+same for SQLite and PostgreSQL.  JSON columns arrive as text from sqlite3 and as Python values
+from psycopg: _json() takes either.
 """
 from __future__ import annotations
 
@@ -18,12 +9,12 @@ import ast
 import json
 import math
 import re
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from bootlog.errors import RefError
-from bootlog.store.rows import _jsonable
-
-Fetch = Callable[[str, Sequence[Any]], Iterable[tuple]]
+from bootlog.records import Sample, samples_of
+from bootlog.store.db import Store, retry
+from bootlog.store.write import jsonable as _jsonable
 
 _CHUNK = 500  # bound on IN (...) lists: SQLite's variable limit is 999 on old builds
 
@@ -115,7 +106,7 @@ class RuntimeFold:
         return {"stats_lines": self.n, "last": dict(self.last) if self.last else {}, "max": self.mx}
 
 
-def show_boots(fetch: Fetch, boot_ids: list[int], *, runtime: bool = True) -> list[dict]:
+def show_boots(store: Store, boot_ids: list[int], *, runtime: bool = True) -> list[dict]:
     """Several boots in the `show --json` shape, in the order of `boot_ids`, read with one query
     per table (per 500 ids) instead of four per boot: a diff's history is up to 50 boots.
 
@@ -131,39 +122,34 @@ def show_boots(fetch: Fetch, boot_ids: list[int], *, runtime: bool = True) -> li
     folds: dict[int, RuntimeFold] = {i: RuntimeFold() for i in ids}
     for chunk in _chunks(ids):
         where = _in(len(chunk))
-        for r in fetch(f"{_BOOT_SELECT} WHERE boots.id IN {where}", chunk):
+        for r in store.execute(f"{_BOOT_SELECT} WHERE boots.id IN {where}", chunk):
             rows[r[0]] = dict(zip(BOOT_KEYS, r))
         missing = [i for i in chunk if i not in rows]
         if missing:
             raise RefError(f"no boot with id {missing[0]}")
-        for bid, name, value, unit, rank, line in fetch(
+        for bid, name, value, unit, rank, line in store.execute(
                 f"SELECT boot_id, name, value, unit, rank, line FROM metrics WHERE boot_id IN {where} "
                 "ORDER BY boot_id, seq", chunk):
             metrics[bid].append({"name": name, "value": _json_number(value), "unit": unit, "rank": rank,
                                  "line": line})
-        for bid, key, value in fetch(f'SELECT boot_id, "key", value FROM config WHERE boot_id IN {where} '
+        for bid, key, value in store.execute(f'SELECT boot_id, "key", value FROM config WHERE boot_id IN {where} '
                                      'ORDER BY boot_id, "key"', chunk):
             config[bid][key] = typed_config_value(value)
-        for bid, kind, rank, line, ts, message, detail in fetch(
+        for bid, kind, rank, line, ts, message, detail in store.execute(
                 f"SELECT boot_id, kind, rank, line, ts, message, detail FROM events WHERE boot_id IN {where} "
                 "ORDER BY boot_id, seq", chunk):
             events[bid].append({"kind": kind, "rank": rank, "line": line, "ts": ts, "message": message,
                                 "detail": _json(detail)})
         if runtime:
-            for bid, values in fetch(f'SELECT boot_id, "values" FROM samples WHERE boot_id IN {where} '
-                                     "ORDER BY boot_id, line, id", chunk):
-                folds[bid].add(_json(values))
+            for bid, data in store.execute(f"SELECT boot_id, data FROM sample_chunks WHERE boot_id IN {where} "
+                                           "ORDER BY boot_id, first_line, id", chunk):
+                for s in samples_of(data):
+                    folds[bid].add(s.values)
     for rows_ in metrics.values():  # log order (the contract): derived figures were stored last
         rows_.sort(key=log_order)
     by_id = {i: {"boot": rows[i], "metrics": metrics[i], "config": config[i], "events": events[i],
                  "runtime": folds[i].result() if runtime else None} for i in ids}
     return [by_id[i] for i in boot_ids]
-
-
-def _one(fetch: Fetch, sql: str, params: Sequence[Any]) -> tuple | None:
-    for r in fetch(sql, params):
-        return r
-    return None
 
 
 def log_order(m: dict) -> tuple[bool, int]:
@@ -204,7 +190,7 @@ _REF_RE = re.compile(r"^(last|prev)(?:~([0-9]+))?$")  # ASCII digits: int() also
 _ID_MAX = 2**63 - 1  # the largest id a database integer holds
 
 
-def resolve_ref(fetch: Fetch, ref: str, container: str | None = None, host: str | None = None) -> int:
+def resolve_ref(store: Store, ref: str, container: str | None = None, host: str | None = None) -> int:
     """`last`, `prev` (the boot before `last` of the same container/source), `last~N`, or an id.
 
     Without a container, `prev` looks in the same source first, then in the other container-less
@@ -212,7 +198,7 @@ def resolve_ref(fetch: Fetch, ref: str, container: str | None = None, host: str 
     ref = (ref or "").strip()
     if ref.isascii() and ref.isdigit():
         bid = int(ref)
-        if bid > _ID_MAX or _one(fetch, "SELECT boots.id FROM boots WHERE boots.id = ?", [bid]) is None:
+        if bid > _ID_MAX or store.one("SELECT boots.id FROM boots WHERE boots.id = ?", [bid]) is None:
             raise RefError(f"no boot with id {bid}")
         return bid
     m = _REF_RE.match(ref)
@@ -222,7 +208,7 @@ def resolve_ref(fetch: Fetch, ref: str, container: str | None = None, host: str 
     if back > _ID_MAX // 2:  # more boots back than any database holds (and past an SQL OFFSET)
         raise RefError(f"no boot matches {ref!r}")
     fw, fp = _filtered(container, host)
-    last = _one(fetch, "SELECT boots.id, boots.container, boots.host, boots.source_id FROM boots"
+    last = store.one("SELECT boots.id, boots.container, boots.host, boots.source_id FROM boots"
                 + _where(fw) + " ORDER BY boots.id DESC LIMIT 1", fp)
     if last is None:
         where = f" for container {container}" if container else (f" for host {host}" if host else "")
@@ -234,25 +220,87 @@ def resolve_ref(fetch: Fetch, ref: str, container: str | None = None, host: str 
     # so last~1, last~2, ... walk one list and each N names another boot
     gw, gp = _group(last)
     where = [*fw, *gw, "boots.id < ?"]
-    got = _one(fetch, "SELECT boots.id FROM boots" + _where(where) + " ORDER BY boots.id DESC LIMIT 1 OFFSET ?",
+    got = store.one("SELECT boots.id FROM boots" + _where(where) + " ORDER BY boots.id DESC LIMIT 1 OFFSET ?",
                [*fp, *gp, last[0], back - 1])
     if got is None and last[1] is None and last[2] is not None:
-        same = _one(fetch, "SELECT count(*) FROM boots" + _where(where), [*fp, *gp, last[0]])[0]
+        same = store.one("SELECT count(*) FROM boots" + _where(where), [*fp, *gp, last[0]])[0]
         hw, hp = _group(last, by_host=True)
-        got = _one(fetch, "SELECT boots.id FROM boots" + _where([*fw, *hw, "boots.id < ?", "boots.source_id <> ?"])
+        got = store.one("SELECT boots.id FROM boots" + _where([*fw, *hw, "boots.id < ?", "boots.source_id <> ?"])
                    + " ORDER BY boots.id DESC LIMIT 1 OFFSET ?", [*fp, *hp, last[0], last[3], back - 1 - same])
     if got is None:
         raise RefError(f"no boot matches {ref!r}")
     return got[0]
 
 
-def boots_like(fetch: Fetch, boot_id: int, limit: int = 50) -> list[int]:
+def boots_like(store: Store, boot_id: int, limit: int = 50) -> list[int]:
     """Earlier boots of the same container (else host, else source) with the same config, oldest first."""
-    row = _one(fetch, "SELECT boots.id, boots.container, boots.host, boots.source_id, boots.config_hash "
+    row = store.one("SELECT boots.id, boots.container, boots.host, boots.source_id, boots.config_hash "
                       "FROM boots WHERE boots.id = ?", [boot_id])
     if row is None:
         raise RefError(f"no boot with id {boot_id}")
     gw, gp = _group(row, by_host=True)
-    ids = [r[0] for r in fetch("SELECT boots.id FROM boots" + _where([*gw, "boots.id < ?", "boots.config_hash = ?"])
+    ids = [r[0] for r in store.execute("SELECT boots.id FROM boots" + _where([*gw, "boots.id < ?", "boots.config_hash = ?"])
                                 + " ORDER BY boots.id DESC LIMIT ?", [*gp, boot_id, row[4], limit])]
     return ids[::-1]
+
+
+def list_boots(store: Store, container: str | None = None, host: str | None = None) -> list[dict]:
+    """Boot objects (the `boot` of show --json), oldest first, newest last."""
+    fw, fp = _filtered(container, host)
+    return retry(lambda: [dict(zip(BOOT_KEYS, r)) for r in
+                          store.rows(_BOOT_SELECT + _where(fw) + " ORDER BY boots.id", fp)])
+
+
+def show_boot(store: Store, boot_id: int) -> dict:
+    """One boot, all it knows, in the exact `show --json` shape."""
+    return retry(lambda: show_boots(store, [boot_id]))[0]
+
+
+def samples(store: Store, boot_ids: Sequence[int]) -> Iterator[tuple[int, Sample]]:
+    """(boot id, Sample) of the boots' periodic statistics lines, boot by boot in log order."""
+    for chunk in _chunks(list(dict.fromkeys(boot_ids))):
+        got = retry(lambda: store.rows(f"SELECT boot_id, data FROM sample_chunks WHERE boot_id IN {_in(len(chunk))} "
+                                       "ORDER BY boot_id, first_line, id", chunk))
+        for bid, data in got:
+            for s in samples_of(data):
+                yield bid, s
+
+
+def stored_figures(store: Store, boot_id: int) -> list[dict]:
+    """The boot's figures as stored, with what show --json leaves out: the time of the line that
+    printed each (its timeline) and the catalogue entry that read it (explain)."""
+    keys = ("name", "value", "unit", "rank", "line", "ts", "pattern")
+    return [dict(zip(keys, r)) for r in retry(lambda: store.rows(
+        "SELECT name, value, unit, rank, line, ts, pattern FROM metrics WHERE boot_id = ? ORDER BY seq", (boot_id,)))]
+
+
+def get_position(store: Store, source_key: str) -> tuple[int, str] | None:
+    row = retry(lambda: store.one("SELECT byte_offset, head_fingerprint FROM positions WHERE source_key = ?",
+                                  (source_key,)))
+    return (int(row[0]), row[1]) if row else None
+
+
+def last_boot_of_source(store: Store, key: str, ends_at: int | None = None) -> tuple[int, str] | None:
+    """(id, status) of the boot of source `key` that reaches furthest into it; with ends_at, the
+    newest one ending at that line (a file rotated since holds older boots reaching further)."""
+    sql = "SELECT boots.id, boots.status FROM boots JOIN sources ON sources.id = boots.source_id WHERE sources.\"key\" = ?"
+    if ends_at is not None:
+        row = retry(lambda: store.one(sql + " AND boots.last_line = ? ORDER BY boots.id DESC LIMIT 1", (key, ends_at)))
+    else:
+        row = retry(lambda: store.one(sql + " ORDER BY boots.last_line DESC, boots.id DESC LIMIT 1", (key,)))
+    return (row[0], row[1]) if row else None
+
+
+def boot_status(store: Store, boot_id: int) -> str | None:
+    row = retry(lambda: store.one("SELECT status FROM boots WHERE id = ?", (boot_id,)))
+    return row[0] if row else None
+
+
+TABLES = ("sources", "boots", "metrics", "config", "events", "sample_chunks", "positions")
+
+
+def count_rows(store: Store) -> dict[str, int]:
+    """Rows per table, and the runtime samples the chunks hold."""
+    out = {t: int(retry(lambda t=t: store.one(f"SELECT count(*) FROM {t}"))[0]) for t in TABLES}
+    out["samples"] = int(retry(lambda: store.one("SELECT coalesce(sum(n), 0) FROM sample_chunks"))[0])
+    return out

@@ -1,7 +1,7 @@
 """initial schema: sources, boots (+ metrics, config, events, samples), read positions
 
 Revision ID: 0001_initial
-Revises: 
+Revises:
 Create Date: 2026-11-29 15:42:46.033700
 """
 from __future__ import annotations

@@ -1,17 +1,12 @@
-"""The fast paths of patterns.py give exactly what the slow reference code gives.
+"""patterns.py's config tokenizer and caches against their definitions.
 
-* The config tokenizer (_skip_string, _split_top, _clean_value) against verbatim copies of the
-  per-character originals below: on every config line of the fixture logs and the catalogue
-  samples, and on random strings made of the characters the tokenizer acts on.
+* The config tokenizer (_skip_string, _split_top, _clean_value) against per-character reference
+  definitions below: on every config line of the fixture logs and the catalogue samples, and on
+  random strings made of the characters the tokenizer acts on.
 * _clean_value's shortcut for plain quoted strings against ast.literal_eval itself.
 * The cached config parsers hand each caller its own dict.
-* match()'s literal finder (one Aho-Corasick pass) finds exactly the literals the `in` tests
-  find, and match() gives the same hits with either, on every catalogue sample and every line
-  of the fixture logs (whole line and message part) holding a literal.
 * match()'s cache of recent lines gives what matching afresh gives, and no caller can change
   what it holds.
-* vline.parse_line looks up the run of process tags and the MM-DD HH:MM:SS time it has seen
-  before: the same VLines as reading them afresh, on every fixture line and made-up tag runs.
 """
 from __future__ import annotations
 
@@ -254,32 +249,10 @@ def _literal_soup(n: int, seed: int = 5) -> list[str]:
     return ["".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 8))) for _ in range(n)]
 
 
-def test_literal_finder_equals_in_tests():
-    find = P._literal_finder()
-    for line in LITERAL_LINES + _literal_soup(20000) + RANDOM:
-        assert list(find(line)) == P._literals_by_in(line), line
-
-
-def test_literal_finder_is_the_accelerated_one_when_it_can_be():
-    pytest.importorskip("ahocorasick")
-    assert P._literal_finder() is not P._literals_by_in
-
-
 def _hit_key(hits: list[P.Hit]) -> list:
     # repr() spells nan "nan" on both sides, and keeps dict order
     return [repr((h.kind, h.name, h.value, h.unit, h.pattern, h.detail)) for h in hits]
 
-
-def test_match_same_hits_with_either_literal_finder(monkeypatch):
-    lines = LITERAL_LINES + _literal_soup(3000)
-    fast = [_hit_key(P._match(line)) for line in lines]  # (uncached)
-    assert sum(map(bool, fast)) >= 1000
-    monkeypatch.setattr(P, "_literals_in", P._literals_by_in)
-    assert [_hit_key(P._match(line)) for line in lines] == fast
-
-
-# ---------------------------------------------------------------------------------------------
-# match(): the cache of recent lines
 
 _SCALARS = (str, int, float, bool, type(None))
 
@@ -354,32 +327,3 @@ def _tag_soup(n: int, seed: int = 3) -> list[str]:
     return ["".join(rnd.choice(tags) for _ in range(rnd.randint(0, 3))) + rnd.choice(heads) for _ in range(n)]
 
 
-def test_lead_tags_equals_tags():
-    from bootlog import vline
-
-    vline._tags_seen.clear()
-    for text in _tag_soup(20000) * 2:  # (the second round from the cache)
-        assert vline._lead_tags(text) == vline._tags(text, 0), text
-
-
-def test_parse_line_equals_uncached_on_fixture_lines(monkeypatch):
-    from bootlog import vline
-
-    recs = []
-    for path in LOGS:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            recs += [Record(lineno=n, text=ln.rstrip("\n")) for n, ln in enumerate(f, 1)]
-    recs += [Record(lineno=i, text=t) for i, t in enumerate(_tag_soup(5000))]
-    assert len(recs) >= 20000
-    vline._tags_seen.clear()
-    vline._ts_seen.clear()
-    years = (2024, 2025, None)  # 2025: 02-29 is no date (cached as such, per year)
-    # each line read in every year in turn: the same MM-DD HH:MM:SS is a new date each time
-    fast = [[_vline_key(parse_line(r, y)) for y in years] for r in recs]
-    monkeypatch.setattr(vline, "_lead_tags", lambda text: vline._tags(text, 0))
-    monkeypatch.setattr(vline, "_vllm_ts", _vllm_ts_ref)
-    slow = [[_vline_key(parse_line(r, y)) for y in years] for r in recs]
-    assert fast == slow
-    assert sum(v[0][3] is not None for v in fast) >= 10000  # (timestamps read)
-    assert sum(v[0][4] is not None for v in fast) >= 10000  # (process tags read)
-    assert any(v[0][3] is not None and v[1][3] is None for v in fast)  # (02-29: a date in 2024 only)

@@ -1,8 +1,5 @@
-"""Test helpers for the store: a throwaway PostgreSQL schema per test run.
-
-Kept out of the hot paths (nothing in bootlog imports it); tests/conftest.py and the store's own
-test files use it.
-"""
+"""Test helpers for the store: a throwaway PostgreSQL schema per test run, seed boots, and the
+bodies of the child processes that the concurrency and crash tests run."""
 from __future__ import annotations
 
 import os
@@ -20,10 +17,8 @@ def pg_base_url() -> str | None:
 
 def with_search_path(url: str, schema: str) -> str:
     """`url` with libpq's options=-csearch_path=<schema>, so every connection lands in it."""
-    from sqlalchemy.engine import make_url
-
-    u = make_url(url)
-    return u.update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(hide_password=False)
+    sep = "&" if "?" in url else "?"
+    return f"{url}{sep}options=-csearch_path%3D{schema}"
 
 
 @contextmanager
@@ -32,20 +27,17 @@ def pg_schema(base_url: str) -> Iterator[str]:
 
     The yielded URL is a plain string, so child processes (concurrency/crash tests) can open it.
     """
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.pool import NullPool
+    import psycopg
 
     schema = f"bootlog_test_{secrets.token_hex(6)}"
-    # NullPool: no idle connection for a forked test child to inherit (and close under us)
-    admin = create_engine(base_url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+    conninfo = "postgresql://" + base_url.split("://", 1)[1]
+    with psycopg.connect(conninfo, autocommit=True) as admin:
+        admin.execute(f'CREATE SCHEMA "{schema}"')
     try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
         yield with_search_path(base_url, schema)
     finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        admin.dispose()
+        with psycopg.connect(conninfo, autocommit=True) as admin:
+            admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 def seed_boot(n: int = 0, *, tag: str = "", ranks: int = 2, padding: int = 0, status: str = "ready"):
@@ -59,7 +51,7 @@ def seed_boot(n: int = 0, *, tag: str = "", ranks: int = 2, padding: int = 0, st
     import hashlib
     from datetime import datetime, timedelta, timezone
 
-    from bootlog.records import Boot, Event, Metric, Sample
+    from bootlog.records import Boot, Event, Metric, Samples
 
     tz = timezone(timedelta(hours=-7))
     t0 = datetime(2026, 10, 2, 9, 53, 1, tzinfo=tz) + timedelta(hours=n)
@@ -107,13 +99,12 @@ def seed_boot(n: int = 0, *, tag: str = "", ranks: int = 2, padding: int = 0, st
     events = [Event("warning", line=next(line), rank=None, ts=t0 + timedelta(seconds=5),
                     message="Default sampling parameters have been overridden by the model's "
                             "Hugging Face generation config", detail={"message": "generation config"})]
-    samples = [
-        Sample(line=next(line), ts=t0 + timedelta(seconds=600 + 10 * i),
-               values={"prompt_throughput_tps": 812.4 if i == 1 else 0.0, "generation_throughput_tps": 31.2,
-                       "running_reqs": 1.0, "waiting_reqs": 0.0, "kv_cache_usage_pct": 41.2 - i,
-                       "prefix_cache_hit_rate_pct": 57.1})
-        for i in range(3)
-    ]
+    samples = Samples()
+    keys = ("prompt_throughput_tps", "generation_throughput_tps", "running_reqs", "waiting_reqs",
+            "kv_cache_usage_pct", "prefix_cache_hit_rate_pct")
+    for i in range(3):
+        samples.add(next(line), (t0 + timedelta(seconds=600 + 10 * i)).isoformat(), keys,
+                    [812.4 if i == 1 else 0.0, 31.2, 1.0, 0.0, 41.2 - i, 57.1])
     last = next(line)
     fp = hashlib.sha256(f"seed-boot|{tag}|{n}".encode()).hexdigest()
     return Boot(
@@ -128,18 +119,18 @@ def save_worker(url: str, tag: str, numbers: list[int], batch: int, start, resul
 
     Puts ("ok", tag, [(id, created), ...]) or ("error", tag, message) on `results`.
     """
-    from bootlog.store.db import open_db
-    from bootlog.store.queries import SourceInfo, save_boots
+    from bootlog.store.db import open_store
+    from bootlog.store.write import SourceInfo, save_boots
 
     try:
         start.wait(timeout=60)
-        engine = open_db(url)  # every child opens a possibly fresh file: migration races too
+        engine = open_store(url)  # every child opens a possibly fresh file: migration races too
         src = SourceInfo(f"podman:{tag}", "container", container=tag)
         out = []
         for i in range(0, len(numbers), batch):
             boots = [seed_boot(n, tag=tag.split("#")[0]) for n in numbers[i : i + batch]]
             out += save_boots(engine, src, boots)
-        engine.dispose()
+        engine.close()
         results.put(("ok", tag, out))
     except BaseException as err:  # report everything: the test asserts none escaped
         results.put(("error", tag, f"{type(err).__name__}: {err}"))
@@ -147,11 +138,11 @@ def save_worker(url: str, tag: str, numbers: list[int], batch: int, start, resul
 
 def crash_worker(url: str, numbers: list[int], padding: int, started) -> None:
     """Child body for crash tests: save many large boots in one call; the parent kills it."""
-    from bootlog.store.db import open_db
-    from bootlog.store.queries import SourceInfo, save_boots
+    from bootlog.store.db import open_store
+    from bootlog.store.write import SourceInfo, save_boots
 
-    engine = open_db(url)
+    engine = open_store(url)
     boots = [seed_boot(n, tag="crash", padding=padding) for n in numbers]
     started.set()
     save_boots(engine, SourceInfo("podman:crash", "container", container="crash"), boots)
-    engine.dispose()
+    engine.close()
