@@ -206,7 +206,7 @@ class QuietServer(ThreadingHTTPServer):
 @contextmanager
 def serve(stub: Stub):
     server = QuietServer(("127.0.0.1", 0), make_handler(stub))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
