@@ -51,9 +51,19 @@ def is_secret_name(name: str) -> bool:
     return any(w in _SECRET_WORDS or w.endswith(_SECRET_SUFFIXES) for w in words if w)
 
 
+# the password of a URL's user info (DATABASE_URL=postgres://user:pw@host, a proxy URL)
+_URL_CREDS = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:)([^@\s/]+)(@)")
+
+
+def _redact_url_creds(s: str) -> str:
+    return _URL_CREDS.sub(lambda m: f"{m[1]}{REDACTED}{m[3]}", s)
+
+
 def redact(env: dict[str, str]) -> dict[str, str]:
-    """A copy of `env` with the values of secret-looking names replaced by "<redacted>"."""
-    return {k: (REDACTED if is_secret_name(k) else v) for k, v in env.items()}
+    """A copy of `env` with the values of secret-looking names replaced by "<redacted>" (and the
+    password of a URL in any other value: `postgres://user:<redacted>@db`)."""
+    return {k: (REDACTED if is_secret_name(k) else _redact_url_creds(v) if isinstance(v, str) else v)
+            for k, v in env.items()}
 
 
 # NAME=value inside a shell script string (`sh -c 'HF_TOKEN=… exec vllm serve'`)
@@ -63,6 +73,7 @@ _FLAG_IN_TEXT = re.compile(r"(?<![\w-])(--?[A-Za-z][\w.-]*)(=|\s+)(\"[^\"]*\"|'[
 
 
 def _redact_text(s: str) -> str:
+    s = _redact_url_creds(s)
     s = _ASSIGN.sub(lambda m: f"{m[1]}={REDACTED}" if is_secret_name(m[1]) else m[0], s)
     return _FLAG_IN_TEXT.sub(
         lambda m: f"{m[1]}{m[2]}{REDACTED}" if is_secret_name(m[1].lstrip("-")) else m[0], s)
@@ -251,18 +262,27 @@ def _parse_inspect(out: str, engine: str, name: str, what: str = "inspect") -> d
     return data[0]
 
 
+def _engine(engine: str, args: list[str], name: str, what: str, timeout: float) -> str:
+    """podman.py's runner, its error made one printable line (the engine's stderr is quoted in
+    it and may hold anything)."""
+    try:
+        return podman._run(engine, args, name, what, timeout)
+    except SourceError as e:
+        raise SourceError(one_line(str(e), 300), **e.data) from None
+
+
 def inspect(name: str, engine: str = "podman", timeout: float = 10) -> dict:
     """`<engine> inspect --type container NAME` as a dict, through podman.py's runner (same
     binary/args environment, name check, process-group kill on timeout, one-line errors).
     Missing container, engine not installed, timeout, non-JSON or odd JSON: SourceError."""
-    out = podman._run(engine, ["inspect", "--type", "container", name], name, "inspect", timeout)
+    out = _engine(engine, ["inspect", "--type", "container", name], name, "inspect", timeout)
     return _parse_inspect(out, engine, name)
 
 
 def inspect_image(image_id: str, engine: str = "docker", timeout: float = 10) -> dict:
     """`<engine> image inspect ID` as a dict (docker keeps a container's digest there)."""
     hexid = image_id.removeprefix("sha256:")
-    out = podman._run(engine, ["image", "inspect", hexid], hexid, "image inspect", timeout)
+    out = _engine(engine, ["image", "inspect", hexid], hexid, "image inspect", timeout)
     return _parse_inspect(out, engine, hexid, "image inspect")
 
 

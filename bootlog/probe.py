@@ -87,11 +87,14 @@ class _Call:
         left = self._left()
         cls = http.client.HTTPSConnection if base.https else http.client.HTTPConnection
         kw: dict[str, Any] = {"context": ssl.create_default_context()} if base.https else {}
-        self.conn = cls(base.host, base.port, timeout=left, **kw)
         self._timer: threading.Timer | None = None
         try:
+            self.conn = cls(base.host, base.port, timeout=left, **kw)
+        except (http.client.HTTPException, ValueError) as e:  # InvalidURL: a host with spaces
+            raise _Fail(f"{self.what}: not a usable host ({one_line(e, 80)})") from None
+        try:
             self.conn.connect()
-        except (OSError, http.client.HTTPException) as e:
+        except (OSError, http.client.HTTPException, ValueError) as e:  # (ValueError: IDNA)
             self.conn.close()
             raise _Fail(self._why(e, connecting=True)) from None
         self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._fire)
@@ -177,7 +180,10 @@ class _Base:
 
 
 def _base(url: str) -> _Base:
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(str(url).strip())
+    except ValueError:
+        raise _Fail(f"not an http(s) URL: {one_line(url, 80)}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise _Fail(f"not an http(s) URL: {one_line(url, 80)}")
     try:
@@ -376,6 +382,8 @@ def probe(url: str, *, served_name: str | None, tokens: int = 32, timeout: float
         _measure(result, st, call)
     except _Fail as e:
         result.problems.append(str(e))
+    except Exception as e:  # noqa: BLE001 - the hook must outlive any server; say what happened
+        result.problems.append(f"probe of {one_line(url, 80)} failed: {one_line(f'{type(e).__name__}: {e}', 160)}")
     return result
 
 

@@ -4,7 +4,6 @@ snapshot, deploy findings, and `inspect` against real podman (two images, so a d
 from __future__ import annotations
 
 import json
-import os
 import stat
 import time
 import uuid
@@ -50,6 +49,9 @@ def test_redact_keeps_names_and_plain_values():
     assert redact(env) == {"HF_TOKEN": REDACTED, "FRANK_PRIMARY_UTIL": "0.982", "KEYBOARD": "us",
                            "API_KEY": REDACTED}
     assert env["HF_TOKEN"] == "hf_FAKE"  # a copy: the caller's dict is not touched
+    assert redact({"DATABASE_URL": "postgres://bootlog:s3cr3t@db:5432/bootlog"}) == {
+        "DATABASE_URL": f"postgres://bootlog:{REDACTED}@db:5432/bootlog"}
+    assert redact_args(["--db", "postgresql+psycopg://u:pw@h/d"]) == ["--db", f"postgresql+psycopg://u:{REDACTED}@h/d"]
 
 
 def test_redact_args_words_and_scripts():
@@ -198,6 +200,7 @@ def test_inspect_failures_are_one_line(fake_podman, stdout, code, stderr, messag
     with pytest.raises(SourceError) as err:
         deploy.inspect("nope")
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
+    assert "\x1b" not in str(err.value)
 
 
 def test_inspect_timeout_is_bounded(fake_podman):

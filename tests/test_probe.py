@@ -390,9 +390,11 @@ def test_accepts_but_never_speaks():
     assert took < 1.6
 
 
-def test_not_a_url():
-    r = probe("127.0.0.1:7770", served_name=None)
-    one_problem(r, "not an http(s) URL")
+@pytest.mark.parametrize("url", ["127.0.0.1:7770", "ftp://h/", "http://[::1", "http://h:99999/",
+                                 "http://", "http://xn--\u2603.invalid:1/", "http://a b/"])
+def test_not_a_url_is_one_problem_never_an_exception(url):
+    r = probe(url, served_name=None, timeout=2)
+    assert len(r.problems) == 1 and "\n" not in r.problems[0], r.problems
 
 
 # ------------------------------------------------------------------------------ /metrics
@@ -438,3 +440,28 @@ def test_probe_module_imports_only_stdlib():
     names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert names - {"bootlog", "__future__"} <= set(sys.stdlib_module_names)
+
+
+def test_stream_parser_survives_random_bytes():
+    # whatever a broken proxy sends, the reader ends with a stream state or one problem line
+    import random
+
+    rng = random.Random(24)
+    atoms = [b"data: ", b"\n", b"\n\n", b"[DONE]", b"{", b"}", b'"choices"', b":", b"[", b"]",
+             b'{"choices":[{"delta":{"content":"x"}}]}', b'{"usage":{"completion_tokens":"7"}}',
+             b'{"choices":[null, 3, {"delta": []}]}', b"\xff\xfe", b"\x1b[2J", b"event: x", b": ping"]
+
+    class FakeCall:
+        what = "POST /v1/chat/completions"
+
+        def __init__(self, pieces):
+            self._pieces = pieces
+
+        def pieces(self):
+            yield from self._pieces
+
+    for _ in range(300):
+        pieces = [b"".join(rng.choice(atoms) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(0, 6))]
+        st = probe_mod._read_stream(FakeCall(pieces))
+        assert st.error is None or ("\n" not in st.error and "\x1b" not in st.error)
+        assert st.chunks >= 0 and (st.usage_tokens is None or isinstance(st.usage_tokens, int))
