@@ -20,7 +20,7 @@ Rules (the order of the checks is the order they apply):
 2. Per-rank figures: for each figure name the rank whose (last) line of that name came LAST is
    used -- the rank that held the boot up -- with all of that rank's lines of the name (a figure
    printed once per compiled shape is several intervals).  Ties: the larger value, then the
-   lower rank (null first).  One rule for every figure, so a phase never mixes ranks.
+   lower rank (null first).  One rule for every figure, so one figure's pieces never mix ranks.
 3. Nesting.  Figures nest the way vLLM measures them:
        depth 0  model_load (contains weights_load), init_engine (contains everything after the
                 load: compile, profiling, KV cache, graph capture)
@@ -35,8 +35,9 @@ Rules (the order of the checks is the order they apply):
    line explains) and nothing is counted twice.
 4. kv_cache_init has no duration line: it runs from the end of the last phase before the first
    KV line (kv_cache_available_gib, num_gpu_blocks, kv_cache_tokens, ...; or init_engine's start
-   if that is later) to the last KV line before the next phase starts (graph capture).  Where vLLM prints no separate profiling
-   figure (V1 before 0.18), this includes the memory profiling whose result the KV lines are.
+   if that is later) to the last KV line before the next phase starts (graph capture).  Where
+   vLLM prints no separate profiling figure (V1 before 0.18), this includes the memory
+   profiling whose result the KV lines are.
 5. Gaps no interval covers: before the first -> process_start (first line -> first
    engine/worker milestone: arg parsing, engine core and worker spawn, NCCL init); after the
    last -> api_server_start (-> "Application startup complete."); in between -> unlogged.
@@ -50,6 +51,8 @@ Boots that never became ready (failed / incomplete) get their phases up to their
 instead of api_server_start, and the pieces add up to ended_at - started_at.  No started_at, or
 neither ready_at nor ended_at: [].  A boot with times but no placeable figure is one "unlogged"
 piece (or one "failed"/"incomplete" piece).
+
+`render_bar()` draws the result for `bootlog show`; `moved()` says which phase moved for `diff`.
 
 Times: ISO 8601 strings (or datetimes) with or without offset.  Naive times are taken to be in
 started_at's zone (one log has one clock); if started_at itself is naive, offsets are dropped.
@@ -339,6 +342,27 @@ def _iso(dt: datetime, zone: tzinfo | None) -> str:
     return (dt.astimezone(zone) if zone is not None else dt).isoformat()
 
 
+# --- which phase moved (diff) ---------------------------------------------------------------
+
+def phase_totals(phases: list[dict]) -> dict[str, float]:
+    """Seconds per phase name (a phase split by inner ones, such as init_engine, summed), in
+    order of first appearance."""
+    out: dict[str, float] = {}
+    for p in phases:
+        out[p["phase"]] = round(out.get(p["phase"], 0.0) + p["s"], 6)
+    return out
+
+
+def moved(new: list[dict], old: list[dict]) -> list[dict]:
+    """For `diff A B`: per phase {"phase", "old", "new", "delta"} (seconds; 0.0 where a boot
+    lacks the phase), biggest move first, so a cold compile or a slow weight load leads."""
+    a, b = phase_totals(new), phase_totals(old)
+    names = list(dict.fromkeys([*b, *a]))
+    rows = [{"phase": n, "old": b.get(n, 0.0), "new": a.get(n, 0.0),
+             "delta": round(a.get(n, 0.0) - b.get(n, 0.0), 6)} for n in names]
+    return sorted(rows, key=lambda r: -abs(r["delta"]))
+
+
 # --- the text bar ---------------------------------------------------------------------------
 
 # one letter per phase: ASCII, distinct without colour, upper case for the big work items
@@ -363,7 +387,7 @@ def render_bar(phases: list[dict], width: int = 60) -> str:
     cols = _columns([p["s"] for p in rows], width)
     bar = "".join(LETTERS.get(p["phase"], "#") * n for p, n in zip(rows, cols))
     lines = [f"|{bar}| {_secs(total)}"]
-    lines += _wrap([f"{LETTERS.get(name, '#')} {name} {_secs(s)}" for name, s in _totals(rows)],
+    lines += _wrap([f"{LETTERS.get(name, '#')} {name} {_secs(s)}" for name, s in phase_totals(rows).items()],
                    max(width, 40) + 10)
     return "\n".join(lines)
 
@@ -377,15 +401,6 @@ def _columns(seconds: list[float], width: int) -> list[int]:
     for i in by_remainder[: width - sum(cols)]:
         cols[i] += 1
     return cols
-
-
-def _totals(rows: list[dict]) -> list[tuple[str, float]]:
-    """Seconds per phase name, in order of first appearance (a phase split by an inner one,
-    such as init_engine, is listed once)."""
-    out: dict[str, float] = {}
-    for p in rows:
-        out[p["phase"]] = out.get(p["phase"], 0.0) + p["s"]
-    return list(out.items())
 
 
 def _secs(s: float) -> str:

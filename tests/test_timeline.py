@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bootlog.timeline import LETTERS, PHASES, BootTimes, Figure, phases, render_bar
+from bootlog.timeline import LETTERS, PHASES, BootTimes, Figure, moved, phase_totals, phases, render_bar
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 ALL_LOGS = sorted(LOGS.glob("*.log")) + sorted((LOGS / "seed").glob("*.log"))
@@ -330,6 +330,20 @@ def test_figure_dataclass_and_datetimes_are_accepted():
     b = BootTimes(started_at=t0, ready_at=dt(at(30)), figures=(Figure("graph_capture_s", 5, 0, 9, dt(at(20))),))
     assert [(p["phase"], p["s"]) for p in phases(b)] == [("process_start", 15), ("graph_capture", 5),
                                                          ("api_server_start", 10)]
+
+
+# --- diff: which phase moved -------------------------------------------------------------
+
+def test_moved_names_the_cold_compile():
+    cold, _ = timeline("seed/10-cold-vs-warm-compile.log", 0)
+    warm, _ = timeline("seed/10-cold-vs-warm-compile.log", 1)
+    rows = moved(warm, cold)  # diff A=warm (new) B=cold (old)
+    assert rows[0]["phase"] == "compile" and rows[0]["delta"] < -175
+    by = {r["phase"]: r for r in rows}
+    assert by["compile_cache_load"]["old"] == 0.0 and math.isclose(by["compile_cache_load"]["new"], 2.143, abs_tol=0.01)
+    assert math.isclose(sum(r["delta"] for r in rows), sum(p["s"] for p in warm) - sum(p["s"] for p in cold),
+                        abs_tol=1e-5)
+    assert phase_totals(cold)["init_engine"] == round(sum(p["s"] for p in cold if p["phase"] == "init_engine"), 6)
 
 
 # --- render_bar ----------------------------------------------------------------------------
