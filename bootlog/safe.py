@@ -30,7 +30,7 @@ import re
 import unicodedata
 
 __all__ = ["term", "width", "cut", "md_text", "md_code", "md_fence", "md_cell", "csv_cell",
-           "html"]
+           "html", "json_text"]
 
 # C0 but tab and newline, DEL, C1
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"
@@ -191,3 +191,17 @@ def html(s: object) -> str:
     """`s` as HTML text or attribute value: & < > " ' escaped, controls made visible (an
     invisible ESC or bidi override in a report hides what the log said)."""
     return _html.escape(term(s), quote=True)
+
+
+# ---------------------------------------------------------------------------- JSON
+
+# what json.dumps(ensure_ascii=False) leaves raw although a terminal acts on it (it escapes
+# C0 itself): DEL, C1 (8-bit CSI ...), bidi controls, line separators, lone surrogates
+_JSON_RAW = re.compile(f"[\x7f-\x9f{_INVISIBLE}]")
+
+
+def json_text(doc: str) -> str:
+    """A JSON document made by json.dumps(..., ensure_ascii=False) with the characters above
+    written as \\uXXXX escapes: the same JSON value (they can only stand inside strings),
+    safe to print (`show --json` on a terminal), still UTF-8 for everything else."""
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", doc)

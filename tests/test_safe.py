@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 
 import pytest
 
-from bootlog.safe import csv_cell, cut, html, md_cell, md_code, md_fence, md_text, term, width
+from bootlog.safe import (csv_cell, cut, html, json_text, md_cell, md_code, md_fence, md_text, term,
+                         width)
 
 TITLE = "\x1b]0;pwned\x07Qwen"  # OSC 0: sets the window title, BEL ends it
 LINK = "\x1b]8;;http://evil\x1b\\click\x1b]8;;\x1b\\"  # OSC 8 hyperlink, ST = ESC \
@@ -130,3 +132,14 @@ def test_csv_cell_through_the_csv_module():
 def test_html():
     assert html('<img src=x onerror="alert(1)">') == "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;"
     assert html(TITLE) == "\\x1b]0;pwned\\x07Qwen"
+
+
+def test_json_text_is_the_same_json_without_raw_controls():
+    # json.dumps(ensure_ascii=False), as `show --json` prints, escapes C0 but leaves DEL, C1
+    # (8-bit CSI) and bidi controls raw
+    doc = {"model": CSI8 + TITLE + "x\u202eevil\x7f", "name": "日本語", "n": 1}
+    raw = json.dumps(doc, ensure_ascii=False)
+    assert "\x9b" in raw
+    out = json_text(raw)
+    assert json.loads(out) == doc
+    assert not RAW_CONTROL.search(out) and "\u202e" not in out and "日本語" in out
