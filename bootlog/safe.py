@@ -1,0 +1,207 @@
+"""Text from a log made safe for where bootlog prints it: a terminal, Markdown, CSV, HTML.
+
+A log is written by programs bootlog does not control: a model name, a prompt echoed into an
+error, a config value can hold control sequences (window titles, hyperlinks, cursor moves),
+Markdown/HTML that turns into live links or images, or spreadsheet formulas.  Every function
+here is pure (str in, str out) and safe to call on any input, hostile or not; plain text
+comes back unchanged.
+
+The visible form of a character that must not reach the output as itself
+(`term`, and the other functions through it):
+
+* `\\t`, `\\n`, `\\r` for tab, newline, carriage return (tab and newline pass through as
+  themselves unless the text must stay on one line: a table cell, an error message);
+* `\\xHH` for every other C0 control (U+0000–U+001F), DEL (U+007F) and every C1 control
+  (U+0080–U+009F, 8-bit CSI U+009B and OSC U+009D among them): ESC is `\\x1b`;
+* `\\uHHHH` for the characters that reorder or break lines without being controls to a
+  terminal: bidi overrides/isolates/marks (U+061C, U+200E, U+200F, U+202A–U+202E,
+  U+2066–U+2069: "Trojan Source"), U+2028/U+2029 line/paragraph separators, and lone
+  surrogates (which would make printing fail).
+
+Escaping ESC and the C1 controls is enough to defuse every escape sequence (`ESC ] 0;TITLE
+BEL`, `ESC ] 8;;URL ESC \\`, `ESC [ … X`, 8-bit `CSI … X`): what follows the escaped
+introducer is printable text.  Backslashes are not doubled: the form is for a reader, not for
+a parser (JSON output carries the exact text).
+"""
+from __future__ import annotations
+
+import html as _html
+import re
+import unicodedata
+
+__all__ = ["term", "width", "cut", "md_text", "md_code", "md_fence", "md_cell", "csv_cell",
+           "html", "json_text"]
+
+# C0 but tab and newline, DEL, C1
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"
+# bidi marks, embeddings, overrides, isolates; line/paragraph separators; surrogates
+_INVISIBLE = "\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_UNSAFE = re.compile(f"[{_CONTROLS}{_INVISIBLE}]")
+_UNSAFE_LINE = re.compile(f"[\t\n{_CONTROLS}{_INVISIBLE}]")  # ... where text must stay on one line
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _visible(c: str) -> str:
+    """The escaped form of one unsafe character (module docstring)."""
+    n = ord(c)
+    return _NAMED.get(c) or (f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}")
+
+
+def _sub_visible(m: re.Match) -> str:
+    return _visible(m.group())
+
+
+def term(s: object, *, one_line: bool = False) -> str:
+    """`s` as text safe to write to a terminal (a TTY or a pipe read by one): controls and
+    invisible reordering characters shown escaped.  one_line: tab and newline escaped too
+    (a table cell, a one-line message)."""
+    text = s if isinstance(s, str) else str(s)
+    return (_UNSAFE_LINE if one_line else _UNSAFE).sub(_sub_visible, text)
+
+
+def _char_width(c: str) -> int:
+    if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
+
+
+def width(s: str) -> int:
+    """Columns `s` takes on a terminal (wide CJK characters 2, combining marks 0); `s` is
+    expected to be term()-safe already."""
+    if s.isascii():
+        return len(s)
+    return sum(_char_width(c) for c in s)
+
+
+def cut(s: object, cols: int, tail: str = "…") -> str:
+    """`s` as one terminal-safe line of at most `cols` columns, ending in `tail` when cut.
+    The text is escaped first and cut between whole characters of the escaped form, so a cut
+    never leaves half an escape (`\\x1` of `\\x1b`) or an unfinished sequence behind."""
+    text = s if isinstance(s, str) else str(s)
+    safe = term(text, one_line=True)
+    if width(safe) <= cols:
+        return safe
+    if cols <= 0:
+        return ""
+    room = cols - width(tail)
+    if room < 0:
+        return tail[:cols]
+    out: list[str] = []
+    used = 0
+    for c in text:
+        piece = _visible(c) if _UNSAFE_LINE.match(c) else c
+        w = width(piece)
+        if used + w > room:
+            break
+        out.append(piece)
+        used += w
+    return "".join(out) + tail
+
+
+# ---------------------------------------------------------------------------- Markdown
+
+# Inline characters that make structure in CommonMark/GFM: escapes, code spans, emphasis,
+# links/images, strikethrough, table cells; < > & as entities so no raw HTML (and no entity
+# reference such as &#60;) can form.
+_MD_SPECIAL = {c: "\\" + c for c in "\\`*_[]|~"}
+_MD_SPECIAL.update({"<": "&lt;", ">": "&gt;", "&": "&amp;"})
+_MD_INLINE = re.compile(r"[\\`*_\[\]|~<>&" f"{_CONTROLS}{_INVISIBLE}]")
+_MD_INLINE_LINE = re.compile(r"[\\`*_\[\]|~<>&" f"\t\n{_CONTROLS}{_INVISIBLE}]")
+# a line starting like a heading, list item, setext underline or ordered list item
+_MD_LINE_START = re.compile(r"(?m)^([ \t]*)(?:([#+=-])|(\d+)([.)]))")
+
+
+def _md_sub(m: re.Match) -> str:
+    c = m.group()
+    return _MD_SPECIAL.get(c) or _visible(c)
+
+
+def _md_line_start(m: re.Match) -> str:
+    indent, mark, digits, dot = m.groups()
+    return f"{indent}\\{mark}" if mark else f"{indent}{digits}\\{dot}"
+
+
+def md_text(s: object, *, one_line: bool = False) -> str:
+    """`s` as Markdown running text that renders as exactly this text: no HTML, no link,
+    image, emphasis, code span, heading or list comes out of it; controls shown escaped.
+    (A bare URL may still be autolinked by GFM: its target is then the text itself.)"""
+    text = s if isinstance(s, str) else str(s)
+    out = (_MD_INLINE_LINE if one_line else _MD_INLINE).sub(_md_sub, text)
+    return _MD_LINE_START.sub(_md_line_start, out)
+
+
+def _longest_backtick_run(s: str) -> int:
+    return max((len(r) for r in re.findall(r"`+", s)), default=0)
+
+
+def md_code(s: object) -> str:
+    """`s` as an inline code span: delimited by a backtick run longer than any inside it
+    (CommonMark), padded when it starts or ends with a backtick or a space, on one line
+    (a blank line would end the span and let the rest out as Markdown), controls escaped."""
+    body = term(s, one_line=True)
+    if body == "":
+        return ""
+    fence = "`" * (_longest_backtick_run(body) + 1)
+    if body[0] == "`" or body[-1] == "`" or (body[0] == " " and body[-1] == " " and body.strip()):
+        # CommonMark strips one space each side of a padded span: the value keeps its own
+        body = f" {body} "
+    return f"{fence}{body}{fence}"
+
+
+def md_fence(s: object, info: str = "") -> str:
+    """`s` as a fenced code block (several lines): the fence is longer than any backtick run
+    in the value, so no line of it can close the block; controls escaped."""
+    body = term(s)
+    fence = "`" * max(3, _longest_backtick_run(body) + 1)
+    info = term(info, one_line=True).replace("`", "")  # a backtick fence's info has none
+    if not body.endswith("\n"):
+        body += "\n"
+    return f"{fence}{info}\n{body}{fence}"
+
+
+def md_cell(s: object, *, code: bool = False) -> str:
+    """`s` as one GFM table cell: text (md_text) or a code span (md_code), on one line,
+    every `|` escaped (GFM splits cells at a pipe even inside a code span)."""
+    if code:
+        return md_code(s).replace("|", "\\|")
+    return md_text(s, one_line=True)  # (md_text escapes | already)
+
+
+# ---------------------------------------------------------------------------- CSV
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def csv_cell(v: object) -> object:
+    """A value for a CSV cell that no spreadsheet runs as a formula (OWASP "CSV injection"):
+    text starting with = + - @ tab or CR gets a leading ', unless it is a plain number
+    ("-1.5").  Non-text values (numbers, None, booleans) are returned as they are; the text is
+    otherwise kept exactly (CSV is data: escape for a terminal when showing it)."""
+    if not isinstance(v, str):
+        return v
+    if v.startswith(_FORMULA_START) and not _NUMBER.fullmatch(v):
+        return "'" + v
+    return v
+
+
+# ---------------------------------------------------------------------------- HTML
+
+def html(s: object) -> str:
+    """`s` as HTML text or attribute value: & < > " ' escaped, controls made visible (an
+    invisible ESC or bidi override in a report hides what the log said)."""
+    return _html.escape(term(s), quote=True)
+
+
+# ---------------------------------------------------------------------------- JSON
+
+# what json.dumps(ensure_ascii=False) leaves raw although a terminal acts on it (it escapes
+# C0 itself): DEL, C1 (8-bit CSI ...), bidi controls, line separators, lone surrogates
+_JSON_RAW = re.compile(f"[\x7f-\x9f{_INVISIBLE}]")
+
+
+def json_text(doc: str) -> str:
+    """A JSON document made by json.dumps(..., ensure_ascii=False) with the characters above
+    written as \\uXXXX escapes: the same JSON value (they can only stand inside strings),
+    safe to print (`show --json` on a terminal), still UTF-8 for everything else."""
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", doc)
