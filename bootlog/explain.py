@@ -1,52 +1,48 @@
 """Explain where every figure came from, and say what could not be read.
 
-For a log file the whole pipeline runs in memory (source -> envelope -> parse), so each figure
-is shown with the line that produced it and the catalogue entry (Metric.pattern) that read it;
-then every line holding a known marker ("KV cache", "torch.compile", "out of memory", ...) that
-no pattern matched is listed — a new vLLM wording shows up here instead of vanishing.
-For a stored boot (REF) the stored metrics and their pattern column are shown.
+For a log file the whole pipeline runs in memory over every line, so each figure is shown with
+the line that produced it and the catalogue entry (Metric.pattern) that read it; then every line
+that looks like a catalogue line nothing read is listed — a new vLLM wording shows up here
+instead of vanishing.  "Looks like" comes from the catalogue itself: a line holding a quantity
+and two of the distinctive words of an entry's literal, or a failure word, that no pattern
+matched.  For a stored boot (REF) the stored figures and their pattern
+column are shown.
 """
 from __future__ import annotations
 
-import importlib
 import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-# Words that introduce a figure: a line holding one AND a quantity with a unit that no pattern
-# read is a wording the catalogue does not know. Lowercased; catalogue literals join at run time.
-FIGURE_MARKERS = (
-    "kv cache", "graph capturing", "torch.compile", "maximum concurrency", "model loading",
-    "loading weights took", "loading model weights", "gpu blocks", "cuda blocks", "rocm blocks",
-    "num_gpu_blocks", "memory profiling", "compiling a graph", "compiled graph", "init engine",
-    "cuda graph memory", "dynamo bytecode transform", "avg prompt throughput",
-)
-# Words that mark a failure: reported whenever nothing read them, quantity or not.
-FAILURE_MARKERS = (
-    "out of memory", "outofmemoryerror", "hiperroroutofmemory", "[gdn_hip] error",
-    "valueerror", "engine core initialization failed",
-)
-# Advice vLLM prints next to the real lines; it holds marker words but no fact about this boot.
+# words too common in vLLM's lines to say which fact a line is about
+_STOP = frozenset("""a an and the of for to in on at by is are was with from as after before took takes
+time total size memory engine tokens seconds secs using use available per request requests vllm
+version server api this that gpu info""".split())
+# failure words: reported whenever nothing read them, quantity or not
+FAILURE_MARKERS = ("out of memory", "outofmemoryerror", "hiperroroutofmemory", "resource_exhausted",
+                   "[gdn_hip] error", "memory access fault", "illegal memory access",
+                   "unspecified launch failure", "valueerror", "initialization failed")
+# advice vLLM prints next to the real lines: marker words, but no fact about this boot
 HINTS = ("if you are running out of memory", "this typically happens", "consider decreasing",
-         "may cause accuracy issues")
-MARKERS = (*FIGURE_MARKERS, *FAILURE_MARKERS)
+         "may cause accuracy issues", "it/s]", "s/it]")  # (and progress bars)
 _QUANTITY = re.compile(r"\d(?:[\d,]*\d)?(?:\.\d+)?\s*(?:GiB|GB|MiB|MB|tokens|seconds|secs|s\b|x\b|blocks|%)")
+_WORD = re.compile(r"[a-z][a-z0-9_.]*[a-z0-9]|[a-z]")
+UNMATCHED_MAX = 200  # unread lines listed; more are counted
 
 
-def markers() -> tuple[str, ...]:
-    """Figure markers: the built-in ones plus the catalogue's literals."""
-    extra: list[str] = []
-    try:
-        from bootlog import patterns
+def markers() -> list[tuple[frozenset[str], str]]:
+    """(the distinctive words of a catalogue literal, the literal) per catalogue literal."""
+    from bootlog import patterns
 
-        extra = [lit.lower() for lit in getattr(patterns, "LITERALS", ()) if isinstance(lit, str)
-                 and len(lit.strip()) >= 6]
-    except Exception:  # noqa: BLE001 - explain still works with the built-in markers
-        pass
-    return tuple(dict.fromkeys((*FIGURE_MARKERS, *extra)))
+    out = []
+    for lit in patterns.LITERALS:
+        words = frozenset(w for w in _WORD.findall(lit.lower()) if w not in _STOP)
+        if words:
+            out.append((words, lit.strip()))
+    return out
 
 
-def _marker_of(text: str, marks: tuple[str, ...]) -> str | None:
+def _marker_of(text: str, marks: list[tuple[frozenset[str], str]]) -> str | None:
     low = text.lower()
     if any(h in low for h in HINTS):
         return None
@@ -55,33 +51,10 @@ def _marker_of(text: str, marks: tuple[str, ...]) -> str | None:
             return m
     if not _QUANTITY.search(text):
         return None
-    for m in marks:
-        if m in low:
-            return m.strip()
-    return None
-
-
-def _vline_fn():
-    """The line-shape parser (Record -> VLine), whatever the vline module calls it."""
-    try:
-        mod = importlib.import_module("bootlog.vline")
-    except ImportError:
-        return None
-    for name in ("parse_line", "vline", "parse", "to_vline", "split"):
-        fn = getattr(mod, name, None)
-        if callable(fn):
-            return fn
-    return None
-
-
-def _msg(rec: Any, to_vline) -> str:
-    if to_vline is not None:
-        try:
-            v = to_vline(rec)
-            return getattr(v, "msg", None) or rec.text
-        except Exception:  # noqa: BLE001 - a line the shape parser rejects is read whole
-            return rec.text
-    return rec.text
+    words = set(_WORD.findall(low))
+    best = max(((len(want & words), len(want & words) / len(want), lit) for want, lit in marks
+                if len(want & words) >= 2), default=None)
+    return best[2] if best else None
 
 
 class _Keep:
@@ -139,9 +112,8 @@ def explain_log(path: str | Path, plan: Any = None) -> dict:
     for i, b in enumerate(boots, 1):
         used.update(m.line for m in b.metrics if m.line is not None)
         for e in b.events:
-            used.add(e.line)
             # a traceback event covers its lines; re-printed copies of the message are read too
-            used.update(range(e.line, e.line + _span(e.detail.get("lines"))))
+            used.update(range(e.line, e.line + max(1, _span(e.detail.get("lines")))))
             if e.message:
                 messages.add(e.message.strip())
         used.update(s.line for s in b.samples)
@@ -152,34 +124,26 @@ def explain_log(path: str | Path, plan: Any = None) -> dict:
             "events": [{"kind": e.kind, "rank": e.rank, "line": e.line, "message": e.message[:200]}
                        for e in b.events],
         })
+    unmatched = unmatched_lines(keep, used, messages)
     return {"source": getattr(src, "name", str(path)), "raw": True, "boots": out_boots,
-            "unmatched": unmatched_lines(keep, used, messages)}
+            "unmatched": unmatched[:UNMATCHED_MAX], "unmatched_more": max(0, len(unmatched) - UNMATCHED_MAX)}
 
 
 def unmatched_lines(keep: _Keep, used: set[int], messages: set[str]) -> list[dict]:
-    """Lines with a known marker that neither the parse nor any catalogue pattern read."""
+    """Lines that look like a catalogue line (see the module doc) that nothing read."""
+    from bootlog.patterns import match
+    from bootlog.vline import parse_line
+
     marks = markers()
-    try:
-        from bootlog.patterns import match
-    except ImportError:
-        match = None
-    to_vline = _vline_fn()
     out = []
     for lineno in sorted(keep.lines):
         if lineno in used:
             continue
         text = keep.lines[lineno]
         mark = _marker_of(text, marks)
-        if mark is None:
+        if mark is None or match(parse_line(keep.recs[lineno]).msg):
             continue
-        msg = _msg(keep.recs[lineno], to_vline)
-        if match is not None:
-            try:
-                if match(msg):
-                    continue
-            except Exception:  # noqa: BLE001 - a pattern crashing on a line is itself worth showing
-                pass
-        if any(m and (m in text) for m in messages if len(m) > 20):
+        if any(len(m) > 20 and m in text for m in messages):
             continue
         out.append({"line": lineno, "marker": mark, "text": text})
     return out

@@ -152,9 +152,12 @@ def render_explain(report: dict) -> str:
         out.append("unread: not known for a stored boot (its raw lines are not stored); "
                    "run `bootlog explain LOGFILE` to see lines no pattern read")
     elif unmatched:
-        out.append(f"unread: {len(unmatched)} line(s) hold a known marker but no pattern matched")
+        more = report.get("unmatched_more") or 0
+        out.append(f"unread: {len(unmatched) + more} line(s) look like catalogue lines but no pattern matched")
         for u in unmatched:
             out.append(f"  line {u['line']} [{u['marker']}]: {u['text'][:160]}")
+        if more:
+            out.append(f"  ... and {more} more")
     else:
-        out.append("unread: none (every line with a known marker was matched)")
+        out.append("unread: none (every line that looks like a catalogue line was read)")
     return "\n".join(out)

@@ -60,7 +60,7 @@ def test_figures_carry_line_pattern_and_text(log):
 def test_unread_marker_line_is_reported(log):
     report = explain_log(log)
     unread = {u["line"]: u for u in report["unmatched"]}
-    assert 11 in unread and unread[11]["marker"] == "kv cache"
+    assert 11 in unread and "KV cache" in unread[11]["marker"]  # (the catalogue literal it resembles)
     assert "KV cache pool holds 433,456 tokens" in unread[11]["text"]
     # lines the catalogue did read are not reported, nor a marker without a quantity (14),
     # nor vLLM's advice (15); a failure line nothing read always is (16, corpus 042's runtime OOM)
@@ -75,7 +75,7 @@ def test_cli_explain_log_text_and_json(log):
     runner = CliRunner()
     res = runner.invoke(cli, ["explain", str(log)], catch_exceptions=False)
     assert res.exit_code == 0
-    assert "line 11 [kv cache]" in res.output
+    assert "line 11 [" in res.output and "KV cache pool holds" in res.output
     assert "max_concurrency = 105.82 x" in res.output
     res = runner.invoke(cli, ["explain", str(log), "--json"], catch_exceptions=False)
     data = json.loads(res.output)
@@ -128,3 +128,16 @@ def test_cli_explain_missing_file_is_one_line_error(tmp_path):
     res = CliRunner().invoke(cli, ["explain", str(tmp_path / "gone.log")])
     assert res.exit_code == 1
     assert res.output.strip() == f"bootlog: no such file: {tmp_path / 'gone.log'}"
+
+
+def test_a_reworded_line_is_found_by_the_catalogue_words(tmp_path):
+    """A figure line in a wording no release printed (a future vLLM) is reported, whichever of
+    the catalogue's entries it resembles; nothing hand-kept names it."""
+    lines = LOG.splitlines()
+    lines[4] = lines[4].replace("Loading weights took 1.88 seconds", "Weights loading finished in 1.88 seconds")
+    lines[7] = lines[7].replace("Compiling a graph for dynamic shape takes 27.35 s",
+                                "Graph compiling for dynamic shape done in 27.35 s")
+    p = tmp_path / "future.log"
+    p.write_text("\n".join(lines) + "\n")
+    unread = {u["line"]: u["marker"] for u in explain_log(p)["unmatched"]}
+    assert unread.get(5) == "Loading weights took" and unread.get(8) == "Compiling a graph for"
