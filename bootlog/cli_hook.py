@@ -25,12 +25,23 @@ ENGINE_OPT = click.option("--engine", "container_engine", type=click.Choice(["po
               show_default=True, help="markdown: a block to paste into the deploy commit message.")
 @click.option("--poll", type=Seconds(min=0.05), default=2.0, show_default=True, metavar="SECONDS",
               help="How often to read the container's log while waiting.")
+@click.option("--probe", "probe_url", metavar="URL",
+              help="Once ready, probe the server (e.g. http://127.0.0.1:7770): GET /health, GET /v1/models, "
+                   "one short streamed completion; stores probe_health_s, probe_ttft_s, probe_decode_tps. "
+                   "The whole probe takes at most min(--timeout, 60) s.")
+@click.option("--probe-tokens", type=click.IntRange(0, 4096), default=32, show_default=True, metavar="N",
+              help="Tokens the probe's completion generates (0: no completion).")
+@click.option("--gpu-smi", type=click.Choice(["auto", "rocm-smi", "amd-smi", "nvidia-smi", "none"]),
+              default="auto", show_default=True,
+              help="Read GPU memory after ready (and after the probe) with this tool; auto: the first on PATH.")
 @click.pass_context
-def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll) -> None:
+def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll, probe_url, probe_tokens, gpu_smi) -> None:
     """Post-deploy: wait for the boot starting now, store it, check it against the plan and
     diff it against the previous boot of the same container; print a summary.
 
-    Reads the container only (inspect, events, logs); never stops or restarts it.
+    Reads the container only (inspect, events, logs); never stops or restarts it.  With
+    --probe, once the boot is ready: three requests to the server (every one bounded), GPU
+    memory before and after them; a probe that fails is a finding (exit 3), never a hang.
     Exit 0 nothing wrong, 1 error or timeout, 3 drift, 4 the boot failed or a hard plan
     expectation was missed.
     """
@@ -46,7 +57,8 @@ def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll) -> Non
 
             plan = load_plan(plan_file)  # a bad plan fails now, not after a 15-minute wait
         result = h.run_hook(get_store(ctx, create=True), container, plan=plan, timeout=timeout, poll=poll,
-                            engine=container_engine, ref_ns=started, progress=say)
+                            engine=container_engine, ref_ns=started, progress=say, probe_url=probe_url,
+                            probe_tokens=probe_tokens, gpu_smi=gpu_smi)
     except BootlogError as err:
         if fmt == "json":  # a script reading stdout gets an answer too (the line goes to stderr)
             print_json(h.error_json(container, err))

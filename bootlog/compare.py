@@ -17,7 +17,7 @@ import statistics
 from typing import Any, Iterable
 
 from bootlog.plan import (
-    CAPACITY_METRICS, EVENT_KINDS, TIMING_METRICS, UNITS, Expect, Plan,
+    CAPACITY_METRICS, DEPLOY_METRICS, EVENT_KINDS, TIMING_METRICS, UNITS, Expect, Plan,
 )
 
 # Event kinds whose appearance (or growth) means something went wrong.
@@ -269,7 +269,9 @@ def _collapse(by_rank: dict[int | None, list[float]]) -> dict[int | None, list[f
 
 
 def _is_timing(name: str, plan: Plan | None) -> bool:
-    if name in TIMING_METRICS:
+    # the hook's measurements move from run to run like timings (GPU memory with co-tenants):
+    # judged against history, bounded by a plan
+    if name in TIMING_METRICS or name in DEPLOY_METRICS:
         return True
     if name in CAPACITY_METRICS:
         return False
@@ -337,7 +339,11 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
     ba, bb = a.get("boot", {}), b.get("boot", {})
     out: list[dict] = []
 
-    # --- cause first: what the boots were asked to be
+    # --- cause first: how the boots were deployed, and what they were asked to be
+    from bootlog.deploy import deploy_findings
+
+    deployed = [f for f in deploy_findings(b.get("deploy"), a.get("deploy")) if f["verdict"] != "same"]
+    out.extend(deployed)
     version_changed = not values_equal(ba.get("vllm_version"), bb.get("vllm_version"))
     ca, cb = _config(a), _config(b)
     for f in BOOT_FIELDS:
@@ -365,6 +371,7 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
     inert = [k for k in changed_keys if k in NON_CAPACITY_KEYS]
     if version_changed:
         cause.insert(0, "vllm_version")
+    cause[:0] = [f["key"] for f in deployed if f["key"] not in ("restart_count",)]
     for f in ("model", "engine", "host"):  # another machine may hold another GPU
         name = "boot.host" if f == "host" and (f in ca or f in cb) else f
         if not values_equal(ba.get(f), bb.get(f)) and name not in cause:
@@ -674,6 +681,31 @@ def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str], failed: bool
     return rows
 
 
+def _deploy_value(deploy: dict, key: str) -> Any:
+    if key.startswith("env."):
+        return (deploy.get("env") or {}).get(key[4:])
+    return deploy.get(key)
+
+
+def _check_deploy(deploy: dict | None, want: dict[str, Any]) -> list[dict]:
+    """[deploy]: the facts the plan pins (the image by digest, an env value) against what the
+    container engine said of this boot's run; a pinned image reference is held to its digest."""
+    out = []
+    for key, value in want.items():
+        if deploy is None:
+            out.append(finding(key, "deploy", value, None, "violation",
+                               "no deploy context stored: read the boot from its container (ingest --container, hook)"))
+            continue
+        have = _deploy_value(deploy, key)
+        if key == "image_digest" and isinstance(value, str) and "@" in value:
+            value = value.rsplit("@", 1)[1]  # a whole reference pinned by digest: its digest
+        ok = values_equal(have, value) or (key == "image" and isinstance(value, str) and "@" in value
+                                            and value.rsplit("@", 1)[1] == deploy.get("image_digest"))
+        out.append(finding(key, "deploy", value, have, "same" if ok else "violation",
+                           "" if ok else f"the plan pins {key} = {value!r}"))
+    return out
+
+
 def check(boot: dict, plan: Plan) -> dict:
     """A boot against its plan: config, figures, events, boot status; `b` is None."""
     bd = boot.get("boot", {})
@@ -696,6 +728,7 @@ def check(boot: dict, plan: Plan) -> dict:
         else:
             out.append(finding(key, "config", want, have, "same"))
 
+    out.extend(_check_deploy(boot.get("deploy"), plan.deploy))
     hard_boot = bool(plan.boot.get("hard", False))
     want_status = plan.boot.get("status")
     status = bd.get("status")

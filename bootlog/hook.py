@@ -214,26 +214,45 @@ class HookResult:
     waited_s: float
     exit: int
     notes: list[str] = field(default_factory=list)
+    measured: dict | None = None  # what was measured after ready: probe, GPU memory (measure())
 
 
 def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float = 2.0,
              engine: str = "podman", ref_ns: int | None = None,
-             progress: Callable[[str], None] | None = None) -> HookResult:
-    """Wait for the container's current boot, ingest it, check it and diff it with the previous
-    boot of the same container.  Exit code: 4 failed boot or hard violation, 3 drift, else 0."""
+             progress: Callable[[str], None] | None = None, probe_url: str | None = None,
+             probe_tokens: int = 32, gpu_smi: str = "auto") -> HookResult:
+    """Wait for the container's current boot, ingest it with its deploy context, measure it
+    once ready (probe_url, gpu_smi: measure()), check it and diff it with the previous boot of
+    the same container.  Exit code: 4 failed boot or hard violation, 3 drift, else 0."""
     from bootlog import compare
+    from bootlog.ingest import deploy_of
     from bootlog.store.reads import boots_like, list_boots, show_boot
 
     waited = wait_for_boot(name, timeout=timeout, poll=poll, engine=engine, ref_ns=ref_ns,
                            progress=progress)
     notes: list[str] = []
-    stored = _ingest_run(store, name, waited, engine=engine, plan=plan)
+    # the engine's word on the run the hook followed, read at once: a restart would replace it
+    deploy = deploy_of(name, engine, plan)
+    if deploy is not None and waited.state is not None and waited.state.id \
+            and deploy.get("container_id") not in (None, waited.state.id):
+        deploy = None  # another container of that name by now (rm + run): not this boot's
+    stored = _ingest_run(store, name, waited, engine=engine, plan=plan, deploy=deploy)
     ours = _match(stored, waited.boot)
     if ours is None:
         notes.append(f"no vLLM boot found in {name}'s current run")
         return HookResult(name, waited.outcome, None, None, None, None, None, waited.waited_s,
                           int(Exit.VIOLATION), notes)
     show = show_boot(store, ours.id)
+    measured = None
+    if show["boot"]["status"] == "ready" and not show["boot"].get("failure") and waited.outcome == "ready":
+        measured = measure(probe_url, served_name=_served_name(show), tokens=probe_tokens,
+                           gpu_smi=gpu_smi, timeout=max(5.0, min(60.0, timeout)), progress=progress)
+        if measured["metrics"]:
+            from bootlog.store.write import add_measured
+
+            add_measured(store, ours.id, measured["metrics"])
+            show = show_boot(store, ours.id)
+        notes.extend(measured["problems"])
     if waited.outcome == "exited" and show["boot"]["status"] != "failed":
         # (a container restarted meanwhile shows its new run's state: no code then)
         code = waited.state.exit_code if waited.state and not waited.state.running else None
@@ -259,12 +278,82 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
     # a boot that reached ready and whose engine then died is a failed deploy too (README)
     failed = show["boot"]["status"] == "failed" or waited.outcome == "exited" or bool(show["boot"].get("failure"))
     codes = [compare.exit_code(r) for r in (check, diff) if r is not None]
+    if measured and measured["problems"]:
+        codes.append(int(Exit.DRIFT))  # a ready server that fails its probe: worth a look
     code = int(Exit.VIOLATION) if failed else max(codes, default=0)
-    return HookResult(name, waited.outcome, ours.id, show, prev_id, check, diff, waited.waited_s, code, notes)
+    return HookResult(name, waited.outcome, ours.id, show, prev_id, check, diff, waited.waited_s, code, notes,
+                      _public(measured))
+
+
+def _served_name(show: dict) -> str | None:
+    """The name the server answers to: --served-model-name (its first), else the model."""
+    cfg = show.get("config") or {}
+    name = cfg.get("served_model_name")
+    if isinstance(name, list):
+        name = name[0] if name else None
+    if isinstance(name, str) and name.startswith("[") and name.endswith("]"):
+        inner = name[1:-1].split(",")[0].strip().strip("'\"")  # stored as vLLM printed a list
+        name = inner or None
+    return name or cfg.get("model") or show["boot"].get("model")
+
+
+def measure(probe_url: str | None, *, served_name: str | None, tokens: int = 32, gpu_smi: str = "auto",
+            timeout: float = 30.0, progress: Callable[[str], None] | None = None) -> dict:
+    """After ready: GPU memory, the probe (/health, /v1/models, one streamed completion), GPU
+    memory again (the operator's "held through a live generation": the lower free value is
+    kept).  {"metrics": [Metric], "probe": ProbeResult|None, "gpu_tool": str|None,
+    "problems": [one line each]}.  Never raises for what the server or a GPU tool does."""
+    from bootlog import gpumem
+    from bootlog.records import Metric
+
+    problems: list[str] = []
+    tool = gpumem.pick(gpu_smi)
+
+    def gpu() -> list | None:
+        if tool is None:
+            return None
+        try:
+            return gpumem.read(tool)
+        except BootlogError as err:
+            problems.append(f"GPU memory: {err}")
+            return None
+
+    before = gpu()
+    result = None
+    if probe_url:
+        from bootlog import probe
+
+        if progress:
+            progress(f"probing {probe_url}")
+        result = probe.probe(probe_url, served_name=served_name, tokens=tokens, timeout=timeout)
+        from bootlog.oneline import one_line
+
+        problems.extend(f"probe of {one_line(probe_url, 80)}: {p}" for p in result.problems)
+    after = gpu() if result is not None and before is not None else None
+    cards = gpumem.lower_free(before, after)
+    metrics = [Metric(n, v, "s" if n.endswith("_s") else "tok/s", pattern="measured:probe")
+               for n, v in (result.figures.items() if result else ())]
+    metrics += [Metric(r["name"], r["value"], r["unit"], rank=r["rank"], pattern="measured:gpu")
+                for r in gpumem.figures(cards)]
+    return {"metrics": metrics, "probe": result, "gpu_tool": tool, "problems": problems}
+
+
+def _public(measured: dict | None) -> dict | None:
+    """measure()'s result as JSON: what was asked, what it answered, what went wrong."""
+    if measured is None:
+        return None
+    pr = measured["probe"]
+    return {
+        "probe": None if pr is None else {"figures": pr.figures, "model": pr.model, "route": pr.route,
+                                          "tokens": pr.tokens, "problems": pr.problems},
+        "gpu_tool": measured["gpu_tool"],
+        "gpu": [{"rank": m.rank, m.name: m.value} for m in measured["metrics"] if m.name == "gpu_free_gib"],
+        "problems": measured["problems"],
+    }
 
 
 def ingest_container(store, name: str, *, engine: str = "podman", plan=None, host: str | None = None,
-                     source=None) -> list:
+                     source=None, deploy: dict | None = None) -> list:
     """ingest.ingest() of the container's whole log (parse all, one transaction, idempotent), or
     of `source`, bytes already read of it, stored as the container's all the same.
 
@@ -273,10 +362,11 @@ def ingest_container(store, name: str, *, engine: str = "podman", plan=None, hos
     from bootlog.ingest import ingest
 
     return list(ingest(store, None, container=name, container_engine=engine, plan=plan, host=host,
-                       source=source))
+                       source=source, deploy=deploy))
 
 
-def _ingest_run(store, name: str, waited: Waited, *, engine: str = "podman", plan=None) -> list:
+def _ingest_run(store, name: str, waited: Waited, *, engine: str = "podman", plan=None,
+                deploy: dict | None = None) -> list:
     """ingest_container(), unless the container the hook followed is gone or was replaced by
     another of the same name (a crash loop of `rm` + `run`): then the bytes read while waiting,
     stored as that container's source all the same."""
@@ -291,15 +381,15 @@ def _ingest_run(store, name: str, waited: Waited, *, engine: str = "podman", pla
 
         src = bytes_source(f"{engine}:{name}", waited.data, kind="container")
         if now is None or (waited.state.id and now.id != waited.state.id):
-            return ingest_container(store, name, engine=engine, plan=plan, source=src)
+            return ingest_container(store, name, engine=engine, plan=plan, source=src, deploy=deploy)
         try:
-            return ingest_container(store, name, engine=engine, plan=plan)
+            return ingest_container(store, name, engine=engine, plan=plan, deploy=deploy)
         except SourceError as err:
             # removed between the look above and `podman logs` (--rm right after the exit)
             if not str(err).startswith("no such container"):
                 raise
-            return ingest_container(store, name, engine=engine, plan=plan, source=src)
-    return ingest_container(store, name, engine=engine, plan=plan)
+            return ingest_container(store, name, engine=engine, plan=plan, source=src, deploy=deploy)
+    return ingest_container(store, name, engine=engine, plan=plan, deploy=deploy)
 
 
 def _match(stored: list, boot: Boot | None) -> Any:
@@ -325,6 +415,10 @@ KEY_FIGURES = (  # (metric, label, unit shown)
     ("graph_capture_gib", "CUDA graphs", "GiB"),
     ("torch_compile_s", "torch.compile", "s"),
     ("boot_to_ready_s", "boot to ready", "s"),
+    ("probe_health_s", "health", "s"),
+    ("probe_ttft_s", "first token", "s"),
+    ("probe_decode_tps", "decode", "tok/s"),
+    ("gpu_free_gib", "GPU free", "GiB"),
 )
 
 
@@ -398,6 +492,12 @@ def _figure_lines(figs: dict[str, Any], show: dict | None = None) -> list[tuple[
             if name == "max_concurrency" and "max_concurrency_request_tokens" in figs:
                 text += f" for {_fmt(figs['max_concurrency_request_tokens'], 'tokens')} per request"
             rows.append((label, text))
+    dep = (show or {}).get("deploy") or {}
+    if dep.get("image") or dep.get("image_digest"):
+        digest = dep.get("image_digest")
+        rows.append(("image", (dep.get("image") or "?") + (f" ({digest[:19]}…)" if digest and digest not in (dep.get("image") or "") else "")))
+    if dep.get("restart_count"):
+        rows.append(("restarts", str(dep["restart_count"])))
     return rows
 
 
@@ -430,7 +530,7 @@ def render_markdown(r: HookResult, plan_name: str | None = None) -> str:
         b = r.show["boot"]
         if b["status"] == "failed":
             lines.append(f"Root cause: `{b.get('failure_message') or 'no error line found'}`")
-        figs = _figure_lines(key_figures(r.show))
+        figs = _figure_lines(key_figures(r.show), {"deploy": r.show.get("deploy")})
         if figs:
             lines.append("MEASURED on the live deploy: " + ", ".join(f"{label} {text}" for label, text in figs)
                          + f" (boot #{r.boot_id}, container {r.container}).")
@@ -449,6 +549,7 @@ def error_json(container: str, err: BootlogError) -> dict:
         "container": container, "verdict": "TIMEOUT" if isinstance(err, HookTimeout) else "ERROR",
         "outcome": "timeout" if isinstance(err, HookTimeout) else "error", "exit": int(err.exit),
         "waited_s": None, "boot": None, "figures": {}, "prev": None, "check": None, "diff": None,
+        "measured": None, "deploy": None,
         "notes": [str(err)] + ([f"last seen: {_progress_note(boot)}"] if boot is not None else []),
     }
 
@@ -458,5 +559,6 @@ def to_json(r: HookResult) -> dict:
         "container": r.container, "verdict": _verdict(r), "outcome": r.outcome, "exit": r.exit,
         "waited_s": round(r.waited_s, 3), "boot": (r.show or {}).get("boot"),
         "figures": key_figures(r.show) if r.show else {}, "prev": r.prev_id,
-        "check": r.check, "diff": r.diff, "notes": r.notes,
+        "check": r.check, "diff": r.diff, "notes": r.notes, "measured": r.measured,
+        "deploy": (r.show or {}).get("deploy"),
     }

@@ -321,14 +321,33 @@ def _resume_point(store, source, info) -> Resume | None:
 
 # ---------------------------------------------------------------- one source
 
+def deploy_of(container: str, engine: str = "podman", plan=None) -> dict | None:
+    """What the container engine says of the container's current run (deploy.py), with the
+    plan's env file as it is now; None when the engine cannot say (the container is gone)."""
+    from bootlog.deploy import deploy_context, env_file_snapshot
+    from bootlog.errors import BootlogError
+
+    try:
+        ctx = deploy_context(container, engine)
+    except BootlogError:
+        return None
+    if getattr(plan, "env_file", None) is not None:
+        try:
+            ctx["env_file"] = env_file_snapshot(plan.env_file)
+        except BootlogError:
+            pass
+    return ctx
+
+
 def ingest(store, spec: str | None, *, container: str | None = None, container_engine: str = "podman",
            host: str | None = None, plan=None, progress: bool = False, source=None,
-           _again: int = 0) -> Ingested:
+           deploy: dict | None = None, _again: int = 0) -> Ingested:
     """Parse one source completely, then store all its boots in one transaction.
 
     A plain file ingested before is read from where the last read stopped (if its head is
     unchanged and its last boot had finished starting): the new lines extend that boot and add
-    new ones.  Anything else is read whole; the store keeps re-reads idempotent.
+    new ones.  Anything else is read whole; the store keeps re-reads idempotent.  A container's
+    newest boot gets the deploy context of its run (`deploy`, else the engine is asked).
     """
     from bootlog.envelope import detect
     from bootlog.sources import container_source, open_source
@@ -353,6 +372,8 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
                 out.up_to_date, out.resumed_at_line = True, resume.lines
                 return out
     boots, seen, out.cut_lines = _parse(source, resume=resume, limit=limit, plan=plan, progress=progress)
+    if container and len(boots) and not isinstance(boots.items[-1], tuple):
+        boots.items[-1].deploy = deploy if deploy is not None else deploy_of(container, container_engine, plan)
     if limit is not None:
         end = _end_of_lines(source.name, limit)
         # a file caught mid-line gets no position: its half line was read into a boot that a
@@ -388,6 +409,6 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
 
             raise StoreError(f"{source.name}: other ingests keep storing this file meanwhile; try again")
         return ingest(store, spec, container=container, container_engine=container_engine, host=host,
-                      plan=plan, progress=progress, source=source, _again=_again + 1)
+                      plan=plan, progress=progress, source=source, deploy=deploy, _again=_again + 1)
     out.extend(IngestedBoot(i, c, boots, k) for k, (i, c) in enumerate(saved))
     return out

@@ -265,6 +265,8 @@ class Plan:
     min_pct: float = 20.0  # ... never tighter than this percentage of the median
     extra_args: set[str] = field(default_factory=set)  # config keys beyond VLLM_ARGS
     warnings: list[str] = field(default_factory=list)  # said once on stderr at load
+    env_file: Path | None = None  # the env file it reads (its snapshot is stored with a boot)
+    deploy: dict[str, Any] = field(default_factory=dict)  # [deploy]: image_digest, env.NAME, ...
 
     @property
     def user_names(self) -> set[str]:
@@ -893,8 +895,10 @@ def load_plan(path: str | Path) -> Plan:
 _TOP_TYPES: dict[str, Any] = {
     "env_file": str, "env_prefix": str, "name": str, "description": str, "config": dict,
     "metrics": dict, "events": dict, "boot": dict, "tolerance": dict, "pattern": list,
-    "extra_args": "names",
+    "extra_args": "names", "deploy": dict,
 }
+# what [deploy] may require (metrics.md "deploy"): equal to the stored deploy context's
+DEPLOY_KEYS = ("image", "image_digest", "restart_count", "exit_code", "oom_killed", "env")
 
 
 def _check_top(data: dict, text: str) -> None:
@@ -945,10 +949,11 @@ def _config_key(key: str, known: set[str], text: str) -> str | None:
 def _build(data: dict, text: str, p: Path) -> Plan:
     _check_top(data, text)
     env: dict[str, Any] = {}
-    if data.get("env_file"):
-        env = load_env((p.parent / data["env_file"]).resolve())
+    env_file = (p.parent / data["env_file"]).resolve() if data.get("env_file") else None
+    if env_file is not None:
+        env = load_env(env_file)
     prefix = data.get("env_prefix", "")
-    plan = Plan(path=p, env=env, env_prefix=prefix, extra_args=set(data.get("extra_args", ())))
+    plan = Plan(path=p, env=env, env_prefix=prefix, extra_args=set(data.get("extra_args", ())), env_file=env_file)
     budget = _Budget()
     samples_clock, run_clock = _Clock(_PLAN_BUDGET_S), _Clock(_PLAN_BUDGET_S)
 
@@ -976,6 +981,12 @@ def _build(data: dict, text: str, p: Path) -> Plan:
         if warning:
             plan.warnings.append(warning)
         plan.config[key] = expand(value, env, prefix, f"config.{key}", budget)
+
+    for key, value in _config_items(data.get("deploy", {})):
+        if key.split(".", 1)[0] not in DEPLOY_KEYS or key == "env":
+            raise _err(text, key, f"[deploy] {key}: not a deploy fact{_hint(key, DEPLOY_KEYS)} (one of "
+                       + ", ".join(k if k != "env" else "env.NAME" for k in DEPLOY_KEYS) + ")", key=key)
+        plan.deploy[key] = expand(value, env, prefix, f"deploy.{key}", budget)
 
     for name, spec in data.get("metrics", {}).items():
         if name not in figures:

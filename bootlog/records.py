@@ -228,3 +228,4 @@ class Boot:
     samples: Samples = field(default_factory=Samples)
     fingerprint: str = ""  # content hash of the boot's lines: same content -> same boot
     continued: bool = False  # its start lies before the input read (a resumed read of a growing log)
+    deploy: dict | None = None  # what the container engine said of its run (deploy.py), when read from one

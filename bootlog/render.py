@@ -10,7 +10,7 @@ from typing import Any
 SYMBOLS = {"same": "=", "changed": "~", "drift": "!", "violation": "✗", "new": "+", "gone": "-",
            "insufficient_history": "?"}
 LEGEND = "(legend: ~ changed  ! drift  ✗ violation  + new  - gone)"
-_SECTIONS = (("config", "config"), ("metric", "metrics"), ("event", "events"))
+_SECTIONS = (("deploy", "deploy"), ("config", "config"), ("metric", "metrics"), ("event", "events"))
 
 
 def fmt_value(v: Any) -> str:
@@ -51,7 +51,7 @@ def _label(f: dict) -> str:
 def finding_line(f: dict, width: int = 24, why_same: bool = False) -> str:
     sym = SYMBOLS.get(f["verdict"], "?")
     label = _label(f)
-    if f["section"] == "config":
+    if f["section"] in ("config", "deploy"):
         text = f"{sym} {label}: {fmt_value(f['old'])} → {fmt_value(f['new'])}"
     else:
         text = f"{sym} {label:<{width}} {fmt_value(f['old'])} → {fmt_value(f['new'])}"
@@ -96,7 +96,7 @@ def render_text(result: dict, *, plan_name: str | None = None, show_same: bool =
     """The human twin of a diff/check result."""
     lines = [title(result, plan_name)]
     findings = result.get("findings", [])
-    width = max([len(_label(f)) for f in findings if f["section"] != "config"] + [16])
+    width = max([len(_label(f)) for f in findings if f["section"] not in ("config", "deploy")] + [16])
     for section, heading in _SECTIONS:
         rows = [f for f in findings if f["section"] == section
                 and (show_same or f["verdict"] != "same")]

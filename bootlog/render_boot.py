@@ -25,6 +25,18 @@ def render_show(data: dict) -> str:
     if b.get("failure_message"):
         out.append(f"  {'root cause':<14} {b['failure_message']}")
 
+    dep = data.get("deploy") or {}
+    if dep:
+        out.append("deploy")
+        for key in ("image", "image_digest", "command", "restart_count", "started_at", "exit_code", "oom_killed"):
+            v = dep.get(key)
+            if v is not None:
+                text = " ".join(v) if isinstance(v, list) else str(v)
+                out.append(f"  {key:<14} {text if len(text) <= 100 else text[:97] + '...'}")
+        for key in ("env", "env_file"):
+            if dep.get(key):
+                out.append(f"  {key:<14} {len(dep[key])} variables (show --json lists them)")
+
     grouped: dict[str, list[tuple[int | None, Any]]] = defaultdict(list)
     units: dict[str, str] = {}
     for m in data.get("metrics", []):

@@ -136,6 +136,16 @@ class ContainerTail:
         self.engine = engine
         self.key = f"watch:{engine}:{name}"
         self.label = f"{engine}:{name}"
+        self._deploy: tuple[Any, dict | None] = (None, None)
+
+    def deploy(self, boot: Boot) -> dict | None:
+        """The engine's deploy context of the run `boot` started in: asked once per boot."""
+        from bootlog.ingest import deploy_of
+
+        key = (boot.first_line, boot.started_at)
+        if self._deploy[0] != key:
+            self._deploy = (key, deploy_of(self.name, self.engine))
+        return self._deploy[1]
 
     def source(self, host: str | None):
         from bootlog.store.write import SourceInfo
@@ -324,6 +334,8 @@ def _store(db, tail, src, boots: list[Boot], win: _Window, known: dict[tuple, _K
     offset, head = tail.encode(win.position_of(resume_line))
     position = (tail.key, offset, f"{resume_line - 1}|{head}")
     _load_known(db, src, boots, known)
+    if boots and hasattr(tail, "deploy"):
+        boots[-1].deploy = tail.deploy(boots[-1])
     saved = save_boots(db, src, boots, position=position)
     count = 0
     for (bid, created), boot in zip(saved, boots):

@@ -186,7 +186,8 @@ class Replayer:
         self.state_dirs: dict[str, Path] = {}
 
     def start(self, boots: list[Boot], *, name: str | None = None, attach: bool = False,
-              restart: str | None = None, tty: bool = False, rm: bool = False) -> str:
+              restart: str | None = None, tty: bool = False, rm: bool = False,
+              image: str = IMAGE, env: dict[str, str] | None = None) -> str:
         """Create and start a container that replays `boots[0]` now and `boots[i]` on its
         i-th restart (`restart`: a podman restart policy such as "on-failure:1", which
         restarts it by itself as systemd's Restart= would; `tty`: run it with -t).  Returns the
@@ -213,9 +214,11 @@ class Replayer:
             policy.append("-t")
         if rm:  # `podman run --rm` (systemd units made by `podman generate systemd --new`)
             policy.append("--rm")
+        for key, value in (env or {}).items():
+            policy += ["-e", f"{key}={value}"]
         run_podman("run", "-d", "--name", name, "--network=none", *policy,
                    "-v", f"{data}:/data:ro", "-v", f"{state}:/state",
-                   IMAGE, "/bin/sh", "/data/replay.sh")
+                   image, "/bin/sh", "/data/replay.sh")
         if attach:
             wait_exit(name)
         return name

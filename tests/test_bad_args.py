@@ -82,13 +82,18 @@ def test_a_relative_xdg_data_home_is_ignored(tmp_path, monkeypatch):
 
 def test_a_hard_bound_naming_what_the_boot_lacks_is_a_violation(stored, tmp_path):
     plan = tmp_path / "s.toml"
-    plan.write_text('[metrics.kv_cache_tokens]\nmin = "max_model_lenn"\nhard = true\n')
+    # a vLLM argument this boot's log never printed: nothing to hold the figure to
+    plan.write_text('[metrics.kv_cache_tokens]\nmin = "kv_cache_memory_bytes"\nhard = true\n')
     r = run(stored, "check", "last", "--plan", str(plan))
-    assert r.exit_code == 4 and "max_model_lenn" in r.stdout and "cannot be checked" in r.stdout
-    plan.write_text('[metrics.kv_cache_tokens]\nmin = "max_model_lenn"\n')  # soft: too little to say
+    assert r.exit_code == 4 and "kv_cache_memory_bytes" in r.stdout and "cannot be checked" in r.stdout
+    plan.write_text('[metrics.kv_cache_tokens]\nmin = "kv_cache_memory_bytes"\n')  # soft: too little to say
     assert run(stored, "check", "last", "--plan", str(plan)).exit_code == 0
     plan.write_text('[metrics.kv_cache_tokens]\nmin = "max_model_len"\nhard = true\n')  # the real key
     assert run(stored, "check", "last", "--plan", str(plan)).exit_code == 0
+    # a misspelt key is the plan's mistake, said at load with the key it meant
+    plan.write_text('[metrics.kv_cache_tokens]\nmin = "max_model_lenn"\nhard = true\n')
+    r = run(stored, "check", "last", "--plan", str(plan))
+    assert r.exit_code == 1 and "did you mean max_model_len?" in r.output
 
 
 def test_a_plan_event_names_the_builtin_warning_of_a_boot_stored_without_the_plan(db_path, tmp_path):

@@ -128,7 +128,8 @@ def test_show_shape_round_trip(engine):
     [(bid, created)] = save_boots(engine, PRIMARY, [boot])
     assert created
     shown = show_boot(engine, bid)
-    assert list(shown) == ["boot", "metrics", "config", "events", "runtime"]
+    assert list(shown) == ["boot", "metrics", "config", "events", "runtime", "deploy"]
+    assert shown["deploy"] is None  # read from a file-like source: no engine to ask
     assert shown["boot"] == {
         "id": bid, "status": "ready", "failure": None, "failure_message": None, "vllm_version": "0.11.1",
         "engine": "v1", "model": boot.model, "container": "frank-primary-qwen", "host": None,

@@ -120,6 +120,7 @@ def show_boots(store: Store, boot_ids: list[int], *, runtime: bool = True) -> li
     config: dict[int, dict] = {i: {} for i in ids}
     events: dict[int, list] = {i: [] for i in ids}
     folds: dict[int, RuntimeFold] = {i: RuntimeFold() for i in ids}
+    deploys: dict[int, Any] = {}
     for chunk in _chunks(ids):
         where = _in(len(chunk))
         for r in store.execute(f"{_BOOT_SELECT} WHERE boots.id IN {where}", chunk):
@@ -140,6 +141,8 @@ def show_boots(store: Store, boot_ids: list[int], *, runtime: bool = True) -> li
                 "ORDER BY boot_id, seq", chunk):
             events[bid].append({"kind": kind, "rank": rank, "line": line, "ts": ts, "message": message,
                                 "detail": _json(detail)})
+        for bid, data in store.execute(f"SELECT boot_id, data FROM deploys WHERE boot_id IN {where}", chunk):
+            deploys[bid] = _json(data)
         if runtime:
             for bid, data in store.execute(f"SELECT boot_id, data FROM sample_chunks WHERE boot_id IN {where} "
                                            "ORDER BY boot_id, first_line, id", chunk):
@@ -148,7 +151,7 @@ def show_boots(store: Store, boot_ids: list[int], *, runtime: bool = True) -> li
     for rows_ in metrics.values():  # log order (the contract): derived figures were stored last
         rows_.sort(key=log_order)
     by_id = {i: {"boot": rows[i], "metrics": metrics[i], "config": config[i], "events": events[i],
-                 "runtime": folds[i].result() if runtime else None} for i in ids}
+                 "runtime": folds[i].result() if runtime else None, "deploy": deploys.get(i)} for i in ids}
     return [by_id[i] for i in boot_ids]
 
 
@@ -296,7 +299,7 @@ def boot_status(store: Store, boot_id: int) -> str | None:
     return row[0] if row else None
 
 
-TABLES = ("sources", "boots", "metrics", "config", "events", "sample_chunks", "positions")
+TABLES = ("sources", "boots", "metrics", "config", "events", "sample_chunks", "deploys", "positions")
 
 
 def count_rows(store: Store) -> dict[str, int]:

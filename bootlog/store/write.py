@@ -121,14 +121,19 @@ _INSERT = {
     "events": "INSERT INTO events (boot_id, seq, kind, rank, line, ts, message, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     "config": 'INSERT INTO config (boot_id, "key", value) VALUES (?, ?, ?)',
     "sample_chunks": "INSERT INTO sample_chunks (boot_id, first_line, last_line, n, data) VALUES (?, ?, ?, ?, ?)",
+    "deploys": "INSERT INTO deploys (boot_id, data) VALUES (?, ?)",
 }
 
 
 # A plan's user patterns (ingest --plan, hook --plan) add figures (pattern "user:NAME") and
 # events of the plan's own kinds.  A later read without that plan does not find them: it must
-# neither count their absence as a difference nor delete them when it rewrites the boot.
+# neither count their absence as a difference nor delete them when it rewrites the boot.  The
+# hook's measurements after ready (pattern "measured:probe", "measured:gpu") are no read's at
+# all: a rewrite always keeps them.
 USER_PATTERN = "user:"
+MEASURED = "measured:"
 _USER_METRIC = f"coalesce(substr(pattern, 1, {len(USER_PATTERN)}), '') = '{USER_PATTERN}'"
+_MEASURED = f"coalesce(substr(pattern, 1, {len(MEASURED)}), '') = '{MEASURED}'"
 _USER_EVENT = "kind NOT IN (" + ", ".join(f"'{k}'" for k in EVENT_KINDS) + ")"
 
 
@@ -307,6 +312,8 @@ def _save_rows(store: Store, sid: int, boots: Sequence[Boot], rows: list[dict[st
         b = boots[order[i]]
         with_plan = planned or has_user_rows(b)
         if not _should_replace(store, old, mine[i], b, with_plan):
+            if b.deploy is not None:
+                save_deploy(store, old["id"], b.deploy)
             continue
         cols = [c for c in BOOT_COLS if c not in ("container", "host")]
         store.execute("UPDATE boots SET " + ", ".join(f"{c} = ?" for c in cols) + ", ingested_at = ? WHERE id = ?",
@@ -336,7 +343,8 @@ def _should_replace(store: Store, stored: dict[str, Any], new: dict[str, Any], b
     if stored["status"] == "incomplete" and new["status"] != "incomplete":
         return True
     # (read without a plan: a plan's rows stored before are not this read's to count)
-    m_cond, e_cond = ("", "") if planned else (f" AND NOT ({_USER_METRIC})", f" AND NOT ({_USER_EVENT})")
+    m_cond, e_cond = ((f" AND NOT ({_MEASURED})", "") if planned else
+                      (f" AND NOT ({_USER_METRIC}) AND NOT ({_MEASURED})", f" AND NOT ({_USER_EVENT})"))
     counts = [store.one(f"SELECT count(*) FROM metrics WHERE boot_id = ?{m_cond}", (stored["id"],))[0],
               store.one(f"SELECT count(*) FROM events WHERE boot_id = ?{e_cond}", (stored["id"],))[0],
               store.one("SELECT coalesce(sum(n), 0) FROM sample_chunks WHERE boot_id = ?", (stored["id"],))[0]]
@@ -346,15 +354,14 @@ def _should_replace(store: Store, stored: dict[str, Any], new: dict[str, Any], b
 
 def _delete_children(store: Store, boot_id: int, *, keep_user: bool, new: tuple[int, int]) -> None:
     """Drop a boot's rows before it is written again; keep_user: a plan's figures and events stay,
-    renumbered after the new ones (a read without the plan cannot make them again)."""
-    for table in ("config", "sample_chunks"):
-        store.execute(f"DELETE FROM {table} WHERE boot_id = ?", (boot_id,))
-    for table, cond, n in (("metrics", _USER_METRIC, new[0]), ("events", _USER_EVENT, new[1])):
-        if keep_user:
-            store.execute(f"DELETE FROM {table} WHERE boot_id = ? AND NOT ({cond})", (boot_id,))
-            store.execute(f"UPDATE {table} SET seq = seq + ? WHERE boot_id = ? AND {cond}", (n, boot_id))
-        else:
-            store.execute(f"DELETE FROM {table} WHERE boot_id = ?", (boot_id,))
+    renumbered after the new ones (a read without the plan cannot make them again), and so do
+    the hook's measurements, always."""
+    store.execute("DELETE FROM config WHERE boot_id = ?", (boot_id,))
+    store.execute("DELETE FROM sample_chunks WHERE boot_id = ?", (boot_id,))
+    keep_m = f"({_USER_METRIC}) OR ({_MEASURED})" if keep_user else _MEASURED
+    for table, cond, n in (("metrics", keep_m, new[0]), ("events", _USER_EVENT if keep_user else "0 = 1", new[1])):
+        store.execute(f"DELETE FROM {table} WHERE boot_id = ? AND NOT ({cond})", (boot_id,))
+        store.execute(f"UPDATE {table} SET seq = seq + ? WHERE boot_id = ? AND ({cond})", (n, boot_id))
 
 
 def _insert_children(store: Store, pairs: Iterable[tuple[int, int]], boots: Sequence[Boot]) -> None:
@@ -375,8 +382,34 @@ def _insert_children(store: Store, pairs: Iterable[tuple[int, int]], boots: Sequ
         add("events", event_rows(b, bid))
         for first, last, n, text in b.samples.chunk_rows():
             add("sample_chunks", [(bid, first, last, n, text)])
+        if b.deploy is not None:
+            save_deploy(store, bid, b.deploy)
     for table, batch in batches.items():
         store.executemany(_INSERT[table], batch)
+
+
+def save_deploy(store: Store, boot_id: int, data: dict) -> None:
+    """A boot's deploy context (inside the caller's transaction): the newest one said wins."""
+    store.execute("DELETE FROM deploys WHERE boot_id = ?", (boot_id,))
+    store.execute(_INSERT["deploys"], (boot_id, json.dumps(jsonable(data))))
+
+
+def add_measured(store: Store, boot_id: int, metrics: list, deploy: dict | None = None) -> None:
+    """The hook's measurements after ready (probe timings, GPU memory: Metrics whose pattern
+    starts with MEASURED) appended to a stored boot, replacing earlier ones of the same names,
+    with its deploy context, in one transaction."""
+    def run() -> None:
+        with store.transaction():
+            names = sorted({m.name for m in metrics})
+            if names:
+                store.execute(f"DELETE FROM metrics WHERE boot_id = ? AND ({_MEASURED}) AND name IN {_in(len(names))}",
+                              (boot_id, *names))
+            base = store.one("SELECT max(seq) FROM metrics WHERE boot_id = ?", (boot_id,))[0]
+            b = Boot(0, 0, metrics=list(metrics))
+            store.executemany(_INSERT["metrics"], metric_rows(b, boot_id, base + 1 if base is not None else 0))
+            if deploy is not None:
+                save_deploy(store, boot_id, deploy)
+    retry(run)
 
 
 def _extend(store: Store, boot_id: int, b: Boot) -> None:
@@ -398,5 +431,7 @@ def _extend(store: Store, boot_id: int, b: Boot) -> None:
         base = store.one(f"SELECT max(seq) FROM {table} WHERE boot_id = ?", (boot_id,))[0]
         store.executemany(_INSERT[table], make(b, boot_id, base + 1 if base is not None else 0))
     store.executemany(_INSERT["sample_chunks"], [(boot_id, *c) for c in b.samples.chunk_rows()])
+    if b.deploy is not None:
+        save_deploy(store, boot_id, b.deploy)
     known = {r[0] for r in store.rows('SELECT "key" FROM config WHERE boot_id = ?', (boot_id,))}
     store.executemany(_INSERT["config"], [r for r in config_rows(b, boot_id) if r[1] not in known])
