@@ -90,7 +90,7 @@ def cli(ctx: click.Context, db: str | None) -> None:
 
 @cli.command()
 @click.argument("paths", nargs=-1)
-@click.option("--container", metavar="NAME", help="Read `podman logs --timestamps NAME` instead of files.")
+@click.option("--container", metavar="NAME", help="Read `podman logs --timestamps NAME`; with PATHS: label those saved logs as this container's.")
 @click.option("--engine", "container_engine", type=click.Choice(["podman", "docker"]), default="podman",
               show_default=True, help="Container engine for --container.")
 @click.option("--host", metavar="NAME", help="Label the boots with this host (default: this machine's hostname).")
@@ -100,12 +100,11 @@ def cli(ctx: click.Context, db: str | None) -> None:
 def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) -> None:
     """Read vLLM logs (files, .gz, `-` for stdin, or a container) and store every boot.
 
-    Re-ingesting the same content adds nothing. Prints one line per boot found.
+    Re-ingesting the same content adds nothing. Prints one line per boot found.  PATHS with
+    --container NAME: saved logs of that container, stored as its history.
     """
     if not paths and not container:
         raise click.UsageError("give one or more PATHS (or - for stdin), or --container NAME")
-    if paths and container:
-        raise click.UsageError("give PATHS or --container, not both")
     plan = None
     if plan_file:
         from bootlog.plan import load_plan

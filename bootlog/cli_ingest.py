@@ -2,7 +2,6 @@
 boot (or JSON), and the exit code."""
 from __future__ import annotations
 
-import os
 import sys
 from typing import Callable
 
@@ -26,27 +25,6 @@ def key_figures(boot) -> str:
     return "  ".join(parts)
 
 
-def _oldest_first(paths) -> list[str]:
-    """Several files in the order they were last written, oldest first (ties keep the order
-    given): boots are numbered as stored, and `last`/`prev` follow the numbers, so
-    `ingest vllm.log*` (vllm.log, vllm.log.1, vllm.log.2.gz) must not make the oldest rotation
-    `last`.  stdin and anything that cannot be looked at keep their place at the end."""
-    paths = list(paths)
-    if len(paths) < 2:
-        return paths
-    dated, rest = [], []
-    for p in paths:
-        try:
-            mtime = os.stat(p).st_mtime if p != "-" else None
-        except OSError:
-            mtime = None  # (a missing file's one-line error comes in its turn)
-        if mtime is None:
-            rest.append(p)
-        else:
-            dated.append((mtime, len(dated), p))
-    return [p for _, _, p in sorted(dated)] + rest
-
-
 def ingest_command(store, paths: tuple[str, ...] | list[str], *, container: str | None = None,
                    container_engine: str = "podman", host: str | None = None, plan=None,
                    as_json: bool = False, echo: Callable[..., None]) -> int:
@@ -55,7 +33,8 @@ def ingest_command(store, paths: tuple[str, ...] | list[str], *, container: str 
     from bootlog.ingest import ingest as run_ingest
     from bootlog.store.write import stored_name
 
-    specs = [("container", container)] if container else [("path", p) for p in _oldest_first(paths)]
+    # (boots are ordered by when they started, whatever order the files come in: reads.py)
+    specs = [("path", p) for p in paths] if paths else [("container", container)]
     out = []
     failed: list[BootlogError] = []
     for kind, spec in specs:

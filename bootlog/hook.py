@@ -262,7 +262,7 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
     # the previous boot of this container *on this host* (as last/prev resolve): a fleet's hosts
     # share one database, and another host's run of the same unit is not this deploy's baseline
     ids = [b["id"] for b in list_boots(store, container=name, host=show["boot"].get("host"))]
-    earlier = [i for i in ids if i < ours.id]
+    earlier = ids[:ids.index(ours.id)] if ours.id in ids else []  # (in start order)
     prev_id = earlier[-1] if earlier else None
     check = compare.check(show, plan) if plan is not None else None
     diff = None
@@ -486,6 +486,7 @@ def _figure_lines(figs: dict[str, Any], show: dict | None = None) -> list[tuple[
         rows.append(("root cause", b.get("failure_message") or "no error line found"))
     elif b.get("failure"):
         rows.append(("died serving", b.get("failure_message") or b["failure"]))
+    rows += [("crash loop", e["message"]) for e in (show or {}).get("events") or [] if e["kind"] == "crash_loop"]
     for name, label, unit in KEY_FIGURES:
         if name in figs:
             text = _fmt(figs[name], unit)

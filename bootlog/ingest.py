@@ -354,7 +354,9 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
     from bootlog.store.write import TAIL, PositionMoved, SourceInfo, save_boots, stored_name
 
     if source is None:
-        source = container_source(container, engine=container_engine) if container else open_source(spec)
+        # a file given with a container's name is that container's saved log (`podman logs >
+        # f`): its boots join the container's history, read as the file they are
+        source = open_source(spec) if spec is not None else container_source(container, engine=container_engine)
     out = Ingested()
     info = SourceInfo(name=stored_name(source.name), kind=source.kind, container=container,
                       host=host or default_host())
@@ -372,7 +374,7 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
                 out.up_to_date, out.resumed_at_line = True, resume.lines
                 return out
     boots, seen, out.cut_lines = _parse(source, resume=resume, limit=limit, plan=plan, progress=progress)
-    if container and len(boots) and not isinstance(boots.items[-1], tuple):
+    if source.kind == "container" and len(boots) and not isinstance(boots.items[-1], tuple):
         boots.items[-1].deploy = deploy if deploy is not None else deploy_of(container, container_engine, plan)
     if limit is not None:
         end = _end_of_lines(source.name, limit)

@@ -24,6 +24,9 @@ def render_show(data: dict) -> str:
     out.append(f"  {'lines':<14} {b.get('first_line')}-{b.get('last_line')}")
     if b.get("failure_message"):
         out.append(f"  {'root cause':<14} {b['failure_message']}")
+    for e in data.get("events") or []:
+        if e["kind"] == "crash_loop":
+            out.append(f"  {'crash loop':<14} {e['message']} (boots {', '.join(f'#{i}' for i in e['detail']['boots'])})")
 
     dep = data.get("deploy") or {}
     if dep:

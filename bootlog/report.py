@@ -81,6 +81,10 @@ def figure(doc: dict, name: str) -> Any:
         return (doc.get("config") or {}).get(name[len("config."):])
     if name == "status" and boot.get("status") == "ready" and boot.get("failure"):
         return f"ready ({boot['failure']})"  # the engine died serving (as list and ingest say)
+    if name == "status":
+        loop = next((e for e in doc.get("events", []) if e["kind"] == "crash_loop"), None)
+        if loop is not None:  # the last failed start of a loop: say it is one
+            return f"failed (crash loop: {loop['detail']['failed_starts']} starts)"
     if name in boot:
         return boot[name]
     if any(m["name"] == name for m in doc.get("metrics", [])):

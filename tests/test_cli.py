@@ -221,7 +221,7 @@ def test_a_boot_whose_engine_died_serving_fails_diff_and_check(db_path, tmp_path
         got = run(db_path, "ingest", str(seed / name))
         assert got.exit_code == 0
     assert got.stdout.startswith("#2     ready (oom) ")  # the ingest line says so, as list does
-    res = run(db_path, "diff", "--json")
+    res = run(db_path, "diff", "2", "1", "--json")
     assert res.exit_code == 4, res.output
     status = [f for f in json.loads(res.stdout)["findings"] if f["key"] == "status"]
     assert [(f["verdict"], f["new"]) for f in status] == [("violation", "ready")]
@@ -229,7 +229,7 @@ def test_a_boot_whose_engine_died_serving_fails_diff_and_check(db_path, tmp_path
     # the same for check, with a plan that says nothing about events or status
     plan = tmp_path / "bare.toml"
     plan.write_text("[config]\nmax_num_seqs = 5\n")
-    res = run(db_path, "check", "last", "--plan", str(plan))
+    res = run(db_path, "check", "2", "--plan", str(plan))
     assert res.exit_code == 4, res.output
     assert "engine died after ready" in res.stdout
 

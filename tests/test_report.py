@@ -64,8 +64,14 @@ def db(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def exp() -> list[dict]:
-    return expected_boots()
+def exp(db) -> list[dict]:
+    """The ground truth in the order the database lists the boots: the order they started."""
+    truth = {name: json.loads(log_path(name).with_suffix(".expected.json").read_text()) for name in LOGS}
+    listed = json.loads(run(db, "list", "--json").stdout)
+    lines = {name: sorted(b["first_line"] for b in listed if Path(b["source"]).stem == name) for name in LOGS}
+    # (the n-th boot of a log in log order is its n-th ground-truth boot)
+    return [truth[name][lines[name].index(b["first_line"])]
+            for b in listed for name in [Path(b["source"]).stem]]
 
 
 def as_list(v) -> list[float]:
@@ -74,7 +80,9 @@ def as_list(v) -> list[float]:
 
 def test_database_holds_the_ground_truth_boots(db, exp):
     boots = json.loads(run(db, "list", "--json").stdout)
+    assert len(boots) == len(expected_boots())
     assert [b["status"] for b in boots] == [exp_status(e) for e in exp]
+    assert [b["started_at"] for b in boots] == sorted(b["started_at"] for b in boots)
 
 
 # ---------------------------------------------------------------------------------- history
@@ -412,9 +420,11 @@ def test_history_csv_carries_every_digit_and_died_boots_read_as_such(tmp_path):
     rows = list(csv.DictReader(run(db, "history", "--csv").stdout.splitlines()))
     shown = json.loads(run(db, "show", "1", "--json").stdout)
     ready_s = next(m["value"] for m in shown["metrics"] if m["name"] == "boot_to_ready_s")
-    assert float(rows[0]["boot_to_ready_s"]) == ready_s and len(str(ready_s)) > 7
-    assert [r["status"] for r in rows] == ["ready", "ready (oom)"]
-    assert [r["faults"] for r in rows] == ["0", "1"]  # one OOM, one fault (not its wrapper too)
+    # in start order: seed 07 started 09-30, seed 01 on 10-02
+    assert [r["id"] for r in rows] == ["2", "1"]
+    assert float(rows[1]["boot_to_ready_s"]) == ready_s and len(str(ready_s)) > 7
+    assert [r["status"] for r in rows] == ["ready (oom)", "ready"]
+    assert [r["faults"] for r in rows] == ["1", "0"]  # one OOM, one fault (not its wrapper too)
     text = run(db, "history").stdout
     assert " ready (oom)" in text
     # filters that match nothing say so, not "no boots stored yet"
@@ -446,18 +456,18 @@ def test_plot_writes_the_format_its_name_asks_for(db, tmp_path):
 
 
 def test_history_marks_a_change_against_the_same_series_only(tmp_path):
-    # seed 01 and 02 on host alpha, the crash loop (05) on host beta between them: row 3 is
-    # compared with row 1 (alpha's boot before), not with beta's failed boots
+    # seed 01 and 02 on host alpha, the crash loop (05) on host beta: beta's boots started after
+    # alpha's (10-03 vs 10-02), and beta's first is compared with nothing, not with alpha's last
     db = tmp_path / "fleet.db"
-    for name, host in (("01-shape-d-fp8-200704x3", "alpha"), ("05-util-1.00-crash-loop", "beta"),
+    for name, host in (("05-util-1.00-crash-loop", "beta"), ("01-shape-d-fp8-200704x3", "alpha"),
                        ("02-shape-e-precise-memory", "alpha")):
         assert run(db, "ingest", "--host", host, str(FIXTURES / "seed" / f"{name}.log")).exit_code == 0
     rows = json.loads(run(db, "history", "--json").stdout)
-    assert [r["status"] for r in rows] == ["ready", "failed", "failed", "ready"]
-    alpha2 = rows[-1]
+    assert [r["status"] for r in rows] == ["ready", "ready", "failed", "failed (crash loop: 2 starts)"]
+    alpha2 = rows[1]
     assert "status" not in alpha2["changed"] and "kv_cache_tokens" not in alpha2["changed"]
     assert "torch_compile_s" in alpha2["changed"]  # cold 181.2 s, then a cache hit
-    assert rows[1]["changed"] == []  # beta's first boot has no boot before it
+    assert rows[2]["changed"] == []  # beta's first boot has no boot before it
 
 
 def test_history_faults_count_a_run_of_faults_as_diff_does(tmp_path):

@@ -131,7 +131,7 @@ def prune(store: Store, keep_last: int, container: str | None = None,
         out = {"boots": 0, "samples": 0}
         with store.transaction():
             ids = [r[0] for r in store.rows("SELECT id FROM boots" + (" WHERE " + " AND ".join(where) if where else "")
-                                            + " ORDER BY id DESC", params)][keep_last:]
+                                            + " ORDER BY start_key DESC, id DESC", params)][keep_last:]
             for i in range(0, len(ids), 500):
                 chunk = ids[i : i + 500]
                 marks = "(" + ", ".join("?" * len(chunk)) + ")"

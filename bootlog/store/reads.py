@@ -150,9 +150,41 @@ def show_boots(store: Store, boot_ids: list[int], *, runtime: bool = True) -> li
                     folds[bid].add(s.values)
     for rows_ in metrics.values():  # log order (the contract): derived figures were stored last
         rows_.sort(key=log_order)
+    for bid, ev in _crash_loops(store, [rows[i] for i in ids if rows[i]["status"] == "failed"]).items():
+        events[bid].append(ev)
     by_id = {i: {"boot": rows[i], "metrics": metrics[i], "config": config[i], "events": events[i],
                  "runtime": folds[i].result() if runtime else None, "deploy": deploys.get(i)} for i in ids}
     return [by_id[i] for i in boot_ids]
+
+
+def _crash_loops(store: Store, failed: list[dict]) -> dict[int, dict]:
+    """crash_loop events (crashloop.py) of the failed boots in `failed`, from the boots of
+    their container / source in start order (with the restart count the engine gave each)."""
+    from bootlog.crashloop import loops
+
+    out: dict[int, dict] = {}
+    wanted = {b["id"] for b in failed}
+    groups = {}
+    for b in failed:
+        row = store.one("SELECT id, container, host, source_id FROM boots WHERE id = ?", [b["id"]])
+        gw, gp = _group(row)
+        groups.setdefault((tuple(gw), tuple(gp)), None)
+    for gw, gp in groups:
+        boots = [dict(zip(("id", "status", "started_at", "ended_at", "first_line", "deploy"), r)) for r in store.rows(
+            "SELECT boots.id, boots.status, boots.started_at, boots.ended_at, boots.first_line, deploys.data "
+            "FROM boots LEFT JOIN deploys ON deploys.boot_id = boots.id" + _where(list(gw)) + f" ORDER BY {_OLDEST}",
+            list(gp))]
+        failed_ids = [b["id"] for b in boots if b["status"] == "failed"]
+        configs: dict[int, dict] = {i: {} for i in failed_ids}
+        for chunk in _chunks(failed_ids):
+            for bid, key, value in store.execute(f'SELECT boot_id, "key", value FROM config WHERE boot_id IN {_in(len(chunk))}', chunk):
+                configs[bid][key] = value
+        for b in boots:
+            dep = _json(b.pop("deploy")) if b.get("deploy") is not None else None
+            b["restart_count"] = dep.get("restart_count") if isinstance(dep, dict) else None
+            b["config"] = configs.get(b["id"])
+        out.update({i: ev for i, ev in loops(boots).items() if i in wanted})
+    return out
 
 
 def log_order(m: dict) -> tuple[bool, int]:
@@ -189,6 +221,12 @@ def _where(parts: list[str]) -> str:
     return (" WHERE " + " AND ".join(parts)) if parts else ""
 
 
+# Boots are in the order they started (write.start_key: their own start time, else the boot
+# before them in the log, else when stored), ties by id: `last` is the latest started boot even
+# when an older log was ingested after a newer one.
+_OLDEST = "boots.start_key, boots.id"
+_NEWEST = "boots.start_key DESC, boots.id DESC"
+_BEFORE = "(boots.start_key < ? OR (boots.start_key = ? AND boots.id < ?))"
 _REF_RE = re.compile(r"^(last|prev)(?:~([0-9]+))?$")  # ASCII digits: int() also reads "１", "²" fails
 _ID_MAX = 2**63 - 1  # the largest id a database integer holds
 
@@ -211,25 +249,26 @@ def resolve_ref(store: Store, ref: str, container: str | None = None, host: str 
     if back > _ID_MAX // 2:  # more boots back than any database holds (and past an SQL OFFSET)
         raise RefError(f"no boot matches {ref!r}")
     fw, fp = _filtered(container, host)
-    last = store.one("SELECT boots.id, boots.container, boots.host, boots.source_id FROM boots"
-                + _where(fw) + " ORDER BY boots.id DESC LIMIT 1", fp)
+    last = store.one("SELECT boots.id, boots.container, boots.host, boots.source_id, boots.start_key FROM boots"
+                     + _where(fw) + f" ORDER BY {_NEWEST} LIMIT 1", fp)
     if last is None:
         where = f" for container {container}" if container else (f" for host {host}" if host else "")
         raise RefError(f"no boot matches {ref!r}{where}" if back else f"no boots stored yet{where}")
     if back == 0:
         return last[0]
-    # the boots before `last` of its container/source, newest first; for a container-less source
-    # they go on with the host's other container-less files (one log file per deploy is common),
-    # so last~1, last~2, ... walk one list and each N names another boot
+    # the boots started before `last` in its container/source, newest first; for a
+    # container-less source they go on with the host's other container-less files (one log file
+    # per deploy is common), so last~1, last~2, ... walk one list and each N names another boot
     gw, gp = _group(last)
-    where = [*fw, *gw, "boots.id < ?"]
-    got = store.one("SELECT boots.id FROM boots" + _where(where) + " ORDER BY boots.id DESC LIMIT 1 OFFSET ?",
-               [*fp, *gp, last[0], back - 1])
+    before, bp = _BEFORE, [last[4], last[4], last[0]]
+    where = [*fw, *gw, before]
+    got = store.one("SELECT boots.id FROM boots" + _where(where) + f" ORDER BY {_NEWEST} LIMIT 1 OFFSET ?",
+                    [*fp, *gp, *bp, back - 1])
     if got is None and last[1] is None and last[2] is not None:
-        same = store.one("SELECT count(*) FROM boots" + _where(where), [*fp, *gp, last[0]])[0]
+        same = store.one("SELECT count(*) FROM boots" + _where(where), [*fp, *gp, *bp])[0]
         hw, hp = _group(last, by_host=True)
-        got = store.one("SELECT boots.id FROM boots" + _where([*fw, *hw, "boots.id < ?", "boots.source_id <> ?"])
-                   + " ORDER BY boots.id DESC LIMIT 1 OFFSET ?", [*fp, *hp, last[0], last[3], back - 1 - same])
+        got = store.one("SELECT boots.id FROM boots" + _where([*fw, *hw, before, "boots.source_id <> ?"])
+                        + f" ORDER BY {_NEWEST} LIMIT 1 OFFSET ?", [*fp, *hp, *bp, last[3], back - 1 - same])
     if got is None:
         raise RefError(f"no boot matches {ref!r}")
     return got[0]
@@ -237,21 +276,21 @@ def resolve_ref(store: Store, ref: str, container: str | None = None, host: str 
 
 def boots_like(store: Store, boot_id: int, limit: int = 50) -> list[int]:
     """Earlier boots of the same container (else host, else source) with the same config, oldest first."""
-    row = store.one("SELECT boots.id, boots.container, boots.host, boots.source_id, boots.config_hash "
-                      "FROM boots WHERE boots.id = ?", [boot_id])
+    row = store.one("SELECT boots.id, boots.container, boots.host, boots.source_id, boots.config_hash, "
+                    "boots.start_key FROM boots WHERE boots.id = ?", [boot_id])
     if row is None:
         raise RefError(f"no boot with id {boot_id}")
     gw, gp = _group(row, by_host=True)
-    ids = [r[0] for r in store.execute("SELECT boots.id FROM boots" + _where([*gw, "boots.id < ?", "boots.config_hash = ?"])
-                                + " ORDER BY boots.id DESC LIMIT ?", [*gp, boot_id, row[4], limit])]
+    ids = [r[0] for r in store.execute("SELECT boots.id FROM boots" + _where([*gw, _BEFORE, "boots.config_hash = ?"])
+                                       + f" ORDER BY {_NEWEST} LIMIT ?", [*gp, row[5], row[5], boot_id, row[4], limit])]
     return ids[::-1]
 
 
 def list_boots(store: Store, container: str | None = None, host: str | None = None) -> list[dict]:
-    """Boot objects (the `boot` of show --json), oldest first, newest last."""
+    """Boot objects (the `boot` of show --json), in the order they started, newest last."""
     fw, fp = _filtered(container, host)
     return retry(lambda: [dict(zip(BOOT_KEYS, r)) for r in
-                          store.rows(_BOOT_SELECT + _where(fw) + " ORDER BY boots.id", fp)])
+                          store.rows(_BOOT_SELECT + _where(fw) + f" ORDER BY {_OLDEST}", fp)])
 
 
 def show_boot(store: Store, boot_id: int) -> dict:

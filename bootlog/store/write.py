@@ -43,6 +43,20 @@ def iso(ts: datetime | None) -> str | None:
     return ts.isoformat() if ts is not None else None
 
 
+def start_key(started_at: str | None) -> str | None:
+    """A boot's place in time as sortable text: its start in UTC (a time without an offset is
+    taken as it reads), fixed width so that text order is time order."""
+    if not started_at:
+        return None
+    try:
+        ts = datetime.fromisoformat(started_at)
+    except ValueError:
+        return None
+    if ts.tzinfo is not None:
+        ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
+    return ts.strftime("%Y-%m-%dT%H:%M:%S.%f")
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -85,7 +99,8 @@ def fallback_fingerprint(src: SourceInfo, boot: Boot) -> str:
 
 
 BOOT_COLS = ("container", "host", "status", "failure", "failure_message", "vllm_version", "engine", "model",
-             "started_at", "ready_at", "ended_at", "first_line", "last_line", "fingerprint", "config_hash")
+             "started_at", "ready_at", "ended_at", "first_line", "last_line", "fingerprint", "config_hash",
+             "start_key")
 
 
 def boot_row(src: SourceInfo, b: Boot) -> dict[str, Any]:
@@ -94,7 +109,8 @@ def boot_row(src: SourceInfo, b: Boot) -> dict[str, Any]:
             "failure_message": b.failure_message, "vllm_version": b.vllm_version, "engine": b.engine,
             "model": b.model, "started_at": iso(b.started_at), "ready_at": iso(b.ready_at),
             "ended_at": iso(b.ended_at), "first_line": b.first_line, "last_line": b.last_line,
-            "fingerprint": b.fingerprint or fallback_fingerprint(src, b), "config_hash": config_hash(b.config)}
+            "fingerprint": b.fingerprint or fallback_fingerprint(src, b), "config_hash": config_hash(b.config),
+            "start_key": start_key(iso(b.started_at))}
 
 
 def _finite(v: Any) -> bool:
@@ -304,6 +320,11 @@ def _save_rows(store: Store, sid: int, boots: Sequence[Boot], rows: list[dict[st
             by_start.setdefault(r[2], []).append(_match_row(r))
 
     stamp = now()
+    # a boot that printed no time of its own sits right after the boot before it in the log,
+    # else where it was stored (`last` is the latest started: reads.py)
+    key = None
+    for i in sorted(range(len(mine)), key=lambda i: mine[i]["first_line"]):
+        key = mine[i]["start_key"] = mine[i]["start_key"] or key or start_key(stamp)
     result: list[tuple[int, bool] | None] = [None] * len(mine)
     children: list[tuple[int, int]] = []  # (boot id, index into boots) whose rows are written below
     new_idx, known, seen = match_stored(mine, by_fp, by_start)
