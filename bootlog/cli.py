@@ -44,6 +44,17 @@ class Root(click.Group):
             cmd = self._load(name, LAZY[name])
         return cmd
 
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        # `bootlog dif`: name the command that was meant, as git does
+        name = args[0] if args else ""
+        if args and self.get_command(ctx, name) is None and not name.startswith("-"):
+            import difflib
+
+            near = difflib.get_close_matches(name, self.list_commands(ctx), n=1, cutoff=0.6)
+            hint = f" Did you mean '{near[0]}'?" if near else ""
+            ctx.fail(f"No such command '{name}'.{hint}")
+        return super().resolve_command(ctx, args)
+
     @staticmethod
     def _load(name: str, target: str, quiet: bool = False):
         module, attr = target.split(":")

@@ -73,6 +73,43 @@ _SIZING = {k: i for i, k in enumerate((
     "cudagraph_capture_sizes", "speculative_config", "enable_prefix_caching", "swap_space",
     "cpu_offload_gb", "kv_offloading_size", "max_lora_rank", "enable_lora", "limit_mm_per_prompt",
 ))}
+_KV_SIZING = frozenset(_SIZING) - {"limit_mm_per_prompt"}
+_GRAPH_SIZING = frozenset({
+    "compilation_config", "cudagraph_capture_sizes", "enforce_eager", "max_num_seqs", "max_num_batched_tokens",
+    "max_seq_len_to_capture", "max_model_len", "tensor_parallel_size", "pipeline_parallel_size", "model",
+    "quantization", "dtype", "kv_cache_dtype", "speculative_config", "block_size"})
+_WEIGHTS_SIZING = frozenset({
+    "model", "quantization", "dtype", "tensor_parallel_size", "pipeline_parallel_size", "load_format",
+    "speculative_config", "enable_lora", "max_lora_rank", "cpu_offload_gb", "revision"})
+# Which config keys can size which figure; a figure not named here may be sized by any key.
+SIZED_BY: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("kv_cache_tokens", "num_gpu_blocks", "kv_cache_available_gib", "kv_cache_reserved_gib",
+                     "max_concurrency", "kv_margin_tokens", "kv_bytes_per_token"), _KV_SIZING),
+    "num_cpu_blocks": frozenset({"swap_space", "block_size", "kv_cache_dtype", "model", "tensor_parallel_size",
+                                 "pipeline_parallel_size", "cpu_offload_gb", "kv_offloading_size"}),
+    "max_concurrency_request_tokens": frozenset({"max_model_len", "max_seq_len"}),
+    "graph_capture_gib": _GRAPH_SIZING, "cudagraph_estimate_gib": _GRAPH_SIZING,
+    "model_load_gib": _WEIGHTS_SIZING,
+}
+# Changes that can move any figure: another build, image, command, model or machine.
+_MOVES_ANYTHING = frozenset({"vllm_version", "image_digest", "image", "image_id", "command", "model", "engine",
+                             "boot.host"})
+
+
+def explain(name: str, cause: list[str]) -> tuple[str, str]:
+    """(verdict, why) of a capacity figure `name` that moved while the keys in `cause` changed:
+    explained by the keys that can size it; possibly by a key bootlog does not know (a fork's
+    own setting, a deploy env var); else drift."""
+    sized = SIZED_BY.get(name)
+    known = [k for k in cause if k in _MOVES_ANYTHING or (k in _SIZING and (sized is None or k in sized))]
+    if known:
+        return "changed", "explained by a change of " + _names(known)
+    maybe = [k for k in cause if k not in _SIZING and k not in _MOVES_ANYTHING]
+    if maybe:
+        return "changed", f"possibly explained by a change of {_names(maybe)} (not known to size {name})"
+    if not cause:
+        return "drift", "not explained by anything the log shows: capacity must not move at an unchanged config"
+    return "drift", "not explained by anything the log shows"
 
 
 def _norm(v: Any) -> Any:
@@ -224,33 +261,10 @@ def _config(show: dict) -> dict:
     return show.get("config") or {}
 
 
-def derived_metrics(show: dict) -> list[dict]:
-    """The show dict's metrics plus the derived figures of metrics.md when the store lacks them
-    (kv_margin_tokens, kv_bytes_per_token need only the config and the KV size)."""
-    metrics = list(show.get("metrics") or [])
-    have = {m["name"] for m in metrics}
-    cfg = _config(show)
-    kv = [m for m in metrics if m["name"] == "kv_cache_tokens"]
-    seqs, mlen = _num(cfg.get("max_num_seqs")), _num(cfg.get("max_model_len"))
-    if "kv_margin_tokens" not in have and seqs and mlen:
-        for m in kv:
-            metrics.append({"name": "kv_margin_tokens", "value": m["value"] - seqs * mlen,
-                            "unit": "tokens", "rank": m.get("rank"), "line": m.get("line"),
-                            "pattern": "derived"})
-    kvb = _num(cfg.get("kv_cache_memory_bytes"))
-    if "kv_bytes_per_token" not in have and kvb:
-        for m in kv:
-            if m["value"]:
-                metrics.append({"name": "kv_bytes_per_token", "value": round(kvb / m["value"], 1),
-                                "unit": "B/token", "rank": m.get("rank"), "line": m.get("line"),
-                                "pattern": "derived"})
-    return metrics
-
-
 def figures(show: dict) -> dict[str, dict[int | None, list[float]]]:
     """name -> rank -> values in log order."""
     out: dict[str, dict[int | None, list[float]]] = {}
-    for m in derived_metrics(show):
+    for m in show.get("metrics") or []:
         v = _num(m.get("value"))
         if v is None or not math.isfinite(v):
             continue  # a nan/inf print is no figure to compare
@@ -469,12 +483,12 @@ def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: l
                     verdict = "changed"  # the contract: moved, but within tolerance
             elif values_equal(old, new):
                 verdict, why = "same", ""
-            elif cause:
-                verdict, why = "changed", "explained by a change of " + _names(cause)
             else:
-                verdict, why = "drift", "capacity figures must not move at an unchanged config"
-                if inert:
+                verdict, why = explain(name, cause)
+                if verdict == "drift" and inert:
                     why += f" (only {', '.join(inert[:4])} changed, which do not size memory)"
+                elif verdict == "drift" and cause:
+                    why += f" ({_names(cause)} changed, which do not size {name})"
             out.append(finding(name, "metric", old, new, verdict, why, rank))
     return out
 

@@ -436,25 +436,7 @@ def key_figures(show: dict) -> dict[str, Any]:
                 for _, vs in sorted(by_rank.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0))
                 for v in vs]
         out[name] = vals[0] if len(set(vals)) == 1 else vals
-    if "boot_to_ready_s" not in out:
-        b = show["boot"]
-        secs = _seconds_between(b.get("started_at"), b.get("ready_at"))
-        if secs is not None:
-            out["boot_to_ready_s"] = secs
     return out
-
-
-def _seconds_between(a: Any, b: Any) -> float | None:
-    from datetime import datetime
-
-    if not a or not b:
-        return None
-    try:
-        ta = a if isinstance(a, datetime) else datetime.fromisoformat(str(a))
-        tb = b if isinstance(b, datetime) else datetime.fromisoformat(str(b))
-        return round((tb - ta).total_seconds(), 3)
-    except (TypeError, ValueError):
-        return None
 
 
 def _fmt(v: Any, unit: str) -> str:

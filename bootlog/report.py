@@ -89,48 +89,12 @@ def figure(doc: dict, name: str) -> Any:
         return boot[name]
     if any(m["name"] == name for m in doc.get("metrics", [])):
         return metric_cell(doc, name)
-    if name in DERIVED:
-        return DERIVED[name](doc)
     return (doc.get("config") or {}).get(name)
-
-
-def _ready_seconds(doc: dict) -> float | None:
-    """boot_to_ready_s from the boot's own start/ready times when the parser stored no metric."""
-    from datetime import datetime
-
-    boot = doc.get("boot", {})
-    start, ready = boot.get("started_at"), boot.get("ready_at")
-    if not start or not ready:
-        return None
-    try:
-        a = start if isinstance(start, datetime) else datetime.fromisoformat(str(start))
-        b = ready if isinstance(ready, datetime) else datetime.fromisoformat(str(ready))
-        return round((b - a).total_seconds(), 3)
-    except (TypeError, ValueError):  # naive vs aware, or an unreadable stamp: leave the cell empty
-        return None
-
-
-def _compare_derived(name: str):
-    # kv_margin_tokens / kv_bytes_per_token: the same derivation the diff uses, so the table agrees
-    def get(doc: dict) -> Any:
-        try:
-            from bootlog.compare import derived_metrics
-        except ImportError:
-            return None
-        return metric_cell({"metrics": [m for m in derived_metrics(doc) if m["name"] == name]}, name)
-    return get
-
-
-DERIVED = {
-    "boot_to_ready_s": _ready_seconds,
-    "kv_margin_tokens": _compare_derived("kv_margin_tokens"),
-    "kv_bytes_per_token": _compare_derived("kv_bytes_per_token"),
-}
 
 
 def known_names(docs: Iterable[dict]) -> set[str]:
     """Every column name the documents could fill (used to reject typos in --metric)."""
-    names = {"faults", *DERIVED}
+    names = {"faults"}
     for d in docs:
         names.update(d.get("boot", {}))
         names.update(d.get("config") or {})
