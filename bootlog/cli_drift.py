@@ -59,6 +59,10 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
     # findings come from figures, config and events: the stats samples (thousands for a boot
     # that served for days) are not read
     show_a, show_b = show_boots(store, [ida, idb], runtime=False)
+    if plan is not None:
+        from bootlog.reread import with_plan_patterns
+
+        show_a = with_plan_patterns(store, show_a, plan)
     result = compare.diff(show_a, show_b, history=_history(store, ida), plan=plan)
     _emit(result, as_json, markdown, plan_file)
     ctx.exit(compare.exit_code(result))
@@ -86,7 +90,9 @@ def check(ctx, ref, plan_file, container, host, as_json, markdown) -> None:
     plan = _load_plan(plan_file)
     store = get_store(ctx)
     shown = show_boots(store, [resolve_ref(store, ref, container=container, host=host)], runtime=False)[0]
-    result = compare.check(shown, plan)
+    from bootlog.reread import with_plan_patterns
+
+    result = compare.check(with_plan_patterns(store, shown, plan), plan)
     _emit(result, as_json, markdown, plan_file)
     ctx.exit(compare.exit_code(result))
 

@@ -655,17 +655,26 @@ def _fail(hard: bool) -> str:
     return "violation" if hard else "drift"
 
 
-def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str], failed: bool = False) -> list[dict]:
+def _unread(plan_lines: str | None) -> str | None:
+    """Why a plan's own patterns were never run on the boot's lines (reread.py), or None."""
+    return plan_lines if plan_lines and plan_lines.startswith("source no longer readable") else None
+
+
+def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str], failed: bool = False,
+                  plan_lines: str | None = None) -> list[dict]:
     by_rank = fig.get(ex.name)
     if not by_rank:
         if failed:
             # the failure is the finding; figures it never reached are not more drift
             return [finding(ex.name, "metric", None, None, "insufficient_history",
                             "not printed: the boot failed before it")]
-        if ex.name in user and not ex.hard:
+        unread = _unread(plan_lines)
+        if ex.name in user and unread:  # (hard: what cannot be checked has not been met)
+            return [finding(ex.name, "metric", None, None, "violation" if ex.hard else "insufficient_history",
+                            unread)]
+        if ex.name in user and plan_lines is None and not ex.hard:  # not known whether it was looked for
             return [finding(ex.name, "metric", None, None, "insufficient_history",
-                            "no value for this user pattern in the stored boot (re-ingest with "
-                            "--plan to apply it)")]
+                            "no value for this user pattern in the stored boot (re-ingest with --plan to apply it)")]
         return [finding(ex.name, "metric", None, None, _fail(ex.hard),
                         "expected by the plan but not printed by this boot")]
     if isinstance(ex.rank, int):
@@ -757,7 +766,7 @@ def check(boot: dict, plan: Plan) -> dict:
 
     user = plan.user_names
     for ex in [*plan.metrics.values(), *plan.boot_metrics.values()]:
-        out.extend(_check_metric(ex, fig, cfg, user, failed=status == "failed"))
+        out.extend(_check_metric(ex, fig, cfg, user, failed=status == "failed", plan_lines=boot.get("plan_lines")))
 
     cache = plan.boot.get("compile_cache")
     if cache in ("warm", "cold"):
@@ -777,8 +786,14 @@ def check(boot: dict, plan: Plan) -> dict:
             out.append(finding("compile_cache", "metric", cache, state, _fail(hard_boot), why))
 
     evs = event_counts(boot)
+    own_kinds = {up.event for up in plan.patterns if up.event}
+    unread = _unread(boot.get("plan_lines"))
     for kind, ex in plan.events.items():
         got = evs.get(kind, [])
+        if kind in own_kinds and not got and unread:
+            # never looked for: a count of 0 would be a pass nobody earned
+            out.append(finding(kind, "event", None, None, "violation" if ex.hard else "insufficient_history", unread))
+            continue
         if not got:
             # a plan may name a built-in warning by what it warns of (a [[pattern]] event of
             # the same name on a boot stored without --plan is that warning)

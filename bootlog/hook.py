@@ -264,6 +264,10 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
     ids = [b["id"] for b in list_boots(store, container=name, host=show["boot"].get("host"))]
     earlier = ids[:ids.index(ours.id)] if ours.id in ids else []  # (in start order)
     prev_id = earlier[-1] if earlier else None
+    if plan is not None and plan.patterns:
+        from bootlog.reread import STORED
+
+        show["plan_lines"] = STORED  # just read with the plan: a pattern without a value matched nothing
     check = compare.check(show, plan) if plan is not None else None
     diff = None
     if prev_id is not None:

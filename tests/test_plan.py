@@ -274,3 +274,40 @@ def test_an_empty_env_value_in_a_flag_or_tolerance_means_the_default(tmp_path):
     assert ex.hard is False and ex.tol == 0.01
     err = _error(tmp_path, "[metrics.kv_cache_tokens]\nmin = 1000\nhard = \"yes\"\n")
     assert "expected true or false" in str(err)
+
+
+def test_a_plans_own_patterns_run_on_a_boot_stored_without_the_plan(tmp_path):
+    # shape G was ingested without --plan: check --plan reads its lines again for the plan's
+    # [[pattern]]s; once the file is gone their figures and events are "?", never a pass
+    import json as _json
+    import shutil
+
+    from click.testing import CliRunner
+
+    from bootlog.cli import cli
+    from conftest import FIXTURES
+
+    log = tmp_path / "shape-g.log"
+    shutil.copy(FIXTURES / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log", log)
+    plan = FIXTURES.parent / "plans" / "frank-primary.toml"
+    db = str(tmp_path / "p.db")
+
+    def check():
+        res = CliRunner().invoke(cli, ["--db", db, "check", "last", "--plan", str(plan), "--json"])
+        return res.exit_code, {f["key"]: f for f in _json.loads(res.stdout)["findings"]}
+
+    assert CliRunner().invoke(cli, ["--db", db, "ingest", str(log)]).exit_code == 0
+    code, by = check()
+    assert by["expert_arena_gib"]["new"] == 17.77 and by["expert_arena_gib"]["verdict"] == "same"
+    assert by["expert_arena_slots"]["new"] == 7762
+    assert by["offload_exceeds_memavailable"]["verdict"] == "same"  # looked for, not seen
+    log.unlink()
+    code, by = check()
+    for key in ("expert_arena_gib", "expert_arena_slots"):
+        assert by[key]["verdict"] == "insufficient_history"
+        assert by[key]["why"].startswith("source no longer readable")
+    # a hard bound on a pattern's event that was never looked for is not met
+    assert by["offload_exceeds_memavailable"]["verdict"] == "violation" and code == 4
+    assert "source no longer readable" in by["offload_exceeds_memavailable"]["why"]
+    text = CliRunner().invoke(cli, ["--db", db, "check", "last", "--plan", str(plan)]).stdout
+    assert "? expert_arena_gib" in text

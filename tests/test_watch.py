@@ -135,6 +135,26 @@ def test_watch_follows_a_container_live_across_a_restart(replayer, db_path, tmp_
     assert all(g["container"] == name for g in got)
 
 
+def test_each_event_is_delivered_once_across_a_container_restart_between_watches(replayer, db_path, tmp_path):
+    # watch stopped, the container restarted by its unit, watch started again: boot 1's events
+    # (started, ready, the runtime OOM) were delivered before and are not delivered again
+    log = fixture_log(SMALL).read_bytes()
+    name = replayer.start([Boot().out(log).out(OOM_012).exit(1), Boot().out(second_boot(log)).hold()])
+    wait_exit(name)
+    events = tmp_path / "events.jsonl"
+    cmd = f"{sys.executable} -c \"import sys; open({str(events)!r}, 'a').write(sys.stdin.read() + chr(10))\""
+    first = watch(db_path, "--container", name, "--once", "--on-event", cmd)
+    assert " boot #1 oom" in first.stdout
+    replayer.restart(name)
+    wait_for_log(name, b"431,200 tokens")
+    second = watch(db_path, "--container", name, "--once", "--on-event", cmd)
+    assert " boot #2 boot_started" in second.stdout and " boot #1 " not in second.stdout
+    assert watch(db_path, "--container", name, "--once", "--on-event", cmd).stdout == ""
+    got = [json.loads(ln) for ln in events.read_text().splitlines()]
+    keys = [(g["boot_id"], g["kind"], g["line"], g["rank"]) for g in got]
+    assert len(keys) == len(set(keys)) and {k[0] for k in keys} == {1, 2}
+
+
 @pytest.mark.parametrize("batch", [8 << 20, 2048])  # one read, and many small batches
 def test_watch_file_matches_a_plain_ingest_and_survives_restarts(tmp_path, db_path, monkeypatch, batch):
     import bootlog.watch

@@ -1,0 +1,79 @@
+"""A plan's own patterns ([[pattern]]) on a boot stored without them: the boot's lines are read
+again from its source (the file, or the container's log) and parsed as ingest parses them, with
+the plan; nothing is stored.
+
+`check`/`diff --plan` on a boot ingested without `--plan` would otherwise judge figures and
+events that were never looked for: a `max = 0` bound on a pattern's event passed on a boot
+whose lines no pattern ever read.  Where the lines cannot be read again (the file is gone or
+was rewritten, the container was removed, the boot came from stdin or from another host), the
+show dict says so in `"plan_lines"` and check reports the plan's figures and events as `?`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from bootlog.errors import BootlogError
+from bootlog.records import Metric
+
+
+STORED = "stored with the plan"
+
+
+def _user_rows(store, boot_id: int, plan) -> bool:
+    kinds = sorted({up.event for up in plan.patterns if up.event})
+    n = store.one("SELECT count(*) FROM metrics WHERE boot_id = ? AND pattern LIKE 'user:%'", [boot_id])[0]
+    if not n and kinds:
+        marks = ", ".join("?" * len(kinds))
+        n = store.one(f"SELECT count(*) FROM events WHERE boot_id = ? AND kind IN ({marks})", [boot_id, *kinds])[0]
+    return bool(n)
+
+
+def _source(kind: str, name: str, host: str | None):
+    from bootlog.ingest import default_host
+    from bootlog.sources import container_source, open_source
+
+    if host and host != default_host():
+        raise BootlogError(f"it was read on host {host}")
+    if kind == "container":
+        engine, _, container = name.partition(":")
+        return container_source(container, engine=engine or "podman")
+    if kind == "stdin" or name == "-":
+        raise BootlogError("it was read from stdin, whose lines were not kept")
+    return open_source(name)
+
+
+def with_plan_patterns(store, show: dict, plan) -> dict:
+    """`show` with the plan's pattern figures and events of its boot (module docstring)."""
+    if plan is None or not plan.patterns or show.get("plan_lines"):
+        return show
+    bid = show["boot"]["id"]
+    if _user_rows(store, bid, plan):
+        return {**show, "plan_lines": STORED}  # read with the plan when it was stored
+    from bootlog.ingest import _parse
+
+    row = store.one("SELECT boots.fingerprint, sources.name, sources.kind, boots.host FROM boots "
+                    "JOIN sources ON sources.id = boots.source_id WHERE boots.id = ?", [bid])
+    fingerprint, name, kind, host = row
+    try:
+        boots, _, _ = _parse(_source(kind, name, host), plan=plan)
+        same = next((b for b in boots if b.fingerprint == fingerprint), None)
+    except BootlogError as err:
+        return {**show, "plan_lines": f"source no longer readable: {err}"}
+    if same is None:
+        return {**show, "plan_lines": f"source no longer readable: {name} no longer holds this boot"}
+    metrics = [_metric_row(m) for m in same.metrics if (m.pattern or "").startswith("user:")]
+    user_kinds = {up.event for up in plan.patterns if up.event}
+    events = [_event_row(e) for e in same.events if e.kind in user_kinds]
+    return {**show, "metrics": [*show.get("metrics", []), *metrics], "events": [*show.get("events", []), *events],
+            "plan_lines": f"read again from {name}"}
+
+
+def _metric_row(m: Metric) -> dict[str, Any]:
+    return {"name": m.name, "value": m.value, "unit": m.unit, "rank": m.rank, "line": m.line}
+
+
+def _event_row(e) -> dict[str, Any]:
+    from bootlog.store.write import jsonable
+
+    return {"kind": e.kind, "rank": e.rank, "line": e.line, "ts": e.ts.isoformat() if e.ts else None,
+            "message": e.message, "detail": jsonable(e.detail or {})}
