@@ -92,6 +92,8 @@ _DIED = re.compile(r"died unexpectedly|\bdied with exit code|\bpid \d+ died, exi
 _INIT_WRAPPER = "initialization failed. See root cause above"
 _OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
                   r"not enough GPU memory|OUT_OF_DEVICE_MEMORY", re.I)
+_GPU_FAULT = re.compile(r"Memory access fault by GPU node-|an illegal memory access was encountered|"
+                        r"unspecified launch failure|unhandled cuda error")
 _KV_INSUFFICIENT = "KV cache is needed, which is larger than the available KV cache memory"
 _KV_INSUFFICIENT_V0 = "is larger than the maximum number of tokens that can be stored in KV cache"
 _ENGINE_CFG = re.compile(r"Initializing an? (?:(V[01]) )?LLM engine(?: \(v([^)\s]*)\))?")
@@ -293,9 +295,10 @@ class _Acc:
             if not buckets:
                 del self.pid_index[pid]
 
-    def add_event(self, ev: Event, dedupe: bool = True) -> None:
+    def add_event(self, ev: Event, dedupe: bool = True, who: int | None = None) -> None:
+        # who: the pid of a rankless worker that printed it (two workers are two ranks)
         if dedupe:
-            k = (ev.kind, ev.rank, ev.message)
+            k = (ev.kind, ev.rank, ev.message, who)
             if k in self.event_keys:
                 return
             self.event_keys.add(k)
@@ -315,9 +318,16 @@ class _Acc:
         if (_KV_INSUFFICIENT in msg or _KV_INSUFFICIENT_V0 in msg) and "kv_cache_insufficient" not in kinds:
             self.add_event(Event("kv_cache_insufficient", v.lineno, rank, v.ts, msg,
                                  patterns.kv_insufficient_detail(msg) or {}))
+        for h in patterns.match(msg) if _GPU_FAULT.search(msg) else ():
+            if h.name == "gpu_fault" and not (again and "gpu_fault" in kinds):
+                self.gpu_fault(v, msg, h.detail, exception=True)
         if msg.startswith("ValueError"):
-            self.add_event(Event("value_error", v.lineno, rank, v.ts, msg,
-                                 patterns.value_error_detail(msg) or {}))
+            det = patterns.value_error_detail(msg) or {}
+            dev = str(det.get("device", ""))
+            if rank is None and dev[-1:].isdigit():  # "cuda:1": a worker whose tag names no rank
+                rank = int(dev.rsplit(":", 1)[-1])
+            self.add_event(Event("value_error", v.lineno, rank, v.ts, msg, det),
+                           who=tag_pid(v) if rank is None and v.role == "worker" else None)
         if _INIT_WRAPPER in msg or "Engine core initialization failed" in msg:
             self.wrapper = msg
             root = self.root[1] if self.root else None
@@ -335,8 +345,28 @@ class _Acc:
         if self.ready_line is not None:
             if self.runtime_root is None:
                 self.runtime_root = msg  # the failure only if the engine then dies
+            if _GPU_FAULT.search(msg):
+                self.runtime_dead = self.runtime_dead or msg  # a GPU context does not survive it
             return
         if self.root is None:
+            self.root = (v.lineno, msg, self.engine_done)
+
+    def gpu_fault(self, v: VLine, msg: str, det: dict, exception: bool = False) -> None:
+        """A GPU hard fault: one event per GPU and fault (a re-raise or a wrapper quoting it is the
+        same one); the boot's root cause, or after "ready" its runtime death, even when no
+        Python exception follows (ROCm aborts the process)."""
+        key = (v.rank, det.get("node"), det.get("address"), det.get("reason"))
+        if any(e.kind == "gpu_fault" for e in self.boot.events) and _WRAPPER.search(msg) or any(e.kind == "gpu_fault" and (e.rank, e.detail.get("node"), e.detail.get("address"),
+                                          e.detail.get("reason")) == key for e in self.boot.events):
+            return
+        msg = msg.strip()
+        self.add_event(Event("gpu_fault", v.lineno, v.rank, v.ts, msg, det))
+        if exception or v.level in ("WARNING", "INFO", "DEBUG"):
+            return  # (exception_line takes an exception's root cause)
+        if self.ready_line is not None:
+            self.runtime_root = self.runtime_root or msg
+            self.runtime_dead = self.runtime_dead or msg
+        elif self.root is None:
             self.root = (v.lineno, msg, self.engine_done)
 
     def _quoted_oom(self, msg: str) -> bool:
@@ -574,6 +604,10 @@ class _Acc:
             elif h.kind == "event":
                 det = dict(h.detail)
                 ev_rank = rank
+                if h.name == "gpu_fault":
+                    self.gpu_fault(v, msg, det)
+                    self.progressed = True
+                    continue
                 if h.name == "worker_died":
                     # a V0 worker's death is printed by the driver, untagged: its pid numbers it
                     ev_rank = det.get("rank", self.v0_worker_ranks.get(det.get("pid"), rank))  # type: ignore[arg-type]
@@ -610,7 +644,7 @@ class _Acc:
             if self.runtime_dead:
                 # it booted, then the engine died serving: keep "ready", name the runtime cause
                 b.failure_message = self.runtime_root or str(self.runtime_dead)
-                b.failure = _classify(b.failure_message, True)
+                b.failure = _classify(b.failure_message, True, runtime=True)
         elif self.root is not None or self.wrapper is not None:
             b.status = "failed"
             if self.root is not None:
@@ -674,9 +708,11 @@ class _FpHash:
         return self.h.hexdigest()
 
 
-def _classify(msg: str, engine_done: bool) -> str:
+def _classify(msg: str, engine_done: bool, runtime: bool = False) -> str:
     if _OOM.search(msg):
         return "oom"
+    if _GPU_FAULT.search(msg):  # metrics.md: a GPU fault before ready fails the engine's start
+        return "other" if runtime else "engine_init_failed"
     if msg.startswith("ValueError"):
         return "value_error"
     if msg.startswith(("KeyboardInterrupt", "SystemExit")):

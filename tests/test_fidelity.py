@@ -1,0 +1,79 @@
+"""Issue 22, the log-reading side: per-rank failures, GPU hard faults, the engine's own later
+statement of a setting, partial and odd input, wordings of logs never seen before."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from bootlog.ingest import parse_source
+from bootlog.sources import open_source
+
+LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
+SEED = LOGS / "seed"
+
+
+def boots_of(path: Path) -> list:
+    return parse_source(open_source(str(path)))
+
+
+def test_a_failure_printed_by_each_rank_is_an_event_per_rank():
+    # UTIL 1.00: both workers, still "(Worker pid=N)" (no TP tag), refuse their device
+    for b in boots_of(SEED / "05-util-1.00-crash-loop.log"):
+        ve = [e for e in b.events if e.kind == "value_error"]
+        assert sorted(e.rank for e in ve) == [0, 1]
+        assert sorted(e.detail["device"] for e in ve) == ["cuda:0", "cuda:1"]
+        assert b.status == "failed" and b.failure == "value_error"
+
+
+def test_the_same_failure_text_from_two_rankless_workers_is_two_events(tmp_path):
+    # the v0.9.1-v0.13 wording names no device: two workers' identical lines are still two faults
+    p = tmp_path / "no-device.log"
+    p.write_bytes((SEED / "05-util-1.00-crash-loop.log").read_bytes().replace(b"device cuda:0 ", b"device ")
+                  .replace(b"device cuda:1 ", b"device "))
+    for b in boots_of(p):
+        assert len([e for e in b.events if e.kind == "value_error"]) == 2
+
+
+ROCM_FAULT = ("2026-10-02T15:21:12.104482151Z Memory access fault by GPU node-2 (Agent handle: 0x55d5d6f0a590) on "
+              "address 0x7f3a1c000000. Reason: Page not present or supervisor privilege.\n")
+CUDA_FAULT = "".join(f"2026-10-02T15:21:17.5{i:02d}Z (Worker_TP1 pid=236) ERROR 10-02 08:21:17 [multiproc_executor.py:" \
+                     f"703] {t}\n" for i, t in enumerate([
+                         "WorkerProc hit an exception.", "Traceback (most recent call last):",
+                         '  File "/app/vllm/vllm/v1/worker/gpu_model_runner.py", line 2519, in execute_model',
+                         "    torch.cuda.synchronize()",
+                         "torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+                         "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+                         "stacktrace below might be incorrect."])) + \
+    "2026-10-02T15:21:17.600Z (EngineCore pid=178) ERROR 10-02 08:21:17 [core.py:1002] RuntimeError: Worker failed " \
+    "with error 'CUDA error: an illegal memory access was encountered', please check the stack trace above\n"
+
+
+def seed_lines(name: str, upto: int, tail: str = "") -> bytes:
+    lines = (SEED / name).read_bytes().split(b"\n")
+    return b"\n".join(lines[:upto]) + b"\n" + tail.encode()
+
+
+def test_a_gpu_hard_fault_before_ready_fails_the_boot_with_that_line(tmp_path):
+    # shape D killed by ROCm's fault while capturing graphs: no Python exception follows
+    p = tmp_path / "fault.log"
+    p.write_bytes(seed_lines("01-shape-d-fp8-200704x3.log", 190, ROCM_FAULT))
+    (b,) = boots_of(p)
+    assert (b.status, b.failure) == ("failed", "engine_init_failed")
+    assert b.failure_message == ROCM_FAULT.split("Z ", 1)[1].strip()
+    (ev,) = [e for e in b.events if e.kind == "gpu_fault"]
+    assert ev.detail == {"node": 2, "agent": "0x55d5d6f0a590", "address": "0x7f3a1c000000",
+                         "reason": "Page not present or supervisor privilege"}
+    # a CUDA fault raised as an exception after engine init, re-raised by the engine: one fault
+    p.write_bytes(seed_lines("01-shape-d-fp8-200704x3.log", 196, CUDA_FAULT))
+    (b,) = boots_of(p)
+    assert (b.status, b.failure) == ("failed", "engine_init_failed")
+    assert b.failure_message == "torch.AcceleratorError: CUDA error: an illegal memory access was encountered"
+    assert [(e.rank, e.detail["reason"]) for e in b.events if e.kind == "gpu_fault"] == [
+        (1, "an illegal memory access was encountered")]
+
+
+def test_a_gpu_hard_fault_after_ready_is_a_runtime_death(tmp_path):
+    p = tmp_path / "fault.log"
+    p.write_bytes(seed_lines("01-shape-d-fp8-200704x3.log", 241, ROCM_FAULT))
+    (b,) = boots_of(p)
+    assert b.status == "ready" and b.failure == "other"
+    assert b.failure_message.startswith("Memory access fault by GPU node-2")
