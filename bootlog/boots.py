@@ -263,6 +263,7 @@ class _Acc:
         self.event_keys: set[tuple] = set()
         self.engine_cfg_seen = False
         self.args_given: dict[str, str] = {}  # the non-default args line: what the operator passed
+        self.cfg_by: dict[str, int] = {}  # config key -> who set it: 2 engine config, 1 engine process
         self.engine_word: str | None = None  # from wording: strongest evidence
         self.engine_tag: str | None = None  # from process tags
         self.v0_worker_ranks: dict[int, int] = {}
@@ -582,14 +583,19 @@ class _Acc:
                     # interned: a restarting server prints the same keys and mostly the same values
                     # each boot, and a log of thousands of boots holds them all until it is stored
                     b.config.update({_intern(k): _intern(str(x)) for k, x in h.value.items()})
+                    self.cfg_by.update(dict.fromkeys(h.value, 2))
                     if h.value.get("model"):
                         b.model = str(h.value["model"])
                 else:
                     if src == "non_default_args":
                         self.args_given.update((k, str(x)) for k, x in h.value.items())
+                    # a setting stated twice: the engine config line wins, then what the engine
+                    # process itself says (after its config update), then the first statement
+                    by = 1 if v.role in ("engine", "worker") else 0
                     for k, x in h.value.items():
-                        if b.config.get(k, "None") == "None":
+                        if b.config.get(k, "None") == "None" or by > self.cfg_by.get(k, 0):
                             b.config[_intern(k)] = _intern(str(x))
+                            self.cfg_by[k] = by
             elif h.kind == "stat" and isinstance(h.value, dict):
                 vals = {k: float(x) for k, x in h.value.items()}
                 samples = b.samples

@@ -77,3 +77,21 @@ def test_a_gpu_hard_fault_after_ready_is_a_runtime_death(tmp_path):
     (b,) = boots_of(p)
     assert b.status == "ready" and b.failure == "other"
     assert b.failure_message.startswith("Memory access fault by GPU node-2")
+
+
+def test_the_engine_s_later_statement_of_a_setting_wins(tmp_path):
+    # shape F: the API server sizes the batch at 2048; the engine's config update (the hybrid
+    # model's 3136-token attention block) states it again, and that is what it ran with
+    lines = (SEED / "03-shape-f-mnbt2048-graph-pinned.log").read_bytes().split(b"\n")
+    at = next(i for i, ln in enumerate(lines) if b"(EngineCore pid=179)" in ln and b"LLM engine" in ln)
+    engine = (b"2026-10-03T14:42:02.813351227Z (EngineCore pid=179) INFO 10-03 07:42:02 [scheduler.py:239] "
+              b"Chunked prefill is enabled with max_num_batched_tokens=3136.")
+    p = tmp_path / "f.log"
+    p.write_bytes(b"\n".join(lines[:at + 1] + [engine] + lines[at + 1:]))
+    (b,) = boots_of(p)
+    assert b.config["max_num_batched_tokens"] == "3136"
+    # the API server's (or an untagged process's) own repeat does not replace the first statement
+    p.write_bytes(b"\n".join(lines[:at + 1] + [engine.replace(b"EngineCore pid=179", b"APIServer pid=1")]
+                             + lines[at + 1:]))
+    (b,) = boots_of(p)
+    assert b.config["max_num_batched_tokens"] == "2048"
