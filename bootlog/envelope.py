@@ -250,7 +250,21 @@ def sniff(chunks: Iterable[bytes]) -> tuple[str, Iterator[bytes]]:
         if size >= HEAD_BYTES:
             break
     joined = b"".join(head)
+    if _cr_only(joined[:HEAD_BYTES]):  # old-Mac line ends: "\r" between lines, never "\n"
+        head, joined = [c.replace(b"\r", b"\n") for c in head], joined.replace(b"\r", b"\n")
+        it = (c.replace(b"\r", b"\n") for c in it)
     return detect(joined[:HEAD_BYTES]), _chain(head, it)
+
+
+_LOG_LINE = re.compile(rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \d\d-\d\d \d\d:|:  )")
+
+
+def _cr_only(head: bytes) -> bool:
+    """No newline at all, but pieces between carriage returns that are log lines (a tqdm bar
+    redrawn with "\r" has none)."""
+    if b"\n" in head or head.count(b"\r") < 2:
+        return False
+    return sum(1 for piece in head.split(b"\r", 400)[:400] if _LOG_LINE.search(piece, 0, 200)) >= 2
 
 
 Line = tuple[int, bytes, "bool | None"]  # (line number, raw bytes, hit: scan.Lines' candidates)

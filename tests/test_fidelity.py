@@ -95,3 +95,18 @@ def test_the_engine_s_later_statement_of_a_setting_wins(tmp_path):
                              + lines[at + 1:]))
     (b,) = boots_of(p)
     assert b.config["max_num_batched_tokens"] == "2048"
+
+
+def test_cr_only_line_ends_are_read_as_lines(tmp_path):
+    # 014 (a failed boot, then a ready one) saved with old-Mac line ends: "\r" between lines
+    lf = (LOGS / "014-v0.10.2-nohup-multiboot.log").read_bytes().replace(b"\r", b"")
+    (tmp_path / "lf.log").write_bytes(lf)
+    (tmp_path / "cr.log").write_bytes(lf.replace(b"\n", b"\r"))
+    want = boots_of(tmp_path / "lf.log")
+    assert [b.status for b in want] == ["failed", "ready"]
+    assert boots_of(tmp_path / "cr.log") == want
+    # CRLF keeps working, and a lone progress bar redrawn with "\r" is not taken for lines
+    (tmp_path / "crlf.log").write_bytes(lf.replace(b"\n", b"\r\n"))
+    assert boots_of(tmp_path / "crlf.log") == want
+    from bootlog.envelope import _cr_only
+    assert not _cr_only(b"".join(b"\rLoading: %d%%|###| %d/100" % (i, i) for i in range(100)))
