@@ -110,3 +110,41 @@ def test_cr_only_line_ends_are_read_as_lines(tmp_path):
     assert boots_of(tmp_path / "crlf.log") == want
     from bootlog.envelope import _cr_only
     assert not _cr_only(b"".join(b"\rLoading: %d%%|###| %d/100" % (i, i) for i in range(100)))
+
+
+def test_a_truncated_gz_keeps_the_boots_before_the_cut(tmp_path):
+    import gzip
+    import json
+    import zlib
+
+    from click.testing import CliRunner
+
+    from bootlog.cli import cli
+
+    # the night ladder (4 boots) gzipped and cut inside boot 4: boots 1-3 are whole before the cut
+    data = (SEED / "09-night-ladder-4-boots.log").read_bytes()
+    gz = gzip.compress(data)
+    boot4 = sum(len(ln) + 1 for ln in data.split(b"\n")[:1009])
+    cut = next(n for n in range(len(gz) // 2, len(gz), 512)
+               if len(zlib.decompressobj(31).decompress(gz[:n])) > boot4 + 2000)
+    bad = tmp_path / "ladder.log.gz"
+    bad.write_bytes(gz[:cut])
+    db = str(tmp_path / "b.db")
+    r = CliRunner().invoke(cli, ["--db", db, "ingest", str(bad)], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    got = len(zlib.decompressobj(31).decompress(gz[:cut]).split(b"\n")) - 1  # whole lines before it
+    assert r.stderr == (f"bootlog: {bad}: truncated gzip: stopped at line {got:,}; "
+                        "the boots before it are stored\n")
+    boots = json.loads(CliRunner().invoke(cli, ["--db", db, "list", "--json"]).output)
+    assert [(b["status"], b["failure"]) for b in boots] == [
+        ("failed", "oom"), ("failed", "oom"), ("ready", None), ("incomplete", None)]
+    whole = boots_of(SEED / "09-night-ladder-4-boots.log")
+    assert [(b["first_line"], b["last_line"]) for b in boots[:3]] == [(b.first_line, b.last_line) for b in whole[:3]]
+    assert boots[3]["first_line"] == whole[3].first_line and boots[3]["last_line"] == got
+    # cut before any whole boot: nothing is stored and it stays an error; corrupt stays corrupt
+    bad.write_bytes(gz[:200])
+    r = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "ingest", str(bad)])
+    assert r.exit_code == 1 and "truncated gzip" in r.stderr
+    bad.write_bytes(gz[:40] + b"\xff" * 400 + gz[440:])
+    r = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "ingest", str(bad)])
+    assert r.exit_code == 1 and "corrupt gzip" in r.stderr
