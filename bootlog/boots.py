@@ -92,6 +92,7 @@ _DIED = re.compile(r"died unexpectedly|\bdied with exit code|\bpid \d+ died, exi
 _INIT_WRAPPER = "initialization failed. See root cause above"
 _OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
                   r"not enough GPU memory|OUT_OF_DEVICE_MEMORY", re.I)
+_PYDANTIC = re.compile(r"ValidationError: \d+ validation errors? for ")
 _GPU_FAULT = re.compile(r"Memory access fault by GPU node-|an illegal memory access was encountered|"
                         r"unspecified launch failure|unhandled cuda error")
 _KV_INSUFFICIENT = "KV cache is needed, which is larger than the available KV cache memory"
@@ -263,6 +264,8 @@ class _Acc:
         self.event_keys: set[tuple] = set()
         self.engine_cfg_seen = False
         self.args_given: dict[str, str] = {}  # the non-default args line: what the operator passed
+        self.pydantic = 0  # line of the last pydantic ValidationError exception
+        self.root_class: str | None = None  # the root cause's class, when its own text cannot say
         self.cfg_by: dict[str, int] = {}  # config key -> who set it: 2 engine config, 1 engine process
         self.engine_word: str | None = None  # from wording: strongest evidence
         self.engine_tag: str | None = None  # from process tags
@@ -349,6 +352,8 @@ class _Acc:
             if _GPU_FAULT.search(msg):
                 self.runtime_dead = self.runtime_dead or msg  # a GPU context does not survive it
             return
+        if _PYDANTIC.search(msg):
+            self.pydantic = v.lineno  # its errors follow, one or two lines each
         if self.root is None:
             self.root = (v.lineno, msg, self.engine_done)
 
@@ -369,6 +374,13 @@ class _Acc:
             self.runtime_dead = self.runtime_dead or msg
         elif self.root is None:
             self.root = (v.lineno, msg, self.engine_done)
+
+    def said_something(self) -> bool:
+        """A log that starts mid-boot: is its lead-in a boot worth keeping (figures, runtime
+        statistics, ready, a failure, a fault), not a few stray lines?"""
+        b = self.boot
+        return bool(b.metrics or b.samples or self.ready_line is not None or self.root or self.wrapper
+                    or self.died or any(e.kind not in ("warning", "traceback") for e in b.events))
 
     def _quoted_oom(self, msg: str) -> bool:
         """The exception an earlier "Failed to load model - not enough GPU memory ... (original
@@ -478,6 +490,12 @@ class _Acc:
 
         if (self.tbs or self.closed or _TB_START in msg) and self.traceback(v, msg):
             return
+        if self.pydantic and v.lineno - self.pydantic <= 8 and msg.lstrip().startswith("Value error, "):
+            # a ValueError raised while a config was validated (pydantic wraps it): value_error
+            text = msg.strip()[len("Value error, "):].split(" [type=", 1)[0]
+            self.add_event(Event("value_error", v.lineno, rank, v.ts, text, {"wrapped_by": "ValidationError"}))
+            if self.root is not None and self.root[0] == self.pydantic:
+                self.root_class = "value_error"
         if v.stats is not None:  # a whole stats line: nothing but its sample (records.VLine)
             self.add_sample(v, *v.stats)
             if len(self.fp_catalogue) < 64 and self.ready_line is None:
@@ -656,7 +674,7 @@ class _Acc:
             if self.root is not None:
                 line, msg, done = self.root
                 b.failure_message = msg
-                b.failure = _classify(msg, done)
+                b.failure = self.root_class or _classify(msg, done)
             else:
                 b.failure_message = self.wrapper
                 b.failure = "engine_init_failed"
@@ -1070,7 +1088,7 @@ class BootSplitter:
             self._flush()
         out: list = []
         orphan = self.orphan
-        if orphan is not None and (self.continuing or orphan.boot.metrics or orphan.boot.samples):
+        if orphan is not None and (self.continuing or orphan.said_something()):
             # its start is the first: it can end no other boot, only be ended by one
             out.append(orphan.finish(self._end_of(orphan, total_lines)))
         for seq, acc in enumerate(self.accs):

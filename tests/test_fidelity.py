@@ -148,3 +148,21 @@ def test_a_truncated_gz_keeps_the_boots_before_the_cut(tmp_path):
     bad.write_bytes(gz[:40] + b"\xff" * 400 + gz[440:])
     r = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "ingest", str(bad)])
     assert r.exit_code == 1 and "corrupt gzip" in r.stderr
+
+
+def test_a_log_that_starts_mid_boot_keeps_that_boot(tmp_path):
+    # a rotated or `--since` log whose lead-in has no figures: the failure or the ready line it
+    # holds is still a boot (before, only a lead-in with figures or stats lines was kept)
+    for name, frac, want in (("038-v0.19.1-oom-engine-failed", 0.1, ("failed", "oom")),
+                             ("022-v0.13.0-oom-engine-failed", 0.3, ("failed", "oom")),
+                             ("044-v0.23.0-engine-failed", 0.3, ("failed", "engine_init_failed")),
+                             ("034-v0.17.1-memsuit", 0.3, ("ready", None))):
+        lines = (LOGS / f"{name}.log").read_bytes().split(b"\n")
+        p = tmp_path / f"{name}.log"
+        p.write_bytes(b"\n".join(lines[int(len(lines) * frac):]))
+        (b,) = boots_of(p)
+        assert (b.status, b.failure) == want, name
+    # a few stray vLLM lines before the first start are not a boot of their own
+    lines = (LOGS / "014-v0.10.2-nohup-multiboot.log").read_bytes().split(b"\n")
+    p.write_bytes(b"\n".join(lines[150:]))
+    assert [b.status for b in boots_of(p)] == ["ready"]
