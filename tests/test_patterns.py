@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from bootlog import patterns as P
+from bootlog.envelope import detect
 from bootlog.patterns import (
     CATALOGUE,
     LITERALS,
@@ -383,7 +384,8 @@ def corpus_cases() -> list[Path]:
     for exp in sorted(CORPUS.glob("*.expected.json")):
         boots = json.loads(exp.read_text())
         log = exp.with_name(exp.name.replace(".expected.json", ".log"))
-        if len(boots) == 1 and log.exists():
+        # (a hard-wrapped log's lines are pieces: the envelope joins them, not the catalogue)
+        if len(boots) == 1 and log.exists() and detect(log.read_bytes()[:65536]) != "wrapped":
             out.append(log)
     return out
 
