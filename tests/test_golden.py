@@ -22,7 +22,9 @@ from bootlog.records import Boot, Record
 from bootlog.sources import open_source
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
-FIXTURES = sorted(p for p in LOGS.glob("*.log") if p.with_name(p.name[:-4] + ".expected.json").exists())
+# (synthetic/: cases no real log shows, built by its synth.py from corpus lines and documented wordings)
+FIXTURES = sorted(p for p in [*LOGS.glob("*.log"), *(LOGS / "synthetic").glob("*.log")]
+                  if p.with_name(p.name[:-4] + ".expected.json").exists())
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 CONFIG_KEYS = {"model", "tensor_parallel_size", "max_model_len", "max_num_seqs", "max_num_batched_tokens",
