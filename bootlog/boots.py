@@ -263,6 +263,7 @@ class _Acc:
         self.closed: dict[tuple, _Tb] = {}
         self.event_keys: set[tuple] = set()
         self.engine_cfg_seen = False
+        self.engine_cfg_by: tuple | None = None  # (process name, pid) that printed the engine config
         self.args_given: dict[str, str] = {}  # the non-default args line: what the operator passed
         self.pydantic = 0  # line of the last pydantic ValidationError exception
         self.root_class: str | None = None  # the root cause's class, when its own text cannot say
@@ -508,6 +509,7 @@ class _Acc:
         elif mk == "unknown_env" and v.role in (None, "api"):
             self.env_warnings.add(msg.strip())
         if mk == "engine_cfg":
+            self.engine_cfg_by = self.engine_cfg_by or (v.proc, tag_pid(v))
             m = _ENGINE_CFG.search(msg)
             if m and m.group(1):
                 self.engine_word = self.engine_word or m.group(1).lower()
@@ -1012,6 +1014,11 @@ class BootSplitter:
             self.pending.append((v, literal))
             if mk in _STRONG:
                 self.pending_keys.add(mk)
+            return
+        if mk == "engine_cfg" and cur is not None and not cur.tagged_api and cur.engine_cfg_by \
+                and cur.engine_cfg_by[0] == v.proc and cur.engine_cfg_by[1] != tag_pid(v):
+            # offline LLM() twice in one script: the second engine process is the next boot
+            self._start(v, literal, take_pending=True)
             return
         if cur is None:
             # a continued boot takes what the running one would, and so does the lead-in of a

@@ -166,3 +166,17 @@ def test_a_log_that_starts_mid_boot_keeps_that_boot(tmp_path):
     lines = (LOGS / "014-v0.10.2-nohup-multiboot.log").read_bytes().split(b"\n")
     p.write_bytes(b"\n".join(lines[150:]))
     assert [b.status for b in boots_of(p)] == ["ready"]
+
+
+def test_two_offline_llm_runs_in_one_script_are_two_boots(tmp_path):
+    # before v0.10.2 an offline LLM() prints no non-default args: the second engine process's
+    # config line (same process name, new pid) is the next boot, not more of the first
+    lines = (LOGS / "027-rocm-gfx1201-v0.14.0rc1-ok.log").read_bytes().split(b"\n")[3:-1]
+    body = [ln for ln in lines if b"non-default args" not in ln]
+    p = tmp_path / "two.log"
+    p.write_bytes(b"\n".join(body + [ln.replace(b"pid=370", b"pid=371") for ln in body]) + b"\n")
+    one, two = boots_of(p)
+    assert two.first_line > one.last_line >= len(body) - 1
+    for b in (one, two):
+        assert [m.value for m in b.metrics if m.name == "kv_cache_tokens"] == [1856]
+        assert b.config["max_model_len"] == "1024"
