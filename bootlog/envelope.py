@@ -7,6 +7,7 @@ Formats (detect() names):
   docker_json   docker json-file: {"log": "...\\n", "stream": "stdout", "time": "..."}
   journal_json  `journalctl -o json`: MESSAGE, __REALTIME_TIMESTAMP, PRIORITY, partial flag
   compose       `docker compose logs` / podman-compose: "name  | msg"
+  kaggle        `kaggle kernels logs`: a notebook's console writes as a JSON array (no date)
   wrapped       a plain log hard-wrapped at a console's width (tmux/screen scrollback): pieces rejoined
   journal_short `journalctl` text (short, short-precise, short-iso[-precise]):
                 "Nov 29 14:25:19 host frank-primary-qwen[2345]: msg" (podman's journald driver
@@ -60,7 +61,8 @@ from typing import Iterable, Iterator
 
 from bootlog.records import Record
 
-FORMATS = ("plain", "podman_ts", "cri", "docker_json", "journal_json", "compose", "journal_short", "wrapped")
+FORMATS = ("plain", "podman_ts", "cri", "docker_json", "journal_json", "compose", "journal_short", "wrapped",
+           "kaggle")
 HEAD_BYTES = 64 * 1024
 CONMON_BUF = 8192  # conmon STDIO_BUF_SIZE: one read() -> at most this many bytes per timestamp
 DOCKER_PIECE = 16 * 1024  # docker json-file splits lines at 16 KiB
@@ -205,6 +207,8 @@ def detect(head: bytes) -> str:
         for kind in ("docker_json", "journal_json"):
             if kinds.count(kind) * 2 >= len(kinds):
                 return kind
+    if sum(1 for ln in sample if ln.lstrip(b"[, ").startswith(b'{"stream_name"')) * 2 >= n:
+        return "kaggle"
     if sum(1 for ln in sample if CRI_LINE.match(ln)) * 2 >= n:
         return "cri"
     # before podman_ts: short-iso lines also open with an RFC 3339 time
@@ -628,6 +632,28 @@ def _journal_json(lines: Iterable[Line]) -> Iterator[Record]:
               "leaves out fields of 4 KiB or more; export with `journalctl -o json --all`", file=sys.stderr)
 
 
+def _kaggle(lines: Iterable[Line]) -> Iterator[Record]:
+    """`kaggle kernels logs` of a notebook: a JSON array, one console write per line
+    ('[{"stream_name":"stderr","time":6.4,"data":"INFO ...\\n"}', ',{...}', ']'); a write may hold
+    several lines or end mid-line, and goes on in the next write of its stream, as a console
+    shows it.  "time" counts seconds from the kernel's start: no date."""
+    j = _Joiner(0, _join_text)
+    for n, raw, _ in lines:
+        body = raw.strip().lstrip(b"[,").rstrip(b"],")
+        d = _load(body)
+        if d is None or not isinstance(d.get("data"), str):
+            if body:
+                yield from j.plain(Record(n, clean(raw)))
+            continue
+        stream = d.get("stream_name") if d.get("stream_name") in ("stdout", "stderr") else None
+        *whole, rest = d["data"].split("\n")
+        for piece in whole:
+            yield from j.piece(n, None, stream, piece, False, run_key=object())
+        if rest:
+            yield from j.piece(n, None, stream, rest, True, run_key=object())
+    yield from j.finish()
+
+
 def _load(raw: bytes) -> dict | None:
     if raw.lstrip()[:1] != b"{":
         return None
@@ -708,6 +734,7 @@ def _wrapped(lines: Iterable[Line]) -> Iterator[Record]:
 _PARSERS = {
     "plain": _plain,
     "wrapped": _wrapped,
+    "kaggle": _kaggle,
     "podman_ts": _podman_ts,
     "cri": _cri,
     "docker_json": _docker_json,
