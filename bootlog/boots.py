@@ -16,7 +16,9 @@ the Boot records.  Rules (corpus README + vllm-log-formats.md):
   later lines resume the older boot if it was caught mid-start.
 * Tracebacks are grouped per printing stream (process tag + logger prefix) into ONE event each.
   The failure is the first real exception before "ready" (not a WARNING-logged one, not a wrapper).
-  An engine that dies after "ready" keeps status ready; failure names the runtime cause.
+  An engine that dies after "ready" keeps status ready; failure names the runtime cause.  A GPU
+  hard fault (gpu_fault) is a root cause even when no exception follows it; a pydantic
+  ValidationError whose error is a "Value error, ..." is a value_error.
 * fingerprint: sha256 over the first 64 catalogue lines (import-time start-ish lines excluded)
   up to the ready line, so a growing boot, or the same boot read with other lines before it,
   keeps its fingerprint: one read when it had just become ready (the hook), the other hours later
@@ -362,9 +364,9 @@ class _Acc:
         """A GPU hard fault: one event per GPU and fault (a re-raise or a wrapper quoting it is the
         same one); the boot's root cause, or after "ready" its runtime death, even when no
         Python exception follows (ROCm aborts the process)."""
-        key = (v.rank, det.get("node"), det.get("address"), det.get("reason"))
-        if any(e.kind == "gpu_fault" for e in self.boot.events) and _WRAPPER.search(msg) or any(e.kind == "gpu_fault" and (e.rank, e.detail.get("node"), e.detail.get("address"),
-                                          e.detail.get("reason")) == key for e in self.boot.events):
+        seen = [(e.rank, e.detail.get("node"), e.detail.get("address"), e.detail.get("reason"))
+                for e in self.boot.events if e.kind == "gpu_fault"]
+        if seen and _WRAPPER.search(msg) or (v.rank, det.get("node"), det.get("address"), det.get("reason")) in seen:
             return
         msg = msg.strip()
         self.add_event(Event("gpu_fault", v.lineno, v.rank, v.ts, msg, det))
