@@ -16,7 +16,9 @@ the Boot records.  Rules (corpus README + vllm-log-formats.md):
   later lines resume the older boot if it was caught mid-start.
 * Tracebacks are grouped per printing stream (process tag + logger prefix) into ONE event each.
   The failure is the first real exception before "ready" (not a WARNING-logged one, not a wrapper).
-  An engine that dies after "ready" keeps status ready; failure names the runtime cause.
+  An engine that dies after "ready" keeps status ready; failure names the runtime cause.  A GPU
+  hard fault (gpu_fault) is a root cause even when no exception follows it; a pydantic
+  ValidationError whose error is a "Value error, ..." is a value_error.
 * fingerprint: sha256 over the first 64 catalogue lines (import-time start-ish lines excluded)
   up to the ready line, so a growing boot, or the same boot read with other lines before it,
   keeps its fingerprint: one read when it had just become ready (the hook), the other hours later
@@ -92,6 +94,9 @@ _DIED = re.compile(r"died unexpectedly|\bdied with exit code|\bpid \d+ died, exi
 _INIT_WRAPPER = "initialization failed. See root cause above"
 _OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
                   r"not enough GPU memory|OUT_OF_DEVICE_MEMORY", re.I)
+_PYDANTIC = re.compile(r"ValidationError: \d+ validation errors? for ")
+_GPU_FAULT = re.compile(r"Memory access fault by GPU node-|an illegal memory access was encountered|"
+                        r"unspecified launch failure|unhandled cuda error")
 _KV_INSUFFICIENT = "KV cache is needed, which is larger than the available KV cache memory"
 _KV_INSUFFICIENT_V0 = "is larger than the maximum number of tokens that can be stored in KV cache"
 _ENGINE_CFG = re.compile(r"Initializing an? (?:(V[01]) )?LLM engine(?: \(v([^)\s]*)\))?")
@@ -260,7 +265,11 @@ class _Acc:
         self.closed: dict[tuple, _Tb] = {}
         self.event_keys: set[tuple] = set()
         self.engine_cfg_seen = False
+        self.engine_cfg_by: tuple | None = None  # (process name, pid) that printed the engine config
         self.args_given: dict[str, str] = {}  # the non-default args line: what the operator passed
+        self.pydantic = 0  # line of the last pydantic ValidationError exception
+        self.root_class: str | None = None  # the root cause's class, when its own text cannot say
+        self.cfg_by: dict[str, int] = {}  # config key -> who set it: 2 engine config, 1 engine process
         self.engine_word: str | None = None  # from wording: strongest evidence
         self.engine_tag: str | None = None  # from process tags
         self.v0_worker_ranks: dict[int, int] = {}
@@ -293,9 +302,10 @@ class _Acc:
             if not buckets:
                 del self.pid_index[pid]
 
-    def add_event(self, ev: Event, dedupe: bool = True) -> None:
+    def add_event(self, ev: Event, dedupe: bool = True, who: int | None = None) -> None:
+        # who: the pid of a rankless worker that printed it (two workers are two ranks)
         if dedupe:
-            k = (ev.kind, ev.rank, ev.message)
+            k = (ev.kind, ev.rank, ev.message, who)
             if k in self.event_keys:
                 return
             self.event_keys.add(k)
@@ -315,9 +325,16 @@ class _Acc:
         if (_KV_INSUFFICIENT in msg or _KV_INSUFFICIENT_V0 in msg) and "kv_cache_insufficient" not in kinds:
             self.add_event(Event("kv_cache_insufficient", v.lineno, rank, v.ts, msg,
                                  patterns.kv_insufficient_detail(msg) or {}))
+        for h in patterns.match(msg) if _GPU_FAULT.search(msg) else ():
+            if h.name == "gpu_fault" and not (again and "gpu_fault" in kinds):
+                self.gpu_fault(v, msg, h.detail, exception=True)
         if msg.startswith("ValueError"):
-            self.add_event(Event("value_error", v.lineno, rank, v.ts, msg,
-                                 patterns.value_error_detail(msg) or {}))
+            det = patterns.value_error_detail(msg) or {}
+            dev = str(det.get("device", ""))
+            if rank is None and dev[-1:].isdigit():  # "cuda:1": a worker whose tag names no rank
+                rank = int(dev.rsplit(":", 1)[-1])
+            self.add_event(Event("value_error", v.lineno, rank, v.ts, msg, det),
+                           who=tag_pid(v) if rank is None and v.role == "worker" else None)
         if _INIT_WRAPPER in msg or "Engine core initialization failed" in msg:
             self.wrapper = msg
             root = self.root[1] if self.root else None
@@ -335,9 +352,38 @@ class _Acc:
         if self.ready_line is not None:
             if self.runtime_root is None:
                 self.runtime_root = msg  # the failure only if the engine then dies
+            if _GPU_FAULT.search(msg):
+                self.runtime_dead = self.runtime_dead or msg  # a GPU context does not survive it
             return
+        if _PYDANTIC.search(msg):
+            self.pydantic = v.lineno  # its errors follow, one or two lines each
         if self.root is None:
             self.root = (v.lineno, msg, self.engine_done)
+
+    def gpu_fault(self, v: VLine, msg: str, det: dict, exception: bool = False) -> None:
+        """A GPU hard fault: one event per GPU and fault (a re-raise or a wrapper quoting it is the
+        same one); the boot's root cause, or after "ready" its runtime death, even when no
+        Python exception follows (ROCm aborts the process)."""
+        seen = [(e.rank, e.detail.get("node"), e.detail.get("address"), e.detail.get("reason"))
+                for e in self.boot.events if e.kind == "gpu_fault"]
+        if seen and _WRAPPER.search(msg) or (v.rank, det.get("node"), det.get("address"), det.get("reason")) in seen:
+            return
+        msg = msg.strip()
+        self.add_event(Event("gpu_fault", v.lineno, v.rank, v.ts, msg, det))
+        if exception or v.level in ("WARNING", "INFO", "DEBUG"):
+            return  # (exception_line takes an exception's root cause)
+        if self.ready_line is not None:
+            self.runtime_root = self.runtime_root or msg
+            self.runtime_dead = self.runtime_dead or msg
+        elif self.root is None:
+            self.root = (v.lineno, msg, self.engine_done)
+
+    def said_something(self) -> bool:
+        """A log that starts mid-boot: is its lead-in a boot worth keeping (figures, runtime
+        statistics, ready, a failure, a fault), not a few stray lines?"""
+        b = self.boot
+        return bool(b.metrics or b.samples or self.ready_line is not None or self.root or self.wrapper
+                    or self.died or any(e.kind not in ("warning", "traceback") for e in b.events))
 
     def _quoted_oom(self, msg: str) -> bool:
         """The exception an earlier "Failed to load model - not enough GPU memory ... (original
@@ -447,6 +493,12 @@ class _Acc:
 
         if (self.tbs or self.closed or _TB_START in msg) and self.traceback(v, msg):
             return
+        if self.pydantic and v.lineno - self.pydantic <= 8 and msg.lstrip().startswith("Value error, "):
+            # a ValueError raised while a config was validated (pydantic wraps it): value_error
+            text = msg.strip()[len("Value error, "):].split(" [type=", 1)[0]
+            self.add_event(Event("value_error", v.lineno, rank, v.ts, text, {"wrapped_by": "ValidationError"}))
+            if self.root is not None and self.root[0] == self.pydantic:
+                self.root_class = "value_error"
         if v.stats is not None:  # a whole stats line: nothing but its sample (records.VLine)
             self.add_sample(v, *v.stats)
             if len(self.fp_catalogue) < 64 and self.ready_line is None:
@@ -459,6 +511,7 @@ class _Acc:
         elif mk == "unknown_env" and v.role in (None, "api"):
             self.env_warnings.add(msg.strip())
         if mk == "engine_cfg":
+            self.engine_cfg_by = self.engine_cfg_by or (v.proc, tag_pid(v))
             m = _ENGINE_CFG.search(msg)
             if m and m.group(1):
                 self.engine_word = self.engine_word or m.group(1).lower()
@@ -552,14 +605,19 @@ class _Acc:
                     # interned: a restarting server prints the same keys and mostly the same values
                     # each boot, and a log of thousands of boots holds them all until it is stored
                     b.config.update({_intern(k): _intern(str(x)) for k, x in h.value.items()})
+                    self.cfg_by.update(dict.fromkeys(h.value, 2))
                     if h.value.get("model"):
                         b.model = str(h.value["model"])
                 else:
                     if src == "non_default_args":
                         self.args_given.update((k, str(x)) for k, x in h.value.items())
+                    # a setting stated twice: the engine config line wins, then what the engine
+                    # process itself says (after its config update), then the first statement
+                    by = 1 if v.role in ("engine", "worker") else 0
                     for k, x in h.value.items():
-                        if b.config.get(k, "None") == "None":
+                        if b.config.get(k, "None") == "None" or by > self.cfg_by.get(k, 0):
                             b.config[_intern(k)] = _intern(str(x))
+                            self.cfg_by[k] = by
             elif h.kind == "stat" and isinstance(h.value, dict):
                 vals = {k: float(x) for k, x in h.value.items()}
                 samples = b.samples
@@ -574,6 +632,10 @@ class _Acc:
             elif h.kind == "event":
                 det = dict(h.detail)
                 ev_rank = rank
+                if h.name == "gpu_fault":
+                    self.gpu_fault(v, msg, det)
+                    self.progressed = True
+                    continue
                 if h.name == "worker_died":
                     # a V0 worker's death is printed by the driver, untagged: its pid numbers it
                     ev_rank = det.get("rank", self.v0_worker_ranks.get(det.get("pid"), rank))  # type: ignore[arg-type]
@@ -610,13 +672,13 @@ class _Acc:
             if self.runtime_dead:
                 # it booted, then the engine died serving: keep "ready", name the runtime cause
                 b.failure_message = self.runtime_root or str(self.runtime_dead)
-                b.failure = _classify(b.failure_message, True)
+                b.failure = _classify(b.failure_message, True, runtime=True)
         elif self.root is not None or self.wrapper is not None:
             b.status = "failed"
             if self.root is not None:
                 line, msg, done = self.root
                 b.failure_message = msg
-                b.failure = _classify(msg, done)
+                b.failure = self.root_class or _classify(msg, done)
             else:
                 b.failure_message = self.wrapper
                 b.failure = "engine_init_failed"
@@ -674,9 +736,11 @@ class _FpHash:
         return self.h.hexdigest()
 
 
-def _classify(msg: str, engine_done: bool) -> str:
+def _classify(msg: str, engine_done: bool, runtime: bool = False) -> str:
     if _OOM.search(msg):
         return "oom"
+    if _GPU_FAULT.search(msg):  # metrics.md: a GPU fault before ready fails the engine's start
+        return "other" if runtime else "engine_init_failed"
     if msg.startswith("ValueError"):
         return "value_error"
     if msg.startswith(("KeyboardInterrupt", "SystemExit")):
@@ -953,6 +1017,11 @@ class BootSplitter:
             if mk in _STRONG:
                 self.pending_keys.add(mk)
             return
+        if mk == "engine_cfg" and cur is not None and not cur.tagged_api and cur.engine_cfg_by \
+                and cur.engine_cfg_by[0] == v.proc and cur.engine_cfg_by[1] != tag_pid(v):
+            # offline LLM() twice in one script: the second engine process is the next boot
+            self._start(v, literal, take_pending=True)
+            return
         if cur is None:
             # a continued boot takes what the running one would, and so does the lead-in of a
             # log that starts mid-boot (rotated under a running server) once a vLLM line opened
@@ -1028,7 +1097,7 @@ class BootSplitter:
             self._flush()
         out: list = []
         orphan = self.orphan
-        if orphan is not None and (self.continuing or orphan.boot.metrics or orphan.boot.samples):
+        if orphan is not None and (self.continuing or orphan.said_something()):
             # its start is the first: it can end no other boot, only be ended by one
             out.append(orphan.finish(self._end_of(orphan, total_lines)))
         for seq, acc in enumerate(self.accs):

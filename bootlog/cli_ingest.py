@@ -52,6 +52,9 @@ def ingest_command(store, paths: tuple[str, ...] | list[str], *, container: str 
             continue
         # (a file name that is not UTF-8 prints, and is stored, with \xNN escapes)
         label = f"{container_engine}:{spec}" if kind == "container" else stored_name(spec)
+        if results.truncated:
+            echo(f"bootlog: {label}: {results.truncated}: stopped at line {results.stopped_at_line:,}; "
+                 "the boots before it are stored", err=True)
         if results.cut_lines:
             echo(f"bootlog: {label}: {results.cut_lines:,} line(s) longer than 1 MiB were cut there", err=True)
         if results.up_to_date:

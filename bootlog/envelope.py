@@ -7,6 +7,8 @@ Formats (detect() names):
   docker_json   docker json-file: {"log": "...\\n", "stream": "stdout", "time": "..."}
   journal_json  `journalctl -o json`: MESSAGE, __REALTIME_TIMESTAMP, PRIORITY, partial flag
   compose       `docker compose logs` / podman-compose: "name  | msg"
+  kaggle        `kaggle kernels logs`: a notebook's console writes as a JSON array (no date)
+  wrapped       a plain log hard-wrapped at a console's width (tmux/screen scrollback): pieces rejoined
   journal_short `journalctl` text (short, short-precise, short-iso[-precise]):
                 "Nov 29 14:25:19 host frank-primary-qwen[2345]: msg" (podman's journald driver
                 logs under the container's name); only the ISO forms carry a usable time
@@ -59,7 +61,8 @@ from typing import Iterable, Iterator
 
 from bootlog.records import Record
 
-FORMATS = ("plain", "podman_ts", "cri", "docker_json", "journal_json", "compose", "journal_short")
+FORMATS = ("plain", "podman_ts", "cri", "docker_json", "journal_json", "compose", "journal_short", "wrapped",
+           "kaggle")
 HEAD_BYTES = 64 * 1024
 CONMON_BUF = 8192  # conmon STDIO_BUF_SIZE: one read() -> at most this many bytes per timestamp
 DOCKER_PIECE = 16 * 1024  # docker json-file splits lines at 16 KiB
@@ -204,6 +207,8 @@ def detect(head: bytes) -> str:
         for kind in ("docker_json", "journal_json"):
             if kinds.count(kind) * 2 >= len(kinds):
                 return kind
+    if sum(1 for ln in sample if ln.lstrip(b"[, ").startswith(b'{"stream_name"')) * 2 >= n:
+        return "kaggle"
     if sum(1 for ln in sample if CRI_LINE.match(ln)) * 2 >= n:
         return "cri"
     # before podman_ts: short-iso lines also open with an RFC 3339 time
@@ -220,7 +225,7 @@ def detect(head: bytes) -> str:
     # vLLM log (tqdm bars, tables) must not turn a plain log into compose
     if len(names) >= min(n, 3) and len(names) * 10 >= n * 9 and len(set(names)) <= 16:
         return "compose"
-    return "plain"
+    return "wrapped" if wrap_width([clean(ln) for ln in lines[:_WRAP_LOOK]]) else "plain"
 
 
 def _json_kind(line: bytes) -> str | None:
@@ -250,7 +255,21 @@ def sniff(chunks: Iterable[bytes]) -> tuple[str, Iterator[bytes]]:
         if size >= HEAD_BYTES:
             break
     joined = b"".join(head)
+    if _cr_only(joined[:HEAD_BYTES]):  # old-Mac line ends: "\r" between lines, never "\n"
+        head, joined = [c.replace(b"\r", b"\n") for c in head], joined.replace(b"\r", b"\n")
+        it = (c.replace(b"\r", b"\n") for c in it)
     return detect(joined[:HEAD_BYTES]), _chain(head, it)
+
+
+_LOG_LINE = re.compile(rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \d\d-\d\d \d\d:|:  )")
+
+
+def _cr_only(head: bytes) -> bool:
+    """No newline at all, but pieces between carriage returns that are log lines (a tqdm bar
+    redrawn with "\r" has none)."""
+    if b"\n" in head or head.count(b"\r") < 2:
+        return False
+    return sum(1 for piece in head.split(b"\r", 400)[:400] if _LOG_LINE.search(piece, 0, 200)) >= 2
 
 
 Line = tuple[int, bytes, "bool | None"]  # (line number, raw bytes, hit: scan.Lines' candidates)
@@ -613,6 +632,28 @@ def _journal_json(lines: Iterable[Line]) -> Iterator[Record]:
               "leaves out fields of 4 KiB or more; export with `journalctl -o json --all`", file=sys.stderr)
 
 
+def _kaggle(lines: Iterable[Line]) -> Iterator[Record]:
+    """`kaggle kernels logs` of a notebook: a JSON array, one console write per line
+    ('[{"stream_name":"stderr","time":6.4,"data":"INFO ...\\n"}', ',{...}', ']'); a write may hold
+    several lines or end mid-line, and goes on in the next write of its stream, as a console
+    shows it.  "time" counts seconds from the kernel's start: no date."""
+    j = _Joiner(0, _join_text)
+    for n, raw, _ in lines:
+        body = raw.strip().lstrip(b"[,").rstrip(b"],")
+        d = _load(body)
+        if d is None or not isinstance(d.get("data"), str):
+            if body:
+                yield from j.plain(Record(n, clean(raw)))
+            continue
+        stream = d.get("stream_name") if d.get("stream_name") in ("stdout", "stderr") else None
+        *whole, rest = d["data"].split("\n")
+        for piece in whole:
+            yield from j.piece(n, None, stream, piece, False, run_key=object())
+        if rest:
+            yield from j.piece(n, None, stream, rest, True, run_key=object())
+    yield from j.finish()
+
+
 def _load(raw: bytes) -> dict | None:
     if raw.lstrip()[:1] != b"{":
         return None
@@ -633,8 +674,67 @@ def _journal_short(lines: Iterable[Line]) -> Iterator[Record]:
         yield Record(n, clean(raw[m.end():]), parse_ts(m.group(1)) if m.group(1) else None)
 
 
+# ---------------------------------------------------------------- a hard-wrapped console
+
+# a console (tmux or screen scrollback, a terminal's copy) that broke every long line into pieces
+# of its width: the engine config line of an offline LLM() run, a KV line cut inside its number
+_NEW_RECORD = re.compile(r"\(\w[^()]* pid=\d+|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \d\d-\d\d |:  )|"
+                         r"Traceback \(|\[rank\d")
+_WRAP_LOOK = 2000  # lines the width is found from
+
+
+def _cols(text: str) -> int:
+    """Terminal columns of a line (East Asian wide characters take two)."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 0 if unicodedata.combining(c) else 1 for c in text)
+
+
+def wrap_width(texts: list[str]) -> int | None:
+    """The width a console hard-wrapped these lines at, else None: no line is wider, and three
+    lines in a row of exactly that width, the second and third starting no new record, hold the
+    pieces of one long line (an unwrapped log's widest line is one of a kind; a wrapped log's
+    lines of that width may also end there)."""
+    cols = [_cols(t) for t in texts]
+    w = max(cols, default=0)
+    joins = {i for i in range(1, len(cols)) if cols[i - 1] == w and not _NEW_RECORD.match(texts[i])}
+    if w < 40 or len(joins) < 3 or not any(cols[i:i + 2] == [w, w] and i + 1 in joins for i in joins):
+        return None
+    return w
+
+
+def _wrapped(lines: Iterable[Line]) -> Iterator[Record]:
+    """A line of the console's full width goes on in the next, unless that one starts a record."""
+    it = iter(lines)
+    head = [x for _, x in zip(range(_WRAP_LOOK), it)]
+    w = wrap_width([clean(raw) for _, raw, _ in head]) or -1
+    held: list | None = None  # [first line, last line, pieces] of a line being joined
+    for n, raw, _ in _chain(head, it):
+        text = clean(raw)
+        if held is not None:
+            if held[1] == n - 1 and not _NEW_RECORD.match(text):
+                held[1] = n
+                held[2].append(text)
+                if _cols(text) != w:
+                    yield Record(held[0], "".join(held[2]))
+                    held = None
+                continue
+            yield Record(held[0], "".join(held[2]))
+            held = None
+        if _cols(text) == w:
+            held = [n, n, [text]]
+        else:
+            yield Record(n, text)
+    if held is not None:
+        yield Record(held[0], "".join(held[2]))
+
+
 _PARSERS = {
     "plain": _plain,
+    "wrapped": _wrapped,
+    "kaggle": _kaggle,
     "podman_ts": _podman_ts,
     "cri": _cri,
     "docker_json": _docker_json,

@@ -43,6 +43,8 @@ class Ingested(list):
     resumed_at_line: int | None = None  # a resumed read started after this many lines
     up_to_date: bool = False  # a resumed read found nothing new
     cut_lines: int = 0  # lines longer than sources.LINE_MAX, cut there
+    truncated: str | None = None  # why the source ended early ("truncated gzip"); its boots stored
+    stopped_at_line: int | None = None  # then: the last whole line read
 
 
 def default_host() -> str:
@@ -374,6 +376,15 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
                 out.up_to_date, out.resumed_at_line = True, resume.lines
                 return out
     boots, seen, out.cut_lines = _parse(source, resume=resume, limit=limit, plan=plan, progress=progress)
+    if getattr(source, "stopped", None):
+        last = boots[len(boots) - 1] if len(boots) else None
+        if last is not None and not (last.vllm_version or last.metrics or last.config or last.events or last.samples):
+            boots.items.pop()  # the cut boot had printed nothing yet
+        if not boots:  # nothing before the cut: the input is unreadable, as it was
+            from bootlog.errors import InputError
+
+            raise InputError(f"{source.stopped}: {source.name}", path=source.name)
+        out.truncated, out.stopped_at_line = source.stopped, (resume.lines if resume else 0) + seen
     if source.kind == "container" and len(boots) and not isinstance(boots.items[-1], tuple):
         boots.items[-1].deploy = deploy if deploy is not None else deploy_of(container, container_engine, plan)
     if limit is not None:

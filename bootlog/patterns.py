@@ -1238,6 +1238,36 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(EngineCore pid=270) ERROR 11-20 09:12:33 [ray_executor_v2.py:522] RayWorkerProc rank=1 died unexpectedly, "
          "shutting down executor.", {"rank": 1}),
     ], post=_worker_died_post),
+    # --- GPU hard faults (metrics.md gpu_fault): the driver's words, with or without an exception
+    _p("gpu_fault/rocm", "event", "gpu_fault", "Memory access fault by GPU node-",
+       r"Memory access fault by GPU node-(?P<node>\d+)(?: \(Agent handle: (?P<agent>[^)]*)\))? on address "
+       r"(?P<address>0x[0-9A-Fa-f]+|\(nil\))\.?(?:\s*Reason: (?P<reason>[^.]+))?", None, [
+        ("Memory access fault by GPU node-1 (Agent handle: 0x55ac14d27600) on address 0x7f9587e00000. Reason: Page "
+         "not present or supervisor privilege.", {"node": 1, "address": "0x7f9587e00000",
+                                                  "reason": "Page not present or supervisor privilege"}),
+        ("Memory access fault by GPU node-4 (Agent handle: 0x26ff9f00) on address 0x7edbdee00000. Reason: Unknown.",
+         {"node": 4, "reason": "Unknown"}),
+        ("Memory access fault by GPU node-1 on address 0x556905b5a000.", {"node": 1, "address": "0x556905b5a000"}),
+    ]),
+    _p("gpu_fault/illegal-address", "event", "gpu_fault", "an illegal memory access was encountered",
+       r"(?P<reason>an illegal memory access was encountered)", None, [
+        ("torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+         {"reason": "an illegal memory access was encountered"}),
+        ("(Worker_TP1 pid=311) ERROR 11-20 09:12:33 [multiproc_executor.py:703] RuntimeError: CUDA error: an illegal "
+         "memory access was encountered", {"reason": "an illegal memory access was encountered"}),
+    ]),
+    _p("gpu_fault/launch-failure", "event", "gpu_fault", "unspecified launch failure",
+       r"(?P<reason>unspecified launch failure)", None, [
+        ("RuntimeError: HIP error: unspecified launch failure", {"reason": "unspecified launch failure"}),
+        ("RuntimeError: CUDA error: unspecified launch failure", {"reason": "unspecified launch failure"}),
+    ]),
+    _p("gpu_fault/nccl", "event", "gpu_fault", "unhandled cuda error", r"(?P<reason>unhandled cuda error)", None, [
+        ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, "
+         "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5",
+         {"reason": "unhandled cuda error"}),
+        ("RuntimeError: NCCL Error 1: unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+         {"reason": "unhandled cuda error"}),
+    ]),
 )
 
 LITERALS: tuple[str, ...] = tuple(dict.fromkeys(p.literal for p in CATALOGUE))

@@ -26,6 +26,8 @@ class Source:
     kind: str  # "file" | "gzip" | "stdin" (also a FIFO or device path) | "container"
     mtime: float | None = None  # file mtime (gives the year of vLLM's MM-DD dates), else None
     size: int | None = None  # bytes on disk (compressed size for gzip), else None
+    # why the bytes ended early ("truncated gzip"): the read stopped at its last whole line
+    stopped: str | None = field(default=None, compare=False)
     _reader: Callable[[int, int], Iterator[bytes]] | None = field(default=None, compare=False, repr=False)
 
     def chunks(self, start: int = 0, size: int = CHUNK) -> Iterator[bytes]:
@@ -41,7 +43,9 @@ class Source:
 def open_source(spec: str) -> Source:
     """Open a path (plain or gzip, told apart by magic bytes) or "-" for stdin."""
     if spec == "-":
-        return Source(name="-", kind="stdin", _reader=_stdin_reader)
+        src = Source(name="-", kind="stdin")
+        src._reader = lambda start, n: _stdin_reader(start, n, src)
+        return src
     try:
         st = os.stat(spec)
     except OSError as e:
@@ -55,13 +59,15 @@ def open_source(spec: str) -> Source:
             raise InputError(f"permission denied: {spec}", path=spec)
         # kind "stdin": a stream read once, as "-" is (no size, no stored position, no second
         # open for a head fingerprint: that would wait on a FIFO's writer, or read nothing)
-        return Source(name=spec, kind="stdin", mtime=st.st_mtime,
-                      _reader=lambda start, n: _stream_chunks(spec, start, n))
+        src = Source(name=spec, kind="stdin", mtime=st.st_mtime)
+        src._reader = lambda start, n: _stream_chunks(spec, start, n, src)
+        return src
     magic = _read_magic(spec)
     size = st.st_size
     if magic == GZIP_MAGIC:
-        return Source(name=spec, kind="gzip", mtime=st.st_mtime, size=size,
-                      _reader=lambda start, n: _gzip_chunks(spec, start, n))
+        src = Source(name=spec, kind="gzip", mtime=st.st_mtime, size=size)
+        src._reader = lambda start, n: _gzip_chunks(spec, start, n, src)
+        return src
     return Source(name=spec, kind="file", mtime=st.st_mtime, size=size,
                   _reader=lambda start, n: _file_chunks(spec, start, n))
 
@@ -126,27 +132,40 @@ def _file_chunks(path: str, start: int, size: int) -> Iterator[bytes]:
             yield b
 
 
-def _gzip_stream(f: BinaryIO, name: str, start: int, size: int) -> Iterator[bytes]:
+def _gzip_stream(f: BinaryIO, name: str, start: int, size: int, src: Source | None = None) -> Iterator[bytes]:
+    """The decompressed bytes.  Truncation only shows when the decompressor reaches the cut: the
+    bytes end at the last whole line before it and src.stopped says so (read1: one raw read per
+    call, so nothing decompressed is lost to the error); corrupt data is an InputError."""
     import gzip  # (here, not at import: a plain file's re-ingest never needs it)
     import zlib
 
-    # Truncation only shows when the decompressor reaches the cut, so it surfaces mid-stream;
-    # the caller must treat the InputError as "abort the whole ingest".
+    held = b""  # the bytes after the last newline given out: a cut line is dropped, not read
     try:
         with gzip.GzipFile(fileobj=f, mode="rb") as g:
-            yield from _read_from(g, start, size)
+            for b in _read_from(g, start, size, read=g.read1):
+                cut = b.rfind(b"\n") + 1
+                if cut:
+                    yield held + b[:cut]
+                    held = b[cut:]
+                else:
+                    held += b
     except EOFError:
-        raise InputError(f"truncated gzip: {name}", path=name) from None
+        if src is None:
+            raise InputError(f"truncated gzip: {name}", path=name) from None
+        src.stopped = "truncated gzip"
+        return
     except (gzip.BadGzipFile, zlib.error) as e:
         raise InputError(f"corrupt gzip: {name}: {e}", path=name) from None
+    if held:
+        yield held
 
 
-def _gzip_chunks(path: str, start: int, size: int) -> Iterator[bytes]:
+def _gzip_chunks(path: str, start: int, size: int, src: Source | None = None) -> Iterator[bytes]:
     with _open_rb(path) as f:
-        yield from _gzip_stream(f, path, start, size)
+        yield from _gzip_stream(f, path, start, size, src)
 
 
-def _peeked_chunks(buf: BinaryIO, name: str, start: int, size: int) -> Iterator[bytes]:
+def _peeked_chunks(buf: BinaryIO, name: str, start: int, size: int, src: Source | None = None) -> Iterator[bytes]:
     # peek() shows the magic bytes without consuming them (a pipe cannot be rewound)
     if not hasattr(buf, "peek"):  # (a wrapped stream, e.g. a test runner's stdin)
         import io
@@ -155,35 +174,36 @@ def _peeked_chunks(buf: BinaryIO, name: str, start: int, size: int) -> Iterator[
     head = buf.peek(10)[:10]
     _other_compression(head, name)
     if head[:2] == GZIP_MAGIC:
-        yield from _gzip_stream(buf, name, start, size)
+        yield from _gzip_stream(buf, name, start, size, src)
         return
     yield from _read_from(buf, start, size)
 
 
-def _read_from(f: BinaryIO, start: int, size: int) -> Iterator[bytes]:
+def _read_from(f: BinaryIO, start: int, size: int, read=None) -> Iterator[bytes]:
     """A stream's bytes from offset `start` (read and dropped: pipes and gzip cannot seek)."""
+    read = read or f.read
     skip = start
     while skip > 0:
-        b = f.read(min(skip, size))
+        b = read(min(skip, size))
         if not b:
             return
         skip -= len(b)
     while True:
-        b = f.read(size)
+        b = read(size)
         if not b:
             return
         yield b
 
 
-def _stdin_reader(start: int, size: int) -> Iterator[bytes]:
+def _stdin_reader(start: int, size: int, src: Source | None = None) -> Iterator[bytes]:
     if sys.stdin is None or getattr(sys.stdin, "buffer", None) is None:  # `bootlog ingest - <&-`
         raise InputError("stdin is closed: nothing to read from -", path="-")
-    yield from _peeked_chunks(sys.stdin.buffer, "-", start, size)
+    yield from _peeked_chunks(sys.stdin.buffer, "-", start, size, src)
 
 
-def _stream_chunks(path: str, start: int, size: int) -> Iterator[bytes]:
+def _stream_chunks(path: str, start: int, size: int, src: Source | None = None) -> Iterator[bytes]:
     with _open_rb(path) as f:
-        yield from _peeked_chunks(f, path, start, size)
+        yield from _peeked_chunks(f, path, start, size, src)
 
 
 class Blocks:

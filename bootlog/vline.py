@@ -9,6 +9,7 @@ Shapes handled (vllm-log-formats.md section 2):
   "(APIServer pid=1) INFO:     Application startup complete."              uvicorn
   "junkINFO 08-16 12:15:13 [x.py:44] msg"                                  VLLM_LOGGING_PREFIX / glued
   '{"asctime": "2026-01-02 03:04:05,678", "levelname": "INFO", ... }'      v0.32 JSON formatter
+  "[rank0]: Traceback (most recent call last):"                           torchrun's rank prefix
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ _PREFIX = re.compile(PREFIX)
 _GLUED_UVICORN = re.compile(rf"\([A-Za-z_][\w\-]*(?: [^()]*?)? pid=\d+\) (?=(?:{_LEVELS}):\s)")
 _UVICORN = re.compile(rf"(?P<level>{_LEVELS}):\s+")
 _RANK_IN_NAME = re.compile(r"TP(\d+)")
+_TORCHRUN = re.compile(r"\[(?:rank|default)(\d{1,6})\]: ?")
 # the whole run of tags _tags() reads, in one match (a log holds a handful of distinct runs)
 _TAGS = re.compile(f"(?:{_TAG.pattern})+")
 _SEEN_MAX = 512  # distinct tag runs / timestamps kept (a crash loop: new pids each boot)
@@ -220,6 +222,11 @@ def parse_line(rec: Record, year: int | None = None) -> VLine:
     try:
         if "\x1b" in text:
             text = _ANSI.sub("", text)
+        run = _TORCHRUN.match(text) if text[:1] == "[" else None
+        if run is not None:  # torchrun's "[rank1]: " before a rank's every line: its rank
+            v = parse_line(Record(rec.lineno, text[run.end():], rec.ts, rec.stream), year)
+            v.text, v.rank = rec.text, v.rank if v.rank is not None else int(run[1])
+            return v
         m = _PREFIX.match(text)
         if m is not None:
             return from_prefix(m, rec, year, text[m.end():])
