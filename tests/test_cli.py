@@ -126,15 +126,20 @@ def test_no_vllm_boot(db_path, tmp_path, content):
     assert boot_count(db_path) == 0
 
 
-def test_truncated_gzip_leaves_database_as_it_was(db_path, tmp_path):
+def test_truncated_gzip_keeps_what_came_before_the_cut_and_a_cut_before_any_boot_stores_nothing(db_path, tmp_path):
     run(db_path, "ingest", str(TP2))
     data = gzip.compress(TWO_BOOTS.read_bytes())
     bad = tmp_path / "cut.log.gz"
     bad.write_bytes(data[: len(data) // 2])
     res = run(db_path, "ingest", str(bad))
-    assert res.exit_code == 1
-    assert "truncated" in res.stderr.lower() and "Traceback" not in res.output
-    assert boot_count(db_path) == 1
+    assert res.exit_code == 0 and "Traceback" not in res.output
+    assert "truncated gzip: stopped at line" in res.stderr
+    assert boot_count(db_path) == 3  # the failed boot, and the restart up to the cut (incomplete)
+    head = tmp_path / "head.log.gz"
+    head.write_bytes(data[:40])
+    res = run(db_path, "ingest", str(head))
+    assert res.exit_code == 1 and "truncated" in res.stderr.lower() and "Traceback" not in res.output
+    assert boot_count(db_path) == 3
 
 
 def test_huge_line(db_path, tmp_path):
