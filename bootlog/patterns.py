@@ -1213,6 +1213,12 @@ CATALOGUE: tuple[Pattern, ...] = (
          "(initial 190.2 GiB, current 190.7 GiB). Sizing the KV cache from the 12.3 GiB torch reserved instead of the "
          "profiling difference.", {"what": "free_memory_grew_during_profiling", "grew_gib": 0.5, "initial_gib": 190.2}),
     ], post=_message_post("free_memory_grew_during_profiling")),
+    # systemd restarting the unit after a failed start (journalctl -u UNIT): feeds crash_loop
+    _p("warning/systemd-restart", "event", "warning", "Scheduled restart job, restart counter is at ",
+       r"Scheduled restart job, restart counter is at (?P<restart_count>\d+)", None, [
+        ("frank-primary.service: Scheduled restart job, restart counter is at 3.",
+         {"what": "systemd_restart", "restart_count": 3}),
+    ], post=_message_post("systemd_restart")),
     _p("worker_died/v0", "event", "worker_died", " died, exit code: ",
        r"Worker (?P<proc>\S+) pid (?P<pid>\d+) died, exit code: (?P<exit_code>-?\d+|None)", None, [
         ("ERROR 11-20 09:12:33 [multiproc_worker_utils.py:116] Worker VllmWorkerProcess pid 413 died, exit code: -9",

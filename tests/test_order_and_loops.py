@@ -98,3 +98,25 @@ def test_a_container_restarted_by_its_policy_is_a_crash_loop_with_its_restart_co
     [loop] = [e for e in last["events"] if e["kind"] == "crash_loop"]
     assert loop["detail"]["failed_starts"] == 2 and loop["detail"]["restart_count"] == 1
     assert last["deploy"]["restart_count"] == 1 and last["deploy"]["exit_code"] == 1
+
+
+def test_systemd_s_restart_counter_in_the_unit_journal_is_the_loop_s_restart_count(db_path, tmp_path):
+    # the UTIL 1.00 crash loop as `journalctl -u frank-primary -o short-iso` shows it: the
+    # container's lines, and systemd's own between the two starts
+    from datetime import datetime
+
+    lines = (SEED / "05-util-1.00-crash-loop.log").read_text().splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        ts, msg = line.split(" ", 1)
+        stamp = f"{datetime.fromisoformat(ts[:26]):%Y-%m-%dT%H:%M:%S}+0000 vm"
+        out.append(f"{stamp} frank-primary-qwen[2345]: {msg}")
+        if i + 1 < len(lines) and "Engine core initialization failed" in line and "09:53:59" in lines[i + 1]:
+            out.append(f"{stamp} systemd[1]: frank-primary.service: Main process exited, code=exited, status=1/FAILURE")
+            out.append(f"{stamp} systemd[1]: frank-primary.service: Scheduled restart job, restart counter is at 1.")
+    journal = tmp_path / "frank-primary.journal"
+    journal.write_text("\n".join(out) + "\n")
+    assert run(db_path, "ingest", str(journal)).exit_code == 0
+    [loop] = [e for e in shown(db_path, "last")["events"] if e["kind"] == "crash_loop"]
+    assert loop["detail"]["restart_count"] == 1 and loop["detail"]["failed_starts"] == 2
+    assert "restart count 1" in run(db_path, "show", "last").stdout

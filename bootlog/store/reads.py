@@ -176,12 +176,20 @@ def _crash_loops(store: Store, failed: list[dict]) -> dict[int, dict]:
             list(gp))]
         failed_ids = [b["id"] for b in boots if b["status"] == "failed"]
         configs: dict[int, dict] = {i: {} for i in failed_ids}
+        restarts: dict[int, int] = {}
         for chunk in _chunks(failed_ids):
             for bid, key, value in store.execute(f'SELECT boot_id, "key", value FROM config WHERE boot_id IN {_in(len(chunk))}', chunk):
                 configs[bid][key] = value
+            # systemd's "Scheduled restart job, restart counter is at N" (a journal of the unit)
+            for bid, detail in store.execute(f"SELECT boot_id, detail FROM events WHERE boot_id IN {_in(len(chunk))} "
+                                             "AND kind = 'warning' AND message LIKE '%restart counter is at%'", chunk):
+                n = (_json(detail) or {}).get("restart_count")
+                if isinstance(n, int):
+                    restarts[bid] = max(n, restarts.get(bid, 0))
         for b in boots:
             dep = _json(b.pop("deploy")) if b.get("deploy") is not None else None
-            b["restart_count"] = dep.get("restart_count") if isinstance(dep, dict) else None
+            counts = [dep.get("restart_count") if isinstance(dep, dict) else None, restarts.get(b["id"])]
+            b["restart_count"] = max((c for c in counts if isinstance(c, int)), default=None)
             b["config"] = configs.get(b["id"])
         out.update({i: ev for i, ev in loops(boots).items() if i in wanted})
     return out
