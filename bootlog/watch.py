@@ -420,14 +420,15 @@ def _before_later(out: list[dict], ts: datetime | None) -> int:
 
 
 def _line(ev: dict) -> str:
+    """One printed line per event: the log's words escaped (safe), the message cut to 200 columns."""
+    from bootlog.safe import one_line, term
+
     ts = ev["ts"].isoformat() if isinstance(ev.get("ts"), datetime) else (ev.get("ts") or "-")
     rank = f" rank {ev['rank']}" if ev.get("rank") is not None else ""
-    msg = " ".join(str(ev.get("message") or "").split())
-    if len(msg) > 200:
-        msg = msg[:197] + "..."
+    msg = one_line(ev.get("message") or "", 200)
     where = f" line {ev['line']}" if ev.get("line") is not None else ""
     said = f": {msg}" if msg else ""
-    return f"{ts} {ev['source']} boot #{ev['boot_id']} {ev['kind']}{rank}{where}{said}"
+    return term(f"{ts} {ev['source']} boot #{ev['boot_id']} {ev['kind']}{rank}{where}", one_line=True) + said
 
 
 def event_json(ev: dict) -> str:
