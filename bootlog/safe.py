@@ -194,10 +194,12 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 def csv_cell(v: object) -> object:
     """A value for a CSV cell that no spreadsheet runs as a formula (OWASP "CSV injection"):
     text starting with = + - @ tab or CR gets a leading ', unless it is a plain number
-    ("-1.5").  Non-text values (numbers, None, booleans) are returned as they are; the text is
-    otherwise kept exactly (CSV is data: escape for a terminal when showing it)."""
+    ("-1.5").  Controls but tab and newline are shown escaped as term() shows them (a CSV is
+    printed to a terminal as often as it is opened: `history --csv`; the JSON export keeps the
+    exact text).  Non-text values (numbers, None, booleans) are returned as they are."""
     if not isinstance(v, str):
         return v
+    v = term(v)
     if v.startswith(_FORMULA_START) and not _NUMBER.fullmatch(v):
         return "'" + v
     return v
