@@ -273,6 +273,18 @@ def test_ingest_prints_at_most_100_boot_lines_per_input(tmp_path):
     assert len(json.loads(run(tmp_path / "l.db", "list", "--json").output)) == 250
 
 
+def test_watch_prints_at_most_50_lines_of_a_kind_per_read(tmp_path):
+    oom = ("2026-10-02T15:22:00.000000000Z (APIServer pid=1) ERROR 10-02 08:22:00 [core.py:1] "
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {}.00 GiB\n")
+    log = tmp_path / "faults.log"
+    log.write_bytes(READY.read_bytes() + "".join(oom.format(i) for i in range(300)).encode())
+    lines = run(tmp_path / "w.db", "watch", "--file", str(log), "--once").output.splitlines()
+    assert sum(" oom line " in ln for ln in lines) == 50
+    assert lines[-1] == f"- {log} boot #1 oom: … and 250 more in this read (bootlog show 1)"
+    shown = json.loads(run(tmp_path / "w.db", "show", "1", "--json").output)
+    assert sum(e["kind"] == "oom" for e in shown["events"]) == 300  # (all stored)
+
+
 # ------------------------------------------------------------------------------ engine output
 
 @pytest.fixture
