@@ -96,16 +96,18 @@ def ingest_command(store, paths: tuple[str, ...] | list[str], *, container: str 
             if n > BOOT_LINES and not as_json:  # a crash loop of a million boots: one line for the rest
                 hidden, new_hidden = hidden + 1, new_hidden + bool(r.created)
             if b.continued:
-                out.append({"id": r.id, "created": False, "extended": True, "status": b.status,
-                            "failure": b.failure, "first_line": b.first_line, "last_line": b.last_line,
-                            "source": label})
+                if as_json:
+                    out.append({"id": r.id, "created": False, "extended": True, "status": b.status,
+                                "failure": b.failure, "first_line": b.first_line, "last_line": b.last_line,
+                                "source": label})
                 if not as_json and not hidden:
                     added = f"{len(b.events)} events, {len(b.samples)} stats lines, {len(b.metrics)} figures"
                     echo(f"#{r.id:<5} extended with lines {b.first_line}-{b.last_line}: {added}"
                          + (f"  (runtime failure: {b.failure})" if b.failure else ""))
                 continue
-            out.append({"id": r.id, "created": r.created, "status": b.status, "failure": b.failure,
-                        "first_line": b.first_line, "last_line": b.last_line, "source": label})
+            if as_json:
+                out.append({"id": r.id, "created": r.created, "status": b.status, "failure": b.failure,
+                            "first_line": b.first_line, "last_line": b.last_line, "source": label})
             if not as_json and not hidden:
                 # (as list and show say it: "ready (oom)" is a boot whose engine died serving)
                 state = f"{b.status} ({b.failure})" if b.failure else b.status

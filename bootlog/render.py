@@ -141,10 +141,11 @@ def _more(n: int, what: str) -> list[str]:
 
 def render_explain(report: dict) -> str:
     """Text twin of an explain report: where every figure came from, what went unread; at most
-    LIST_MAX figures, events and unread lines each, then how many more."""
+    LIST_MAX boots, figures and events of a boot, and unread lines, then how many more."""
     t = safe.term
     out = [f"bootlog explain {t(report.get('source'), one_line=True)}"]
-    for b in report.get("boots", []):
+    boots = report.get("boots", [])
+    for b in boots[:LIST_MAX]:
         head = f"boot {b['id']}" if b.get("id") is not None else "boot"
         out.append(f"{head}  lines {b.get('first_line')}-{b.get('last_line')}  {t(b.get('status') or '')}".rstrip())
         figures, events = b.get("figures", []), b.get("events", [])
@@ -159,6 +160,7 @@ def render_explain(report: dict) -> str:
             rank = "" if e.get("rank") is None else f"[rank {e['rank']}]"
             out.append(f"  event {t(e['kind'], one_line=True)}{rank}   line {e.get('line')}")
         out += _more(len(events), "events")
+    out += [ln.strip() for ln in _more(len(boots), "boots")]
     unmatched = report.get("unmatched", [])
     if report.get("raw") is False:
         out.append("unread: not known for a stored boot (its raw lines are not stored); "

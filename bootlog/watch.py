@@ -27,7 +27,7 @@ from bootlog.records import Boot, Record
 HEAD_HASH_BYTES = 4096
 ON_EVENT_TIMEOUT_S = 60
 BATCH = 8 << 20  # bytes read, parsed and stored at a time: bounds memory during a catch-up
-EVENT_LINES = 50  # event lines printed per kind and boot in one read; the rest are counted
+EVENT_LINES = 50  # event lines printed per kind in one read; the rest are counted
 
 
 # ------------------------------------------------------------------------------ what is read
@@ -220,7 +220,7 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
           host: str | None = None, emit: Callable[[str], None] = print,
           warn: Callable[[str], None] | None = None, stop: Callable[[], bool] = lambda: False) -> int:
     """Follow `tail` (FileTail / ContainerTail) until `stop()` (or, with `once`, until caught up).
-    Returns the number of new events (each kind prints EVENT_LINES lines per boot and read, then a count)."""
+    Returns the number of new events (each kind prints EVENT_LINES lines per read, then a count)."""
     from bootlog.envelope import detect
     from bootlog.ingest import default_host
     from bootlog.parse import parse
@@ -327,21 +327,24 @@ def _store(db, tail, src, boots: list[Boot], win: _Window, known: dict[tuple, _K
     _load_known(db, src, boots, known)
     saved = save_boots(db, src, boots, position=position)
     count = 0
+    kinds: dict[str, list] = {}  # kind -> [events, first and last boot not printed] of this read
     for (bid, created), boot in zip(saved, boots):
-        kinds: dict[str, int] = {}  # a flood of faults prints EVENT_LINES lines per kind, then a count
         for ev in _new_events(bid, created, boot, known):
             count += 1
             ev["source"] = tail.label
             ev["container"] = getattr(tail, "name", None)
-            kinds[ev["kind"]] = kinds.get(ev["kind"], 0) + 1
-            if kinds[ev["kind"]] <= EVENT_LINES:
+            k = kinds.setdefault(ev["kind"], [0, None, None])
+            k[0] += 1
+            if k[0] <= EVENT_LINES:  # a flood (faults, a crash loop's boots): the rest counted
                 emit(_line(ev))
+            else:
+                k[1:] = k[1] or bid, bid
             if on_event:
                 _run_hook_cmd(on_event, ev, warn)
-        for kind, n in kinds.items():
-            if n > EVENT_LINES:
-                emit(_line({"ts": None, "source": tail.label, "boot_id": bid, "kind": kind,
-                            "message": f"… and {n - EVENT_LINES:,} more in this read (bootlog show {bid})"}))
+    for kind, (n, first, last) in kinds.items():
+        if first is not None:
+            emit(_line({"ts": None, "source": tail.label, "boot_id": first if first == last else f"{first}-#{last}",
+                        "kind": kind, "message": f"… and {n - EVENT_LINES:,} more in this read (bootlog show/list)"}))
     win.cut(resume_line)
     return count
 

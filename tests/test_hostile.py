@@ -271,16 +271,24 @@ def test_ingest_prints_at_most_100_boot_lines_per_input(tmp_path):
     assert res.exit_code == 0 and len(lines) == 101, lines[-3:]
     assert lines[-1] == f"… and 150 more boots in {log} (150 new): `bootlog list` shows them"
     assert len(json.loads(run(tmp_path / "l.db", "list", "--json").output)) == 250
+    assert len(json.loads(run(tmp_path / "l.db", "ingest", str(log), "--json").output)) == 250  # (JSON: all)
+    # explain and watch of the crash loop: 50 boots, then a count
+    text = run(tmp_path / "x.db", "explain", str(log)).output
+    assert sum(ln.startswith("boot  lines ") for ln in text.splitlines()) == 50
+    assert "… and 200 more boots (--json lists them all)" in text
+    lines = run(tmp_path / "w.db", "watch", "--file", str(log), "--once").output.splitlines()
+    assert len(lines) == 51 and lines[-1] == f"- {log} boot #51-#250 boot_started: … and 200 more in this read (bootlog show/list)"
 
 
 def test_watch_prints_at_most_50_lines_of_a_kind_per_read(tmp_path):
+    # a burst of faults in one boot
     oom = ("2026-10-02T15:22:00.000000000Z (APIServer pid=1) ERROR 10-02 08:22:00 [core.py:1] "
            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {}.00 GiB\n")
     log = tmp_path / "faults.log"
     log.write_bytes(READY.read_bytes() + "".join(oom.format(i) for i in range(300)).encode())
     lines = run(tmp_path / "w.db", "watch", "--file", str(log), "--once").output.splitlines()
     assert sum(" oom line " in ln for ln in lines) == 50
-    assert lines[-1] == f"- {log} boot #1 oom: … and 250 more in this read (bootlog show 1)"
+    assert lines[-1] == f"- {log} boot #1 oom: … and 250 more in this read (bootlog show/list)"
     shown = json.loads(run(tmp_path / "w.db", "show", "1", "--json").output)
     assert sum(e["kind"] == "oom" for e in shown["events"]) == 300  # (all stored)
 
