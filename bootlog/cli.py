@@ -145,13 +145,18 @@ def list_(ctx, container, host, as_json) -> None:
 
         click.echo(nothing_stored(container, host))
         return
-    rows = [(str(b["id"]), b["status"], b.get("failure") or "", b.get("vllm_version") or "",
-             (b.get("started_at") or "")[:19], b.get("container") or os.path.basename(b.get("source") or ""),
-             b.get("model") or "") for b in boots]
+    from bootlog.safe import cut, pad, width
+
+    # every cell is log text: escaped and cut to its column's room (a model path stays whole)
+    room = (12, 24, 24, 48, 19, 48, 120)
+    rows = [tuple(cut(c, n) for c, n in zip((
+        b["id"], b["status"], b.get("failure") or "", b.get("vllm_version") or "",
+        (b.get("started_at") or "")[:19], b.get("container") or os.path.basename(b.get("source") or ""),
+        b.get("model") or ""), room)) for b in boots]
     head = ("id", "status", "failure", "version", "started", "container/source", "model")
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    widths = [max(width(r[i]) for r in [head, *rows]) for i in range(len(head))]
     for r in [head, *rows]:
-        click.echo("  ".join(c.rjust(w) if i == 0 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+        click.echo("  ".join(pad(c, w, right=i == 0) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
 
 
 @cli.command()

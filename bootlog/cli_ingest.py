@@ -5,8 +5,12 @@ from __future__ import annotations
 import sys
 from typing import Callable
 
+from bootlog.bursts import gdn_summary
 from bootlog.console import fmt_num, to_json
 from bootlog.errors import BootlogError, InputError
+from bootlog.safe import term
+
+BOOT_LINES = 100  # boot lines printed per input; the rest are counted in one line (list shows all)
 
 
 def key_figures(boot) -> str:
@@ -22,6 +26,9 @@ def key_figures(boot) -> str:
             vals = seen[name]
             shown = fmt_num(vals[0]) if len(set(vals)) == 1 else "/".join(fmt_num(v) for v in vals)
             parts.append(f"{name}={shown}{'x' if name == 'max_concurrency' else ''}")
+    burst = gdn_summary(boot.events)
+    if burst:
+        parts.append(f"gdn_hip: {burst}")
     return "  ".join(parts)
 
 
@@ -51,7 +58,7 @@ def ingest_command(store, paths: tuple[str, ...] | list[str], *, container: str 
             failed.append(err)
             continue
         # (a file name that is not UTF-8 prints, and is stored, with \xNN escapes)
-        label = f"{container_engine}:{spec}" if kind == "container" else stored_name(spec)
+        label = term(f"{container_engine}:{spec}" if kind == "container" else stored_name(spec), one_line=True)
         if results.truncated:
             echo(f"bootlog: {label}: {results.truncated}: stopped at line {results.stopped_at_line:,}; "
                  "the boots before it are stored", err=True)
@@ -69,25 +76,32 @@ def ingest_command(store, paths: tuple[str, ...] | list[str], *, container: str 
             continue
         if results.resumed_at_line is not None and not as_json:
             echo(f"{label}: read on from line {results.resumed_at_line:,}")
-        for r in results:
+        hidden = new_hidden = 0
+        for n, r in enumerate(results, 1):
             b = r.boot
+            if n > BOOT_LINES and not as_json:  # a crash loop of a million boots: one line for the rest
+                hidden, new_hidden = hidden + 1, new_hidden + bool(r.created)
             if b.continued:
-                out.append({"id": r.id, "created": False, "extended": True, "status": b.status,
-                            "failure": b.failure, "first_line": b.first_line, "last_line": b.last_line,
-                            "source": label})
-                if not as_json:
+                if as_json:
+                    out.append({"id": r.id, "created": False, "extended": True, "status": b.status,
+                                "failure": b.failure, "first_line": b.first_line, "last_line": b.last_line,
+                                "source": label})
+                if not as_json and not hidden:
                     added = f"{len(b.events)} events, {len(b.samples)} stats lines, {len(b.metrics)} figures"
                     echo(f"#{r.id:<5} extended with lines {b.first_line}-{b.last_line}: {added}"
                          + (f"  (runtime failure: {b.failure})" if b.failure else ""))
                 continue
-            out.append({"id": r.id, "created": r.created, "status": b.status, "failure": b.failure,
-                        "first_line": b.first_line, "last_line": b.last_line, "source": label})
-            if not as_json:
+            if as_json:
+                out.append({"id": r.id, "created": r.created, "status": b.status, "failure": b.failure,
+                            "first_line": b.first_line, "last_line": b.last_line, "source": label})
+            if not as_json and not hidden:
                 # (as list and show say it: "ready (oom)" is a boot whose engine died serving)
                 state = f"{b.status} ({b.failure})" if b.failure else b.status
                 new = "new" if r.created else "already stored"
-                echo(f"#{r.id:<5} {state:<22} v{b.vllm_version or '?'}  lines {b.first_line}-{b.last_line}"
+                echo(f"#{r.id:<5} {state:<22} v{term(b.vllm_version or '?', one_line=True)}  lines {b.first_line}-{b.last_line}"
                      f"  {key_figures(b)}  [{new}]".replace("   [", " ["))
+        if hidden:
+            echo(f"… and {hidden:,} more boots in {label} ({new_hidden:,} new): `bootlog list` shows them")
     if as_json:
         echo(to_json(out))
     if failed:

@@ -5,6 +5,8 @@ import json
 from datetime import date, datetime
 from typing import Any, Callable
 
+from bootlog.safe import json_text, term
+
 
 def _default(o: Any) -> Any:
     if isinstance(o, (datetime, date)):
@@ -15,12 +17,14 @@ def _default(o: Any) -> Any:
 
 
 def to_json(obj: Any) -> str:
+    """JSON for a terminal: the same value, with C1/bidi controls written as \\uXXXX (safe.json_text)."""
     try:
-        return json.dumps(obj, indent=2, ensure_ascii=False, default=_default, allow_nan=False)
+        text = json.dumps(obj, indent=2, ensure_ascii=False, default=_default, allow_nan=False)
     except ValueError:  # a NaN or infinity somewhere (a config value "nan"): JSON has no such number
         from bootlog.store.write import jsonable  # (as the store writes them: null)
 
-        return json.dumps(jsonable(obj), indent=2, ensure_ascii=False, allow_nan=False)
+        text = json.dumps(jsonable(obj), indent=2, ensure_ascii=False, allow_nan=False)
+    return json_text(text)
 
 
 def fmt_num(v: Any) -> str:
@@ -39,21 +43,25 @@ def fmt_num(v: Any) -> str:
 def error_exit(err: BaseException, echo: Callable[..., None]) -> int | None:
     """The error rule of every command: a BootlogError is one stderr line and its exit code,
     Ctrl-C is 130, a closed pipe (`| head`) is success, anything else is one "internal error"
-    line and 1.  None: let it propagate (BOOTLOG_DEBUG=1 wants the traceback)."""
+    line and 1.  None: let it propagate (BOOTLOG_DEBUG=1 wants the traceback).  A message may
+    quote a log, a file name or an engine: it is printed on one line, controls escaped."""
     import os
 
     from bootlog.errors import BootlogError, Exit
 
+    def say(msg: str) -> None:
+        echo(f"bootlog: {term(msg, one_line=True)}", err=True)
+
     if isinstance(err, BootlogError):
-        echo(f"bootlog: {err}", err=True)
+        say(str(err))
         return int(err.exit)
     from bootlog.store.db import driver_errors, one_line
 
     if isinstance(err, driver_errors()):  # (a lost connection, a damaged file)
-        echo(f"bootlog: database error: {one_line(err)}", err=True)
+        say(f"database error: {one_line(err)}")
         return int(Exit.ERROR)
     if isinstance(err, KeyboardInterrupt):
-        echo("bootlog: interrupted", err=True)
+        say("interrupted")
         return 130
     if isinstance(err, BrokenPipeError):
         return int(Exit.OK)
@@ -63,9 +71,8 @@ def error_exit(err: BaseException, echo: Callable[..., None]) -> int | None:
         # an output that cannot be written (full disk, read-only or forbidden path: export,
         # report -o, plot -o, a redirect to /dev/full): the system's words, not "internal error"
         where = f": {err.filename}" if err.filename else ""
-        echo(f"bootlog: {err.strerror}{where}", err=True)
+        say(f"{err.strerror}{where}")
         return int(Exit.ERROR)
     # the boundary: never show a traceback to a user
-    echo(f"bootlog: internal error: {type(err).__name__}: {err} "
-         "(set BOOTLOG_DEBUG=1 for the traceback)", err=True)
+    say(f"internal error: {type(err).__name__}: {err} (set BOOTLOG_DEBUG=1 for the traceback)")
     return int(Exit.ERROR)

@@ -32,7 +32,7 @@ from typing import Any
 
 from bootlog import podman
 from bootlog.errors import SourceError
-from bootlog.oneline import one_line
+from bootlog.safe import one_line
 
 REDACTED = "<redacted>"
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from bootlog.errors import BootlogError, InputError
+from bootlog.safe import csv_cell
 
 FORMATS = ("csv", "json", "parquet")
 BOOT_FIELDS = ("id", "status", "failure", "failure_message", "vllm_version", "engine", "model",
@@ -134,11 +135,12 @@ def _csv_cell(v: Any) -> Any:
 
 
 def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict]) -> None:
+    """No cell (a header is a config key or a figure's name) that a spreadsheet runs as a formula."""
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(columns)
+        w.writerow([csv_cell(c) for c in columns])
         for r in rows:
-            w.writerow([_csv_cell(r.get(c)) for c in columns])
+            w.writerow([csv_cell(_csv_cell(r.get(c))) for c in columns])
 
 
 def _json_ready(rows: Sequence[dict]) -> list[dict]:

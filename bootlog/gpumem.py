@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bootlog.errors import SourceError
-from bootlog.oneline import one_line
+from bootlog.safe import one_line
 
 GIB = 1 << 30
 MIB = 1 << 20

@@ -18,7 +18,9 @@ from typing import Any, Callable
 from bootlog import podman
 from bootlog.errors import BootlogError, Exit, SourceError
 from dataclasses import dataclass, field
+from bootlog.bursts import gdn_summary
 from bootlog.records import Boot
+from bootlog.safe import md_code, md_text, term
 
 TERMINAL = ("ready", "failed")
 # lifecycle states in which the container is between two runs: keep waiting
@@ -120,7 +122,7 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
     def say(msg: str) -> None:
         nonlocal last_said
         if progress and msg != last_said:
-            progress(msg)
+            progress(term(msg, one_line=True))
             last_said = msg
 
     def done(outcome: str) -> Waited:
@@ -472,7 +474,11 @@ def _figure_lines(figs: dict[str, Any], show: dict | None = None) -> list[tuple[
         rows.append(("root cause", b.get("failure_message") or "no error line found"))
     elif b.get("failure"):
         rows.append(("died serving", b.get("failure_message") or b["failure"]))
-    rows += [("crash loop", e["message"]) for e in (show or {}).get("events") or [] if e["kind"] == "crash_loop"]
+    events = (show or {}).get("events") or []
+    rows += [("crash loop", e["message"]) for e in events if e["kind"] == "crash_loop"]
+    burst = gdn_summary(events)
+    if burst:
+        rows.append(("gdn_hip", burst))
     for name, label, unit in KEY_FIGURES:
         if name in figs:
             text = _fmt(figs[name], unit)
@@ -493,14 +499,19 @@ def _verdict(r: HookResult) -> str:
             or r.outcome == "exited" or r.show["boot"].get("failure") else "VIOLATION"}.get(r.exit, str(r.exit))
 
 
+def _md(s: str) -> str:
+    return md_text(s, one_line=True)
+
+
 def render_text(r: HookResult, plan_name: str | None = None) -> str:
+    """The summary for a terminal or a journal: what the log said is escaped, one line each."""
     from bootlog import render
 
     lines = [f"bootlog hook: {_verdict(r)}: {_headline(r)}  (waited {r.waited_s:.1f} s)"]
     if r.show is not None:
         for label, text in _figure_lines(key_figures(r.show), r.show):
             lines.append(f"  {label:<14} {text}")
-    lines += [f"  note: {n}" for n in r.notes]
+    lines = [term(ln, one_line=True) for ln in [*lines, *(f"  note: {n}" for n in r.notes)]]
     if r.check is not None:
         lines += ["", render.render_text(r.check, plan_name=plan_name, show_same=False)]
     if r.diff is not None:
@@ -509,19 +520,20 @@ def render_text(r: HookResult, plan_name: str | None = None) -> str:
 
 
 def render_markdown(r: HookResult, plan_name: str | None = None) -> str:
-    """For a deploy commit message: the measured figures first, then findings tables."""
+    """For a deploy commit message: the measured figures first, then findings tables; log text
+    is inert there (no HTML, link or code span of it comes alive)."""
     from bootlog import render
 
-    lines = [f"**bootlog hook: {_verdict(r)}** — {_headline(r)}", ""]
+    lines = [f"**bootlog hook: {_verdict(r)}** — {_md(_headline(r))}", ""]
     if r.show is not None:
         b = r.show["boot"]
         if b["status"] == "failed":
-            lines.append(f"Root cause: `{b.get('failure_message') or 'no error line found'}`")
-        figs = _figure_lines(key_figures(r.show), {"deploy": r.show.get("deploy")})
+            lines.append(f"Root cause: {md_code(b.get('failure_message') or 'no error line found')}")
+        figs = _figure_lines(key_figures(r.show), {"deploy": r.show.get("deploy"), "events": r.show.get("events")})
         if figs:
-            lines.append("MEASURED on the live deploy: " + ", ".join(f"{label} {text}" for label, text in figs)
-                         + f" (boot #{r.boot_id}, container {r.container}).")
-    lines += [f"- {n}" for n in r.notes]
+            lines.append("MEASURED on the live deploy: " + ", ".join(f"{label} {_md(text)}" for label, text in figs)
+                         + f" (boot #{r.boot_id}, container {_md(r.container)}).")
+    lines += [f"- {_md(n)}" for n in r.notes]
     if r.check is not None:
         lines += ["", render.render_markdown(r.check, plan_name=plan_name)]
     if r.diff is not None:

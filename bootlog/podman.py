@@ -367,14 +367,24 @@ def read_new(name: str, cursor: Cursor, *, until: int | None = None, final: bool
 # ------------------------------------------------------------------------------ inspect, events
 
 
+def _unreadable(engine: str, what: str, name: str, err: BaseException) -> SourceError:
+    """An engine's output that is not the JSON it documents (a wrapper script's chatter, another
+    version's shape): one line naming the command, never an internal error."""
+    why = err.msg if isinstance(err, json.JSONDecodeError) else str(err)
+    return SourceError(f"{engine} {what} {name}: unreadable output ({type(err).__name__}: {why})",
+                       container=name)
+
+
 def inspect(name: str, engine: str = "podman") -> dict:
     """`<engine> container inspect NAME` as a dict (State.Status, State.Running, State.StartedAt,
     State.FinishedAt, State.ExitCode, RestartCount, Id, Image, ImageName, HostConfig.LogConfig…)."""
     out = _run(engine, ["container", "inspect", name], name, "inspect")
     try:
         data = json.loads(out)
-    except json.JSONDecodeError as err:
-        raise SourceError(f"{engine} inspect {name}: unreadable output ({err})") from err
+        if data and not (isinstance(data, list) and isinstance(data[0], dict)):
+            raise TypeError(f"a {type(data).__name__} where a list of objects belongs")
+    except (ValueError, TypeError, RecursionError) as err:  # (JSONDecodeError is a ValueError)
+        raise _unreadable(engine, "inspect", name, err) from None
     if not data:
         raise SourceError(f"no such container: {name}", container=name)
     return data[0]
@@ -396,17 +406,24 @@ class State:
 
 def state(name: str, engine: str = "podman") -> State:
     info = inspect(name, engine=engine)
-    st = info.get("State") or {}
-    return State(
-        id=info.get("Id") or info.get("ID") or "",
-        status=str(st.get("Status") or ""),
-        running=bool(st.get("Running")),
-        started_at=parse_time(str(st.get("StartedAt") or "")),
-        finished_at=parse_time(str(st.get("FinishedAt") or "")),
-        exit_code=st.get("ExitCode"),
-        restart_count=int(info.get("RestartCount") or 0),
-        image=info.get("ImageName") or (info.get("Config") or {}).get("Image") or info.get("Image"),
-    )
+    try:
+        st = info.get("State") or {}
+        running, code, image = (st.get("Running", False), st.get("ExitCode"),
+                                info.get("ImageName") or (info.get("Config") or {}).get("Image") or info.get("Image"))
+        if not isinstance(running, bool) or type(code) not in (int, type(None)):
+            raise TypeError("State.Running is not true/false or State.ExitCode not a number")
+        return State(
+            id=str(info.get("Id") or info.get("ID") or ""),
+            status=str(st.get("Status") or ""),
+            running=running,
+            started_at=parse_time(str(st.get("StartedAt") or "")),
+            finished_at=parse_time(str(st.get("FinishedAt") or "")),
+            exit_code=code,
+            restart_count=int(info.get("RestartCount") or 0),
+            image=str(image) if image else None,
+        )
+    except (AttributeError, TypeError, ValueError, OverflowError) as err:  # (a State that is no object)
+        raise _unreadable(engine, "inspect", name, err) from None
 
 
 def events(name: str, since: int | datetime | str, until: int | datetime | str | None = None,
@@ -430,13 +447,18 @@ def events(name: str, since: int | datetime | str, until: int | datetime | str |
         line = line.strip()
         if not line.startswith("{"):
             continue
-        ev = json.loads(line)
-        status = ev.get("Status") or ev.get("status") or ev.get("Action") or ""
-        ev["status"] = {"die": "died"}.get(status, status)
-        if "timeNano" in ev:
-            ev["time_ns"] = int(ev["timeNano"])
-        else:
-            ev["time_ns"] = parse_time(str(ev.get("Time") or ev.get("time") or "")) or 0
+        try:
+            ev = json.loads(line)
+            status = ev.get("Status") or ev.get("status") or ev.get("Action") or ""
+            if not isinstance(status, str):
+                raise TypeError(f"an event's status is a {type(status).__name__}")
+            ev["status"] = {"die": "died"}.get(status, status)
+            if "timeNano" in ev:
+                ev["time_ns"] = int(ev["timeNano"])
+            else:
+                ev["time_ns"] = parse_time(str(ev.get("Time") or ev.get("time") or "")) or 0
+        except (ValueError, TypeError, AttributeError, OverflowError, RecursionError) as err:
+            raise _unreadable(engine, "events", name, err) from None
         found.append(ev)
     found.sort(key=lambda e: e["time_ns"])
     return found

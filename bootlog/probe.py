@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 from urllib.parse import urlsplit
 
-from bootlog.oneline import one_line
+from bootlog.safe import one_line
 
 CHAT = "/v1/chat/completions"
 COMPLETIONS = "/v1/completions"

@@ -1,20 +1,25 @@
 """Text and Markdown rendering of diff/check results (the JSON twin is the result dict itself).
 
 terraform-plan style: a legend, sections in cause-then-effect order (config, metrics, events),
-one symbol per finding, one summary line.
+one symbol per finding, one summary line.  Keys, values, reasons and the plan's name can be log
+text: the terminal text escapes them (safe.term/cut), the Markdown renders them inert (safe.md_*).
 """
 from __future__ import annotations
 
 from typing import Any
 
+from bootlog import safe
+
 SYMBOLS = {"same": "=", "changed": "~", "drift": "!", "violation": "✗", "new": "+", "gone": "-",
            "insufficient_history": "?"}
 LEGEND = "(legend: ~ changed  ! drift  ✗ violation  + new  - gone)"
 _SECTIONS = (("deploy", "deploy"), ("config", "config"), ("metric", "metrics"), ("event", "events"))
+LIST_MAX = 50  # figures, events, unread lines explain prints of one kind (--json has them all)
 
 
 def fmt_value(v: Any) -> str:
-    """398658 -> '398,658'; 2.143 -> '2.143'; -0.06 -> '-0.06'; None/True as Python prints."""
+    """398658 -> '398,658'; 2.143 -> '2.143'; -0.06 -> '-0.06'; None/True as Python prints;
+    text and lists escaped and cut to 60 columns."""
     if v is None or isinstance(v, bool):
         return str(v)
     if isinstance(v, int):
@@ -23,11 +28,7 @@ def fmt_value(v: Any) -> str:
         if v.is_integer() and abs(v) < 1e15:
             return f"{int(v):,}"
         return format(round(v, 4), ",")
-    if isinstance(v, (list, dict)):
-        text = str(v)
-        return text if len(text) <= 60 else text[:57] + "..."
-    text = str(v)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return safe.cut(v, 60, "...")
 
 
 def _signed(v: Any) -> str:
@@ -45,7 +46,8 @@ def _pct(f: dict) -> str:
 
 
 def _label(f: dict) -> str:
-    return f["key"] if f.get("rank") is None else f"{f['key']}[rank {f['rank']}]"
+    key = safe.term(f["key"], one_line=True)
+    return key if f.get("rank") is None else f"{key}[rank {f['rank']}]"
 
 
 def finding_line(f: dict, width: int = 24, why_same: bool = False) -> str:
@@ -54,16 +56,14 @@ def finding_line(f: dict, width: int = 24, why_same: bool = False) -> str:
     if f["section"] in ("config", "deploy"):
         text = f"{sym} {label}: {fmt_value(f['old'])} → {fmt_value(f['new'])}"
     else:
-        text = f"{sym} {label:<{width}} {fmt_value(f['old'])} → {fmt_value(f['new'])}"
+        text = f"{sym} {safe.pad(label, width)} {fmt_value(f['old'])} → {fmt_value(f['new'])}"
     if f.get("delta") not in (None, 0):
         extra = _signed(f["delta"])
         if f.get("pct") is not None:
             extra += f", {_pct(f)}"
         text += f"  ({extra})"
-    if f.get("why") and f["verdict"] != "same":
-        text += f"  {f['why']}"
-    elif f.get("why") and f["verdict"] == "same" and (why_same or f["section"] == "event"):
-        text += f"  {f['why']}"
+    if f.get("why") and (f["verdict"] != "same" or why_same or f["section"] == "event"):
+        text += f"  {safe.term(f['why'], one_line=True)}"
     return text
 
 
@@ -83,7 +83,7 @@ def title(result: dict, plan_name: str | None = None) -> str:
     if result.get("b") is None:
         what = f"bootlog check {result.get('a')}"
         if plan_name:
-            what += f" against {plan_name}"
+            what += f" against {safe.term(plan_name, one_line=True)}"
     else:
         what = f"bootlog diff {result.get('b')} → {result.get('a')}"  # old → new, like every row
     legend = LEGEND
@@ -96,7 +96,7 @@ def render_text(result: dict, *, plan_name: str | None = None, show_same: bool =
     """The human twin of a diff/check result."""
     lines = [title(result, plan_name)]
     findings = result.get("findings", [])
-    width = max([len(_label(f)) for f in findings if f["section"] not in ("config", "deploy")] + [16])
+    width = max([safe.width(_label(f)) for f in findings if f["section"] not in ("config", "deploy")] + [16])
     for section, heading in _SECTIONS:
         rows = [f for f in findings if f["section"] == section
                 and (show_same or f["verdict"] != "same")]
@@ -110,54 +110,68 @@ def render_text(result: dict, *, plan_name: str | None = None, show_same: bool =
 
 
 def _md_cell(v: Any) -> str:
-    return fmt_value(v).replace("|", "\\|")
+    if isinstance(v, (int, float)):  # (a number is inert: -1 stays -1)
+        return fmt_value(v)
+    return safe.md_cell(fmt_value(v))
 
 
 def render_markdown(result: dict, *, plan_name: str | None = None, show_same: bool = False) -> str:
-    """A Markdown table of the findings (for reports, PR comments, the hook's summary)."""
-    head = title(result, plan_name).split("   ")[0]
+    """A Markdown table of the findings (for reports, PR comments, the hook's summary): no
+    HTML, link, code span or cell of a key, value or reason can break out."""
+    head = safe.md_text(title(result, plan_name).split("   ")[0], one_line=True)
     shown = [f for f in result.get("findings", []) if show_same or f["verdict"] != "same"]
     if not shown:  # no empty table: the summary line says what was compared
         return "\n".join([f"### {head}", "", summary_line(result)])
     lines = [f"### {head}", "", "| | section | figure | rank | old | new | Δ | % | why |",
              "|---|---|---|---|---|---|---|---|---|"]
     for f in shown:
-        lines.append("| {} | {} | `{}` | {} | {} | {} | {} | {} | {} |".format(
-            SYMBOLS.get(f["verdict"], "?"), f["section"], f["key"],
+        lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            SYMBOLS.get(f["verdict"], "?"), f["section"], safe.md_cell(f["key"], code=True),
             "" if f.get("rank") is None else f["rank"], _md_cell(f["old"]), _md_cell(f["new"]),
             "" if f.get("delta") is None else _signed(f["delta"]),
             "" if f.get("pct") is None else _pct(f),
-            (f.get("why") or "").replace("|", "\\|")))
+            safe.md_cell(f.get("why") or "")))
     lines += ["", summary_line(result)]
     return "\n".join(lines)
 
 
+def _more(n: int, what: str) -> list[str]:
+    return [f"  … and {n - LIST_MAX:,} more {what} (--json lists them all)"] if n > LIST_MAX else []
+
+
 def render_explain(report: dict) -> str:
-    """Text twin of an explain report: where every figure came from, what went unread."""
-    out = [f"bootlog explain {report.get('source')}"]
-    for b in report.get("boots", []):
+    """Text twin of an explain report: where every figure came from, what went unread; at most
+    LIST_MAX boots, figures and events of a boot, and unread lines, then how many more."""
+    t = safe.term
+    out = [f"bootlog explain {t(report.get('source'), one_line=True)}"]
+    boots = report.get("boots", [])
+    for b in boots[:LIST_MAX]:
         head = f"boot {b['id']}" if b.get("id") is not None else "boot"
-        out.append(f"{head}  lines {b.get('first_line')}-{b.get('last_line')}  {b.get('status') or ''}".rstrip())
-        for f in b.get("figures", []):
+        out.append(f"{head}  lines {b.get('first_line')}-{b.get('last_line')}  {t(b.get('status') or '')}".rstrip())
+        figures, events = b.get("figures", []), b.get("events", [])
+        for f in figures[:LIST_MAX]:
             rank = "" if f.get("rank") is None else f"[rank {f['rank']}]"
-            out.append(f"  {f['name']}{rank} = {fmt_value(f['value'])} {f.get('unit') or ''}".rstrip()
-                       + f"   line {f.get('line')}  ← {f.get('pattern') or '?'}")
+            out.append(t(f"  {f['name']}{rank} = {fmt_value(f['value'])} {f.get('unit') or ''}".rstrip()
+                         + f"   line {f.get('line')}  ← {f.get('pattern') or '?'}", one_line=True))
             if f.get("text"):
-                out.append(f"      {f['text'][:160]}")
-        for e in b.get("events", []):
+                out.append(f"      {safe.cut(f['text'], 160, '')}")
+        out += _more(len(figures), "figures")
+        for e in events[:LIST_MAX]:
             rank = "" if e.get("rank") is None else f"[rank {e['rank']}]"
-            out.append(f"  event {e['kind']}{rank}   line {e.get('line')}")
+            out.append(f"  event {t(e['kind'], one_line=True)}{rank}   line {e.get('line')}")
+        out += _more(len(events), "events")
+    out += [ln.strip() for ln in _more(len(boots), "boots")]
     unmatched = report.get("unmatched", [])
     if report.get("raw") is False:
         out.append("unread: not known for a stored boot (its raw lines are not stored); "
                    "run `bootlog explain LOGFILE` to see lines no pattern read")
     elif unmatched:
-        more = report.get("unmatched_more") or 0
-        out.append(f"unread: {len(unmatched) + more} line(s) look like catalogue lines but no pattern matched")
-        for u in unmatched:
-            out.append(f"  line {u['line']} [{u['marker']}]: {u['text'][:160]}")
-        if more:
-            out.append(f"  ... and {more} more")
+        total = len(unmatched) + (report.get("unmatched_more") or 0)
+        out.append(f"unread: {total:,} line(s) look like catalogue lines but no pattern matched")
+        for u in unmatched[:LIST_MAX]:
+            out.append(f"  line {u['line']} [{t(u['marker'], one_line=True)}]: {safe.cut(u['text'], 160, '')}")
+        if total > LIST_MAX:
+            out.append(f"  … and {total - LIST_MAX:,} more unread lines (--json lists the first {len(unmatched):,})")
     else:
         out.append("unread: none (every line that looks like a catalogue line was read)")
     return "\n".join(out)

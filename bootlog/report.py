@@ -11,6 +11,8 @@ import csv
 import io
 from typing import Any, Iterable, Sequence
 
+from bootlog import safe
+
 DEFAULT_COLUMNS: tuple[str, ...] = (
     "id", "status", "vllm_version", "max_model_len", "max_num_seqs", "kv_cache_tokens",
     "max_concurrency", "graph_capture_gib", "torch_compile_s", "boot_to_ready_s", "faults",
@@ -180,16 +182,19 @@ def json_cell(v: Any) -> Any:
 
 
 def render_text(rows: Sequence[dict], columns: Sequence[str], changes: Sequence[set[str]] | None = None) -> str:
-    """An aligned table; a cell that moved since the previous boot carries a `*` suffix."""
+    """An aligned table; a cell that moved since the previous boot carries a `*` suffix.  Cells
+    are log text: escaped and cut to 80 columns (safe.cut)."""
     changes = changes if changes is not None else changed(rows, columns)
-    cells = [[cell_text(r[c], "-") + ("*" if c in ch else "") for c in columns] for r, ch in zip(rows, changes)]
-    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    head = [safe.cut(c, 80) for c in columns]
+    cells = [[safe.cut(cell_text(r[c], "-"), 80) + ("*" if c in ch else "") for c in columns]
+             for r, ch in zip(rows, changes)]
+    widths = [max([safe.width(h)] + [safe.width(row[i]) for row in cells]) for i, h in enumerate(head)]
     numeric = [all(_is_num(r[c]) for r in rows if r[c] not in (None, "")) for c in columns]
 
     def fmt(vals: Sequence[str]) -> str:
-        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(vals, widths, numeric)).rstrip()
+        return "  ".join(safe.pad(v, w, right=num) for v, w, num in zip(vals, widths, numeric)).rstrip()
 
-    lines = [fmt(list(columns))] + [fmt(row) for row in cells]
+    lines = [fmt(head)] + [fmt(row) for row in cells]
     if any(changes):
         lines.append("(* = differs from the boot before)")
     return "\n".join(lines)
@@ -200,13 +205,15 @@ def _is_num(v: Any) -> bool:
 
 
 def render_csv(rows: Sequence[dict], columns: Sequence[str], changes: Sequence[set[str]] | None = None) -> str:
-    """CSV with plain values and a `changed` column naming the cells that moved (;-separated)."""
+    """CSV with plain values and a `changed` column naming the cells that moved (;-separated);
+    no cell a spreadsheet would run as a formula (safe.csv_cell)."""
     changes = changes if changes is not None else changed(rows, columns)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow([*columns, "changed"])
+    w.writerow([safe.csv_cell(c) for c in [*columns, "changed"]])
     for r, ch in zip(rows, changes):
-        w.writerow([cell_text(r[c], exact=True) for c in columns] + [";".join(c for c in columns if c in ch)])
+        w.writerow([safe.csv_cell(v) for v in [*(cell_text(r[c], exact=True) for c in columns),
+                                                ";".join(c for c in columns if c in ch)]])
     return buf.getvalue()
 
 
@@ -246,9 +253,7 @@ KEY_PLOTS: tuple[str, ...] = ("kv_cache_tokens", "max_concurrency", "graph_captu
 
 
 def _esc(v: Any) -> str:
-    import html
-
-    return html.escape(cell_text(v) if not isinstance(v, str) else v)
+    return safe.html(cell_text(v) if not isinstance(v, str) else v)
 
 
 def history_html(rows: Sequence[dict], columns: Sequence[str], changes: Sequence[set[str]]) -> str:
@@ -307,20 +312,20 @@ def build_html(*, title: str, history: str, diff: str | None, plots: Sequence[tu
                runtime: str, events: str = "", notes: Sequence[str] = ()) -> str:
     """Assemble the self-contained page (inline CSS, PNGs as base64 data URIs, no scripts)."""
     import base64
-    import html
 
-    parts = [f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>",
-             f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>",
+    html = safe.html
+    parts = [f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{html(title)}</title>",
+             f"<style>{_CSS}</style></head><body><h1>{html(title)}</h1>",
              "<h2>History</h2>", history]
     if diff is not None:
-        parts += ["<h2>Latest boot against the one before</h2>", f"<pre>{html.escape(diff)}</pre>"]
+        parts += ["<h2>Latest boot against the one before</h2>", f"<pre>{html(diff)}</pre>"]
     if plots:
         parts.append("<h2>Key figures across boots</h2>")
         for name, png in plots:
             b64 = base64.b64encode(png).decode("ascii")
-            parts.append(f'<div><img alt="{html.escape(name)}" src="data:image/png;base64,{b64}"></div>')
+            parts.append(f'<div><img alt="{html(name)}" src="data:image/png;base64,{b64}"></div>')
     parts += ["<h2>Runtime statistics of the last boot</h2>", runtime, events]
-    parts += [f'<p class="note">{html.escape(n)}</p>' for n in notes]
+    parts += [f'<p class="note">{html(n)}</p>' for n in notes]
     parts.append("</body></html>")
     return "\n".join(parts)
 

@@ -29,7 +29,7 @@ import html as _html
 import re
 import unicodedata
 
-__all__ = ["term", "width", "cut", "md_text", "md_code", "md_fence", "md_cell", "csv_cell",
+__all__ = ["term", "width", "pad", "cut", "one_line", "md_text", "md_code", "md_fence", "md_cell", "csv_cell",
            "html", "json_text"]
 
 # C0 but tab and newline, DEL, C1
@@ -73,6 +73,12 @@ def width(s: str) -> int:
     return sum(_char_width(c) for c in s)
 
 
+def pad(s: str, cols: int, right: bool = False) -> str:
+    """`s` (term()-safe) filled with spaces to `cols` columns, on the left when `right`."""
+    fill = " " * max(0, cols - width(s))
+    return fill + s if right else s + fill
+
+
 def cut(s: object, cols: int, tail: str = "…") -> str:
     """`s` as one terminal-safe line of at most `cols` columns, ending in `tail` when cut.
     The text is escaped first and cut between whole characters of the escaped form, so a cut
@@ -96,6 +102,18 @@ def cut(s: object, cols: int, tail: str = "…") -> str:
         out.append(piece)
         used += w
     return "".join(out) + tail
+
+
+_SPACES = re.compile("[\t\n\r\v\f\x85\u2028\u2029]")
+
+
+def one_line(text: object, limit: int = 200) -> str:
+    """`text` (str, or bytes read from a tool) as one short printable line for a message: every
+    line break and whitespace run becomes one space, other controls are shown escaped, and the
+    result is cut to `limit` columns (what a probe, a GPU tool or a container engine said)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    return cut(" ".join(term(_SPACES.sub(" ", str(text))).split()), limit)
 
 
 # ---------------------------------------------------------------------------- Markdown
@@ -176,10 +194,12 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 def csv_cell(v: object) -> object:
     """A value for a CSV cell that no spreadsheet runs as a formula (OWASP "CSV injection"):
     text starting with = + - @ tab or CR gets a leading ', unless it is a plain number
-    ("-1.5").  Non-text values (numbers, None, booleans) are returned as they are; the text is
-    otherwise kept exactly (CSV is data: escape for a terminal when showing it)."""
+    ("-1.5").  Controls but tab and newline are shown escaped as term() shows them (a CSV is
+    printed to a terminal as often as it is opened: `history --csv`; the JSON export keeps the
+    exact text).  Non-text values (numbers, None, booleans) are returned as they are."""
     if not isinstance(v, str):
         return v
+    v = term(v)
     if v.startswith(_FORMULA_START) and not _NUMBER.fullmatch(v):
         return "'" + v
     return v

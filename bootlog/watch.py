@@ -27,6 +27,7 @@ from bootlog.records import Boot, Record
 HEAD_HASH_BYTES = 4096
 ON_EVENT_TIMEOUT_S = 60
 BATCH = 8 << 20  # bytes read, parsed and stored at a time: bounds memory during a catch-up
+EVENT_LINES = 50  # event lines printed per kind in one read; the rest are counted
 
 
 # ------------------------------------------------------------------------------ what is read
@@ -229,7 +230,7 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
           host: str | None = None, emit: Callable[[str], None] = print,
           warn: Callable[[str], None] | None = None, stop: Callable[[], bool] = lambda: False) -> int:
     """Follow `tail` (FileTail / ContainerTail) until `stop()` (or, with `once`, until caught up).
-    Returns the number of event lines emitted."""
+    Returns the number of new events (each kind prints EVENT_LINES lines per read, then a count)."""
     from bootlog.envelope import detect
     from bootlog.ingest import default_host
     from bootlog.parse import parse
@@ -338,14 +339,24 @@ def _store(db, tail, src, boots: list[Boot], win: _Window, known: dict[tuple, _K
         boots[-1].deploy = tail.deploy(boots[-1])
     saved = save_boots(db, src, boots, position=position)
     count = 0
+    kinds: dict[str, list] = {}  # kind -> [events, first and last boot not printed] of this read
     for (bid, created), boot in zip(saved, boots):
         for ev in _new_events(bid, created, boot, known):
             count += 1
             ev["source"] = tail.label
             ev["container"] = getattr(tail, "name", None)
-            emit(_line(ev))
+            k = kinds.setdefault(ev["kind"], [0, None, None])
+            k[0] += 1
+            if k[0] <= EVENT_LINES:  # a flood (faults, a crash loop's boots): the rest counted
+                emit(_line(ev))
+            else:
+                k[1:] = k[1] or bid, bid
             if on_event:
                 _run_hook_cmd(on_event, ev, warn)
+    for kind, (n, first, last) in kinds.items():
+        if first is not None:
+            emit(_line({"ts": None, "source": tail.label, "boot_id": first if first == last else f"{first}-#{last}",
+                        "kind": kind, "message": f"… and {n - EVENT_LINES:,} more in this read (bootlog show/list)"}))
     win.cut(resume_line)
     return count
 
@@ -432,14 +443,15 @@ def _before_later(out: list[dict], ts: datetime | None) -> int:
 
 
 def _line(ev: dict) -> str:
+    """One printed line per event: the log's words escaped (safe), the message cut to 200 columns."""
+    from bootlog.safe import one_line, term
+
     ts = ev["ts"].isoformat() if isinstance(ev.get("ts"), datetime) else (ev.get("ts") or "-")
     rank = f" rank {ev['rank']}" if ev.get("rank") is not None else ""
-    msg = " ".join(str(ev.get("message") or "").split())
-    if len(msg) > 200:
-        msg = msg[:197] + "..."
+    msg = one_line(ev.get("message") or "", 200)
     where = f" line {ev['line']}" if ev.get("line") is not None else ""
     said = f": {msg}" if msg else ""
-    return f"{ts} {ev['source']} boot #{ev['boot_id']} {ev['kind']}{rank}{where}{said}"
+    return term(f"{ts} {ev['source']} boot #{ev['boot_id']} {ev['kind']}{rank}{where}", one_line=True) + said
 
 
 def event_json(ev: dict) -> str:

@@ -116,7 +116,7 @@ def test_md_table_row_stays_one_row():
 @pytest.mark.parametrize("value, written", [
     ('=HYPERLINK("http://x","y")', '\'=HYPERLINK("http://x","y")'),
     ("-cmd", "'-cmd"), ("+SUM(A1)", "'+SUM(A1)"), ("@SUM(A1)", "'@SUM(A1)"),
-    ("\t=1", "'\t=1"), ("\r=1", "'\r=1"), ("-1.5", "-1.5"), ("+3", "+3"), ("-2e-3", "-2e-3"),
+    ("\t=1", "'\t=1"), ("\r=1", "\\r=1"), ("\x1b]0;t\x07", "\\x1b]0;t\\x07"), ("-1.5", "-1.5"), ("+3", "+3"), ("-2e-3", "-2e-3"),
     ("Qwen3", "Qwen3"), ("", ""), (-1.5, -1.5), (7, 7), (None, None), (True, True),
 ])
 def test_csv_cell(value, written):

@@ -1,0 +1,341 @@
+"""Hostile log text reaches no output alive (issue 23, items 1-3, 6, 7).
+
+Each attack is written into a REAL fixture log (the model path of seed logs 01 and 05, and the
+root cause of 05's failed boots), ingested, and every output that shows it is checked: the
+terminal text (list, show, diff, explain, history, watch, ingest, hook, errors; through a pipe
+and on a pty) holds no raw control byte, the Markdown no live HTML, link or code span, the CSV
+no formula, the HTML report no raw control.  Then the outputs that grew with the input are
+bounded, and a container engine's malformed JSON is one line.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import pty
+import re
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from bootlog import safe
+from bootlog.cli import cli
+from conftest import FIXTURES, v1_start
+
+SEED = FIXTURES / "seed"
+READY = SEED / "01-shape-d-fp8-200704x3.log"  # ready, TP=2
+OTHER = SEED / "02-shape-e-precise-memory.log"  # ready, another config: the diff's other side
+FAILED = SEED / "05-util-1.00-crash-loop.log"  # two boots failing with a ValueError
+MODEL = b"/home/dank/models/Qwen3.8-Flash-Next-Uncensored-FP8"
+CAUSE = b"Decrease GPU memory utilization"
+
+ATTACKS = {
+    "osc-title": "\x1b]0;pwned\x07",
+    "osc8-link": "\x1b]8;;http://evil\x1b\\click\x1b]8;;\x1b\\",
+    "csi-8bit": "\u009b31m\u009b2J",
+    "cr": "\rOK ",
+    "bs": "\b\b\b\bfine",
+    "html": "<img src=x onerror=alert(1)>",
+    "backticks": "`` ` ```x",
+    "formula": '=HYPERLINK("http://evil","x")',
+}
+# what a terminal acts on: C0 but tab and newline, DEL, C1; and the bidi overrides
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def run(db, *args, input=None):
+    return CliRunner().invoke(cli, ["--db", str(db), *args], input=input, catch_exceptions=False)
+
+
+def hostile(src, attack: str, out) -> str:
+    data = src.read_bytes().replace(MODEL, attack.encode() + b"Qwen3-8B")
+    out.write_bytes(data.replace(CAUSE, attack.encode() + b" " + CAUSE))
+    return str(out)
+
+
+def no_raw(text: str) -> None:
+    m = RAW.search(text)
+    assert m is None, f"raw {m.group()!r} in: {text[max(0, m.start() - 60):m.end() + 20]!r}"
+
+
+@pytest.fixture(scope="module", params=list(ATTACKS))
+def stored(request, tmp_path_factory):
+    """A database: boots 1-2 failed (hostile model and root cause), 3 another config, 4 ready
+    with the hostile model; `ingest` is the text the ingests printed."""
+    attack = ATTACKS[request.param]
+    tmp = tmp_path_factory.mktemp(request.param)
+    db = tmp / "h.db"
+    logs = [hostile(FAILED, attack, tmp / "failed.log"), str(OTHER), hostile(READY, attack, tmp / "ready.log")]
+    said = [run(db, "ingest", p) for p in logs]
+    assert [r.exit_code for r in said] == [0, 0, 0]
+    return {"attack": attack, "name": request.param, "db": db, "tmp": tmp, "ready": logs[2],
+            "failed": logs[0], "ingest": "".join(r.output for r in said)}
+
+
+TERMINAL = [("list",), ("show", "4"), ("show", "1"), ("diff",), ("diff", "1", "3"),
+            ("explain", "last"), ("history", "--metric", "model,status,tokenizer")]
+
+
+@pytest.mark.parametrize("args", TERMINAL, ids=lambda a: " ".join(a))
+def test_terminal_text_holds_no_raw_control(stored, args):
+    res = run(stored["db"], *args)
+    assert res.exit_code in (0, 3, 4), res.output  # (4: boot 1 failed)
+    no_raw(res.output)
+
+
+def test_show_and_list_show_the_name_escaped_whole(stored):
+    shown = safe.term(stored["attack"] + "Qwen3-8B", one_line=True)
+    assert f"  model          {shown}\n" in run(stored["db"], "show", "4").output
+    assert run(stored["db"], "list").output.splitlines()[4].endswith(shown)
+    assert safe.term(stored["attack"], one_line=True) in run(stored["db"], "show", "1").output  # root cause
+
+
+def test_ingest_explain_and_watch_lines_hold_no_raw_control(stored, tmp_path):
+    no_raw(stored["ingest"])
+    no_raw(run(stored["db"], "explain", stored["ready"]).output)
+    res = run(tmp_path / "w.db", "watch", "--file", stored["failed"], "--once")
+    assert res.exit_code == 0 and "boot_failed" in res.output
+    no_raw(res.output)
+
+
+def test_json_is_exact_and_holds_no_raw_c1(stored):
+    out = run(stored["db"], "show", "4", "--json").output
+    no_raw(out)  # (json.dumps escapes C0 itself; C1 and bidi are \\uXXXX too)
+    assert json.loads(out)["boot"]["model"] == stored["attack"] + "Qwen3-8B"
+
+
+def test_a_pty_gets_no_raw_control_either(stored):
+    # on a TTY, as through a pipe: nothing is left raw because "it is a terminal"
+    for args in (("show", "4"), ("list",), ("diff",)):
+        master, slave = pty.openpty()
+        proc = subprocess.Popen([sys.executable, "-m", "bootlog.cli", "--db", str(stored["db"]), *args],
+                                stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+        os.close(slave)
+        got = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed its side
+                break
+            if not chunk:
+                break
+            got += chunk
+        os.close(master)
+        assert proc.wait(timeout=30) in (0, 3)
+        no_raw(got.decode("utf-8").replace("\r\n", "\n"))  # (the pty's own line ends)
+
+
+@pytest.mark.parametrize("pad", [55, 56, 57, 117, 118])
+def test_a_cut_cell_never_ends_in_half_an_escape(tmp_path, pad):
+    # cells are cut at 60 (diff values) and 120 (list's model): the cut falls inside `\x1b`
+    db = tmp_path / "c.db"
+    run(db, "ingest", str(OTHER))
+    run(db, "ingest", hostile(READY, "a" * pad + "\x1b]0;t\x07\x1b]0;u\x07", tmp_path / "c.log"))
+    for args in (("diff",), ("list",), ("diff", "--markdown")):
+        out = run(db, *args).output
+        no_raw(out)
+        assert not re.search(r"\\x(?![0-9a-f]{2})", out.replace("\\\\x", "\\x")), out
+
+
+def test_an_error_quoting_hostile_text_is_one_escaped_line(tmp_path):
+    res = CliRunner().invoke(cli, ["explain", f"{tmp_path}/\x1b]0;x\x07\u009b2J\nnext.log"])
+    assert res.exit_code == 1
+    assert len(res.output.splitlines()) == 1 and "\\x1b]0;x\\x07\\x9b2J\\nnext.log" in res.output
+    no_raw(res.output)
+
+
+# ------------------------------------------------------------------------------ Markdown
+
+def inline(line: str) -> tuple[str, list[str]]:
+    """CommonMark's reading of one line's inline code: (the text outside code spans, with
+    backslash escapes still in it, the code spans' contents).  A backtick run opens a span
+    closed by the next run of the same length; a run with no such partner is literal."""
+    text, spans, i = [], [], 0
+    while i < len(line):
+        if line[i] == "\\" and i + 1 < len(line):
+            text.append(line[i:i + 2])
+            i += 2
+            continue
+        m = re.compile(r"`+").match(line, i)
+        if m is None:
+            text.append(line[i])
+            i += 1
+            continue
+        n = len(m.group())
+        close = next((c for c in re.finditer(r"`+", line[m.end():]) if len(c.group()) == n), None)
+        if close is None:
+            text.append(m.group())
+            i = m.end()
+            continue
+        spans.append(line[m.end():m.end() + close.start()])
+        i = m.end() + close.end()
+    return "".join(text), spans
+
+
+def unescape(text: str) -> str:
+    import html
+
+    return html.unescape(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text))  # (ASCII punctuation only)
+
+
+def inert(md: str) -> list[str]:
+    """Check a Markdown document is inert; its plain text and code spans, line by line."""
+    no_raw(md)
+    seen = []
+    for line in md.splitlines():
+        text, spans = inline(line)
+        assert not re.search(r"<[A-Za-z!/?]", text), line  # no raw HTML
+        assert not re.search(r"(?<!\\)[\[\]]|(?<!\\)`", text), line  # no link, no stray backtick
+        seen += [unescape(text), *spans]
+    return seen
+
+
+def test_diff_markdown_is_inert_and_says_what_the_log_said(stored):
+    md = run(stored["db"], "diff", "--markdown").output
+    seen = inert(md)
+    value = json.loads(run(stored["db"], "show", "4", "--json").output)["config"]["model"]
+    model = safe.cut(value, 60, "...")  # (a CR in the line: the config reads what follows it)
+    assert any(model in s for s in seen), md
+    assert any("model" == s.strip() for s in seen)  # the key: a code span
+
+
+def test_hook_summary_markdown_and_text_are_inert(stored):
+    from bootlog.hook import HookResult, render_markdown, render_text
+    from bootlog.store.db import open_store
+    from bootlog.store.reads import show_boot
+
+    store = open_store(str(stored["db"]), create=False)
+    try:
+        show = show_boot(store, 1)
+    finally:
+        store.close()
+    r = HookResult("vllm", "failed", 1, show, None, None, None, 1.0, 4, [f"note {stored['attack']}"])
+    md = render_markdown(r)
+    seen = inert(md)
+    cause = safe.term(show["boot"]["failure_message"], one_line=True)
+    assert cause in seen, md  # the root cause: one code span holding all of it
+    text = render_text(r)
+    no_raw(text)
+    assert safe.term(stored["attack"], one_line=True) in text
+
+
+# ------------------------------------------------------------------------------ CSV, HTML
+
+def formula_free(text: str) -> list[str]:
+    no_raw(text)
+    cells = [c for row in csv.reader(io.StringIO(text)) for c in row]
+    for c in cells:
+        assert not c.startswith(("=", "+", "@", "\t", "\r")) or re.fullmatch(r"[+-]?[\d.]+(e[+-]?\d+)?", c), c
+        assert not c.startswith("-") or re.fullmatch(r"-[\d.]+(e[+-]?\d+)?", c), c
+    return cells
+
+
+def test_csv_cells_are_never_formulas(stored, tmp_path):
+    cells = formula_free(run(stored["db"], "history", "--csv", "--metric", "model,tokenizer").output)
+    out = tmp_path / "boots.csv"
+    assert run(stored["db"], "export", str(out), "--format", "csv").exit_code == 0
+    for f in (out, tmp_path / "boots-events.csv"):
+        cells += formula_free(f.read_text(encoding="utf-8"))
+    if stored["name"] == "formula":
+        assert "'" + ATTACKS["formula"] + "Qwen3-8B" in cells
+
+
+def test_html_report_escapes_and_shows_controls(stored, tmp_path):
+    out = tmp_path / "r.html"
+    assert run(stored["db"], "report", "-o", str(out)).exit_code == 0
+    page = out.read_text(encoding="utf-8")
+    no_raw(page)
+    assert "<img src=x" not in page and "Qwen3-8B" in page  # (the latest diff names the model)
+
+
+# ------------------------------------------------------------------------------ bounded output
+
+def test_explain_lists_at_most_50_unread_lines_and_counts_the_rest(tmp_path):
+    odd = b"2026-10-02T15:22:00.000000000Z (APIServer pid=1) INFO 10-02 08:22:00 [x.py:1] KV cache odd wording 5.00 GiB\n"
+    log = tmp_path / "odd.log"
+    log.write_bytes(READY.read_bytes() + odd * 500)
+    text = run(tmp_path / "x.db", "explain", str(log)).output
+    assert "unread: 500 line(s)" in text and "  … and 450 more unread lines (--json lists them all)" in text
+    assert sum(ln.startswith("  line ") for ln in text.splitlines()) == 50
+    assert len(json.loads(run(tmp_path / "x.db", "explain", str(log), "--json").output)["unmatched"]) == 500
+
+
+def test_ingest_prints_at_most_100_boot_lines_per_input(tmp_path):
+    log = tmp_path / "loop.log"
+    log.write_text("".join("\n".join(v1_start(1000 + i, 5000 + i, i)) + "\n" for i in range(250)))
+    res = run(tmp_path / "l.db", "ingest", str(log))
+    lines = res.output.splitlines()
+    assert res.exit_code == 0 and len(lines) == 101, lines[-3:]
+    assert lines[-1] == f"… and 150 more boots in {log} (150 new): `bootlog list` shows them"
+    assert len(json.loads(run(tmp_path / "l.db", "list", "--json").output)) == 250
+    assert len(json.loads(run(tmp_path / "l.db", "ingest", str(log), "--json").output)) == 250  # (JSON: all)
+    # explain and watch of the crash loop: 50 boots, then a count
+    text = run(tmp_path / "x.db", "explain", str(log)).output
+    assert sum(ln.startswith("boot  lines ") for ln in text.splitlines()) == 50
+    assert "… and 200 more boots (--json lists them all)" in text
+    lines = run(tmp_path / "w.db", "watch", "--file", str(log), "--once").output.splitlines()
+    assert len(lines) == 51 and lines[-1] == f"- {log} boot #51-#250 boot_started: … and 200 more in this read (bootlog show/list)"
+
+
+def test_watch_prints_at_most_50_lines_of_a_kind_per_read(tmp_path):
+    # a burst of faults in one boot
+    oom = ("2026-10-02T15:22:00.000000000Z (APIServer pid=1) ERROR 10-02 08:22:00 [core.py:1] "
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {}.00 GiB\n")
+    log = tmp_path / "faults.log"
+    log.write_bytes(READY.read_bytes() + "".join(oom.format(i) for i in range(300)).encode())
+    lines = run(tmp_path / "w.db", "watch", "--file", str(log), "--once").output.splitlines()
+    assert sum(" oom line " in ln for ln in lines) == 50
+    assert lines[-1] == f"- {log} boot #1 oom: … and 250 more in this read (bootlog show/list)"
+    shown = json.loads(run(tmp_path / "w.db", "show", "1", "--json").output)
+    assert sum(e["kind"] == "oom" for e in shown["events"]) == 300  # (all stored)
+
+
+# ------------------------------------------------------------------------------ engine output
+
+@pytest.fixture
+def engine(tmp_path, monkeypatch):
+    """A stand-in podman: `container inspect` prints inspect.out, `events` prints events.out."""
+    script = tmp_path / "podman"
+    script.write_text(f'#!/bin/sh\ncase "$1" in\n  container) cat {tmp_path}/inspect.out ;;\n'
+                      f'  events) cat {tmp_path}/events.out ;;\n  *) exit 125 ;;\nesac\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("BOOTLOG_PODMAN", str(script))
+    monkeypatch.delenv("BOOTLOG_PODMAN_ARGS", raising=False)
+    (tmp_path / "events.out").write_text("")
+    return tmp_path
+
+
+GOOD = {"Id": "abc", "State": {"Status": "running", "Running": True, "StartedAt": "2026-11-29T14:25:19.32Z",
+                               "FinishedAt": "0001-01-01T00:00:00Z", "ExitCode": 0}, "RestartCount": 0}
+
+
+@pytest.mark.parametrize("out", [
+    "Error: not json at all", '{"Id": "abc"}', "[1, 2]", '[{"State": "running"}]',
+    json.dumps([{**GOOD, "State": {**GOOD["State"], "Running": "false"}}]),
+    json.dumps([{**GOOD, "State": {**GOOD["State"], "ExitCode": "0"}}]),
+    json.dumps([{**GOOD, "RestartCount": "many"}]), '[{"RestartCount": Infinity}]',
+    json.dumps([{**GOOD, "Config": ["x"]}]), "[" * 100_000 + "]" * 100_000,
+], ids=["text", "object", "numbers", "state-text", "running-text", "exitcode-text", "restarts-text",
+        "restarts-inf", "config-list", "deep"])
+def test_malformed_inspect_output_is_one_line_and_exit_1(engine, out):
+    (engine / "inspect.out").write_text(out)
+    res = CliRunner().invoke(cli, ["--db", str(engine / "p.db"), "watch", "--container", "c", "--once"])
+    assert res.exit_code == 1, res.output
+    assert len(res.output.splitlines()) == 1 and "internal error" not in res.output
+    assert res.output.startswith("bootlog: podman inspect c: unreadable output (")
+
+
+@pytest.mark.parametrize("line", ['{"Status": "init", "timeNano": ', '{"Status": ["init"]}',
+                                  '{"Status": "init", "timeNano": "soon"}', '{"Status": "init", "timeNano": Infinity}',
+                                  '{"Status": "init", "timeNano": {"n": 1}}'])
+def test_malformed_events_output_is_a_source_error(engine, line):
+    from bootlog import podman
+    from bootlog.errors import SourceError
+
+    (engine / "events.out").write_text('{"Status": "start", "timeNano": 1}\n' + line + "\n")
+    with pytest.raises(SourceError, match=r"^podman events c: unreadable output \(") as err:
+        podman.events("c", since=0)
+    assert "\n" not in str(err.value)
