@@ -332,7 +332,7 @@ def measure(probe_url: str | None, *, served_name: str | None, tokens: int = 32,
         if progress:
             progress(f"probing {probe_url}")
         result = probe.probe(probe_url, served_name=served_name, tokens=tokens, timeout=timeout)
-        from bootlog.oneline import one_line
+        from bootlog.safe import one_line
 
         problems.extend(f"probe of {one_line(probe_url, 80)}: {p}" for p in result.problems)
     after = gpu() if result is not None and before is not None else None

@@ -21,7 +21,7 @@ STORED = "stored with the plan"
 
 def _user_rows(store, boot_id: int, plan) -> bool:
     kinds = sorted({up.event for up in plan.patterns if up.event})
-    n = store.one("SELECT count(*) FROM metrics WHERE boot_id = ? AND pattern LIKE 'user:%'", [boot_id])[0]
+    n = store.one("SELECT count(*) FROM metrics WHERE boot_id = ? AND pattern LIKE ?", [boot_id, "user:%"])[0]
     if not n and kinds:
         marks = ", ".join("?" * len(kinds))
         n = store.one(f"SELECT count(*) FROM events WHERE boot_id = ? AND kind IN ({marks})", [boot_id, *kinds])[0]
