@@ -348,12 +348,9 @@ class _Acc:
                    for e in self.boot.events)
 
     def traceback(self, v: VLine, msg: str) -> bool:
-        """Group traceback lines per printing stream; True when the line belonged to one.
-
-        A stream is (process tag, rank, level, file:line): the logger's ERROR copy and the raw
-        stderr copy of the same traceback interleave and must not mix.  Chained tracebacks
-        ("The above exception was the direct cause ...") stay one event.
-        """
+        """Group traceback lines per printing stream (process tag, rank, level, file:line: the
+        logger's ERROR copy and the raw stderr copy interleave and must not mix); True when the
+        line belonged to one.  Chained tracebacks ("The above exception ...") stay one event."""
         key = (v.proc, v.rank, v.level, v.src)
         tb = self.tbs.get(key)
         if _TB_START in msg and not msg.lstrip().startswith("File"):
@@ -437,9 +434,8 @@ class _Acc:
             if dims is not None:  # numbered at the end, when every worker's indices are known
                 self.worker_dims[v.lineno] = dims
         if v.proc == "VllmWorkerProcess":  # V0 workers: no rank in the tag; number them by pid
-            got = _TAG_PID.findall(v.text[:200])
-            if got:
-                pid = int(got[-1][1])
+            pid = _ids_of(v.text)[1]
+            if pid is not None:
                 rank = self.v0_worker_ranks.setdefault(pid, len(self.v0_worker_ranks) + 1)
 
         if (self.tbs or self.closed or _TB_START in msg) and self.traceback(v, msg):
