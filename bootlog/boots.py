@@ -798,8 +798,7 @@ class BootSplitter:
         self.live: dict[int, _Acc] = {}  # seq -> acc, the boots not retired, oldest first
         self.starts: list[int] = []  # sorted
         self.cur: _Acc | None = None
-        self.pending: list[tuple[VLine, bool]] = []
-        self.pending_keys: set[str] = set()
+        self.pending: list[tuple[VLine, bool]] = []  # start-ish lines waiting to see whether a split follows
         self.resume: _Acc | None = None  # older concurrent boot that gets lines again
         # vLLM lines before the first start marker: a boot whose start was cut off (rotated log,
         # `podman logs --since`); kept only if it printed figures or stats
@@ -824,10 +823,8 @@ class BootSplitter:
                 orphan.ready_line = 0  # ready before this read began
         return orphan
 
-    def _start(self, v: VLine, lit: bool, take_pending: bool) -> None:
-        lines = self.pending if take_pending else []
-        if not take_pending:
-            self._flush()
+    def _start(self, v: VLine, lit: bool) -> None:
+        lines = self.pending
         new_pid = api_pid(v) if v.role == "api" else None
 
         def other_server(p: VLine) -> bool:
@@ -850,7 +847,7 @@ class BootSplitter:
         self._retire_idle()
         self.cur = acc
         self.resume = None
-        self.pending, self.pending_keys = [], set()
+        self.pending = []
         for p, l in lines:
             acc.feed(p, l)
         acc.feed(v, lit)
@@ -888,7 +885,7 @@ class BootSplitter:
         if self.cur is not None:
             for p, l in self.pending:
                 self._target().feed(p, l)
-        self.pending, self.pending_keys = [], set()
+        self.pending = []
 
     def _target(self) -> _Acc:
         assert self.cur is not None
@@ -904,34 +901,25 @@ class BootSplitter:
             return
         top = v.role in (None, "api")
         if mk is not None and top or (mk is not None and cur is None):
-            trigger = None  # None | "with_pending" | "after_pending"
             if cur is None:
-                trigger = "with_pending"
+                split = True
             elif mk in ("version", "args"):
                 # printed once per server start; with --api-server-count N each ApiServer_i may
                 # print its own, so only a repeat by the same process name counts (the banner
                 # comes before the args, and never after the engine config)
                 again = ("version", "args") if mk == "version" else ("args",)
-                later = any(v.proc in cur.key_procs.get(k, ()) for k in again) or (
+                split = any(v.proc in cur.key_procs.get(k, ()) for k in again) or (
                     mk == "version" and "engine_cfg" in cur.keys and v.proc in (None, "APIServer", "MainProcess"))
-                if mk in self.pending_keys:
-                    trigger = "after_pending"
-                elif later:
-                    trigger = "with_pending"
             elif mk == "engine_cfg":
-                if "engine_cfg" in cur.keys and not cur.keys & {"version", "args"} and \
-                        not self.pending_keys & {"version", "args"}:
-                    trigger = "with_pending"
-            elif mk == "unknown_env" and (cur.progressed or msg.strip() in cur.env_warnings):
-                trigger = "with_pending"  # printed once per variable, by the top process, at import
-            elif mk in _WEAK and (cur.engine_done or cur.ready_line is not None or cur.root is not None
-                                  or cur.terminal):
-                # spawned workers print these too (untagged) while the engine starts
-                trigger = "with_pending"
-            if trigger is None and cur.api_restarted(v):
-                trigger = "with_pending"
-            if trigger is not None:
-                self._start(v, literal, take_pending=(trigger == "with_pending"))
+                split = "engine_cfg" in cur.keys and not cur.keys & {"version", "args"}
+            else:
+                # unknown_env: printed once per variable, by the top process, at import; the weak
+                # ones (it too) also by spawned workers (untagged) while the engine starts
+                split = (mk == "unknown_env" and (cur.progressed or msg.strip() in cur.env_warnings)) or (
+                    mk in _WEAK and (cur.engine_done or cur.ready_line is not None or cur.root is not None
+                                     or cur.terminal))
+            if split or cur.api_restarted(v):
+                self._start(v, literal)
                 return
             own = v.role == "api" and (api_pid(v) or ("", -1))[1] in cur.api_pids.values()
             burst = not cur.body and not self.pending and not _gap(cur.last_ts, v.ts, 60.0)
@@ -940,15 +928,12 @@ class BootSplitter:
                 self._flush()
                 self._target().feed(v, literal)
                 return
-            # a start-ish line that does not split: wait to see whether a split follows
-            self.pending.append((v, literal))
-            if mk in _STRONG:
-                self.pending_keys.add(mk)
+            self.pending.append((v, literal))  # a start-ish line that does not split (yet)
             return
         if mk == "engine_cfg" and cur is not None and not cur.tagged_api and cur.engine_cfg_by \
                 and cur.engine_cfg_by[0] == v.proc and cur.engine_cfg_by[1] != tag_pid(v):
             # offline LLM() twice in one script: the second engine process is the next boot
-            self._start(v, literal, take_pending=True)
+            self._start(v, literal)
             return
         if cur is None:
             # a continued boot takes what the running one would, and so does the lead-in of a
@@ -958,7 +943,7 @@ class BootSplitter:
                 (self.orphan or self._new_orphan(v.lineno)).feed(v, literal)
             return
         if cur.api_restarted(v):
-            self._start(v, literal, take_pending=True)
+            self._start(v, literal)
             return
         if self.pending:
             if not _is_vllm(v):
