@@ -75,9 +75,10 @@ _LINE_START = re.compile(r"\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+|"
                          r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:|(?:INFO|WARNING|ERROR):  ")
 _TAG_PID = re.compile(r"\(([A-Za-z_][\w\-]*)(?: [^()]*?)? pid=(\d+)")
 
-# start markers: key -> (literal tests); "strong" ones are printed once per server start
+# figures every worker prints (finish() gives a V0 driver's rank 0)
 _PER_WORKER = frozenset({"model_load_gib", "model_load_s", "weights_load_s", "memory_profiling_s",
                          "graph_capture_s", "graph_capture_gib", "kv_cache_available_gib"})
+# start markers (_marker_of): the "strong" ones are printed once per server start
 _STRONG = ("version", "args", "engine_cfg")
 _WEAK = ("platform", "plugins", "unknown_env", "tpu_info")
 
@@ -512,12 +513,8 @@ class _Acc:
             if h.kind == "metric":
                 if h.name in seen:
                     continue
-                seen.add(h.name)
-                try:
-                    val = float(h.value)  # type: ignore[arg-type]
-                except (TypeError, ValueError):
-                    continue
-                b.metrics.append(Metric(h.name, val, h.unit or "", rank, v.lineno, v.ts, h.pattern))
+                seen.add(h.name)  # (a catalogue figure is an int or float: patterns._num)
+                b.metrics.append(Metric(h.name, float(h.value), h.unit or "", rank, v.lineno, v.ts, h.pattern))
                 self.progressed = True
             elif h.kind == "boot":
                 if h.name == "vllm_version" and b.vllm_version is None:
