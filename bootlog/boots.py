@@ -4,28 +4,24 @@
 the Boot records.  Rules (corpus README + vllm-log-formats.md):
 
 * A boot begins at a *start marker*: version banner / logo, `non-default args` / `args: Namespace`,
-  the engine-config line, or an early import-time line (plugins, "Automatically detected
-  platform", unknown-env warnings, TPU info).  Start-ish lines just before the marker that caused
-  the split travel with the new boot (its first_line is the first of them).
-* A new boot is split off when a marker repeats that one server prints only once (banner, args),
-  when the API server's pid changes, or when an import-time marker is printed by a top-level
-  process after the current boot already had engine/worker output or figures (a restart).
-* Two servers started concurrently in one file: tagged lines go back to the older boot by pid
-  (only between different API-server processes: a restarted container reuses its pids); untagged
-  (corpus 053): when the newer one dies through the "Engine core initialization failed" wrapper,
-  later lines resume the older boot if it was caught mid-start.
-* Tracebacks are grouped per printing stream (process tag + logger prefix) into ONE event each.
-  The failure is the first real exception before "ready" (not a WARNING-logged one, not a wrapper).
-  An engine that dies after "ready" keeps status ready; failure names the runtime cause.  A GPU
-  hard fault (gpu_fault) is a root cause even when no exception follows it; a pydantic
-  ValidationError whose error is a "Value error, ..." is a value_error.
-* fingerprint: sha256 over the first 64 catalogue lines (import-time start-ish lines excluded)
-  up to the ready line, so a growing boot, or the same boot read with other lines before it,
-  keeps its fingerprint: one read when it had just become ready (the hook), the other hours later
-  (a resumed read, an archive, the journal), of a boot with fewer than 64 such lines by then.
-* An earlier boot that got no line while RETIRE_AFTER newer boots started is finished there and
-  then, handed to the splitter's `retire` callback (ingest moves it out of memory), and no later
-  line goes back to it: a crash loop's thousands of boots are never all in memory at once.
+  the engine-config line, or an import-time line (plugins, "Automatically detected platform",
+  unknown-env warnings, TPU info); start-ish lines just before it travel with the new boot.
+* A new boot is split off when a marker one server prints once (banner, args) repeats, when the
+  API server's pid changes, or when a top-level process prints an import-time marker after the
+  current boot had engine/worker output or figures (a restart).
+* Two servers at once in one file: tagged lines go back to the older boot by pid (only between
+  different API-server processes: a restarted container reuses its pids); untagged (corpus 053):
+  when the newer one dies through the "Engine core initialization failed" wrapper, later lines
+  resume the older boot if it was caught mid-start.
+* Tracebacks are grouped per printing stream (process tag + logger prefix), ONE event each.  The
+  failure is the first real exception before "ready" (not a WARNING-logged one, not a wrapper);
+  after "ready" the status stays ready and failure names the runtime cause.  A GPU hard fault is
+  a root cause even with no exception after it; a pydantic "Value error, ..." is a value_error.
+* fingerprint: sha256 over the first 64 catalogue lines (import-time start-ish lines excluded) up
+  to the ready line, so a read when the boot had just become ready (the hook) and one hours later
+  (a resumed read, an archive, the journal) agree.
+* A boot that got no line while RETIRE_AFTER newer boots started is finished then and handed to
+  `retire` (ingest moves it out of memory); no later line goes back to it (crash loops).
 """
 from __future__ import annotations
 
@@ -37,45 +33,20 @@ from hashlib import sha256
 from sys import intern as _intern
 from typing import Any, Callable
 
+from bootlog import patterns
 from bootlog.records import Boot, Event, Metric, VLine
 from bootlog.vline import worker_dims
 
 # Every literal the boundary/status/failure logic reads; scan.py keeps lines holding any of these
 # (plus patterns.LITERALS and 200 lines after each "Traceback (most recent call last)").
 LITERALS: tuple[str, ...] = (
-    "Automatically detected platform",
-    "Available plugins for group",
-    "Platform plugin",
-    "Unknown vLLM environment variable",
-    "TPU info:",
-    "Resolved architecture",
-    "Using max model len",
-    "vLLM API server version",
-    "vLLM server version",
-    "\u2588  version",
-    "non-default args",
-    "args: Namespace(",
-    "LLM engine",
-    "init engine",
-    "Starting vLLM API server",
-    "Starting vLLM server",
-    "Available routes are",
-    "Core engine process",
-    "KV cache size",
-    " blocks: ",
-    "num_gpu_blocks is",
-    "Application startup complete",
-    "Traceback (most recent call last)",
-    "Error",
-    "Exception",
-    "KeyboardInterrupt",
-    "SystemExit",
-    "out of memory",
-    "RESOURCE_EXHAUSTED",
-    "initialization failed",
-    "failed to start",
-    "died",
-    "fatal error",
+    "Automatically detected platform", "Available plugins for group", "Platform plugin",
+    "Unknown vLLM environment variable", "TPU info:", "Resolved architecture", "Using max model len",
+    "vLLM API server version", "vLLM server version", "\u2588  version", "non-default args", "args: Namespace(",
+    "LLM engine", "init engine", "Starting vLLM API server", "Starting vLLM server", "Available routes are",
+    "Core engine process", "KV cache size", " blocks: ", "num_gpu_blocks is", "Application startup complete",
+    "Traceback (most recent call last)", "Error", "Exception", "KeyboardInterrupt", "SystemExit",
+    "out of memory", "RESOURCE_EXHAUSTED", "initialization failed", "failed to start", "died", "fatal error",
 )
 
 TB_CONTEXT = 200  # lines after a Traceback line that scan.py passes through unfiltered
@@ -104,9 +75,10 @@ _LINE_START = re.compile(r"\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+|"
                          r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:|(?:INFO|WARNING|ERROR):  ")
 _TAG_PID = re.compile(r"\(([A-Za-z_][\w\-]*)(?: [^()]*?)? pid=(\d+)")
 
-# start markers: key -> (literal tests); "strong" ones are printed once per server start
+# figures every worker prints (finish() gives a V0 driver's rank 0)
 _PER_WORKER = frozenset({"model_load_gib", "model_load_s", "weights_load_s", "memory_profiling_s",
                          "graph_capture_s", "graph_capture_gib", "kv_cache_available_gib"})
+# start markers (_marker_of): the "strong" ones are printed once per server start
 _STRONG = ("version", "args", "engine_cfg")
 _WEAK = ("platform", "plugins", "unknown_env", "tpu_info")
 
@@ -170,11 +142,20 @@ def _ids(v: VLine) -> tuple:
             if got is None:
                 if len(_by_tag) > 512:
                     _by_tag.clear()
-                got = _by_tag[tag] = (_api_pid_of(tag), _tag_pid_of(tag))
+                got = _by_tag[tag] = _ids_of(tag)
             v.ids = got
         else:
-            v.ids = (_api_pid_of(text), _tag_pid_of(text))
+            v.ids = _ids_of(text)
     return v.ids
+
+
+def _ids_of(text: str) -> tuple:
+    api = pid = None
+    for m in _TAG_PID.finditer(text[:200]):
+        pid = int(m.group(2))
+        if m.group(1).lower().startswith("apiserver") or m.group(1) == "MainProcess":
+            api = (m.group(1), pid)
+    return api, pid
 
 
 def api_pid(v: VLine) -> tuple[str, int] | None:
@@ -185,20 +166,6 @@ def api_pid(v: VLine) -> tuple[str, int] | None:
 def tag_pid(v: VLine) -> int | None:
     """pid of the innermost process tag on the line, if any."""
     return _ids(v)[1]
-
-
-def _tag_pid_of(text: str) -> int | None:
-    found = _TAG_PID.findall(text[:200])
-    return int(found[-1][1]) if found else None
-
-
-def _api_pid_of(text: str) -> tuple[str, int] | None:
-    found = None
-    for m in _TAG_PID.finditer(text[:200]):
-        name = m.group(1)
-        if name.lower().startswith("apiserver") or name == "MainProcess":
-            found = (name, int(m.group(2)))
-    return found
 
 
 def _fp_text(text: str) -> str:
@@ -222,12 +189,6 @@ def _ver_tuple(ver: str) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-def _logger_tags_only(ver: str | None) -> bool:
-    """v0.31+: the process tag is part of the log format, so uvicorn, tqdm and raw tracebacks
-    print untagged even when every vLLM record is tagged (vllm-log-formats.md 2.2)."""
-    return ver is not None and _ver_tuple(ver) >= (0, 31)
-
-
 @dataclass
 class _Tb:
     key: tuple
@@ -249,11 +210,7 @@ class _Acc:
         self.keys: set[str] = set()
         self.key_procs: dict[str, set[str | None]] = {}  # start marker -> process names that printed it
         self.api_pids: dict[str, int] = {}
-        self.tagged_api = False
-        self.progressed = False
-        self.engine_done = False
-        self.kv_known = False
-        self.terminal = False
+        self.tagged_api = self.progressed = self.engine_done = self.kv_known = self.terminal = False
         self.ready_line: int | None = None
         self.fp = _FpHash()  # first 64 literal lines (fallback)
         self.fp_catalogue = _FpHash()  # first 64 lines with a catalogue hit
@@ -302,19 +259,20 @@ class _Acc:
             if not buckets:
                 del self.pid_index[pid]
 
-    def add_event(self, ev: Event, dedupe: bool = True, who: int | None = None) -> None:
+    def api_restarted(self, v: VLine) -> bool:
+        """The line's API server is one this boot knows by name, with another pid."""
+        got = api_pid(v) if v.role == "api" else None
+        return bool(got and got[0] in self.api_pids and self.api_pids[got[0]] != got[1])
+
+    def add_event(self, ev: Event, who: int | None = None) -> None:
         # who: the pid of a rankless worker that printed it (two workers are two ranks)
-        if dedupe:
-            k = (ev.kind, ev.rank, ev.message, who)
-            if k in self.event_keys:
-                return
+        k = (ev.kind, ev.rank, ev.message, who)
+        if k not in self.event_keys:
             self.event_keys.add(k)
-        self.boot.events.append(ev)
+            self.boot.events.append(ev)
 
     def exception_line(self, v: VLine, msg: str, in_tb: _Tb | None) -> None:
         """A real exception text: its events, and the root cause if it is the first one."""
-        from bootlog import patterns
-
         rank = v.rank
         # a wrapper quoting the error ("RuntimeError: Worker failed with error 'HIP out of
         # memory...'") re-raises one already recorded: one fault, one event
@@ -343,11 +301,9 @@ class _Acc:
             if in_tb is not None and v.role in (None, "api"):
                 self.terminal = True  # the API server itself exits with this
             return
-        if _WRAPPER.search(msg):
-            return
-        # a traceback logged at WARNING/INFO was survived; after "ready" it is a runtime fault
-        warn = (in_tb.level if in_tb is not None else v.level) in ("WARNING", "INFO", "DEBUG")
-        if warn:
+        # (a wrapper is no cause); a traceback logged at WARNING/INFO was survived; after "ready"
+        # it is a runtime fault
+        if again or (in_tb.level if in_tb is not None else v.level) in ("WARNING", "INFO", "DEBUG"):
             return
         if self.ready_line is not None:
             if self.runtime_root is None:
@@ -388,20 +344,14 @@ class _Acc:
     def _quoted_oom(self, msg: str) -> bool:
         """The exception an earlier "Failed to load model - not enough GPU memory ... (original
         error: <it>)" line already quoted (and recorded as the oom event): the same fault."""
-        for e in self.boot.events:
-            if e.kind == "oom" and "(original error:" in e.message:
-                quoted = e.message.split("(original error:", 1)[1]
-                if msg.split(": ", 1)[-1][:60] in quoted:
-                    return True
-        return False
+        return any(e.kind == "oom" and "(original error:" in e.message
+                   and msg.split(": ", 1)[-1][:60] in e.message.split("(original error:", 1)[1]
+                   for e in self.boot.events)
 
     def traceback(self, v: VLine, msg: str) -> bool:
-        """Group traceback lines per printing stream; True when the line belonged to one.
-
-        A stream is (process tag, rank, level, file:line): the logger's ERROR copy and the raw
-        stderr copy of the same traceback interleave and must not mix.  Chained tracebacks
-        ("The above exception was the direct cause ...") stay one event.
-        """
+        """Group traceback lines per printing stream (process tag, rank, level, file:line: the
+        logger's ERROR copy and the raw stderr copy interleave and must not mix); True when the
+        line belonged to one.  Chained tracebacks ("The above exception ...") stay one event."""
         key = (v.proc, v.rank, v.level, v.src)
         tb = self.tbs.get(key)
         if _TB_START in msg and not msg.lstrip().startswith("File"):
@@ -459,8 +409,7 @@ class _Acc:
             self.fp.append(_fp_text(v.text))
         if v.role in ("engine", "worker", "ray"):
             self.progressed = True
-            if v.proc and (v.proc.startswith("EngineCore") or v.proc.startswith("Worker")
-                           or v.proc.startswith("VllmWorker ")):
+            if v.proc and v.proc.startswith(("EngineCore", "Worker", "VllmWorker ")):
                 self.engine_tag = self.engine_tag or "v1"
             elif v.proc == "VllmWorkerProcess":
                 self.engine_tag = self.engine_tag or "v0"
@@ -486,9 +435,8 @@ class _Acc:
             if dims is not None:  # numbered at the end, when every worker's indices are known
                 self.worker_dims[v.lineno] = dims
         if v.proc == "VllmWorkerProcess":  # V0 workers: no rank in the tag; number them by pid
-            got = _TAG_PID.findall(v.text[:200])
-            if got:
-                pid = int(got[-1][1])
+            pid = _ids_of(v.text)[1]
+            if pid is not None:
                 rank = self.v0_worker_ranks.setdefault(pid, len(self.v0_worker_ranks) + 1)
 
         if (self.tbs or self.closed or _TB_START in msg) and self.traceback(v, msg):
@@ -513,22 +461,19 @@ class _Acc:
         if mk == "engine_cfg":
             self.engine_cfg_by = self.engine_cfg_by or (v.proc, tag_pid(v))
             m = _ENGINE_CFG.search(msg)
-            if m and m.group(1):
-                self.engine_word = self.engine_word or m.group(1).lower()
-            elif m and self.engine_word is None:
-                self.engine_word = "v0?"
-        if _engine_done(msg):
-            self.engine_done = True
-        if _kv_known(msg):
-            self.kv_known = True
+            if m:
+                self.engine_word = self.engine_word or (m.group(1).lower() if m.group(1) else "v0?")
+        self.engine_done = self.engine_done or _engine_done(msg)
+        self.kv_known = self.kv_known or _kv_known(msg)
         if "Application startup complete" in msg and self.ready_line is None:
             # vLLM's own uvicorn: after engine init, or tagged by this boot's API server (a
             # WARNING-level log may have no INFO engine lines at all)
             got = api_pid(v) if v.role == "api" else None
             ok = self.engine_done or self.kv_known or bool(got and self.api_pids.get(got[0]) == got[1])
-            if self.tagged_api and v.role != "api" and not _logger_tags_only(b.vllm_version):
-                # another program's uvicorn (corpus 025); from v0.31 vLLM tags only its logger
-                # records, so its own uvicorn lines are untagged beside a tagged API server
+            if self.tagged_api and v.role != "api" and not (b.vllm_version and _ver_tuple(b.vllm_version) >= (0, 31)):
+                # another program's uvicorn (corpus 025); from v0.31 the process tag is part of the
+                # log format: vLLM's own uvicorn, tqdm and raw tracebacks print untagged beside a
+                # tagged API server (vllm-log-formats.md 2.2)
                 ok = False
             if ok:
                 self.ready_line = v.lineno
@@ -544,8 +489,6 @@ class _Acc:
         elif v.level in ("ERROR", "CRITICAL") and _OOM.search(msg):
             # "Failed to load model - not enough GPU memory ... (original error: ...)": an oom
             # event, but the root cause is the exception it quotes
-            from bootlog import patterns
-
             self.add_event(Event("oom", v.lineno, rank, v.ts, msg, patterns.oom_detail(msg) or {}))
         elif v.level is None and v.src is None and _EXC.match(msg) and msg.startswith(("KeyboardInterrupt", "SystemExit")):
             self.exception_line(v, msg, None)
@@ -563,8 +506,6 @@ class _Acc:
         self.progressed = True
 
     def hits(self, v: VLine, msg: str, rank: int | None) -> bool:
-        from bootlog import patterns
-
         b = self.boot
         seen: set[str] = set()
         found = patterns.match(msg)
@@ -572,12 +513,8 @@ class _Acc:
             if h.kind == "metric":
                 if h.name in seen:
                     continue
-                seen.add(h.name)
-                try:
-                    val = float(h.value)  # type: ignore[arg-type]
-                except (TypeError, ValueError):
-                    continue
-                b.metrics.append(Metric(h.name, val, h.unit or "", rank, v.lineno, v.ts, h.pattern))
+                seen.add(h.name)  # (a catalogue figure is an int or float: patterns._num)
+                b.metrics.append(Metric(h.name, float(h.value), h.unit or "", rank, v.lineno, v.ts, h.pattern))
                 self.progressed = True
             elif h.kind == "boot":
                 if h.name == "vllm_version" and b.vllm_version is None:
@@ -652,19 +589,14 @@ class _Acc:
         for key in list(self.tbs):
             self.close_tb(key)
         b.last_line = max(last_line, b.first_line)
-        if b.vllm_version is None:
-            pass
         # engine: wording > process tags > version default (V1 is the default from 0.8 on)
-        eng = self.engine_word if self.engine_word in ("v0", "v1") else None
-        if eng is None:
-            eng = self.engine_tag
+        eng = self.engine_word if self.engine_word in ("v0", "v1") else self.engine_tag
         if eng is None and self.engine_word == "v0?":
             eng = "v0"
-        if eng is None and b.vllm_version:
+        elif eng is None and b.vllm_version:
             eng = "v1" if _ver_tuple(b.vllm_version) >= (0, 8) else "v0"
-        if eng is None:
-            eng = "v1"  # nothing says V0: V1 has been the default since 0.8 and the only engine since 0.11
-        b.engine = eng
+        # (nothing says V0: V1 has been the default since 0.8 and the only engine since 0.11)
+        b.engine = eng or "v1"
         if b.model is None and b.config.get("model"):
             b.model = b.config["model"]
         if self.ready_line is not None:
@@ -715,8 +647,7 @@ def _sig(api_pids: dict[str, int]) -> tuple:
 
 
 class _FpHash:
-    """sha256 of "\n".join(texts) for texts appended one by one, with their count: a boot's
-    fingerprint lines are hashed as they come instead of kept (two lists of 64 lines per boot
+    """sha256 of "\n".join(texts) for texts appended one by one, with their count (kept lines
     were most of the memory of a log of thousands of boots)."""
 
     __slots__ = ("h", "n")
@@ -817,12 +748,9 @@ def _number_workers(b: Boot, at: dict[int, dict[str, int]]) -> None:
         for dim in ("DP", "PP", "PCP", "TP"):
             r = r * sizes[dim] + d.get(dim, 0)
         return r
-    for m in b.metrics:
-        if m.line in at:
-            m.rank = rank(at[m.line])
-    for e in b.events:
-        if e.line in at:
-            e.rank = rank(at[e.line])
+    for x in (*b.metrics, *b.events):
+        if x.line in at:
+            x.rank = rank(at[x.line])
 
 
 def _derive(b: Boot, ready_line: int | None) -> None:
@@ -867,8 +795,7 @@ class BootSplitter:
         self.live: dict[int, _Acc] = {}  # seq -> acc, the boots not retired, oldest first
         self.starts: list[int] = []  # sorted
         self.cur: _Acc | None = None
-        self.pending: list[tuple[VLine, bool]] = []
-        self.pending_keys: set[str] = set()
+        self.pending: list[tuple[VLine, bool]] = []  # start-ish lines waiting to see whether a split follows
         self.resume: _Acc | None = None  # older concurrent boot that gets lines again
         # vLLM lines before the first start marker: a boot whose start was cut off (rotated log,
         # `podman logs --since`); kept only if it printed figures or stats
@@ -893,20 +820,18 @@ class BootSplitter:
                 orphan.ready_line = 0  # ready before this read began
         return orphan
 
-    def _start(self, v: VLine, lit: bool, take_pending: bool) -> None:
-        lines = self.pending if take_pending else []
-        if not take_pending:
-            self._flush()
+    def _start(self, v: VLine, lit: bool) -> None:
+        lines = self.pending
         new_pid = api_pid(v) if v.role == "api" else None
 
         def other_server(p: VLine) -> bool:
             got = api_pid(p) if p.role == "api" else None
             return bool(got and new_pid and got != new_pid)
 
-        lines = [(p, l) for p, l in lines]
-        keep = []
-        while lines and (not _is_vllm(lines[0][0]) or other_server(lines[0][0])):
-            keep.append(lines.pop(0))  # stays with the previous boot
+        n = 0
+        while n < len(lines) and (not _is_vllm(lines[n][0]) or other_server(lines[n][0])):
+            n += 1
+        keep, lines = lines[:n], lines[n:]  # keep: stays with the previous boot
         first = lines[0][0].lineno if lines else v.lineno
         if self.cur is not None:
             for p, l in keep:
@@ -919,7 +844,7 @@ class BootSplitter:
         self._retire_idle()
         self.cur = acc
         self.resume = None
-        self.pending, self.pending_keys = [], set()
+        self.pending = []
         for p, l in lines:
             acc.feed(p, l)
         acc.feed(v, lit)
@@ -957,7 +882,7 @@ class BootSplitter:
         if self.cur is not None:
             for p, l in self.pending:
                 self._target().feed(p, l)
-        self.pending, self.pending_keys = [], set()
+        self.pending = []
 
     def _target(self) -> _Acc:
         assert self.cur is not None
@@ -973,37 +898,25 @@ class BootSplitter:
             return
         top = v.role in (None, "api")
         if mk is not None and top or (mk is not None and cur is None):
-            trigger = None  # None | "with_pending" | "after_pending"
             if cur is None:
-                trigger = "with_pending"
+                split = True
             elif mk in ("version", "args"):
                 # printed once per server start; with --api-server-count N each ApiServer_i may
-                # print its own, so only a repeat by the same process name counts
-                order = {"version": 0, "args": 1}[mk]
-                later = {k for k in ("version", "args") if order <= {"version": 0, "args": 1}[k]
-                         and v.proc in cur.key_procs.get(k, ())}
-                if mk == "version" and "engine_cfg" in cur.keys and v.proc in (None, "APIServer", "MainProcess"):
-                    later.add("engine_cfg")  # the banner never follows the engine config
-                if mk in self.pending_keys:
-                    trigger = "after_pending"
-                elif later:
-                    trigger = "with_pending"
+                # print its own, so only a repeat by the same process name counts (the banner
+                # comes before the args, and never after the engine config)
+                again = ("version", "args") if mk == "version" else ("args",)
+                split = any(v.proc in cur.key_procs.get(k, ()) for k in again) or (
+                    mk == "version" and "engine_cfg" in cur.keys and v.proc in (None, "APIServer", "MainProcess"))
             elif mk == "engine_cfg":
-                if "engine_cfg" in cur.keys and not cur.keys & {"version", "args"} and \
-                        not self.pending_keys & {"version", "args"}:
-                    trigger = "with_pending"
-            elif mk == "unknown_env" and (cur.progressed or msg.strip() in cur.env_warnings):
-                trigger = "with_pending"  # printed once per variable, by the top process, at import
-            elif mk in _WEAK and (cur.engine_done or cur.ready_line is not None or cur.root is not None
-                                  or cur.terminal):
-                # spawned workers print these too (untagged) while the engine starts
-                trigger = "with_pending"
-            if trigger is None and v.role == "api":
-                got = api_pid(v)
-                if got and got[0] in cur.api_pids and cur.api_pids[got[0]] != got[1]:
-                    trigger = "with_pending"
-            if trigger is not None:
-                self._start(v, literal, take_pending=(trigger == "with_pending"))
+                split = "engine_cfg" in cur.keys and not cur.keys & {"version", "args"}
+            else:
+                # unknown_env: printed once per variable, by the top process, at import; the weak
+                # ones (it too) also by spawned workers (untagged) while the engine starts
+                split = (mk == "unknown_env" and (cur.progressed or msg.strip() in cur.env_warnings)) or (
+                    mk in _WEAK and (cur.engine_done or cur.ready_line is not None or cur.root is not None
+                                     or cur.terminal))
+            if split or cur.api_restarted(v):
+                self._start(v, literal)
                 return
             own = v.role == "api" and (api_pid(v) or ("", -1))[1] in cur.api_pids.values()
             burst = not cur.body and not self.pending and not _gap(cur.last_ts, v.ts, 60.0)
@@ -1012,15 +925,12 @@ class BootSplitter:
                 self._flush()
                 self._target().feed(v, literal)
                 return
-            # a start-ish line that does not split: wait to see whether a split follows
-            self.pending.append((v, literal))
-            if mk in _STRONG:
-                self.pending_keys.add(mk)
+            self.pending.append((v, literal))  # a start-ish line that does not split (yet)
             return
         if mk == "engine_cfg" and cur is not None and not cur.tagged_api and cur.engine_cfg_by \
                 and cur.engine_cfg_by[0] == v.proc and cur.engine_cfg_by[1] != tag_pid(v):
             # offline LLM() twice in one script: the second engine process is the next boot
-            self._start(v, literal, take_pending=True)
+            self._start(v, literal)
             return
         if cur is None:
             # a continued boot takes what the running one would, and so does the lead-in of a
@@ -1029,11 +939,9 @@ class BootSplitter:
             if self.continuing or self.orphan is not None or _is_vllm(v):
                 (self.orphan or self._new_orphan(v.lineno)).feed(v, literal)
             return
-        if v.role == "api":
-            got = api_pid(v)
-            if got and got[0] in cur.api_pids and cur.api_pids[got[0]] != got[1]:
-                self._start(v, literal, take_pending=True)
-                return
+        if cur.api_restarted(v):
+            self._start(v, literal)
+            return
         if self.pending:
             if not _is_vllm(v):
                 self.pending.append((v, literal))

@@ -1,18 +1,11 @@
 """The pattern catalogue: every wording vLLM used for a boot fact, as data with samples.
 
-One `Pattern` per wording variant.  Each carries a case-sensitive `literal` that every matching
-line contains (the cheap prefilter), an unanchored regex (so it works on the message part *and*
-on a whole raw line with its prefixes) and sample lines with the values they must give.
-
-Named groups carry the values: a group named after a metrics.md figure (`kv_cache_tokens`,
-`max_concurrency`, ...) becomes one metric hit, so one line can give several figures
-(the merged v0.28+ KV line, "Model loading took X GiB and Y seconds").  Other named groups go
-into the hit's `detail`.
-
-`match(msg)` finds the distinct literals the line holds (one scan.Search of it) and runs the
-regexes of those only; the hits of recently seen lines are kept (a restarting server prints the
-same lines each boot).  Stats lines, most of a big log, are read by STATS_WORDINGS (read_stats,
-and stats_line for a whole line in the usual shape).
+One `Pattern` per wording variant: a case-sensitive `literal` every matching line contains (the
+prefilter), an unanchored regex (it works on the message part and on a whole raw line) and sample
+lines with the values they must give.  A named group called after a metrics.md figure (UNITS)
+becomes one metric hit, so one line can give several figures; other named groups go into the
+hit's `detail`.  `match(msg)` runs the regexes of the literals the line holds only, and keeps the
+hits of recently seen lines.  Stats lines, most of a big log, are read by STATS_WORDINGS.
 """
 from __future__ import annotations
 
@@ -25,37 +18,17 @@ import regex as re  # (the catalogue's regexes use its syntax; `_re` is the stan
 
 from bootlog.vline import PREFIX
 
-
 # Units of the numeric figures; a named group with one of these names is a metric value.
 UNITS: dict[str, str] = {
-    "kv_cache_tokens": "tokens",
-    "max_concurrency": "x",
-    "max_concurrency_request_tokens": "tokens",
-    "kv_cache_available_gib": "GiB",
-    "kv_cache_reserved_gib": "GiB",
-    "initial_free_gib": "GiB",
-    "num_gpu_blocks": "blocks",
-    "num_cpu_blocks": "blocks",
-    "model_load_gib": "GiB",
-    "model_load_s": "s",
-    "weights_load_s": "s",
-    "memory_profiling_s": "s",
-    "graph_capture_s": "s",
-    "graph_capture_gib": "GiB",
-    "encoder_graph_capture_s": "s",
-    "encoder_graph_capture_gib": "GiB",
-    "cudagraph_estimate_gib": "GiB",
-    "cudagraph_pool_gib": "GiB",
-    "torch_compile_s": "s",
-    "dynamo_transform_s": "s",
-    "compile_graph_s": "s",
-    "compile_cache_load_s": "s",
-    "profiling_run_s": "s",
-    "init_engine_s": "s",
-    "init_engine_compile_s": "s",
-    "autofit_max_model_len": "tokens",
-    "attn_block_size": "tokens",
-    "mamba_page_padding_pct": "%",
+    "kv_cache_tokens": "tokens", "max_concurrency": "x", "max_concurrency_request_tokens": "tokens",
+    "kv_cache_available_gib": "GiB", "kv_cache_reserved_gib": "GiB", "initial_free_gib": "GiB",
+    "num_gpu_blocks": "blocks", "num_cpu_blocks": "blocks",
+    "model_load_gib": "GiB", "model_load_s": "s", "weights_load_s": "s", "memory_profiling_s": "s",
+    "graph_capture_s": "s", "graph_capture_gib": "GiB", "encoder_graph_capture_s": "s",
+    "encoder_graph_capture_gib": "GiB", "cudagraph_estimate_gib": "GiB", "cudagraph_pool_gib": "GiB",
+    "torch_compile_s": "s", "dynamo_transform_s": "s", "compile_graph_s": "s", "compile_cache_load_s": "s",
+    "profiling_run_s": "s", "init_engine_s": "s", "init_engine_compile_s": "s",
+    "autofit_max_model_len": "tokens", "attn_block_size": "tokens", "mamba_page_padding_pct": "%",
 }
 
 
@@ -75,18 +48,12 @@ class Pattern:
 
 @dataclass(slots=True)
 class Hit:
-    """One fact read off one line.
-
-    metric: value int|float, unit from UNITS; detail = the line's other named groups
-            (device, shape, range, compile_tag, ...).
-    boot:   name vllm_version | engine ("v0"/"v1") | model, value str; detail may say the source.
-    config: name "config", value dict[str, str] as printed; detail["source"] is engine_config |
-            non_default_args | namespace | chunked_prefill (labels prefer engine_config).
-    stat:   name "stats", value dict[str, float]; detail engine_index / engines_aggregated, or
-            part="spec_decode" for the speculative-decoding lines.
-    event:  name = event kind (gdn_hip_fault, worker_died, warning, ...), value = the line's
-            text; detail = the figures (slot/head/fault_no/limit, rank, message/what, ...).
-    """
+    """One fact read off one line.  By kind: metric (value int|float, unit from UNITS; detail =
+    the line's other named groups), boot (vllm_version | engine "v0"/"v1" | model), config
+    (value dict[str, str] as printed; detail["source"]: engine_config | non_default_args |
+    namespace | chunked_prefill), stat (name "stats", value dict[str, float]; detail engine_index
+    / engines_aggregated, or part="spec_decode") and event (name the event kind, value the line's
+    text, detail its figures)."""
 
     kind: str
     name: str
@@ -94,10 +61,6 @@ class Hit:
     unit: str | None
     pattern: str
     detail: dict
-
-
-# ---------------------------------------------------------------------------------------------
-# numbers
 
 
 def _num(text: str) -> int | float:
@@ -111,6 +74,13 @@ def _num(text: str) -> int | float:
     return int(t)
 
 
+def _maybe_num(v: str) -> object:
+    try:
+        return _num(v)
+    except ValueError:
+        return v
+
+
 _NUM = r"-?\d+(?:\.\d+)?"  # a %.2f / format_gib / %d figure, possibly negative
 _TOK = r"\d{1,3}(?:,\d{3})+|\d+"  # a token count, with or without thousands separators
 
@@ -120,18 +90,15 @@ _TOK = r"\d{1,3}(?:,\d{3})+|\d+"  # a token count, with or without thousands sep
 
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 _QUOTE_OK_BEFORE = set("=:,[({ \t")  # a quote only opens a string at the start of a value
-# the characters _split_top acts on: one C-level search hops over everything between them
-# (an engine config line is ~2 KB of mostly plain text); compiled on first use, by the standard
-# library's re (`re` here is the regex module)
+# the characters _split_top acts on: one C-level search hops over everything between them (an
+# engine config line is ~2 KB of mostly plain text)
 _SPECIAL = _re.compile(r"""['"()\[\]{}<>,]""")
 
 
 def _skip_string(s: str, i: int) -> int:
-    """Index just past the string literal starting at s[i] (a quote); tolerant of no end.
-
-    A backslash escapes the character after it; str.find jumps to the next quote and checks
-    only whether a backslash came first (a per-character loop was most of a config line's cost).
-    """
+    """Index just past the string literal starting at s[i] (a quote); tolerant of no end.  A
+    backslash escapes the next character (str.find per quote: a per-character loop was most of a
+    config line's cost)."""
     q = s[i]
     j = i + 1
     while True:
@@ -217,23 +184,8 @@ _KEY = re.compile(r"[A-Za-z_][\w.]*")
 _GLUED = re.compile(r"(?P<v>[^\s=,'\"\[\](){}]+) (?P<k>[A-Za-z_]\w*)=(?P<rest>.*)", re.S)
 
 
-# A crash-looping server prints the very same config lines each boot (thousands of boots in one
-# log): both parsers are pure functions of (line, start), so their results are cached and each
-# caller gets its own copy (callers add keys, e.g. max_model_len).
-_CONFIG_CACHE = 128
-
-
-def _parse_kv_list(s: str, start: int) -> dict[str, str]:
-    """'a=1, b='x', c={...}' (engine config line, Namespace body) -> {'a': '1', 'b': 'x', ...}."""
-    return dict(_kv_list_cached(s, start))
-
-
-def _parse_dict(s: str, start: int) -> dict[str, str]:
-    """Body of a Python dict repr after its '{' -> {key: value-as-printed}."""
-    return dict(_dict_cached(s, start))
-
-
 def _kv_list(s: str, start: int) -> dict[str, str]:
+    """'a=1, b='x', c={...}' (engine config line, Namespace body) -> {'a': '1', 'b': 'x', ...}."""
     parts, _ = _split_top(s, start)
     out: dict[str, str] = {}
     last: str | None = None
@@ -251,10 +203,7 @@ def _kv_list(s: str, start: int) -> dict[str, str]:
                 out[last] = out[last] + "," + raw
             continue
         val = val.strip()
-        while True:
-            g = glued(val)
-            if not g:
-                break
+        while g := glued(val):
             out[key] = g["v"]
             key, val = g["k"], g["rest"].strip()
         out[key] = val
@@ -263,6 +212,7 @@ def _kv_list(s: str, start: int) -> dict[str, str]:
 
 
 def _dict(s: str, start: int) -> dict[str, str]:
+    """Body of a Python dict repr after its '{' -> {key: value-as-printed}."""
     parts, _ = _split_top(s, start)
     out: dict[str, str] = {}
     for raw in parts:
@@ -272,39 +222,27 @@ def _dict(s: str, start: int) -> dict[str, str]:
         end = _skip_string(part, 0)
         key = _clean_value(part[:end])
         rest = part[end:].lstrip()
-        if not rest.startswith(":"):
-            continue
-        out[key] = _clean_value(rest[1:])
+        if rest.startswith(":"):
+            out[key] = _clean_value(rest[1:])
     return out
 
 
-_kv_list_cached = functools.lru_cache(maxsize=_CONFIG_CACHE)(_kv_list)
-_dict_cached = functools.lru_cache(maxsize=_CONFIG_CACHE)(_dict)
+# A crash-looping server prints the very same config lines each boot (thousands of boots in one
+# log): both parsers are pure functions of (line, start), so their results are cached and each
+# caller gets its own copy (callers add keys, e.g. max_model_len).
+_kv_list_cached = functools.lru_cache(maxsize=128)(_kv_list)
+_dict_cached = functools.lru_cache(maxsize=128)(_dict)
+
+
+def _engine_cfg(msg: str, start: int) -> dict[str, str]:
+    cfg = dict(_kv_list_cached(msg, start))
+    if "max_seq_len" in cfg and "max_model_len" not in cfg:
+        cfg["max_model_len"] = cfg["max_seq_len"]
+    return cfg
 
 
 _ENGINE_CONFIG = re.compile(r"Initializing an? (?:V[01] )?LLM engine(?: \(v[^)\s]*\))? with config: ")
 _CHUNKED = re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(\d+)")
-
-
-def _config_kind(msg: str) -> tuple[str, dict[str, str]] | None:
-    if "with config: " in msg and "LLM engine" in msg:
-        m = _ENGINE_CONFIG.search(msg)
-        if m:
-            cfg = _parse_kv_list(msg, m.end())
-            if "max_seq_len" in cfg and "max_model_len" not in cfg:
-                cfg["max_model_len"] = cfg["max_seq_len"]
-            return "engine_config", cfg
-    i = msg.find("non-default args: {")
-    if i >= 0:
-        return "non_default_args", _parse_dict(msg, i + len("non-default args: {"))
-    i = msg.find("args: Namespace(")
-    if i >= 0:
-        return "namespace", _parse_kv_list(msg, i + len("args: Namespace("))
-    if "Chunked prefill is enabled with" in msg:
-        m = _CHUNKED.search(msg)
-        if m:
-            return "chunked_prefill", {"max_num_batched_tokens": m.group(1)}
-    return None
 
 
 def parse_config(msg: str) -> dict[str, str] | None:
@@ -314,24 +252,25 @@ def parse_config(msg: str) -> dict[str, str] | None:
     `max_model_len` from `max_seq_len`), `non-default args: {...}`, V0 `args: Namespace(...)`
     and "Chunked prefill is enabled with max_num_batched_tokens=N".  None for other lines.
     """
-    found = _config_kind(msg)
-    return found[1] if found else None
+    if "with config: " in msg and "LLM engine" in msg and (m := _ENGINE_CONFIG.search(msg)):
+        return _engine_cfg(msg, m.end())
+    for marker, parse in (("non-default args: {", _dict_cached), ("args: Namespace(", _kv_list_cached)):
+        i = msg.find(marker)
+        if i >= 0:
+            return dict(parse(msg, i + len(marker)))
+    if "Chunked prefill is enabled with" in msg and (m := _CHUNKED.search(msg)):
+        return {"max_num_batched_tokens": m.group(1)}
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
 # failure details (boots.py classifies; these read the figures out of the lines)
 
-_MIB = {"b": 1 / 2**20, "bytes": 1 / 2**20, "kib": 1 / 1024, "mib": 1.0, "gib": 1024.0, "tib": 1024.0**2}
-_JAX_UNIT = {"": 1 / 2**20, "b": 1 / 2**20, "k": 1 / 1024, "m": 1.0, "g": 1024.0, "t": 1024.0**2}
-
-_OOM_MARKERS = (
-    "out of memory",
-    "OutOfMemoryError",
-    "hipErrorOutOfMemory",
-    "cudaErrorMemoryAllocation",
-    "RESOURCE_EXHAUSTED",
-    "Tried to allocate",
-)
+# MiB per unit as PyTorch ("50.00 MiB", "0 bytes") and JAX ("2.64G") print them
+_MIB = {"": 1 / 2**20, "b": 1 / 2**20, "bytes": 1 / 2**20, "k": 1 / 1024, "kib": 1 / 1024, "m": 1.0,
+        "mib": 1.0, "g": 1024.0, "gib": 1024.0, "t": 1024.0**2, "tib": 1024.0**2}
+_OOM_MARKERS = ("out of memory", "OutOfMemoryError", "hipErrorOutOfMemory", "cudaErrorMemoryAllocation",
+                "RESOURCE_EXHAUSTED", "Tried to allocate")
 _TRIED = re.compile(r"Tried to allocate (?P<n>\d+(?:\.\d+)?) ?(?P<u>[KMGT]iB|bytes|B)\b")
 _FREE = re.compile(
     r"(?:of which (?P<n1>\d+(?:\.\d+)?) ?(?P<u1>[KMGT]iB|bytes|B) (?:is )?free"
@@ -356,23 +295,16 @@ def oom_detail(text: str) -> dict | None:
     if not any(m in text for m in _OOM_MARKERS):
         return None
     out: dict[str, float] = {}
-    m = _TRIED.search(text)
-    if m:
+    if m := _TRIED.search(text):
         out["requested_mib"] = _mib(m["n"], m["u"])
-        f = _FREE.search(text, m.end())
-        if f:
+        if f := _FREE.search(text, m.end()):
             out["free_mib"] = _mib(f["n1"], f["u1"]) if f["n1"] else _mib(f["n2"], f["u2"])
-        t = _TOTAL.search(text)
-        if t:
+        if t := _TOTAL.search(text):
             out["total_gib"] = round(float(t["n"]) * _MIB[t["u"].lower()] / 1024, 4)
-        return out
-    m = _JAX_ALLOC.search(text)
-    if m:
-        out["requested_mib"] = round(float(m["n"]) * _JAX_UNIT[m["u"].lower()], 4)
-        f = _JAX_FREE.search(text)
-        if f:
-            out["free_mib"] = round(float(f["n"]) * _JAX_UNIT[f["u"].lower()], 4)
-        return out
+    elif m := _JAX_ALLOC.search(text):
+        out["requested_mib"] = _mib(m["n"], m["u"])
+        if f := _JAX_FREE.search(text):
+            out["free_mib"] = _mib(f["n"], f["u"])
     return out
 
 
@@ -394,8 +326,7 @@ def value_error_detail(text: str) -> dict | None:
     if not m or not ("is less than" in text or "ValueError" in text):
         return None
     out: dict[str, Any] = {"free_gib": float(m["free"]), "total_gib": float(m["total"])}
-    d = _DESIRED.search(text, m.end())
-    if d:
+    if d := _DESIRED.search(text, m.end()):
         out["gpu_memory_utilization"] = float(d["util"])
         out["requested_gib"] = float(d["requested"])
     if m["device"]:
@@ -419,18 +350,13 @@ def kv_insufficient_detail(text: str) -> dict | None:
     "... (16.00 GiB KV cache is needed, which is larger than the available KV cache memory
     (12.34 GiB). Based on the available memory, the estimated maximum model length is N.";
     V0's "max seq len (X) is larger than ... KV cache (Y)" gives max_model_len + kv_cache_tokens."""
-    m = _KV_NEEDED.search(text)
-    if m:
-        out: dict[str, Any] = {
-            "needed_gib": float(m["needed"]),
-            "available_gib": float(m["avail"]),
-            "max_model_len": int(m["len"]),
-        }
+    if m := _KV_NEEDED.search(text):
+        out: dict[str, Any] = {"needed_gib": float(m["needed"]), "available_gib": float(m["avail"]),
+                               "max_model_len": int(m["len"])}
         if m["est"]:
             out["estimated_max_model_len"] = int(m["est"])
         return out
-    m = _KV_V0.search(text)
-    if m:
+    if m := _KV_V0.search(text):
         return {"max_model_len": int(m["len"]), "kv_cache_tokens": int(m["kv"])}
     return None
 
@@ -442,29 +368,32 @@ def kv_insufficient_detail(text: str) -> dict | None:
 # parts (KV fetch, Corrupted, ...) do not break the line.
 _STAT_PART = re.compile(r"(?P<k>[A-Z][A-Za-z +]*): (?P<v>-?\d+(?:\.\d+)?|nan)")
 _STAT_KEYS: dict[str, str] = {
-    "Avg prompt throughput": "prompt_throughput_tps",
-    "Avg generation throughput": "generation_throughput_tps",
-    "Running": "running_reqs",
-    "Waiting": "waiting_reqs",
+    "Avg prompt throughput": "prompt_throughput_tps", "Avg generation throughput": "generation_throughput_tps",
+    "Running": "running_reqs", "Waiting": "waiting_reqs",
     "Pending": "waiting_reqs",  # V0 name of the waiting queue
-    "Swapped": "swapped_reqs",
-    "Deferred": "deferred_reqs",
-    "Preemptions": "preemptions",
-    "Corrupted": "corrupted_reqs",
-    "Prefix cache hit rate": "prefix_cache_hit_rate_pct",
+    "Swapped": "swapped_reqs", "Deferred": "deferred_reqs", "Preemptions": "preemptions",
+    "Corrupted": "corrupted_reqs", "Prefix cache hit rate": "prefix_cache_hit_rate_pct",
     "External prefix cache hit rate": "external_prefix_cache_hit_rate_pct",
     "MM cache hit rate": "mm_cache_hit_rate_pct",
 }
-_V0_PREFIX = re.compile(r"Prefix cache hit rate: GPU: (?P<gpu>-?\d+(?:\.\d+)?|nan)%, CPU: (?P<cpu>-?\d+(?:\.\d+)?|nan)%")
+_V0_PREFIX = re.compile(r"Prefix cache hit rate: GPU: (?P<gpu>" + _NUM + r"|nan)%, CPU: (?P<cpu>" + _NUM + r"|nan)%")
 _ENGINE_IDX = re.compile(r"Engine (\d{3}): ")
 _AGG = re.compile(r"(\d+) Engines Aggregated: ")
+
+
+def _stats_hit(values: dict[str, float], msg: str) -> list[Hit]:
+    detail: dict[str, Any] = {}
+    if e := _ENGINE_IDX.search(msg):
+        detail["engine_index"] = int(e.group(1))
+    if a := _AGG.search(msg):
+        detail["engines_aggregated"] = int(a.group(1))
+    return [Hit("stat", "stats", values, None, "", detail)]
 
 
 def _stats_post(m: Any, msg: str) -> list[Hit] | None:
     values: dict[str, float] = {}
     usage_seen = False
-    v0p = _V0_PREFIX.search(msg)
-    if v0p:
+    if v0p := _V0_PREFIX.search(msg):
         values["prefix_cache_hit_rate_pct"] = float(v0p["gpu"])
         values["cpu_prefix_cache_hit_rate_pct"] = float(v0p["cpu"])
     for part in _STAT_PART.finditer(msg):
@@ -477,151 +406,91 @@ def _stats_post(m: Any, msg: str) -> list[Hit] | None:
             name = _STAT_KEYS.get(key)
         if name and name not in values:
             values[name] = float(part["v"])
-    if not values:
-        return None
-    detail: dict[str, Any] = {}
-    e = _ENGINE_IDX.search(msg)
-    if e:
-        detail["engine_index"] = int(e.group(1))
-    a = _AGG.search(msg)
-    if a:
-        detail["engines_aggregated"] = int(a.group(1))
-    return [Hit("stat", "stats", values, None, "", detail)]
+    return _stats_hit(values, msg) if values else None
 
 
 # The stats wordings, most common first: the whole message, a named group per figure.  A stats
-# message is read by the first that matches it (read_stats), else part by part (_stats_post);
-# a whole line in the usual shape (vline.PREFIX, then a wording) is read in one match
-# (stats_line: most lines of a big log are these).
+# message is read by the first that matches it, else part by part (_stats_post); a whole line in
+# the usual shape (vline.PREFIX, then a wording) is read in one match (stats_line: most lines of
+# a big log are these).
 _FNUM = r"(?:-?\d+(?:\.\d+)?|nan)"
-STATS_WORDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
+_THROUGHPUT = (r"Avg prompt throughput: (?P<prompt_throughput_tps>" + _FNUM + r") tokens/s, "
+               r"Avg generation throughput: (?P<generation_throughput_tps>" + _FNUM + r") tokens/s, "
+               r"Running: (?P<running_reqs>\d+) reqs, ")
+STATS_WORDINGS: tuple[str, ...] = (
     # V1 v0.7.3-v0.29 in its everyday shape (no optional part)
-    (r"(?:Engine \d{3}: )?Avg prompt throughput: (?P<prompt_throughput_tps>" + _FNUM + r") tokens/s, "
-     r"Avg generation throughput: (?P<generation_throughput_tps>" + _FNUM + r") tokens/s, "
-     r"Running: (?P<running_reqs>\d+) reqs, Waiting: (?P<waiting_reqs>\d+) reqs, "
-     r"GPU KV cache usage: (?P<kv_cache_usage_pct>" + _FNUM + r")%, "
-     r"Prefix cache hit rate: (?P<prefix_cache_hit_rate_pct>" + _FNUM + r")%",
-     ("prompt_throughput_tps", "generation_throughput_tps", "running_reqs", "waiting_reqs", "kv_cache_usage_pct",
-      "prefix_cache_hit_rate_pct")),
+    r"(?:Engine \d{3}: )?" + _THROUGHPUT + r"Waiting: (?P<waiting_reqs>\d+) reqs, "
+    r"GPU KV cache usage: (?P<kv_cache_usage_pct>" + _FNUM + r")%, "
+    r"Prefix cache hit rate: (?P<prefix_cache_hit_rate_pct>" + _FNUM + r")%",
     # V1 v0.7.1+ ("Engine 000: " v0.8.3+; Deferred v0.20+; "<DEV> KV cache usage" v0.30+;
     # optional parts Preemptions, Prefix cache, Corrupted, External prefix cache, MM cache)
-    (r"(?:Engine \d{3}: )?Avg prompt throughput: (?P<prompt_throughput_tps>" + _FNUM + r") tokens/s, "
-     r"Avg generation throughput: (?P<generation_throughput_tps>" + _FNUM + r") tokens/s, "
-     r"Running: (?P<running_reqs>\d+) reqs, Waiting: (?P<waiting_reqs>\d+) reqs"
-     r"(?:, Deferred: (?P<deferred_reqs>\d+) reqs)?(?:, Preemptions: (?P<preemptions>\d+))?"
-     r",? [A-Z]{2,4} KV cache usage: (?P<kv_cache_usage_pct>" + _FNUM + r")%"
-     r"(?:, Prefix cache hit rate: (?P<prefix_cache_hit_rate_pct>" + _FNUM + r")%)?"
-     r"(?:, Corrupted: (?P<corrupted_reqs>\d+) reqs)?"
-     r"(?:, External prefix cache hit rate: (?P<external_prefix_cache_hit_rate_pct>" + _FNUM + r")%)?"
-     r"(?:, MM cache hit rate: (?P<mm_cache_hit_rate_pct>" + _FNUM + r")%)?\.?",
-     ("prompt_throughput_tps", "generation_throughput_tps", "running_reqs", "waiting_reqs", "deferred_reqs",
-      "preemptions", "kv_cache_usage_pct", "prefix_cache_hit_rate_pct", "corrupted_reqs",
-      "external_prefix_cache_hit_rate_pct", "mm_cache_hit_rate_pct")),
+    r"(?:Engine \d{3}: )?" + _THROUGHPUT + r"Waiting: (?P<waiting_reqs>\d+) reqs"
+    r"(?:, Deferred: (?P<deferred_reqs>\d+) reqs)?(?:, Preemptions: (?P<preemptions>\d+))?"
+    r",? [A-Z]{2,4} KV cache usage: (?P<kv_cache_usage_pct>" + _FNUM + r")%"
+    r"(?:, Prefix cache hit rate: (?P<prefix_cache_hit_rate_pct>" + _FNUM + r")%)?"
+    r"(?:, Corrupted: (?P<corrupted_reqs>\d+) reqs)?"
+    r"(?:, External prefix cache hit rate: (?P<external_prefix_cache_hit_rate_pct>" + _FNUM + r")%)?"
+    r"(?:, MM cache hit rate: (?P<mm_cache_hit_rate_pct>" + _FNUM + r")%)?\.?",
     # V0 v0.3.1-v0.11
-    (r"Avg prompt throughput: (?P<prompt_throughput_tps>" + _FNUM + r") tokens/s, "
-     r"Avg generation throughput: (?P<generation_throughput_tps>" + _FNUM + r") tokens/s, "
-     r"Running: (?P<running_reqs>\d+) reqs, Swapped: (?P<swapped_reqs>\d+) reqs, "
-     r"Pending: (?P<waiting_reqs>\d+) reqs, GPU KV cache usage: (?P<kv_cache_usage_pct>" + _FNUM + r")%, "
-     r"CPU KV cache usage: (?P<cpu_kv_cache_usage_pct>" + _FNUM + r")%\.?",
-     ("prompt_throughput_tps", "generation_throughput_tps", "running_reqs", "swapped_reqs", "waiting_reqs",
-      "kv_cache_usage_pct", "cpu_kv_cache_usage_pct")),
+    _THROUGHPUT + r"Swapped: (?P<swapped_reqs>\d+) reqs, "
+    r"Pending: (?P<waiting_reqs>\d+) reqs, GPU KV cache usage: (?P<kv_cache_usage_pct>" + _FNUM + r")%, "
+    r"CPU KV cache usage: (?P<cpu_kv_cache_usage_pct>" + _FNUM + r")%\.?",
 )
 STATS_LITERAL = "Avg prompt throughput: "  # in every wording: the stats entry's literal
-_STATS_MSG = [(_re.compile(body).fullmatch, names) for body, names in STATS_WORDINGS]
-_STATS_LINE = [(_re.compile(f"{PREFIX}(?P<msg>{body})").fullmatch, names, len(names)) for body, names in STATS_WORDINGS]
-
-
-def _figures(groups: tuple) -> list:
-    return [float(x) if x is not None else None for x in groups]
-
-
-def read_stats(msg: str) -> tuple[tuple[str, ...], list] | None:
-    """(figure names, values: float or None where the line has no such part) of a stats message."""
-    for fullmatch, names in _STATS_MSG:
-        m = fullmatch(msg)
-        if m is not None:
-            return names, _figures(m.groups())
-    got = _stats_post(None, msg)
-    if not got:
-        return None
-    values = got[0].value
-    return tuple(values), list(values.values())
+# (fullmatch, figure names: the wording's groups in order)
+_STATS_MSG = [(rx.fullmatch, tuple(rx.groupindex)) for rx in map(_re.compile, STATS_WORDINGS)]
+_STATS_LINE = [(_re.compile(f"{PREFIX}(?P<msg>{body})").fullmatch, names, len(names))
+               for body, (_, names) in zip(STATS_WORDINGS, _STATS_MSG)]
 
 
 def stats_line(text: str) -> tuple[Any, tuple[str, ...], list] | None:
-    """(the match, figure names, values) of a whole stats line in the usual shape: vline.PREFIX
-    (its groups give the VLine: vline.from_prefix), then one of STATS_WORDINGS (group "msg");
-    None for any other line (it goes the general way: vline.parse_line, then match())."""
+    """(the match, figure names, values: float or None where the line has no such part) of a
+    whole stats line in the usual shape: vline.PREFIX (its groups give the VLine:
+    vline.from_prefix), then one of STATS_WORDINGS (group "msg"); None for any other line (it goes
+    the general way: vline.parse_line, then match())."""
     for fullmatch, names, n in _STATS_LINE:
         m = fullmatch(text)
         if m is not None:
-            return m, names, _figures(m.groups()[-n:])
+            return m, names, [float(x) if x is not None else None for x in m.groups()[-n:]]
     return None
 
 
 def _stats_entry_post(m: Any, msg: str) -> list[Hit] | None:
-    got = read_stats(msg)
-    if got is None:
-        return None
-    names, values = got
-    vals = {k: v for k, v in zip(names, values) if v is not None}
-    if not vals:
-        return None
-    detail: dict[str, Any] = {}
-    e = _ENGINE_IDX.search(msg)
-    if e:
-        detail["engine_index"] = int(e.group(1))
-    a = _AGG.search(msg)
-    if a:
-        detail["engines_aggregated"] = int(a.group(1))
-    return [Hit("stat", "stats", vals, None, "", detail)]
-
-
-_SPEC_V1_RATE = re.compile(r"(?:Avg )?Draft acceptance rate: (" + _NUM + r"|nan)%")
-_SPEC_V1_MEAN = re.compile(r"Mean acceptance length: (" + _NUM + r"|nan)")
-_SPEC_ACCEPTED = re.compile(r"Accepted: (\d+) tokens")
-_SPEC_DRAFTED = re.compile(r"Drafted: (\d+) tokens")
-_SPEC_V0_RATE = re.compile(r"Draft acceptance rate: (" + _NUM + r"|nan)(?!%)\b")
-_SPEC_V0_EFF = re.compile(r"System efficiency: (" + _NUM + r"|nan)\b")
+    for fullmatch, names in _STATS_MSG:
+        w = fullmatch(msg)
+        if w is not None:
+            vals = {k: float(x) for k, x in zip(names, w.groups()) if x is not None}
+            return _stats_hit(vals, msg) if vals else None
+    return _stats_post(m, msg)
 
 
 def _bare_running_post(m: Any, msg: str) -> list[Hit] | None:
     # v0.7.0 printed only "Running: N reqs, Waiting: M reqs "; later lines with throughput are
     # handled by the "Avg prompt throughput" entry and must not be counted twice.
-    if "Avg prompt throughput" in msg:
-        return None
-    return _stats_post(m, msg)
+    return None if "Avg prompt throughput" in msg else _stats_post(m, msg)
+
+
+# (regex, figure): V1's "SpecDecoding metrics:" line, V0's "Speculative metrics:" (fractions)
+_SPEC_V1 = ((re.compile(r"(?:Avg )?Draft acceptance rate: (" + _NUM + r"|nan)%"), "spec_acceptance_rate_pct"),
+            (re.compile(r"Mean acceptance length: (" + _NUM + r"|nan)"), "spec_mean_acceptance_length"),
+            (re.compile(r"Accepted: (\d+) tokens"), "spec_accepted_tokens"),
+            (re.compile(r"Drafted: (\d+) tokens"), "spec_drafted_tokens"))
+_SPEC_V0 = ((re.compile(r"Draft acceptance rate: (" + _NUM + r"|nan)(?!%)\b"), "spec_acceptance_rate_pct"),
+            (re.compile(r"System efficiency: (" + _NUM + r"|nan)\b"), "spec_system_efficiency_pct"))
 
 
 def _spec_post(m: Any, msg: str) -> list[Hit] | None:
+    v1 = "SpecDecoding metrics:" in msg
     values: dict[str, float] = {}
-    if "SpecDecoding metrics:" in msg:
-        r = _SPEC_V1_RATE.search(msg)
-        if r:
-            values["spec_acceptance_rate_pct"] = float(r.group(1))
-        r = _SPEC_V1_MEAN.search(msg)
-        if r:
-            values["spec_mean_acceptance_length"] = float(r.group(1))
-        r = _SPEC_ACCEPTED.search(msg)
-        if r:
-            values["spec_accepted_tokens"] = float(r.group(1))
-        r = _SPEC_DRAFTED.search(msg)
-        if r:
-            values["spec_drafted_tokens"] = float(r.group(1))
-    else:  # V0 prints fractions: 0.651 -> 65.1 %
-        r = _SPEC_V0_RATE.search(msg)
-        if r:
-            values["spec_acceptance_rate_pct"] = round(float(r.group(1)) * 100, 6)
-        r = _SPEC_V0_EFF.search(msg)
-        if r:
-            values["spec_system_efficiency_pct"] = round(float(r.group(1)) * 100, 6)
-    if not values:
-        return None
-    return [Hit("stat", "stats", values, None, "", {"part": "spec_decode"})]
+    for rx, name in _SPEC_V1 if v1 else _SPEC_V0:
+        r = rx.search(msg)
+        if r:  # V0 prints fractions: 0.651 -> 65.1 %
+            values[name] = float(r.group(1)) if v1 else round(float(r.group(1)) * 100, 6)
+    return [Hit("stat", "stats", values, None, "", {"part": "spec_decode"})] if values else None
 
 
 # ---------------------------------------------------------------------------------------------
-# boot identity and config hits
+# boot identity, config and event hits
 
 
 def _engine_from_config_line(m: Any, msg: str) -> str | None:
@@ -632,27 +501,18 @@ def _engine_from_config_line(m: Any, msg: str) -> str | None:
     # VllmConfig ending with compilation_config={...}.  Say nothing when the line does not tell.
     ver = m["vllm_version"] or ""
     old = re.match(r"0\.(\d+)\.(\d+)", ver)
-    if "use_cached_outputs=" in msg or msg.rstrip().endswith(")"):
+    if ("use_cached_outputs=" in msg or msg.rstrip().endswith(")") or (old and (int(old[1]), int(old[2])) < (6, 4))
+            or not ver):  # (v0.3.x printed no version and had no V1)
         return "v0"
-    if old and (int(old[1]), int(old[2])) < (6, 4):
-        return "v0"
-    if not ver:
-        return "v0"  # v0.3.x printed no version and had no V1
-    if "compilation_config=" in msg:
-        return "v1"
-    return None
+    return "v1" if "compilation_config=" in msg else None
 
 
 def _engine_config_post(m: Any, msg: str) -> list[Hit] | None:
-    hits: list[Hit] = []
-    if m["vllm_version"]:
-        hits.append(Hit("boot", "vllm_version", m["vllm_version"], None, "", {}))
+    hits = [Hit("boot", "vllm_version", m["vllm_version"], None, "", {})] if m["vllm_version"] else []
     engine = _engine_from_config_line(m, msg)
     if engine:
         hits.append(Hit("boot", "engine", engine, None, "", {}))
-    cfg = _parse_kv_list(msg, m.end())
-    if "max_seq_len" in cfg and "max_model_len" not in cfg:
-        cfg["max_model_len"] = cfg["max_seq_len"]
+    cfg = _engine_cfg(msg, m.end())
     if cfg.get("model"):
         hits.append(Hit("boot", "model", cfg["model"], None, "", {"source": "engine_config"}))
     hits.append(Hit("config", "config", cfg, None, "", {"source": "engine_config"}))
@@ -661,16 +521,10 @@ def _engine_config_post(m: Any, msg: str) -> list[Hit] | None:
 
 def _args_post(source: str) -> Callable[[Any, str], list[Hit] | None]:
     def post(m: Any, msg: str) -> list[Hit] | None:
-        if source == "non_default_args":
-            cfg = _parse_dict(msg, m.end())
-        else:
-            cfg = _parse_kv_list(msg, m.end())
-        hits: list[Hit] = []
+        cfg = dict((_dict_cached if source == "non_default_args" else _kv_list_cached)(msg, m.end()))
         model = cfg.get("model") or cfg.get("model_tag")
-        if model and model != "None":
-            hits.append(Hit("boot", "model", model, None, "", {"source": source}))
-        hits.append(Hit("config", "config", cfg, None, "", {"source": source}))
-        return hits
+        hits = [Hit("boot", "model", model, None, "", {"source": source})] if model and model != "None" else []
+        return hits + [Hit("config", "config", cfg, None, "", {"source": source})]
 
     return post
 
@@ -687,13 +541,6 @@ def _message_post(what: str) -> Callable[[Any, str], list[Hit] | None]:
         return [Hit("event", "warning", msg.strip(), None, "", detail)]
 
     return post
-
-
-def _maybe_num(v: str) -> object:
-    try:
-        return _num(v)
-    except ValueError:
-        return v
 
 
 _GDN_FIELDS = (
@@ -727,10 +574,8 @@ def _with_warmup_post(m: Any, msg: str) -> list[Hit] | None:
 
 
 def _worker_died_post(m: Any, msg: str) -> list[Hit] | None:
-    detail: dict[str, Any] = {}
     g = m.groupdict()
-    if g.get("rank"):
-        detail["rank"] = int(g["rank"])
+    detail: dict[str, Any] = {"rank": int(g["rank"])} if g.get("rank") else {}
     if g.get("proc"):
         detail["proc"] = g["proc"]
         r = re.search(r"-(\d+)$", g["proc"])  # mp name "VllmWorker-<rank>"
@@ -747,9 +592,10 @@ def _worker_died_post(m: Any, msg: str) -> list[Hit] | None:
 # the catalogue
 
 
-def _p(id: str, kind: str, name: str, literal: str, regex: str, unit: str | None,
-       samples: list[tuple[str, dict]], post: Callable | None = None) -> Pattern:
-    return Pattern(id, kind, name, literal, regex, unit, tuple(samples), post)
+def _p(id: str, kind: str, name: str, literal: str, regex: str, samples: list[tuple[str, dict]],
+       post: Callable | None = None) -> Pattern:
+    return Pattern(id, kind, name, literal, regex, UNITS.get(name) if kind == "metric" else None, tuple(samples), post)
+
 
 
 _KV_LINE = r"(?P<device>GPU \+ host|[A-Z][A-Za-z0-9]*) KV cache size: (?P<kv_cache_tokens>" + _TOK + r") tokens"
@@ -758,7 +604,7 @@ _CONC = (r"Maximum concurrency for (?P<max_concurrency_request_tokens>" + _TOK +
 
 CATALOGUE: tuple[Pattern, ...] = (
     # --- KV cache capacity ------------------------------------------------------------------
-    _p("kv_cache_tokens/v1", "metric", "kv_cache_tokens", "KV cache size: ", _KV_LINE, "tokens", [
+    _p("kv_cache_tokens/v1", "metric", "kv_cache_tokens", "KV cache size: ", _KV_LINE, [
         ("(EngineCore_DP0 pid=270) INFO 11-20 09:12:33 [kv_cache_utils.py:1028] GPU KV cache size: 1,350,182 tokens",
          {"kv_cache_tokens": 1350182}),
         ("INFO 07-09 14:35:11 [kv_cache_utils.py:578] GPU KV cache size: 69,904 tokens", {"kv_cache_tokens": 69904}),
@@ -768,27 +614,26 @@ CATALOGUE: tuple[Pattern, ...] = (
          {"kv_cache_tokens": 1350182, "max_concurrency_request_tokens": 32768, "max_concurrency": 41.2}),
         ("GPU KV cache size: 1,350,182 tokens, Maximum concurrency for 262,144 tokens per request: 5.15x",
          {"kv_cache_tokens": 1350182, "max_concurrency_request_tokens": 262144, "max_concurrency": 5.15}),
-        ("(EngineCore pid=270) INFO 11-20 09:12:33 [kv_cache_utils.py:1147] GPU + host KV cache size: 2,100,000 tokens, "
-         "Maximum concurrency for 32,768 tokens per request: 64.09x", {"kv_cache_tokens": 2100000, "max_concurrency": 64.09}),
+        ("(EngineCore pid=270) INFO 11-20 09:12:33 [kv_cache_utils.py:1147] GPU + host KV cache size: 2,100,000 "
+         "tokens, Maximum concurrency for 32,768 tokens per request: 64.09x",
+         {"kv_cache_tokens": 2100000, "max_concurrency": 64.09}),
         ("(EngineCore pid=270) INFO 11-20 09:12:33 [kv_cache_utils.py:1147] XPU KV cache size: 524,288 tokens, "
          "Maximum concurrency for 8,192 tokens per request: 64.00x", {"kv_cache_tokens": 524288}),
-        ("(EngineCore_DP0 pid=381139) INFO 01-27 22:07:26 [v1/core/kv_cache_utils.py:1305] GPU KV cache size: 152,192 tokens",
-         {"kv_cache_tokens": 152192}),
-    ]),
-    _p("max_concurrency/all", "metric", "max_concurrency", "Maximum concurrency for ", _CONC, "x", [
+        ("(EngineCore_DP0 pid=381139) INFO 01-27 22:07:26 [v1/core/kv_cache_utils.py:1305] GPU KV cache size: 152,192 "
+         "tokens", {"kv_cache_tokens": 152192})]),
+    _p("max_concurrency/all", "metric", "max_concurrency", "Maximum concurrency for ", _CONC, [
         ("INFO 11-20 09:12:33 executor_base.py:116] Maximum concurrency for 32768 tokens per request: 10.52x",
          {"max_concurrency_request_tokens": 32768, "max_concurrency": 10.52}),
         ("INFO 11-18 17:11:01 distributed_gpu_executor.py:61] Maximum concurrency for 131072 tokens per request: 3.82x",
          {"max_concurrency_request_tokens": 131072, "max_concurrency": 3.82}),
-        ("(EngineCore_DP0 pid=270) INFO 11-20 09:12:33 [kv_cache_utils.py:1032] Maximum concurrency for 32,768 tokens per request: 10.52x",
-         {"max_concurrency_request_tokens": 32768, "max_concurrency": 10.52}),
+        ("(EngineCore_DP0 pid=270) INFO 11-20 09:12:33 [kv_cache_utils.py:1032] Maximum concurrency for 32,768 tokens "
+         "per request: 10.52x", {"max_concurrency_request_tokens": 32768, "max_concurrency": 10.52}),
         ("Maximum concurrency for 200,704 tokens per request: 1.99x",
          {"max_concurrency_request_tokens": 200704, "max_concurrency": 1.99}),
-        ("(EngineCore_DP0 pid=4095770) INFO 11-14 05:27:00 [kv_cache_utils.py:1234] Maximum concurrency for 1,024 tokens per request: 5412.44x",
-         {"max_concurrency_request_tokens": 1024, "max_concurrency": 5412.44}),
-    ]),
+        ("(EngineCore_DP0 pid=4095770) INFO 11-14 05:27:00 [kv_cache_utils.py:1234] Maximum concurrency for 1,024 "
+         "tokens per request: 5412.44x", {"max_concurrency_request_tokens": 1024, "max_concurrency": 5412.44})]),
     _p("kv_cache_available_gib/v1", "metric", "kv_cache_available_gib", "Available KV cache memory: ",
-       r"Available KV cache memory: (?P<kv_cache_available_gib>" + _NUM + r") GiB", "GiB", [
+       r"Available KV cache memory: (?P<kv_cache_available_gib>" + _NUM + r") GiB", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_worker.py:298] Available KV cache memory: 61.23 GiB",
          {"kv_cache_available_gib": 61.23}),
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_worker.py:772] Available KV cache memory: 40.0 GiB",
@@ -796,29 +641,26 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(EngineCore_DP0 pid=1193328) INFO 10-01 23:05:53 [gpu_worker.py:298] Available KV cache memory: -1.66 GiB",
          {"kv_cache_available_gib": -1.66}),
         ("(EngineCore_0 pid=1159) (RayWorkerWrapper pid=345, ip=10.42.11.243) INFO 09-10 23:48:39 [gpu_worker.py:276] "
-         "Available KV cache memory: 45.32 GiB [repeated 3x across cluster]", {"kv_cache_available_gib": 45.32}),
-    ]),
+         "Available KV cache memory: 45.32 GiB [repeated 3x across cluster]", {"kv_cache_available_gib": 45.32})]),
     _p("kv_cache_reserved_gib/kv_cache_memory_bytes", "metric", "kv_cache_reserved_gib",
        "GiB memory for KV Cache as specified by kv_cache_memory_bytes",
        r"Initial free memory (?P<initial_free_gib>" + _NUM + r") GiB, reserved (?P<kv_cache_reserved_gib>" + _NUM
-       + r") ?GiB memory for KV Cache as specified by kv_cache_memory_bytes", "GiB", [
+       + r") ?GiB memory for KV Cache as specified by kv_cache_memory_bytes", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_worker.py:240] Initial free memory 78.1796875 GiB, reserved "
          "40.00GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling. "
          "This does does not respect the gpu_memory_utilization config.",
          {"kv_cache_reserved_gib": 40.0, "initial_free_gib": 78.1796875}),
-        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_worker.py:664] Initial free memory 78.18 GiB, reserved 40.0 GiB "
-         "memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling.",
-         {"kv_cache_reserved_gib": 40.0, "initial_free_gib": 78.18}),
-    ]),
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_worker.py:664] Initial free memory 78.18 GiB, reserved 40.0 "
+         "GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling.",
+         {"kv_cache_reserved_gib": 40.0, "initial_free_gib": 78.18})]),
     _p("kv_cache_reserved_gib/startup_plan", "metric", "kv_cache_reserved_gib", "Applying persisted startup plan",
        r"Applying persisted startup plan \(fingerprint \w+\): kv_cache_memory_bytes=\d+ \((?P<kv_cache_reserved_gib>"
-       + _NUM + r") GiB\)", "GiB", [
+       + _NUM + r") GiB\)", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [startup_plan.py:153] Applying persisted startup plan (fingerprint "
          "3f9a1c2b7d10): kv_cache_memory_bytes=42949672960 (40.00 GiB), recorded free-memory baseline 78.18 GiB, "
-         "current 78.16 GiB. Memory profiling will be skipped.", {"kv_cache_reserved_gib": 40.0}),
-    ]),
+         "current 78.16 GiB. Memory profiling will be skipped.", {"kv_cache_reserved_gib": 40.0})]),
     _p("num_gpu_blocks/v0", "metric", "num_gpu_blocks", " blocks: ",
-       r"# (?P<device>[A-Za-z]+) blocks: (?P<num_gpu_blocks>\d+)(?:, # CPU blocks: (?P<num_cpu_blocks>\d+))?", "blocks", [
+       r"# (?P<device>[A-Za-z]+) blocks: (?P<num_gpu_blocks>\d+)(?:, # CPU blocks: (?P<num_cpu_blocks>\d+))?", [
         ("INFO 04-28 16:55:29 gpu_executor.py:121] # GPU blocks: 10786, # CPU blocks: 2048",
          {"num_gpu_blocks": 10786, "num_cpu_blocks": 2048}),
         ("INFO 11-18 17:11:01 distributed_gpu_executor.py:57] # GPU blocks: 31284, # CPU blocks: 4096",
@@ -830,114 +672,100 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("INFO 11-20 09:12:33 [executor_base.py:112] # rocm blocks: 7281, # CPU blocks: 2048",
          {"num_gpu_blocks": 7281, "num_cpu_blocks": 2048}),
         ("INFO 11-20 09:12:33 kv_cache_utils.py:522] # GPU blocks: 7281", {"num_gpu_blocks": 7281}),
-        ("INFO 11-20 09:12:33 cpu_executor.py:214] # CPU blocks: 2048", {"num_gpu_blocks": 2048}),
-    ]),
+        ("INFO 11-20 09:12:33 cpu_executor.py:214] # CPU blocks: 2048", {"num_gpu_blocks": 2048})]),
     _p("num_gpu_blocks/v1-cache_config_info", "metric", "num_gpu_blocks", "num_gpu_blocks is: ",
-       r"vllm cache_config_info with initialization after num_gpu_blocks is: (?P<num_gpu_blocks>\d+)", "blocks", [
-        ("INFO 11-20 09:12:33 [loggers.py:134] vllm cache_config_info with initialization after num_gpu_blocks is: 84386",
-         {"num_gpu_blocks": 84386}),
+       r"vllm cache_config_info with initialization after num_gpu_blocks is: (?P<num_gpu_blocks>\d+)", [
+        ("INFO 11-20 09:12:33 [loggers.py:134] vllm cache_config_info with initialization after num_gpu_blocks is: "
+         "84386", {"num_gpu_blocks": 84386}),
         ("(APIServer pid=1217) INFO 09-03 00:41:00 [loggers.py:142] Engine 000: vllm cache_config_info with "
          "initialization after num_gpu_blocks is: 28137", {"num_gpu_blocks": 28137}),
         ("(APIServer pid=380742) DEBUG 01-27 22:07:29 [v1/metrics/loggers.py:271] Engine 000: vllm cache_config_info "
-         "with initialization after num_gpu_blocks is: 1189", {"num_gpu_blocks": 1189}),
-    ]),
+         "with initialization after num_gpu_blocks is: 1189", {"num_gpu_blocks": 1189})]),
     # --- model loading / profiling -------------------------------------------------------------
     _p("model_load_gib/v0-GB", "metric", "model_load_gib", "Loading model weights took ",
-       r"Loading model weights took (?P<model_load_gib>" + _NUM + r") GB", "GiB", [
+       r"Loading model weights took (?P<model_load_gib>" + _NUM + r") GB", [
         ("INFO 04-28 16:55:27 model_runner.py:890] Loading model weights took 13.5083 GB", {"model_load_gib": 13.5083}),
-        ("(VllmWorkerProcess pid=1825469) INFO 11-18 17:11:00 model_runner.py:1077] Loading model weights took 7.5122 GB",
-         {"model_load_gib": 7.5122}),
-        ("(EngineCore_DP0 pid=381139) INFO 01-27 22:06:46 [hpu_model_runner.py:3706] Loading model weights took 34.7600 GB",
-         {"model_load_gib": 34.76}),
+        ("(VllmWorkerProcess pid=1825469) INFO 11-18 17:11:00 model_runner.py:1077] Loading model weights took 7.5122 "
+         "GB", {"model_load_gib": 7.5122}),
+        ("(EngineCore_DP0 pid=381139) INFO 01-27 22:06:46 [hpu_model_runner.py:3706] Loading model weights took "
+         "34.7600 GB", {"model_load_gib": 34.76}),
         ("(EngineCore pid=204582) INFO 05-20 10:35:13 [model_runner_v1.py:3023] Loading model weights took 27.5350 GB",
-         {"model_load_gib": 27.535}),
-    ]),
+         {"model_load_gib": 27.535})]),
     _p("model_load/v1", "metric", "model_load_gib", "Model loading took ",
        r"Model loading took (?P<model_load_gib>" + _NUM + r") Gi?B(?: memory)? and (?P<model_load_s>" + _NUM
-       + r") seconds", "GiB", [
-        ("(VllmWorker rank=0 pid=412) INFO 11-20 09:12:33 [gpu_model_runner.py:1181] Model loading took 14.9595 GB and "
-         "5.123456 seconds", {"model_load_gib": 14.9595, "model_load_s": 5.123456}),
+       + r") seconds", [
+        ("(VllmWorker rank=0 pid=412) INFO 11-20 09:12:33 [gpu_model_runner.py:1181] Model loading took 14.9595 GB "
+         "and 5.123456 seconds", {"model_load_gib": 14.9595, "model_load_s": 5.123456}),
         ("(VllmWorker rank=1 pid=12436) INFO 07-09 14:34:34 [gpu_model_runner.py:1291] Model loading took 4.8120 GiB "
          "and 2.711224 seconds", {"model_load_gib": 4.812, "model_load_s": 2.711224}),
         ("(EngineCore_DP0 pid=3362183) INFO 03-09 20:48:31 [gpu_model_runner.py:3338] Model loading took 27.5681 GiB "
          "memory and 7.024536 seconds", {"model_load_gib": 27.5681, "model_load_s": 7.024536}),
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_model_runner.py:5088] Model loading took 14.96 GiB memory and "
          "5.123456 seconds", {"model_load_gib": 14.96, "model_load_s": 5.123456}),
-        ("Model loading took 14.2 GiB and 250.1 seconds", {"model_load_gib": 14.2, "model_load_s": 250.1}),
-    ]),
+        ("Model loading took 14.2 GiB and 250.1 seconds", {"model_load_gib": 14.2, "model_load_s": 250.1})]),
     _p("weights_load_s/all", "metric", "weights_load_s", "Loading weights took ",
-       r"Loading weights took (?P<weights_load_s>" + _NUM + r") seconds", "s", [
+       r"Loading weights took (?P<weights_load_s>" + _NUM + r") seconds", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [default_loader.py:268] Loading weights took 4.87 seconds",
          {"weights_load_s": 4.87}),
-        ("Loading weights took 1.21 seconds", {"weights_load_s": 1.21}),
-    ]),
+        ("Loading weights took 1.21 seconds", {"weights_load_s": 1.21})]),
     _p("memory_profiling_s/all", "metric", "memory_profiling_s", "Memory profiling takes ",
-       r"Memory profiling takes (?P<memory_profiling_s>" + _NUM + r") seconds", "s", [
+       r"Memory profiling takes (?P<memory_profiling_s>" + _NUM + r") seconds", [
         ("(VllmWorkerProcess pid=1031294) INFO 04-14 08:39:33 worker.py:267] Memory profiling takes 6.63 seconds",
          {"memory_profiling_s": 6.63}),
         ("Memory profiling takes 11.94 seconds", {"memory_profiling_s": 11.94}),
         ("(Worker_TP0 pid=412) DEBUG 11-20 09:12:33 [mem_utils.py:216] Memory profiling takes 4.71 seconds. Total non "
          "KV cache memory: 16.7GiB; torch peak memory increase: 1.24GiB; non-torch forward increase memory: 0.47GiB; "
-         "weights memory: 14.99GiB.", {"memory_profiling_s": 4.71}),
-    ]),
+         "weights memory: 14.99GiB.", {"memory_profiling_s": 4.71})]),
     # --- CUDA graphs ---------------------------------------------------------------------------
     _p("graph_capture/all", "metric", "graph_capture_s", "Graph capturing finished in ",
        r"(?<![Ee]ncoder g)Graph capturing finished in (?P<graph_capture_s>\d+(?:\.\d+)?) secs"
-       r"(?:, took (?P<graph_capture_gib>" + _NUM + r") GiB)?", "s", [
+       r"(?:, took (?P<graph_capture_gib>" + _NUM + r") GiB)?", [
         ("INFO 04-28 16:55:47 model_runner.py:1300] Graph capturing finished in 15 secs.", {"graph_capture_s": 15}),
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_model_runner.py:3118] Graph capturing finished in 12 secs, "
          "took 0.62 GiB", {"graph_capture_s": 12, "graph_capture_gib": 0.62}),
         ("Graph capturing finished in 5 secs, took -0.06 GiB", {"graph_capture_s": 5, "graph_capture_gib": -0.06}),
-        ("Graph capturing finished in 5 secs, took 0.31 GiB", {"graph_capture_s": 5, "graph_capture_gib": 0.31}),
-    ]),
+        ("Graph capturing finished in 5 secs, took 0.31 GiB", {"graph_capture_s": 5, "graph_capture_gib": 0.31})]),
     _p("encoder_graph_capture/v0.31", "metric", "encoder_graph_capture_s", "Encoder graph capturing finished in ",
        r"Encoder graph capturing finished in (?P<encoder_graph_capture_s>\d+(?:\.\d+)?) secs, took "
-       r"(?P<encoder_graph_capture_gib>" + _NUM + r") GiB(?: \((?P<graphs>\d+) graphs\))?", "s", [
-        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [mm_encoder_model_runner.py:94] Encoder graph capturing finished in "
-         "3 secs, took 0.11 GiB (12 graphs)", {"encoder_graph_capture_s": 3, "encoder_graph_capture_gib": 0.11}),
-    ]),
+       r"(?P<encoder_graph_capture_gib>" + _NUM + r") GiB(?: \((?P<graphs>\d+) graphs\))?", [
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [mm_encoder_model_runner.py:94] Encoder graph capturing finished "
+         "in 3 secs, took 0.11 GiB (12 graphs)", {"encoder_graph_capture_s": 3, "encoder_graph_capture_gib": 0.11})]),
     _p("cudagraph_estimate_gib/v0.18", "metric", "cudagraph_estimate_gib", "Estimated CUDA graph memory: ",
-       r"Estimated CUDA graph memory: (?P<cudagraph_estimate_gib>" + _NUM + r") GiB total", "GiB", [
-        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_model_runner.py:6409] Estimated CUDA graph memory: 0.62 GiB total",
-         {"cudagraph_estimate_gib": 0.62}),
-        ("Estimated CUDA graph memory: 0.55 GiB total", {"cudagraph_estimate_gib": 0.55}),
-    ]),
+       r"Estimated CUDA graph memory: (?P<cudagraph_estimate_gib>" + _NUM + r") GiB total", [
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_model_runner.py:6409] Estimated CUDA graph memory: 0.62 GiB "
+         "total", {"cudagraph_estimate_gib": 0.62}),
+        ("Estimated CUDA graph memory: 0.55 GiB total", {"cudagraph_estimate_gib": 0.55})]),
     _p("cudagraph_pool_gib/v0.18", "metric", "cudagraph_pool_gib", "CUDA graph pool memory: ",
        r"CUDA graph pool memory: (?P<cudagraph_pool_gib>" + _NUM + r") GiB \(actual\), (?P<estimated_gib>" + _NUM
-       + r") GiB \(estimated\)", "GiB", [
+       + r") GiB \(estimated\)", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_worker.py:1003] CUDA graph pool memory: 0.62 GiB (actual), "
-         "0.6 GiB (estimated), difference: 0.02 GiB (3.2%).", {"cudagraph_pool_gib": 0.62}),
-    ]),
+         "0.6 GiB (estimated), difference: 0.02 GiB (3.2%).", {"cudagraph_pool_gib": 0.62})]),
     # --- torch.compile -------------------------------------------------------------------------
     _p("torch_compile_s/all", "metric", "torch_compile_s", "torch.compile t",
-       r"(?:\[(?P<compile_tag>[^\]:]+)\] )?torch\.compile (?:takes|took) (?P<torch_compile_s>" + _NUM + r") s in total", "s", [
+       r"(?:\[(?P<compile_tag>[^\]:]+)\] )?torch\.compile (?:takes|took) (?P<torch_compile_s>" + _NUM + r") s in total", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [monitor.py:34] torch.compile takes 35.61 s in total",
          {"torch_compile_s": 35.61}),
         ("torch.compile takes 19.37 s in total", {"torch_compile_s": 19.37}),
         ("torch.compile took 188.26 s in total", {"torch_compile_s": 188.26}),
-        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [monitor.py:62] [Qwen3VisionTransformer] torch.compile took 35.61 s in total",
-         {"torch_compile_s": 35.61}),
-    ]),
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [monitor.py:62] [Qwen3VisionTransformer] torch.compile took 35.61 "
+         "s in total", {"torch_compile_s": 35.61})]),
     _p("torch_compile_s/with-warmup", "metric", "torch_compile_s", "torch.compile and initial profiling/warmup run",
-       r"torch\.compile and initial profiling/warmup run together took (?P<torch_compile_s>" + _NUM + r") s in total",
-       "s", [
+       r"torch\.compile and initial profiling/warmup run together took (?P<torch_compile_s>" + _NUM + r") s in total", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [monitor.py:53] torch.compile and initial profiling/warmup run "
          "together took 41.20 s in total", {"torch_compile_s": 41.2}),
     ], post=_with_warmup_post),
     _p("profiling_run_s/v0.18", "metric", "profiling_run_s", "Initial profiling/warmup run took ",
-       r"Initial profiling/warmup run took (?P<profiling_run_s>" + _NUM + r") s", "s", [
+       r"Initial profiling/warmup run took (?P<profiling_run_s>" + _NUM + r") s", [
         ("(EngineCore pid=26109) INFO 04-28 11:14:02 [monitor.py:76] Initial profiling/warmup run took 0.41 s",
-         {"profiling_run_s": 0.41}),
-    ]),
+         {"profiling_run_s": 0.41})]),
     _p("dynamo_transform_s/all", "metric", "dynamo_transform_s", "Dynamo bytecode transform time: ",
-       r"(?:\[(?P<compile_tag>[^\]:]+)\] )?Dynamo bytecode transform time: (?P<dynamo_transform_s>" + _NUM + r") s", "s", [
+       r"(?:\[(?P<compile_tag>[^\]:]+)\] )?Dynamo bytecode transform time: (?P<dynamo_transform_s>" + _NUM + r") s", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [backends.py:559] Dynamo bytecode transform time: 7.35 s",
          {"dynamo_transform_s": 7.35}),
-        ("Dynamo bytecode transform time: 4.60 s", {"dynamo_transform_s": 4.6}),
-    ]),
+        ("Dynamo bytecode transform time: 4.60 s", {"dynamo_transform_s": 4.6})]),
     _p("compile_graph_s/all", "metric", "compile_graph_s", "Compiling a graph for ",
        r"(?:\[(?P<compile_tag>[^\]:]+)\] )?Compiling a graph for (?:(?P<shape_kind>general shape|dynamic shape)|shape (?P<shape>\S+)"
-       r"|compile range (?P<range>\([^)]*\))) takes (?P<compile_graph_s>" + _NUM + r") s", "s", [
+       r"|compile range (?P<range>\([^)]*\))) takes (?P<compile_graph_s>" + _NUM + r") s", [
         ("INFO 05-28 20:35:39 [backends.py:150] Compiling a graph for general shape takes 39.83 s",
          {"compile_graph_s": 39.83}),
         ("(VllmWorker rank=5 pid=775163) INFO 08-16 02:13:50 [backends.py:215] Compiling a graph for dynamic shape "
@@ -945,24 +773,21 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [backends.py:221] Compiling a graph for shape 8 takes 3.05 s",
          {"compile_graph_s": 3.05}),
         ("Compiling a graph for compile range (1, 1024) takes 179.24 s", {"compile_graph_s": 179.24}),
-        ("(Worker_TP0 pid=1537491) INFO 01-15 22:38:35 [backends.py:278] Compiling a graph for compile range "
-         "(1, 8192) takes 6.96 s", {"compile_graph_s": 6.96}),
-    ]),
+        ("(Worker_TP0 pid=1537491) INFO 01-15 22:38:35 [backends.py:278] Compiling a graph for compile range (1, "
+         "8192) takes 6.96 s", {"compile_graph_s": 6.96})]),
     _p("compile_cache_load_s/all", "metric", "compile_cache_load_s", "Directly load the compiled graph",
        r"(?:\[(?P<compile_tag>[^\]:]+)\] )?Directly load the compiled graph(?:\(s\))? for (?:dynamic shape|shape (?P<shape>\S+)"
-       r"|compile range (?P<range>\([^)]*\))) from the cache, took (?P<compile_cache_load_s>" + _NUM + r") s", "s", [
+       r"|compile range (?P<range>\([^)]*\))) from the cache, took (?P<compile_cache_load_s>" + _NUM + r") s", [
         ("INFO 05-12 02:45:56 [backends.py:118] Directly load the compiled graph(s) for shape None from the cache, "
          "took 8.559 s", {"compile_cache_load_s": 8.559}),
         ("(EngineCore_DP0 pid=943603) INFO 09-30 18:37:00 [backends.py:161] Directly load the compiled graph(s) for "
          "dynamic shape from the cache, took 1.270 s", {"compile_cache_load_s": 1.27}),
         ("Directly load the compiled graph(s) for compile range (1, 1024) from the cache, took 2.143 s",
-         {"compile_cache_load_s": 2.143}),
-    ]),
+         {"compile_cache_load_s": 2.143})]),
     _p("init_engine/all", "metric", "init_engine_s", "init engine (profile, create kv cache, warmup model) took ",
        r"init engine \(profile, create kv cache, warmup model\) took (?P<init_engine_s>" + _NUM + r") s(?:econds)?"
        r"(?: \(compilation: (?P<init_engine_compile_s>" + _NUM + r") s"
-       r"(?: \S+ language_model: (?P<language_model_s>" + _NUM + r") s, encoder: (?P<encoder_s>" + _NUM + r") s)?)?",
-       "s", [
+       r"(?: \S+ language_model: (?P<language_model_s>" + _NUM + r") s, encoder: (?P<encoder_s>" + _NUM + r") s)?)?", [
         ("(EngineCore_DP0 pid=270) INFO 11-20 09:12:33 [core.py:218] init engine (profile, create kv cache, warmup "
          "model) took 53.87 seconds", {"init_engine_s": 53.87}),
         ("(EngineCore pid=270) INFO 11-20 09:12:33 [core.py:412] init engine (profile, create kv cache, warmup model) "
@@ -971,91 +796,83 @@ CATALOGUE: tuple[Pattern, ...] = (
          {"init_engine_s": 41.13, "init_engine_compile_s": 3.98}),
         ("(EngineCore pid=270) INFO 11-20 09:12:33 [core.py:395] init engine (profile, create kv cache, warmup model) "
          "took 61.02 s (compilation: 40.11 s \u2014 language_model: 35.61 s, encoder: 4.50 s)",
-         {"init_engine_s": 61.02, "init_engine_compile_s": 40.11}),
-    ]),
+         {"init_engine_s": 61.02, "init_engine_compile_s": 40.11})]),
     _p("autofit_max_model_len/v0.32", "metric", "autofit_max_model_len", "Auto-fit max_model_len: ",
        r"Auto-fit max_model_len: (?:reduced from (?P<from_len>\d+) to (?P<autofit_max_model_len>\d+)"
-       r"|full model context length (?P<full_len>\d+) fits)", "tokens", [
+       r"|full model context length (?P<full_len>\d+) fits)", [
         ("(EngineCore pid=270) INFO 11-20 09:12:33 [kv_cache_planning.py:1404] Auto-fit max_model_len: reduced from "
-         "131072 to 98304 to fit in available KV cache memory (37.5 GiB)", {"autofit_max_model_len": 98304}),
-    ]),
+         "131072 to 98304 to fit in available KV cache memory (37.5 GiB)", {"autofit_max_model_len": 98304})]),
     # --- hybrid (mamba / GDN) models: page geometry the KV pool is built on --------------------
     _p("attn_block_size/mamba", "metric", "attn_block_size", "Setting attention block size to ",
-       r"Setting attention block size to (?P<attn_block_size>\d+) tokens", "tokens", [
+       r"Setting attention block size to (?P<attn_block_size>\d+) tokens", [
         ("(APIServer pid=1) INFO 11-20 09:12:33 [config.py:281] Setting attention block size to 1056 tokens to ensure "
          "that attention page size is >= mamba page size.", {"attn_block_size": 1056}),
-        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [interface.py:924] Setting attention block size to 32 tokens so the "
-         "quantized primary KV page covers the higher-precision padded-spec page.", {"attn_block_size": 32}),
-    ]),
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [interface.py:924] Setting attention block size to 32 tokens so "
+         "the quantized primary KV page covers the higher-precision padded-spec page.", {"attn_block_size": 32})]),
     _p("mamba_page_padding_pct/mamba", "metric", "mamba_page_padding_pct", "Padding mamba page size by ",
-       r"Padding mamba page size by (?P<mamba_page_padding_pct>" + _NUM + r")%", "%", [
-        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [interface.py:1132] Padding mamba page size by 1.56% to ensure that "
-         "mamba page size and attention page size are exactly equal.", {"mamba_page_padding_pct": 1.56}),
+       r"Padding mamba page size by (?P<mamba_page_padding_pct>" + _NUM + r")%", [
+        ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [interface.py:1132] Padding mamba page size by 1.56% to ensure "
+         "that mamba page size and attention page size are exactly equal.", {"mamba_page_padding_pct": 1.56}),
         ("Padding mamba page size by 0.13% to ensure that mamba page size and attention page size are exactly equal.",
-         {"mamba_page_padding_pct": 0.13}),
-    ]),
+         {"mamba_page_padding_pct": 0.13})]),
     # --- boot identity -------------------------------------------------------------------------
     _p("vllm_version/api-server", "boot", "vllm_version", "vLLM API server version ",
-       r"vLLM API server version (?P<vllm_version>\S+)", None, [
+       r"vLLM API server version (?P<vllm_version>\S+)", [
         ("(APIServer pid=1) INFO 11-20 09:12:33 [api_server.py:1839] vLLM API server version 0.11.0",
          {"vllm_version": "0.11.0"}),
         ("INFO 04-28 16:55:20 api_server.py:440] vLLM API server version 0.5.5", {"vllm_version": "0.5.5"}),
         ("(APIServer pid=1) INFO 01-19 22:25:58 [api_server.py:1351] vLLM API server version 0.13.0+faa43dbf.nv26.01",
-         {"vllm_version": "0.13.0+faa43dbf.nv26.01"}),
-    ]),
+         {"vllm_version": "0.13.0+faa43dbf.nv26.01"})]),
     _p("vllm_version/server-serving", "boot", "vllm_version", "vLLM server version ",
-       r"vLLM server version (?P<vllm_version>[^\s,]+), serving model (?P<model>\S+)", None, [
-        ("(APIServer pid=1) INFO 11-20 09:12:33 [startup.py:18] vLLM server version 0.33.0, serving model Qwen/Qwen3-8B",
-         {"vllm_version": "0.33.0", "model": "Qwen/Qwen3-8B"}),
-    ]),
-    _p("vllm_version/logo", "boot", "vllm_version", "\u2588  version ",
-       r"\u2588\s+version\s+(?P<vllm_version>\S+)", None, [
+       r"vLLM server version (?P<vllm_version>[^\s,]+), serving model (?P<model>\S+)", [
+        ("(APIServer pid=1) INFO 11-20 09:12:33 [startup.py:18] vLLM server version 0.33.0, serving model "
+         "Qwen/Qwen3-8B", {"vllm_version": "0.33.0", "model": "Qwen/Qwen3-8B"})]),
+    _p("vllm_version/logo", "boot", "vllm_version", "\u2588  version ", r"\u2588\s+version\s+(?P<vllm_version>\S+)", [
         ("(APIServer pid=1) INFO 11-20 09:12:33 [api_utils.py:340]  \u2584\u2584 \u2584\u2588 \u2588     \u2588     "
-         "\u2588 \u2580\u2584\u2580 \u2588  version 0.25.0", {"vllm_version": "0.25.0"}),
-    ]),
-    _p("model/logo", "boot", "model", "\u2588  model ", r"\u2588\s+model\s+(?P<model>\S+)", None, [
+         "\u2588 \u2580\u2584\u2580 \u2588  version 0.25.0", {"vllm_version": "0.25.0"})]),
+    _p("model/logo", "boot", "model", "\u2588  model ", r"\u2588\s+model\s+(?P<model>\S+)", [
         ("(APIServer pid=1) INFO 11-20 09:12:33 [api_utils.py:340]   \u2588\u2584\u2588\u2580 \u2588     \u2588     "
-         "\u2588     \u2588  model   Qwen/Qwen3-8B", {"model": "Qwen/Qwen3-8B"}),
-    ]),
-    _p("engine/attention-backend", "boot", "engine", "backend on V",
-       r"backend on (?P<engine>V[01]) engine\b", None, [
+         "\u2588     \u2588  model   Qwen/Qwen3-8B", {"model": "Qwen/Qwen3-8B"})]),
+    _p("engine/attention-backend", "boot", "engine", "backend on V", r"backend on (?P<engine>V[01]) engine\b", [
         ("INFO 05-12 02:45:32 [cuda.py:221] Using Flash Attention backend on V1 engine.", {"engine": "v1"}),
-        ("INFO 11-20 09:12:33 [rocm.py:201] Using Triton Attention backend on V1 engine.", {"engine": "v1"}),
-    ]),
+        ("INFO 11-20 09:12:33 [rocm.py:201] Using Triton Attention backend on V1 engine.", {"engine": "v1"})]),
     _p("config/engine-config", "config", "config", "LLM engine",
-       r"Initializing an? (?:(?P<eng>V[01]) )?LLM engine(?: \(v(?P<vllm_version>[^)\s]*)\))? with config: ", None, [
+       r"Initializing an? (?:(?P<eng>V[01]) )?LLM engine(?: \(v(?P<vllm_version>[^)\s]*)\))? with config: ", [
         ("INFO 04-28 16:55:20 llm_engine.py:184] Initializing an LLM engine (v0.5.5) with config: "
-         "model='mistralai/Mistral-7B-Instruct-v0.3', speculative_config=None, tokenizer='mistralai/Mistral-7B-"
-         "Instruct-v0.3', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, rope_scaling=None, "
-         "rope_theta=None, tokenizer_revision=None, trust_remote_code=False, dtype=torch.bfloat16, max_seq_len=8192, "
-         "download_dir=None, load_format=LoadFormat.AUTO, tensor_parallel_size=1, pipeline_parallel_size=1, "
-         "disable_custom_all_reduce=False, quantization=None, enforce_eager=False, kv_cache_dtype=auto, "
-         "quantization_param_path=None, device_config=cuda, decoding_config=DecodingConfig(guided_decoding_backend="
-         "'outlines'), observability_config=ObservabilityConfig(otlp_traces_endpoint=None, collect_model_forward_time="
-         "False, collect_model_execute_time=False), seed=0, served_model_name=mistralai/Mistral-7B-Instruct-v0.3, "
+         "model='mistralai/Mistral-7B-Instruct-v0.3', speculative_config=None, "
+         "tokenizer='mistralai/Mistral-7B-Instruct-v0.3', skip_tokenizer_init=False, tokenizer_mode=auto, "
+         "revision=None, rope_scaling=None, rope_theta=None, tokenizer_revision=None, trust_remote_code=False, "
+         "dtype=torch.bfloat16, max_seq_len=8192, download_dir=None, load_format=LoadFormat.AUTO, "
+         "tensor_parallel_size=1, pipeline_parallel_size=1, disable_custom_all_reduce=False, quantization=None, "
+         "enforce_eager=False, kv_cache_dtype=auto, quantization_param_path=None, device_config=cuda, "
+         "decoding_config=DecodingConfig(guided_decoding_backend='outlines'), "
+         "observability_config=ObservabilityConfig(otlp_traces_endpoint=None, collect_model_forward_time=False, "
+         "collect_model_execute_time=False), seed=0, served_model_name=mistralai/Mistral-7B-Instruct-v0.3, "
          "use_v2_block_manager=False, enable_prefix_caching=False)",
          {"vllm_version": "0.5.5", "engine": "v0", "model": "mistralai/Mistral-7B-Instruct-v0.3",
           "max_model_len": "8192", "tensor_parallel_size": "1", "enable_prefix_caching": "False",
           "load_format": "LoadFormat.AUTO", "decoding_config": "DecodingConfig(guided_decoding_backend='outlines')"}),
         ("INFO 11-20 09:12:33 llm_engine.py:237] Initializing an LLM engine (v0.6.3) with config: "
-         "model='meta-llama/Llama-3.1-8B-Instruct', speculative_config=None, tokenizer='meta-llama/Llama-3.1-8B-"
-         "Instruct', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, override_neuron_config=None, "
-         "rope_scaling=None, rope_theta=None, tokenizer_revision=None, trust_remote_code=False, dtype=torch.bfloat16, "
-         "max_seq_len=8192, download_dir=None, load_format=LoadFormat.AUTO, tensor_parallel_size=1, "
-         "pipeline_parallel_size=1, disable_custom_all_reduce=False, quantization=None, enforce_eager=False, "
-         "kv_cache_dtype=auto, quantization_param_path=None, device_config=cuda, decoding_config=DecodingConfig("
-         "guided_decoding_backend='outlines'), observability_config=ObservabilityConfig(otlp_traces_endpoint=None, "
-         "collect_model_forward_time=False, collect_model_execute_time=False), seed=0, served_model_name=meta-llama/"
-         "Llama-3.1-8B-Instruct, use_v2_block_manager=True, num_scheduler_steps=1, chunked_prefill_enabled=False "
+         "model='meta-llama/Llama-3.1-8B-Instruct', speculative_config=None, "
+         "tokenizer='meta-llama/Llama-3.1-8B-Instruct', skip_tokenizer_init=False, tokenizer_mode=auto, "
+         "revision=None, override_neuron_config=None, rope_scaling=None, rope_theta=None, tokenizer_revision=None, "
+         "trust_remote_code=False, dtype=torch.bfloat16, max_seq_len=8192, download_dir=None, "
+         "load_format=LoadFormat.AUTO, tensor_parallel_size=1, pipeline_parallel_size=1, "
+         "disable_custom_all_reduce=False, quantization=None, enforce_eager=False, kv_cache_dtype=auto, "
+         "quantization_param_path=None, device_config=cuda, "
+         "decoding_config=DecodingConfig(guided_decoding_backend='outlines'), "
+         "observability_config=ObservabilityConfig(otlp_traces_endpoint=None, collect_model_forward_time=False, "
+         "collect_model_execute_time=False), seed=0, served_model_name=meta-llama/Llama-3.1-8B-Instruct, "
+         "use_v2_block_manager=True, num_scheduler_steps=1, chunked_prefill_enabled=False "
          "multi_step_stream_outputs=True, enable_prefix_caching=False, use_async_output_proc=True, "
          "use_cached_outputs=True, mm_processor_kwargs=None)",
          {"vllm_version": "0.6.3", "engine": "v0", "chunked_prefill_enabled": "False",
           "multi_step_stream_outputs": "True", "mm_processor_kwargs": "None"}),
         ("INFO 11-20 09:12:33 llm_engine.py:234] Initializing a V0 LLM engine (v0.7.3) with config: "
          "model='Qwen/Qwen2.5-7B-Instruct', speculative_config=None, tokenizer='Qwen/Qwen2.5-7B-Instruct', "
-         "max_seq_len=32768, kv_cache_dtype=auto,  device_config=cuda, compilation_config={\"splitting_ops\":[],"
-         "\"compile_sizes\":[],\"cudagraph_capture_sizes\":[256,248,8,4,2,1],\"max_capture_size\":256}, "
-         "use_cached_outputs=True, ",
+         "max_seq_len=32768, kv_cache_dtype=auto,  device_config=cuda, "
+         "compilation_config={\"splitting_ops\":[],\"compile_sizes\":[],\"cudagraph_capture_sizes\":[256,248,8,4,2,1],"
+         "\"max_capture_size\":256}, use_cached_outputs=True, ",
          {"vllm_version": "0.7.3", "engine": "v0", "model": "Qwen/Qwen2.5-7B-Instruct", "max_model_len": "32768",
           "device_config": "cuda", "use_cached_outputs": "True",
           "compilation_config": "{\"splitting_ops\":[],\"compile_sizes\":[],\"cudagraph_capture_sizes\":"
@@ -1063,33 +880,35 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(EngineCore_DP0 pid=299338) INFO 11-01 15:51:35 [core.py:94] Initializing a V1 LLM engine "
          "(v0.11.1rc3.dev29+g3fa2c1218) with config: model='rednote-hilab/dots.ocr', speculative_config=None, "
          "tokenizer='rednote-hilab/dots.ocr', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, "
-         "tokenizer_revision=None, trust_remote_code=True, dtype=torch.bfloat16, max_seq_len=131072, download_dir=None, "
-         "load_format=auto, tensor_parallel_size=1, pipeline_parallel_size=1, data_parallel_size=1, "
-         "disable_custom_all_reduce=False, quantization=None, enforce_eager=False, kv_cache_dtype=auto, "
-         "device_config=cuda, structured_outputs_config=StructuredOutputsConfig(backend='auto', disable_fallback="
-         "False, disable_any_whitespace=False, disable_additional_properties=False, reasoning_parser='', "
-         "enable_in_reasoning=False), observability_config=ObservabilityConfig(show_hidden_metrics_for_version=None, "
-         "otlp_traces_endpoint=None, collect_detailed_traces=None), seed=0, served_model_name=rednote-hilab/dots.ocr, "
+         "tokenizer_revision=None, trust_remote_code=True, dtype=torch.bfloat16, max_seq_len=131072, "
+         "download_dir=None, load_format=auto, tensor_parallel_size=1, pipeline_parallel_size=1, "
+         "data_parallel_size=1, disable_custom_all_reduce=False, quantization=None, enforce_eager=False, "
+         "kv_cache_dtype=auto, device_config=cuda, structured_outputs_config=StructuredOutputsConfig(backend='auto', "
+         "disable_fallback=False, disable_any_whitespace=False, disable_additional_properties=False, "
+         "reasoning_parser='', enable_in_reasoning=False), "
+         "observability_config=ObservabilityConfig(show_hidden_metrics_for_version=None, otlp_traces_endpoint=None, "
+         "collect_detailed_traces=None), seed=0, served_model_name=rednote-hilab/dots.ocr, "
          "enable_prefix_caching=True, chunked_prefill_enabled=True, pooler_config=None, compilation_config={'level': "
-         "None, 'mode': 3, 'custom_ops': ['none'], 'inductor_compile_config': {'enable_auto_functionalized_v2': False, "
-         "'combo_kernels': True}, 'cudagraph_mode': <CUDAGraphMode.FULL_AND_PIECEWISE: (2, 1)>, 'use_cudagraph': "
-         "True, 'cudagraph_capture_sizes': [16, 8, 4, 2, 1], 'pass_config': {}, 'max_capture_size': 16, "
-         "'local_cache_dir': None}",
+         "None, 'mode': 3, 'custom_ops': ['none'], 'inductor_compile_config': {'enable_auto_functionalized_v2': "
+         "False, 'combo_kernels': True}, 'cudagraph_mode': <CUDAGraphMode.FULL_AND_PIECEWISE: (2, 1)>, "
+         "'use_cudagraph': True, 'cudagraph_capture_sizes': [16, 8, 4, 2, 1], 'pass_config': {}, 'max_capture_size': "
+         "16, 'local_cache_dir': None}",
          {"vllm_version": "0.11.1rc3.dev29+g3fa2c1218", "engine": "v1", "model": "rednote-hilab/dots.ocr",
           "max_model_len": "131072", "enable_prefix_caching": "True", "enforce_eager": "False",
           "served_model_name": "rednote-hilab/dots.ocr", "pooler_config": "None",
           "structured_outputs_config": "StructuredOutputsConfig(backend='auto', disable_fallback=False, "
                                        "disable_any_whitespace=False, disable_additional_properties=False, "
                                        "reasoning_parser='', enable_in_reasoning=False)"}),
-        ("INFO 11-20 09:12:33 core.py:45] Initializing an LLM engine (v0.7.0) with config: model='Qwen/Qwen2.5-7B-"
-         "Instruct', speculative_config=None, max_seq_len=32768, kv_cache_dtype=auto,  device_config=cuda, "
-         "compilation_config={\"level\":3,\"max_capture_size\":512}",
+        ("INFO 11-20 09:12:33 core.py:45] Initializing an LLM engine (v0.7.0) with config: "
+         "model='Qwen/Qwen2.5-7B-Instruct', speculative_config=None, max_seq_len=32768, kv_cache_dtype=auto,  "
+         "device_config=cuda, compilation_config={\"level\":3,\"max_capture_size\":512}",
          {"vllm_version": "0.7.0", "engine": "v1", "max_model_len": "32768"}),
     ], post=_engine_config_post),
-    _p("config/non-default-args", "config", "config", "non-default args: {", r"non-default args: \{", None, [
-        ("(APIServer pid=85301) INFO 09-26 05:49:46 [utils.py:328] non-default args: {'model_tag': '/root/autodl-tmp/"
-         "models/qwen/Qwen2.5-3B', 'host': '0.0.0.0', 'port': 8001, 'model': '/root/autodl-tmp/models/qwen/Qwen2.5-3B', "
-         "'trust_remote_code': True, 'dtype': 'float16', 'max_model_len': 4096, 'max_num_seqs': 1}",
+    _p("config/non-default-args", "config", "config", "non-default args: {", r"non-default args: \{", [
+        ("(APIServer pid=85301) INFO 09-26 05:49:46 [utils.py:328] non-default args: {'model_tag': "
+         "'/root/autodl-tmp/models/qwen/Qwen2.5-3B', 'host': '0.0.0.0', 'port': 8001, 'model': "
+         "'/root/autodl-tmp/models/qwen/Qwen2.5-3B', 'trust_remote_code': True, 'dtype': 'float16', 'max_model_len': "
+         "4096, 'max_num_seqs': 1}",
          {"model": "/root/autodl-tmp/models/qwen/Qwen2.5-3B", "port": "8001", "trust_remote_code": "True",
           "dtype": "float16", "max_model_len": "4096", "max_num_seqs": "1"}),
         ("(APIServer pid=1) INFO 11-20 09:12:33 [utils.py:278] non-default args: {'model_tag': 'Qwen/Qwen3-8B', "
@@ -1097,14 +916,14 @@ CATALOGUE: tuple[Pattern, ...] = (
          {"model": "Qwen/Qwen3-8B", "tensor_parallel_size": "2", "enable_prefix_caching": "True"}),
         ("(APIServer pid=1) INFO 10-02 09:53:01 [utils.py:278] non-default args: {'model_tag': '/models/q', "
          "'expert_precise_memory': True, 'kv_cache_dtype': 'fp8', 'served_model_name': ['frank-primary'], "
-         "'default_chat_template_kwargs': {'enable_thinking': True, 'preserve_thinking': True}, "
-         "'speculative_config': {'method': 'mtp', 'num_speculative_tokens': 3}}",
+         "'default_chat_template_kwargs': {'enable_thinking': True, 'preserve_thinking': True}, 'speculative_config': "
+         "{'method': 'mtp', 'num_speculative_tokens': 3}}",
          {"model": "/models/q", "expert_precise_memory": "True", "kv_cache_dtype": "fp8",
           "served_model_name": "['frank-primary']",
           "default_chat_template_kwargs": "{'enable_thinking': True, 'preserve_thinking': True}",
           "speculative_config": "{'method': 'mtp', 'num_speculative_tokens': 3}"}),
     ], post=_args_post("non_default_args")),
-    _p("config/namespace", "config", "config", "args: Namespace(", r"args: Namespace\(", None, [
+    _p("config/namespace", "config", "config", "args: Namespace(", r"args: Namespace\(", [
         ("INFO 04-28 16:55:17 api_server.py:440] args: Namespace(model_tag='mistralai/Mistral-7B-Instruct-v0.3', "
          "host='0.0.0.0', port=8000, uvicorn_log_level='info', allow_credentials=False, allowed_origins=['*'], "
          "allowed_methods=['*'], model='mistralai/Mistral-7B-Instruct-v0.3', tensor_parallel_size=1, "
@@ -1115,15 +934,15 @@ CATALOGUE: tuple[Pattern, ...] = (
           "dispatch_function": "<function serve at 0x7f1c>"}),
     ], post=_args_post("namespace")),
     _p("config/chunked-prefill", "config", "config", "Chunked prefill is enabled with max_num_batched_tokens=",
-       r"Chunked prefill is enabled with max_num_batched_tokens=(?P<max_num_batched_tokens>\d+)", None, [
+       r"Chunked prefill is enabled with max_num_batched_tokens=(?P<max_num_batched_tokens>\d+)", [
         ("INFO 11-18 17:10:51 config.py:1136] Chunked prefill is enabled with max_num_batched_tokens=512.",
          {"max_num_batched_tokens": "512"}),
     ], post=_chunked_post),
     # --- periodic statistics -------------------------------------------------------------------
-    _p("stats/throughput", "stat", "stats", STATS_LITERAL, r"Avg prompt throughput: ", None, [
+    _p("stats/throughput", "stat", "stats", STATS_LITERAL, r"Avg prompt throughput: ", [
         ("INFO 04-28 16:56:08 metrics.py:351] Avg prompt throughput: 93.5 tokens/s, Avg generation throughput: 0.1 "
-         "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.5%, CPU KV cache "
-         "usage: 0.0%.",
+         "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.5%, CPU KV cache usage: "
+         "0.0%.",
          {"prompt_throughput_tps": 93.5, "generation_throughput_tps": 0.1, "running_reqs": 1, "swapped_reqs": 0,
           "waiting_reqs": 0, "kv_cache_usage_pct": 0.5, "cpu_kv_cache_usage_pct": 0.0}),
         ("INFO 11-20 09:12:33 loggers.py:72] Avg prompt throughput: 512.3 tokens/s, Avg generation throughput: 88.0 "
@@ -1145,15 +964,16 @@ CATALOGUE: tuple[Pattern, ...] = (
          "Avg generation throughput: 88.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, CPU KV cache usage: 3.1%",
          {"kv_cache_usage_pct": 3.1}),
     ], post=_stats_entry_post),
-    _p("stats/v0.7.0-running", "stat", "stats", "Running: ", r"Running: \d+ reqs, Waiting: \d+ reqs", None, [
-        ("INFO 11-20 09:12:33 loggers.py:34] Running: 4 reqs, Waiting: 0 reqs ", {"running_reqs": 4, "waiting_reqs": 0}),
+    _p("stats/v0.7.0-running", "stat", "stats", "Running: ", r"Running: \d+ reqs, Waiting: \d+ reqs", [
+        ("INFO 11-20 09:12:33 loggers.py:34] Running: 4 reqs, Waiting: 0 reqs ",
+         {"running_reqs": 4, "waiting_reqs": 0}),
     ], post=_bare_running_post),
     _p("stats/v0-prefix-cache", "stat", "stats", "Prefix cache hit rate: GPU: ",
-       r"Prefix cache hit rate: GPU: (?P<gpu>" + _NUM + r"|nan)%, CPU: (?P<cpu>" + _NUM + r"|nan)%", None, [
+       r"Prefix cache hit rate: GPU: (?P<gpu>" + _NUM + r"|nan)%, CPU: (?P<cpu>" + _NUM + r"|nan)%", [
         ("INFO 11-20 09:12:33 metrics.py:361] Prefix cache hit rate: GPU: 45.12%, CPU: 0.00%",
          {"prefix_cache_hit_rate_pct": 45.12}),
     ], post=_stats_post),
-    _p("stats/spec-v1", "stat", "stats", "SpecDecoding metrics: ", r"SpecDecoding metrics: ", None, [
+    _p("stats/spec-v1", "stat", "stats", "SpecDecoding metrics: ", r"SpecDecoding metrics: ", [
         ("INFO 11-20 09:12:33 [metrics.py:53] SpecDecoding metrics: Draft acceptance rate: 65.1%, Accepted: 1302 "
          "tokens, Drafted: 2000 tokens", {"spec_acceptance_rate_pct": 65.1}),
         ("INFO 11-20 09:12:33 [metrics.py:87] SpecDecoding metrics: Draft acceptance rate: 65.1%, Mean acceptance "
@@ -1161,21 +981,20 @@ CATALOGUE: tuple[Pattern, ...] = (
          {"spec_acceptance_rate_pct": 65.1, "spec_mean_acceptance_length": 3.26}),
         ("(APIServer pid=1) INFO 11-20 09:12:33 [metrics.py:120] SpecDecoding metrics: Mean acceptance length: 3.60, "
          "Accepted throughput: 130.20 tokens/s, Drafted throughput: 200.00 tokens/s, Accepted: 1302 tokens, Drafted: "
-         "2000 tokens, Per-position acceptance rate: 0.812, 0.667, 0.523, 0.402, 0.301, Avg Draft acceptance rate: 65.1%",
-         {"spec_acceptance_rate_pct": 65.1, "spec_mean_acceptance_length": 3.6, "spec_accepted_tokens": 1302}),
+         "2000 tokens, Per-position acceptance rate: 0.812, 0.667, 0.523, 0.402, 0.301, Avg Draft acceptance rate: "
+         "65.1%", {"spec_acceptance_rate_pct": 65.1, "spec_mean_acceptance_length": 3.6, "spec_accepted_tokens": 1302}),
         ("(APIServer pid=1) INFO 11-20 09:12:33 [metrics.py:120] SpecDecoding metrics: Mean acceptance length: nan, "
          "Accepted throughput: 0.00 tokens/s, Drafted throughput: 0.00 tokens/s, Accepted: 0 tokens, Drafted: 0 "
-         "tokens, Per-position acceptance rate: , Avg Draft acceptance rate: nan%",
-         {"spec_drafted_tokens": 0}),
+         "tokens, Per-position acceptance rate: , Avg Draft acceptance rate: nan%", {"spec_drafted_tokens": 0}),
     ], post=_spec_post),
-    _p("stats/spec-v0", "stat", "stats", "Speculative metrics: ", r"Speculative metrics: ", None, [
+    _p("stats/spec-v0", "stat", "stats", "Speculative metrics: ", r"Speculative metrics: ", [
         ("INFO 11-20 09:12:33 metrics.py:380] Speculative metrics: Draft acceptance rate: 0.651, System efficiency: "
          "0.542, Number of speculative tokens: 5, Number of accepted tokens: 1302, Number of draft tokens: 2000, "
          "Number of emitted tokens: 1626.", {"spec_acceptance_rate_pct": 65.1, "spec_system_efficiency_pct": 54.2}),
     ], post=_spec_post),
     # --- events --------------------------------------------------------------------------------
     _p("gdn_hip_fault/fork", "event", "gdn_hip_fault", "[gdn_hip] ERROR ",
-       r"\[gdn_hip\] ERROR (?P<kernel>\w+): state out of ssm-cache range", None, [
+       r"\[gdn_hip\] ERROR (?P<kernel>\w+): state out of ssm-cache range", [
         ("[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite values (slot=42 head=3 "
          "limit=3.40282e+38) fault #1", {"slot": 42, "head": 3, "fault_no": 1, "limit": 3.40282e38}),
         ("[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite values (slot=42 head=8 "
@@ -1185,48 +1004,46 @@ CATALOGUE: tuple[Pattern, ...] = (
          "limit=3.40282e+38) fault #1-23", {"head": 3, "fault_no": 1, "fault_last": 23, "faults": 23}),
     ], post=_gdn_fault_post),
     _p("gdn_hip_fault_cap/fork", "event", "gdn_hip_fault_cap", "[gdn_hip] ERROR: state fault report limit",
-       r"\[gdn_hip\] ERROR: state fault report limit \((?P<limit>\d+)\) reached", None, [
+       r"\[gdn_hip\] ERROR: state fault report limit \((?P<limit>\d+)\) reached", [
         ("[gdn_hip] ERROR: state fault report limit (32) reached; further faults are counted silently",
-         {"limit": 32}),
-    ]),
-    _p("warning/offload-exceeds-memavailable", "event", "warning", "exceeds MemAvailable",
-       r"exceeds MemAvailable", None, [
+         {"limit": 32})]),
+    _p("warning/offload-exceeds-memavailable", "event", "warning", "exceeds MemAvailable", r"exceeds MemAvailable", [
         ("expert-offload-mem \u2026 exceeds MemAvailable at plan time", {"what": "offload_exceeds_memavailable"}),
     ], post=_message_post("offload_exceeds_memavailable")),
     # ("Default vLLM sampling parameters … `generation_config.json`: `{…}`" is the newer wording, in
     # the seeds' v0.22 fork and real v0.16+ logs)
     _p("warning/generation-config-override", "event", "warning", "sampling parameters have been overridden",
        r"Default (?:vLLM )?sampling parameters have been overridden by the model's "
-       r"(?:(?:Hugging Face )?generation config|`generation_config\.json`)", None, [
+       r"(?:(?:Hugging Face )?generation config|`generation_config\.json`)", [
         ("WARNING 07-09 14:35:48 [config.py:1177] Default sampling parameters have been overridden by the model's "
-         "Hugging Face generation config recommended from the model creator. If this is not intended, please "
-         "relaunch vLLM instance with `--generation-config vllm`.", {"what": "generation_config_override"}),
+         "Hugging Face generation config recommended from the model creator. If this is not intended, please relaunch "
+         "vLLM instance with `--generation-config vllm`.", {"what": "generation_config_override"}),
         ("(APIServer pid=1) WARNING 10-05 09:20:37 [model.py:1517] Default vLLM sampling parameters have been "
-         "overridden by the model's `generation_config.json`: `{'temperature': 1.0, 'top_k': 20, 'top_p': 0.95}`. "
-         "If this is not intended, please relaunch vLLM instance with `--generation-config vllm`.",
+         "overridden by the model's `generation_config.json`: `{'temperature': 1.0, 'top_k': 20, 'top_p': 0.95}`. If "
+         "this is not intended, please relaunch vLLM instance with `--generation-config vllm`.",
          {"what": "generation_config_override"}),
     ], post=_message_post("generation_config_override")),
     _p("warning/free-memory-grew", "event", "warning", "Free memory grew by ",
        r"Free memory grew by (?P<grew_gib>" + _NUM + r") GiB during profiling \(initial (?P<initial_gib>" + _NUM
-       + r") GiB, current (?P<current_gib>" + _NUM + r") GiB\)", None, [
-        ("(Worker_TP0 pid=412) WARNING 11-20 09:12:33 [gpu_worker.py:146] Free memory grew by 0.5 GiB during profiling "
-         "(initial 190.2 GiB, current 190.7 GiB). Sizing the KV cache from the 12.3 GiB torch reserved instead of the "
-         "profiling difference.", {"what": "free_memory_grew_during_profiling", "grew_gib": 0.5, "initial_gib": 190.2}),
+       + r") GiB, current (?P<current_gib>" + _NUM + r") GiB\)", [
+        ("(Worker_TP0 pid=412) WARNING 11-20 09:12:33 [gpu_worker.py:146] Free memory grew by 0.5 GiB during "
+         "profiling (initial 190.2 GiB, current 190.7 GiB). Sizing the KV cache from the 12.3 GiB torch reserved "
+         "instead of the profiling difference.",
+         {"what": "free_memory_grew_during_profiling", "grew_gib": 0.5, "initial_gib": 190.2}),
     ], post=_message_post("free_memory_grew_during_profiling")),
     # systemd restarting the unit after a failed start (journalctl -u UNIT): feeds crash_loop
     _p("warning/systemd-restart", "event", "warning", "Scheduled restart job, restart counter is at ",
-       r"Scheduled restart job, restart counter is at (?P<restart_count>\d+)", None, [
+       r"Scheduled restart job, restart counter is at (?P<restart_count>\d+)", [
         ("frank-primary.service: Scheduled restart job, restart counter is at 3.",
          {"what": "systemd_restart", "restart_count": 3}),
     ], post=_message_post("systemd_restart")),
     _p("worker_died/v0", "event", "worker_died", " died, exit code: ",
-       r"Worker (?P<proc>\S+) pid (?P<pid>\d+) died, exit code: (?P<exit_code>-?\d+|None)", None, [
+       r"Worker (?P<proc>\S+) pid (?P<pid>\d+) died, exit code: (?P<exit_code>-?\d+|None)", [
         ("ERROR 11-20 09:12:33 [multiproc_worker_utils.py:116] Worker VllmWorkerProcess pid 413 died, exit code: -9",
          {"pid": 413, "exit_code": -9}),
     ], post=_worker_died_post),
     _p("worker_died/v1", "event", "worker_died", "Worker proc ",
-       r"Worker proc (?P<proc>\S+) died unexpectedly(?: \(exit code: (?P<exit_code>-?\d+|None)\))?, shutting down executor",
-       None, [
+       r"Worker proc (?P<proc>\S+) died unexpectedly(?: \(exit code: (?P<exit_code>-?\d+|None)\))?, shutting down executor", [
         ("(EngineCore pid=270) ERROR 11-20 09:12:33 [multiproc_executor.py:284] Worker proc VllmWorker-1 died "
          "unexpectedly, shutting down executor.", {"rank": 1, "proc": "VllmWorker-1"}),
         ("(EngineCore pid=211448) ERROR 07-17 15:09:29 [multiproc_executor.py:284] Worker proc VllmWorker-3 died "
@@ -1235,50 +1052,44 @@ CATALOGUE: tuple[Pattern, ...] = (
          "unexpectedly (exit code: -9), shutting down executor.", {"rank": 1, "exit_code": -9}),
     ], post=_worker_died_post),
     _p("worker_died/process-exit", "event", "worker_died", ") died with exit code ",
-       r"Process (?P<proc>\S*Worker\S*) \(PID: (?P<pid>\d+)\) died with exit code (?P<exit_code>-?\d+)", None, [
+       r"Process (?P<proc>\S*Worker\S*) \(PID: (?P<pid>\d+)\) died with exit code (?P<exit_code>-?\d+)", [
         ("(EngineCore pid=270) ERROR 11-20 09:12:33 [utils.py:720] Process VllmWorker-1 (PID: 413) died with exit "
          "code -9", {"rank": 1, "pid": 413, "exit_code": -9}),
     ], post=_worker_died_post),
     _p("worker_died/ray", "event", "worker_died", "RayWorkerProc rank=",
-       r"RayWorkerProc rank=(?P<rank>\d+) died unexpectedly", None, [
+       r"RayWorkerProc rank=(?P<rank>\d+) died unexpectedly", [
         ("(EngineCore pid=270) ERROR 11-20 09:12:33 [ray_executor_v2.py:522] RayWorkerProc rank=1 died unexpectedly, "
          "shutting down executor.", {"rank": 1}),
     ], post=_worker_died_post),
     # --- GPU hard faults (metrics.md gpu_fault): the driver's words, with or without an exception
     _p("gpu_fault/rocm", "event", "gpu_fault", "Memory access fault by GPU node-",
        r"Memory access fault by GPU node-(?P<node>\d+)(?: \(Agent handle: (?P<agent>[^)]*)\))? on address "
-       r"(?P<address>0x[0-9A-Fa-f]+|\(nil\))\.?(?:\s*Reason: (?P<reason>[^.]+))?", None, [
+       r"(?P<address>0x[0-9A-Fa-f]+|\(nil\))\.?(?:\s*Reason: (?P<reason>[^.]+))?", [
         ("Memory access fault by GPU node-1 (Agent handle: 0x55ac14d27600) on address 0x7f9587e00000. Reason: Page "
-         "not present or supervisor privilege.", {"node": 1, "address": "0x7f9587e00000",
-                                                  "reason": "Page not present or supervisor privilege"}),
+         "not present or supervisor privilege.",
+         {"node": 1, "address": "0x7f9587e00000", "reason": "Page not present or supervisor privilege"}),
         ("Memory access fault by GPU node-4 (Agent handle: 0x26ff9f00) on address 0x7edbdee00000. Reason: Unknown.",
          {"node": 4, "reason": "Unknown"}),
-        ("Memory access fault by GPU node-1 on address 0x556905b5a000.", {"node": 1, "address": "0x556905b5a000"}),
-    ]),
+        ("Memory access fault by GPU node-1 on address 0x556905b5a000.", {"node": 1, "address": "0x556905b5a000"})]),
     _p("gpu_fault/illegal-address", "event", "gpu_fault", "an illegal memory access was encountered",
-       r"(?P<reason>an illegal memory access was encountered)", None, [
+       r"(?P<reason>an illegal memory access was encountered)", [
         ("torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
          {"reason": "an illegal memory access was encountered"}),
         ("(Worker_TP1 pid=311) ERROR 11-20 09:12:33 [multiproc_executor.py:703] RuntimeError: CUDA error: an illegal "
-         "memory access was encountered", {"reason": "an illegal memory access was encountered"}),
-    ]),
+         "memory access was encountered", {"reason": "an illegal memory access was encountered"})]),
     _p("gpu_fault/launch-failure", "event", "gpu_fault", "unspecified launch failure",
-       r"(?P<reason>unspecified launch failure)", None, [
+       r"(?P<reason>unspecified launch failure)", [
         ("RuntimeError: HIP error: unspecified launch failure", {"reason": "unspecified launch failure"}),
-        ("RuntimeError: CUDA error: unspecified launch failure", {"reason": "unspecified launch failure"}),
-    ]),
-    _p("gpu_fault/nccl", "event", "gpu_fault", "unhandled cuda error", r"(?P<reason>unhandled cuda error)", None, [
+        ("RuntimeError: CUDA error: unspecified launch failure", {"reason": "unspecified launch failure"})]),
+    _p("gpu_fault/nccl", "event", "gpu_fault", "unhandled cuda error", r"(?P<reason>unhandled cuda error)", [
         ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, "
          "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5",
          {"reason": "unhandled cuda error"}),
         ("RuntimeError: NCCL Error 1: unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
-         {"reason": "unhandled cuda error"}),
-    ]),
+         {"reason": "unhandled cuda error"})]),
 )
 
 LITERALS: tuple[str, ...] = tuple(dict.fromkeys(p.literal for p in CATALOGUE))
-# Every figure a metric hit can carry (an entry's `name` plus the other figures on its line).
-METRIC_NAMES: tuple[str, ...] = tuple(UNITS)
 
 # literal -> its patterns, in catalogue order; each regex is compiled the first time a line holds
 # its literal (most reads need a fraction of them)
@@ -1289,9 +1100,7 @@ _RX: dict[str, Any] = {}
 
 
 def _compiled(p: Pattern) -> Any:
-    rx = _RX.get(p.id)
-    if rx is None:
-        rx = _RX[p.id] = re.compile(p.regex)
+    _RX[p.id] = rx = re.compile(p.regex)
     return rx
 
 
@@ -1311,21 +1120,12 @@ def _hits_from_groups(p: Pattern, m: Any) -> list[Hit]:
 _SEARCH: list = []  # the literals' scan.Search, made on the first match()
 
 
-def _literals_in(msg: str) -> list[int]:
-    """Indexes into _BY_LITERAL of the literals msg holds, ascending (one search of the line)."""
-    if not _SEARCH:
-        from bootlog.scan import Search
-
-        _SEARCH.append(Search([lit for lit, _ in _BY_LITERAL], every=True))
-    return _SEARCH[0].which(msg)
-
-
 def match(msg: str) -> list[Hit]:
     """Every hit on one line (message part or whole raw line), in catalogue order."""
     if "Received request " in msg:
         return []  # request logging echoes user prompts, which may quote anything
     # fresh Hits and dicts for each caller, so none can change what the cache holds (their
-    # values and details hold str/int/float only: tests/test_patterns_speed.py checks)
+    # values and details hold str/int/float only: tests/test_patterns_config.py checks)
     return [Hit(h.kind, h.name, dict(h.value) if type(h.value) is dict else h.value, h.unit, h.pattern,
                 dict(h.detail)) for h in _match_cached(msg)]
 
@@ -1337,20 +1137,22 @@ _MATCH_CACHE = 1024  # (1024 -> 2048 saves 5,000 of 45,733 misses there: not wor
 
 
 def _match(msg: str) -> tuple[Hit, ...]:
+    if not _SEARCH:
+        from bootlog.scan import Search
+
+        _SEARCH.append(Search([lit for lit, _ in _BY_LITERAL], every=True))
     hits: list[Hit] = []
-    for li in _literals_in(msg):
+    for li in _SEARCH[0].which(msg):  # the literals msg holds, ascending: one search of the line
         for p in _BY_LITERAL[li][1]:
             m = (_RX.get(p.id) or _compiled(p)).search(msg)
             if m is None:
                 continue
-            if p.post is not None:
-                got = p.post(m, msg)
-                if got:
-                    for h in got:
-                        h.pattern = p.id
-                    hits.extend(got)
-            else:
+            if p.post is None:
                 hits.extend(_hits_from_groups(p, m))
+            elif got := p.post(m, msg):
+                for h in got:
+                    h.pattern = p.id
+                hits.extend(got)
     return tuple(hits)
 
 
