@@ -221,6 +221,12 @@ class _Acc:
         self.tbs: dict[tuple, _Tb] = {}
         self.closed: dict[tuple, _Tb] = {}
         self.event_keys: set[tuple] = set()
+        # what the boot's events so far hold, kept up to date incrementally (_catch_up): a log of
+        # a million OOM lines must not rescan every earlier event for each one
+        self._scanned = 0
+        self._kinds: set[str] = set()
+        self._quotes: list[str] = []
+        self._gpu_faults: set[tuple] = set()
         self.engine_cfg_seen = False
         self.engine_cfg_by: tuple | None = None  # (process name, pid) that printed the engine config
         self.args_given: dict[str, str] = {}  # the non-default args line: what the operator passed
@@ -277,7 +283,7 @@ class _Acc:
         # a wrapper quoting the error ("RuntimeError: Worker failed with error 'HIP out of
         # memory...'") re-raises one already recorded: one fault, one event
         again = _WRAPPER.search(msg) is not None
-        kinds = {e.kind for e in self.boot.events} if again else ()
+        kinds = self._catch_up() if again else ()
         if _OOM.search(msg) and "oom" not in kinds and not self._quoted_oom(msg):
             self.add_event(Event("oom", v.lineno, rank, v.ts, msg, patterns.oom_detail(msg) or {}))
         if (_KV_INSUFFICIENT in msg or _KV_INSUFFICIENT_V0 in msg) and "kv_cache_insufficient" not in kinds:
@@ -320,8 +326,8 @@ class _Acc:
         """A GPU hard fault: one event per GPU and fault (a re-raise or a wrapper quoting it is the
         same one); the boot's root cause, or after "ready" its runtime death, even when no
         Python exception follows (ROCm aborts the process)."""
-        seen = [(e.rank, e.detail.get("node"), e.detail.get("address"), e.detail.get("reason"))
-                for e in self.boot.events if e.kind == "gpu_fault"]
+        self._catch_up()
+        seen = self._gpu_faults
         if seen and _WRAPPER.search(msg) or (v.rank, det.get("node"), det.get("address"), det.get("reason")) in seen:
             return
         msg = msg.strip()
@@ -341,12 +347,25 @@ class _Acc:
         return bool(b.metrics or b.samples or self.ready_line is not None or self.root or self.wrapper
                     or self.died or any(e.kind not in ("warning", "traceback") for e in b.events))
 
+    def _catch_up(self) -> set[str]:
+        """The kinds of the boot's events, the errors its oom events quote and its GPU faults,
+        each event read once."""
+        events = self.boot.events
+        for e in events[self._scanned:]:
+            self._kinds.add(e.kind)
+            if e.kind == "oom" and "(original error:" in e.message:
+                self._quotes.append(e.message.split("(original error:", 1)[1])
+            elif e.kind == "gpu_fault":
+                self._gpu_faults.add((e.rank, e.detail.get("node"), e.detail.get("address"), e.detail.get("reason")))
+        self._scanned = len(events)
+        return self._kinds
+
     def _quoted_oom(self, msg: str) -> bool:
         """The exception an earlier "Failed to load model - not enough GPU memory ... (original
         error: <it>)" line already quoted (and recorded as the oom event): the same fault."""
-        return any(e.kind == "oom" and "(original error:" in e.message
-                   and msg.split(": ", 1)[-1][:60] in e.message.split("(original error:", 1)[1]
-                   for e in self.boot.events)
+        self._catch_up()
+        head = msg.split(": ", 1)[-1][:60]
+        return any(head in q for q in self._quotes)
 
     def traceback(self, v: VLine, msg: str) -> bool:
         """Group traceback lines per printing stream (process tag, rank, level, file:line: the

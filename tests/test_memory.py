@@ -27,7 +27,7 @@ from bootlog.sources import open_source  # noqa: E402
 from bootlog.store import spill as spill_mod  # noqa: E402
 from bootlog.store.db import open_store  # noqa: E402
 from bootlog.store.reads import samples, show_boot  # noqa: E402
-from conftest import v1_start, v1_stats  # noqa: E402
+from conftest import FIXTURES, v1_start, v1_stats  # noqa: E402
 
 _WRAPPER = (
     "import json, resource, subprocess, sys\n"
@@ -303,3 +303,29 @@ def test_a_signal_mid_ingest_stores_nothing_and_leaves_no_file(tmp_path, signame
 
         with sqlite3.connect(db) as con:
             assert con.execute("select count(*) from boots").fetchone()[0] == 0
+
+
+def test_forty_thousand_distinct_oom_lines_parse_in_linear_time(tmp_path):
+    # each OOM line used to rescan every earlier event (quoted-error and GPU-fault checks):
+    # 40k of them took ~40 s; read once per event they take about as long as any 40k lines
+    import time
+
+    from bootlog.ingest import parse_source
+    from bootlog.sources import open_source
+
+    seed = (FIXTURES / "seed" / "01-shape-d-fp8-200704x3.log").read_text()
+
+    def log(n: int):
+        p = tmp_path / f"ooms-{n}.log"
+        p.write_text(seed + "".join(
+            f"2026-10-02T15:30:00.000000000Z (EngineCore_DP0 pid=130) ERROR 10-02 08:30:00 [core.py:720] "
+            f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {i}.00 MiB.\n" for i in range(n)))
+        return p
+
+    took = {}
+    for n in (5_000, 40_000):
+        t0 = time.perf_counter()
+        [boot] = parse_source(open_source(str(log(n))))
+        took[n] = time.perf_counter() - t0
+        assert sum(e.kind == "oom" for e in boot.events) == n
+    assert took[40_000] < 20 * took[5_000]  # linear: ~8x; quadratic was ~64x
