@@ -168,9 +168,12 @@ def _clean_value(v: str) -> str:
         if "\\" not in body and body.isprintable():
             return body
         import ast  # (rare: not imported by every start)
+        import warnings
 
         try:
-            out = ast.literal_eval(v)
+            with warnings.catch_warnings():  # "\c" in a Windows-ish path: an invalid escape, read as written
+                warnings.simplefilter("ignore")
+                out = ast.literal_eval(v)
             if isinstance(out, str):
                 return out
         except (ValueError, SyntaxError):
