@@ -182,7 +182,7 @@ def _crash_loops(store: Store, failed: list[dict]) -> dict[int, dict]:
                 configs[bid][key] = value
             # systemd's "Scheduled restart job, restart counter is at N" (a journal of the unit)
             for bid, detail in store.execute(f"SELECT boot_id, detail FROM events WHERE boot_id IN {_in(len(chunk))} "
-                                             "AND kind = 'warning' AND message LIKE '%restart counter is at%'", chunk):
+                                             "AND kind = 'warning' AND message LIKE ?", [*chunk, "%restart counter is at%"]):
                 n = (_json(detail) or {}).get("restart_count")
                 if isinstance(n, int):
                     restarts[bid] = max(n, restarts.get(bid, 0))
