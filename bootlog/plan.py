@@ -288,30 +288,17 @@ def _read_small(p: Path, what: str) -> str:
 # (unquoted or "double-quoted" text), ("lit", text) taken as is ('single-quoted' text, a
 # backslash-escaped character).
 _Segments = list[tuple[str, str]]
-_PLAIN_RUN = re.compile(r"[^ \t'\"\\]+")
-_DQ_RUN = re.compile(r'[^"\\]+')
+# a part of a word: 'single-quoted', "double-quoted", a backslash and its character, plain text
+_PART = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|([^ \t'"\\]+)""", re.S)
+# inside "…", a backslash escapes only $ ` " \ (as in sh)
+_DQ_PART = re.compile(r'\\([$`"\\])|(\\)|([^\\]+)', re.S)
+_UNCLOSED = {"'": "unterminated ' quote (a value spanning lines is not read)",
+             '"': 'unterminated " quote (a value spanning lines is not read)',
+             "\\": "a line ending in a backslash (continued lines are not read)"}
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")  # env files: shell forms
 _PLAN_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}()")  # plans: only ${NAME}, so a regex's $ is safe
-
-
-def _double_quoted(line: str, i: int, segs: _Segments) -> int:
-    """Append the segments of a "…" string starting after its quote at i; return the index
-    after the closing quote.  Inside, a backslash escapes only $ ` " \\ (as in sh)."""
-    n = len(line)
-    while True:
-        m = _DQ_RUN.match(line, i)
-        if m:
-            segs.append(("exp", m.group()))
-            i = m.end()
-        if i >= n:
-            raise ValueError('unterminated " quote (a value spanning lines is not read)')
-        if line[i] == '"':
-            return i + 1
-        escaped = i + 1 < n and line[i + 1] in '$`"\\'  # (line[i] is a backslash)
-        segs.append(("lit", line[i + 1] if escaped else "\\"))
-        i += 2 if escaped else 1
 
 
 def _shell_words(line: str) -> list[tuple[_Segments, bool]]:
@@ -328,24 +315,17 @@ def _shell_words(line: str) -> list[tuple[_Segments, bool]]:
         segs: _Segments = []
         quoted = False
         while i < n and line[i] not in " \t":
-            c = line[i]
-            if c == "'":
-                end = line.find("'", i + 1)
-                if end < 0:
-                    raise ValueError("unterminated ' quote (a value spanning lines is not read)")
-                segs.append(("lit", line[i + 1:end]))
-                quoted, i = True, end + 1
-            elif c == '"':
-                quoted, i = True, _double_quoted(line, i + 1, segs)
-            elif c == "\\":
-                if i + 1 >= n:
-                    raise ValueError("a line ending in a backslash (continued lines are not read)")
-                segs.append(("lit", line[i + 1]))
-                quoted, i = True, i + 2
+            m = _PART.match(line, i)
+            if not m:
+                raise ValueError(_UNCLOSED[line[i]])
+            single, double, escaped, plain = m.groups()
+            if double is not None:
+                segs += [("lit", e or b) if e or b else ("exp", t) for e, b, t in _DQ_PART.findall(double)]
+            elif plain is None:
+                segs.append(("lit", escaped if single is None else single))
             else:
-                m = _PLAIN_RUN.match(line, i)
-                segs.append(("exp", m.group()))
-                i = m.end()
+                segs.append(("exp", plain))
+            quoted, i = quoted or plain is None, m.end()
         words.append((segs, quoted))
 
 
