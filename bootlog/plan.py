@@ -143,10 +143,7 @@ _PATTERN_GIVE_UP = 3  # runaway lines after which a pattern is dropped for the r
 # microseconds a line, so 2 s is ~10^6 lines.
 _PATTERN_BUDGET_S = 2.0
 _PLAN_BUDGET_S = 10.0  # ... and all of a plan's patterns together (a plan of 500 slow ones)
-# The first try of a search is bounded by the regex module's own timeout, which counts CPU time:
-# cheap, but on a busy host a CPU second is several wall seconds, so a search that outlives
-# this slice is run again under a wall-clock alarm (_search).
-_CPU_SLICE_S = 0.01
+_CPU_SLICE_S = 0.01  # the first try of a search, on the regex module's CPU-time timeout (_search)
 _MAX_EXPANDED = 1 << 20  # characters ${...} may insert into one env file, and into one plan
 _CLOSE = 0.85  # difflib ratio from which an unknown name is taken as a typo of a known one
 _MAX_MESSAGE = 1000  # columns: a 1 MiB key or value must not make a 1 MiB error line
@@ -220,19 +217,15 @@ class Plan:
         return {p.name for p in self.patterns}
 
 
-def _one_line(msg: str) -> str:
-    # keys and values of a plan copied from elsewhere can hold control characters too
-    return cut(msg, _MAX_MESSAGE)
-
-
 def _warn(msg: str) -> None:
     # (library code, but the one place a loaded plan can speak before any boot is judged)
-    print(f"bootlog: warning: {_one_line(msg)}", file=sys.stderr)
+    print(f"bootlog: warning: {cut(msg, _MAX_MESSAGE)}", file=sys.stderr)
 
 
 def _file_error(what: str, p: Path, msg: str, **data: Any) -> PlanError:
+    # (one terminal-safe line: keys and values of a plan copied from elsewhere can hold control characters)
     at = f" line {data['line']}" if data.get("line") else ""
-    return PlanError(_one_line(f"{what} {p}{at}: {msg}"), path=str(p), **data)
+    return PlanError(cut(f"{what} {p}{at}: {msg}", _MAX_MESSAGE), path=str(p), **data)
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str | None:
@@ -640,10 +633,10 @@ def _sample(s: Any, text: str, name: str) -> tuple[str, float | None]:
     return line, want
 
 
-def compile_pattern(spec: dict, text: str = "", samples_clock: _Budget | None = None) -> UserPattern:
+def compile_pattern(spec: dict, text: str, clock: _Budget) -> UserPattern:
     """One [[pattern]] table -> UserPattern; its samples must match and give their values,
     within the pattern's per-search timeout each, its run budget together and what is left of
-    `samples_clock` (the time all samples of its plan may take)."""
+    `clock` (the time all samples of its plan may take)."""
     name = spec.get("name")
     if not isinstance(name, str) or not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
         raise _err(text, "[[pattern]]", f"[[pattern]] name {_what(name)}: lowercase_with_underscores",
@@ -671,7 +664,6 @@ def compile_pattern(spec: dict, text: str = "", samples_clock: _Budget | None = 
         raise err(": give at least one sample line")
     if not isinstance(samples, list):  # a bare string would be taken apart character by character
         raise err(f" samples: expected an array, got {_what(samples)}")
-    clock = samples_clock or _Budget(_PLAN_BUDGET_S)
     budget = min(_PATTERN_BUDGET_S, clock.left)
     too_slow = err(f": its samples took more than {budget:g} s to match" + (
         " (its budget for a whole run)" if budget == _PATTERN_BUDGET_S
@@ -726,7 +718,7 @@ def load_plan(path: str | Path) -> Plan:
             if no:
                 data_["line"] = no
                 msg = f"plan line {no}: {msg}"
-        raise PlanError(_one_line(f"{p.name}: {msg}"), path=str(p),
+        raise PlanError(cut(f"{p.name}: {msg}", _MAX_MESSAGE), path=str(p),
                         **{k: v for k, v in data_.items() if k != "path"}) from None
     for w in plan.warnings:
         _warn(f"{p.name}: {w}")
@@ -922,10 +914,9 @@ def _search_with_alarm(rx: Any, msg: str, seconds: float) -> Any:
 
 def _search(rx: Any, msg: str, limit: float) -> Any:
     """rx.search(msg), TimeoutError after `limit` seconds of wall time.  The regex module's own
-    timeout counts the whole process's CPU time (C clock()): on a busy host it runs several times
-    over in wall time, and other busy threads make it stop early.  Nearly every search ends in
-    microseconds, so the first try keeps that cheap timeout with a small slice; only a search that
-    outlives it is run again under a wall-clock alarm for what is left of `limit`."""
+    timeout counts the process's CPU time: several times over in wall time on a busy host.  Nearly
+    every search ends in microseconds, so only one that outlives a cheap first try on that timeout
+    (_CPU_SLICE_S) is run again under a wall-clock alarm for what is left of `limit`."""
     started = time.perf_counter()
     try:
         return rx.search(msg, timeout=min(limit, _CPU_SLICE_S))
