@@ -159,11 +159,12 @@ def _crash_loops(store: Store, failed: list[dict]) -> dict[int, dict]:
         configs: dict[int, dict] = {i: {} for i in failed_ids}
         restarts: dict[int, int] = {}
         for chunk in _chunks(failed_ids, _CHUNK):
-            for bid, key, value in store.execute(f'SELECT boot_id, "key", value FROM config WHERE boot_id IN {_in(len(chunk))}', chunk):
+            ids = f"boot_id IN {_in(len(chunk))}"
+            for bid, key, value in store.execute(f'SELECT boot_id, "key", value FROM config WHERE {ids}', chunk):
                 configs[bid][key] = value
             # systemd's "Scheduled restart job, restart counter is at N" (a journal of the unit)
-            for bid, detail in store.execute(f"SELECT boot_id, detail FROM events WHERE boot_id IN {_in(len(chunk))} "
-                                             "AND kind = 'warning' AND message LIKE ?", [*chunk, "%restart counter is at%"]):
+            for bid, detail in store.execute(f"SELECT boot_id, detail FROM events WHERE {ids} AND kind = 'warning' "
+                                             "AND message LIKE ?", [*chunk, "%restart counter is at%"]):
                 n = (_json(detail) or {}).get("restart_count")
                 if isinstance(n, int):
                     restarts[bid] = max(n, restarts.get(bid, 0))
