@@ -366,54 +366,6 @@ def _loop(start: str, target: str, refs: dict[str, set[str]]) -> list[str] | Non
     return None
 
 
-class _EnvReader:
-    """Values of an env file's assignments, in order, as sh computes them."""
-
-    def __init__(self, p: Path, lines: list[tuple[int, list[tuple[str, _Segments, bool]]]]) -> None:
-        self.p, self.lines = p, lines
-        self.first: dict[str, int] = {}  # name -> line it is first set on
-        self.refs: dict[str, set[str]] = {}  # name -> names its values refer to
-        for no, assigns in lines:
-            for name, segs, _ in assigns:
-                self.first.setdefault(name, no)
-                self.refs.setdefault(name, set()).update(
-                    m.group(1) or m.group(2) for kind, text in segs if kind == "exp" for m in _VAR.finditer(text))
-        self.text: dict[str, str] = {}  # values as text (what a later ${NAME} inserts)
-        self.budget = _Budget(_MAX_EXPANDED)
-
-    def ref(self, name: str, owner: str, no: int) -> str:
-        """What ${name} inserts on line `no` (assigning `owner`)."""
-        if name in self.text:
-            v = self.text[name]
-        elif self.first.get(name, no) > no:
-            # sh would read it from the environment (or as empty) before this file sets it
-            chain = _loop(name, owner, self.refs)
-            if chain:
-                path = " → ".join([owner, *chain])
-                lines = ", ".join(str(self.first[n]) for n in [owner, *chain[:-1]])
-                raise _file_error("env file", self.p, f"${{{owner}}} and ${{{name}}} refer to each other "
-                                  f"({path}, lines {lines}): a value cannot be made of itself", line=None)
-            raise _file_error("env file", self.p, f"${{{name}}} is set below, on line {self.first[name]}: sh "
-                              "reads it here before it is set (move that line up)", line=no)
-        else:
-            v = os.environ.get(name, "")
-        if not self.budget.take(len(v)):
-            raise _file_error("env file", self.p, f"${{{name}}}: {_TOO_BIG}", line=no)
-        return v
-
-    def read(self) -> dict[str, Any]:
-        env: dict[str, Any] = {}
-        for no, assigns in self.lines:
-            for name, segs, quoted in assigns:
-                raw = "".join(text if kind == "lit" else
-                              _VAR.sub(lambda m: self.ref(m.group(1) or m.group(2), name, no), text)
-                              for kind, text in segs)
-                self.text[name] = raw
-                # a quoted value stays text unless it reads as a number; "" still means unset
-                env[name] = coerce(raw) if (not quoted or raw == "" or _numberish(raw)) else raw
-        return env
-
-
 def load_env(path: str | Path) -> dict[str, Any]:
     """An env file as sh reads it: `#` comments, blank lines, `export`, 'single' and "double"
     quotes, backslashes, several NAME=value on a line; `$NAME` / `${NAME}` of a name set above
@@ -421,21 +373,59 @@ def load_env(path: str | Path) -> dict[str, Any]:
     as a number.  Errors say which line is wrong, never what it holds."""
     p = Path(path)
     try:
-        text = _read_small(p, "env file")
+        content = _read_small(p, "env file")
     except OSError as e:
         raise _file_error("env file", p, e.strerror or e) from e
     except UnicodeDecodeError as e:
         raise _file_error("env file", p, _not_utf8(e, show_byte=False)) from None
     lines = []
     # sh ends a line at \n only (str.splitlines would also split at \x85, \u2028, ...)
-    for no, line in enumerate(text.removeprefix("\ufeff").split("\n"), 1):  # (a BOM some editors write)
+    for no, line in enumerate(content.removeprefix("\ufeff").split("\n"), 1):  # (a BOM some editors write)
         try:
             assigns = _env_line(line.removesuffix("\r"))
         except ValueError as e:
             raise _file_error("env file", p, str(e), line=no) from None
         if assigns:
             lines.append((no, assigns))
-    return _EnvReader(p, lines).read()
+    first: dict[str, int] = {}  # name -> line it is first set on
+    refs: dict[str, set[str]] = {}  # name -> names its values refer to
+    for no, assigns in lines:
+        for name, segs, _ in assigns:
+            first.setdefault(name, no)
+            refs.setdefault(name, set()).update(
+                m.group(1) or m.group(2) for kind, text in segs if kind == "exp" for m in _VAR.finditer(text))
+    text: dict[str, str] = {}  # values as text (what a later ${NAME} inserts)
+    budget = _Budget(_MAX_EXPANDED)
+
+    def ref(name: str, owner: str, no: int) -> str:
+        """What ${name} inserts on line `no` (assigning `owner`)."""
+        if name in text:
+            v = text[name]
+        elif first.get(name, no) > no:
+            # sh would read it from the environment (or as empty) before this file sets it
+            chain = _loop(name, owner, refs)
+            if chain:
+                path = " → ".join([owner, *chain])
+                nos = ", ".join(str(first[n]) for n in [owner, *chain[:-1]])
+                raise _file_error("env file", p, f"${{{owner}}} and ${{{name}}} refer to each other "
+                                  f"({path}, lines {nos}): a value cannot be made of itself", line=None)
+            raise _file_error("env file", p, f"${{{name}}} is set below, on line {first[name]}: sh "
+                              "reads it here before it is set (move that line up)", line=no)
+        else:
+            v = os.environ.get(name, "")
+        if not budget.take(len(v)):
+            raise _file_error("env file", p, f"${{{name}}}: {_TOO_BIG}", line=no)
+        return v
+
+    env: dict[str, Any] = {}
+    for no, assigns in lines:
+        for name, segs, quoted in assigns:
+            raw = "".join(seg if kind == "lit" else _VAR.sub(lambda m: ref(m.group(1) or m.group(2), name, no), seg)
+                          for kind, seg in segs)
+            text[name] = raw
+            # a quoted value stays text unless it reads as a number; "" still means unset
+            env[name] = coerce(raw) if (not quoted or raw == "" or _numberish(raw)) else raw
+    return env
 
 
 def _numberish(s: str) -> bool:
