@@ -3,16 +3,10 @@
 A plan is TOML plus an optional env file (the operator's KEY=VALUE deploy config), so the
 expectations can quote the very numbers the deploy was launched with (`${MAXLEN}`) instead of
 repeating them and drifting apart.  Mistakes are one-line PlanErrors at load, before any boot is
-judged, naming the key and what is allowed.  A [config] key close to a known vLLM argument is a
-typo ("did you mean max_num_seqs?"); one close to none is a warning and is checked as written (a
-fork's flag must not make the plan unloadable).  Env files are read as the shell reads them; their
-errors give the line number, never the line (an env_file may point at a file of secrets).
-
-What a plan may cost is bounded: expansion inserts at most _MAX_EXPANDED characters into an env
-file and into a plan (doubling references would otherwise expand to hundreds of MB); a user regex
-gets _PATTERN_TIMEOUT_S of wall time per search and _PATTERN_BUDGET_S per run, then it is dropped
-with one warning; all of a plan's patterns get _PLAN_BUDGET_S per run, and as much for their
-samples at load.
+judged, naming the key and what is allowed; env-file errors give the line number, never the line
+(an env_file may point at a file of secrets).  What a plan may cost is bounded: what ${...}
+inserts (_MAX_EXPANDED), the time of each user regex search (_PATTERN_TIMEOUT_S) and run
+(_PATTERN_BUDGET_S), and of all a plan's patterns together (_PLAN_BUDGET_S).
 """
 from __future__ import annotations
 
