@@ -1,13 +1,11 @@
 """Compare boots: newer vs older (diff), a boot vs its plan (check), timings vs history.
 
 Works on `show --json` dicts only, so it never touches the store and can be tested on
-hand-built dicts. Two kinds of figure, judged differently:
-
-* capacity figures (KV tokens, blocks, concurrency, GiB of loads and graphs) are deterministic
-  for one image + config + GPU: any move at an unchanged config is drift; with a changed config
-  it is `changed` and the changed keys are named as the candidates;
-* timings are noisy: judged against earlier boots of the same config (median +/- k*MAD, never
-  tighter than min_pct), and only a slowdown is drift.
+hand-built dicts.  Capacity figures (KV tokens, blocks, concurrency, GiB of loads and graphs)
+are deterministic for one image + config + GPU: any move at an unchanged config is drift, with a
+changed config it is `changed` and the keys that can size it are named.  Timings are noisy:
+judged against earlier boots of the same config (median +/- k*MAD, never tighter than min_pct),
+and only a slowdown is drift.
 """
 from __future__ import annotations
 
@@ -28,51 +26,33 @@ BOOT_FIELDS = ("vllm_version", "engine", "model", "host", "status")
 _ORDER = {n: i for i, n in enumerate((*CAPACITY_METRICS, *TIMING_METRICS))}
 _EVENT_ORDER = {k: i for i, k in enumerate(EVENT_KINDS)}
 MIN_HISTORY = 3
-
-
-# ---------------------------------------------------------------------------- helpers
-
-def _num(v: Any) -> float | None:
-    if isinstance(v, bool) or v is None:
-        return None
-    if isinstance(v, (int, float)):
-        return float(v)
-    try:
-        return float(str(v).replace(",", ""))
-    except ValueError:
-        return None
-
-
 # Object reprs carry a memory address that changes every start ("<function … at 0x7f…>").
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+# an enum member as Python prints it inside a dict: <CompilationMode.VLLM_COMPILE: 3>
+_ENUM_REPR = re.compile(r"<([A-Za-z_][\w.]*): [^<>]*>")
+_DEVICE = re.compile(r"\b(?:cuda|hip|rocm):(\d+)|\bGPU (\d+) has a total capacity")
 
-# Config keys that cannot size GPU memory: they are reported as config changes but never offered
-# as the explanation of a capacity move (a port change does not move the KV cache).
-NON_CAPACITY_KEYS = frozenset({
-    "host", "port", "api_key", "served_model_name", "dispatch_function", "model_tag",
-    "uvicorn_log_level", "disable_log_requests", "enable_log_requests", "disable_log_stats",
-    "allowed_origins", "allowed_methods", "allowed_headers", "allow_credentials", "root_path",
-    "ssl_keyfile", "ssl_certfile", "ssl_ca_certs", "ssl_cert_reqs", "middleware",
-    "chat_template", "chat_template_content_format", "default_chat_template_kwargs",
-    "response_role", "tool_call_parser", "enable_auto_tool_choice", "reasoning_parser",
-    "tool_parser_plugin", "enable_request_id_headers", "disable_fastapi_docs",
-    "disable_frontend_multiprocessing", "return_tokens_as_token_ids", "max_log_len",
-    "log_config_file", "enable_server_load_tracking", "enable_force_include_usage",
-    "enable_prompt_tokens_details", "h11_max_incomplete_event_size", "h11_max_header_count",
-    "lora_modules", "prompt_adapters", "observability_config", "collect_detailed_traces",
-    "otlp_traces_endpoint", "show_hidden_metrics_for_version", "seed",
-})
-
-
+# Config keys that cannot size GPU memory: reported as config changes but never offered as the
+# explanation of a capacity move (a port change does not move the KV cache).
+NON_CAPACITY_KEYS = frozenset("""
+    host port api_key served_model_name dispatch_function model_tag uvicorn_log_level disable_log_requests
+    enable_log_requests disable_log_stats allowed_origins allowed_methods allowed_headers allow_credentials
+    root_path ssl_keyfile ssl_certfile ssl_ca_certs ssl_cert_reqs middleware chat_template
+    chat_template_content_format default_chat_template_kwargs response_role tool_call_parser
+    enable_auto_tool_choice reasoning_parser tool_parser_plugin enable_request_id_headers disable_fastapi_docs
+    disable_frontend_multiprocessing return_tokens_as_token_ids max_log_len log_config_file
+    enable_server_load_tracking enable_force_include_usage enable_prompt_tokens_details
+    h11_max_incomplete_event_size h11_max_header_count lora_modules prompt_adapters observability_config
+    collect_detailed_traces otlp_traces_endpoint show_hidden_metrics_for_version seed
+""".split())
 # Keys that size GPU memory, most direct first: named first among the candidate causes.
-_SIZING = {k: i for i, k in enumerate((
-    "kv_cache_memory_bytes", "gpu_memory_utilization", "max_model_len", "max_seq_len",
-    "max_num_seqs", "max_num_batched_tokens", "kv_cache_dtype", "tensor_parallel_size",
-    "pipeline_parallel_size", "data_parallel_size", "model", "quantization", "dtype",
-    "block_size", "num_gpu_blocks_override", "enforce_eager", "compilation_config",
-    "cudagraph_capture_sizes", "speculative_config", "enable_prefix_caching", "swap_space",
-    "cpu_offload_gb", "kv_offloading_size", "max_lora_rank", "enable_lora", "limit_mm_per_prompt",
-))}
+_SIZING = {k: i for i, k in enumerate("""
+    kv_cache_memory_bytes gpu_memory_utilization max_model_len max_seq_len max_num_seqs max_num_batched_tokens
+    kv_cache_dtype tensor_parallel_size pipeline_parallel_size data_parallel_size model quantization dtype
+    block_size num_gpu_blocks_override enforce_eager compilation_config cudagraph_capture_sizes speculative_config
+    enable_prefix_caching swap_space cpu_offload_gb kv_offloading_size max_lora_rank enable_lora
+    limit_mm_per_prompt
+""".split())}
 _KV_SIZING = frozenset(_SIZING) - {"limit_mm_per_prompt"}
 _GRAPH_SIZING = frozenset({
     "compilation_config", "cudagraph_capture_sizes", "enforce_eager", "max_num_seqs", "max_num_batched_tokens",
@@ -96,6 +76,17 @@ _MOVES_ANYTHING = frozenset({"vllm_version", "image_digest", "image", "image_id"
                              "boot.host"})
 
 
+# ---------------------------------------------------------------------------- helpers
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    try:
+        return float(v) if isinstance(v, (int, float)) else float(str(v).replace(",", ""))
+    except ValueError:
+        return None
+
+
 def explain(name: str, cause: list[str]) -> tuple[str, str]:
     """(verdict, why) of a capacity figure `name` that moved while the keys in `cause` changed:
     explained by the keys that can size it; possibly by a key bootlog does not know (a fork's
@@ -117,12 +108,8 @@ def _norm(v: Any) -> Any:
     if isinstance(v, str):
         s = _ADDRESS.sub(" at 0x…", v.strip().strip("'\""))
         low = s.lower()
-        if low in ("", "none", "null"):
-            return None
-        if low == "true":
-            return True
-        if low == "false":
-            return False
+        if low in ("", "none", "null", "true", "false"):
+            return {"true": True, "false": False}.get(low)
         n = _num(s)
         if n is not None:
             return n if n == n else "nan"  # (NaN equals nothing, itself included)
@@ -140,10 +127,6 @@ def _norm(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         return [_norm(x) for x in v]
     return v
-
-
-# an enum member as Python prints it inside a dict: <CompilationMode.VLLM_COMPILE: 3>
-_ENUM_REPR = re.compile(r"<([A-Za-z_][\w.]*): [^<>]*>")
 
 
 def _structure(s: str) -> dict | list | None:
@@ -171,8 +154,8 @@ def _as_dict(v: Any) -> dict | None:
 
 
 def _sub_changes(old: Any, new: Any) -> list[tuple[str, Any, Any]]:
-    """(sub-key, old, new) of two dict-valued settings (compilation_config, ...) that differ,
-    so a diff names what changed inside; [] when either is not a dict."""
+    """(sub-key, old, new) where two dict-valued settings (compilation_config, ...) differ, so a
+    diff names what changed inside; [] when either is not a dict."""
     a, b = _as_dict(old), _as_dict(new)
     if a is None or b is None:
         return []
@@ -203,34 +186,24 @@ def values_equal(x: Any, y: Any) -> bool:
     a, b = _norm(x), _norm(y)
     if isinstance(a, float) and isinstance(b, float):
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
-    if isinstance(a, bool) or isinstance(b, bool):
-        # env files say 1/0 where Python prints True/False
-        if isinstance(a, float) or isinstance(b, float):
-            return float(a) == float(b)
+    if (isinstance(a, bool) or isinstance(b, bool)) and (isinstance(a, float) or isinstance(b, float)):
+        return float(a) == float(b)  # env files say 1/0 where Python prints True/False
     return a == b
 
 
 def _clean(v: Any) -> Any:
     """Numbers as JSON-friendly ints where integral."""
-    if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
-        return int(v)
     if isinstance(v, float):
-        return round(v, 6)
+        return int(v) if v.is_integer() and abs(v) < 2**53 else round(v, 6)
     return v
-
-
-def _delta(old: Any, new: Any) -> tuple[Any, Any]:
-    o, n = _num(old), _num(new)
-    if o is None or n is None or not (math.isfinite(o) and math.isfinite(n)):
-        return None, None
-    d = _clean(n - o)
-    pct = round((n - o) / abs(o) * 100, 2) if o else None
-    return d, pct
 
 
 def finding(key: str, section: str, old: Any, new: Any, verdict: str, why: str = "",
             rank: int | None = None) -> dict:
-    d, pct = _delta(old, new)
+    o, n = _num(old), _num(new)
+    d = pct = None
+    if o is not None and n is not None and math.isfinite(o) and math.isfinite(n):
+        d, pct = _clean(n - o), (round((n - o) / abs(o) * 100, 2) if o else None)
     return {"key": key, "section": section, "rank": rank, "old": _clean(old), "new": _clean(new),
             "delta": d, "pct": pct, "verdict": verdict, "why": why}
 
@@ -239,8 +212,7 @@ def summarize(findings: list[dict]) -> dict:
     return {
         "drift": sum(f["verdict"] == "drift" for f in findings),
         "violations": sum(f["verdict"] == "violation" for f in findings),
-        "changed_config": sum(f["section"] == "config" and f["verdict"] == "changed"
-                              for f in findings),
+        "changed_config": sum(f["section"] == "config" and f["verdict"] == "changed" for f in findings),
         "unchanged": sum(f["verdict"] == "same" for f in findings),
     }
 
@@ -248,36 +220,39 @@ def summarize(findings: list[dict]) -> dict:
 def exit_code(result: dict) -> int:
     """0 nothing wrong, 3 drift, 4 a violation (hard plan expectation, failed boot)."""
     s = result.get("summary", {})
-    if s.get("violations"):
-        return 4
-    if s.get("drift"):
-        return 3
-    return 0
+    return 4 if s.get("violations") else 3 if s.get("drift") else 0
+
+
+def _fmt(v: float) -> str:
+    v = round(v, 3)
+    return f"{int(v):,}" if float(v).is_integer() else format(v, ",")
+
+
+def _names(keys: list[str], n: int = 5) -> str:
+    more = f" and {len(keys) - n} more" if len(keys) > n else ""
+    return ", ".join(keys[:n]) + more
+
+
+def _fail(hard: bool) -> str:
+    return "violation" if hard else "drift"
 
 
 # ---------------------------------------------------------------------------- figures
-
-def _config(show: dict) -> dict:
-    return show.get("config") or {}
-
 
 def figures(show: dict) -> dict[str, dict[int | None, list[float]]]:
     """name -> rank -> values in log order."""
     out: dict[str, dict[int | None, list[float]]] = {}
     for m in show.get("metrics") or []:
         v = _num(m.get("value"))
-        if v is None or not math.isfinite(v):
-            continue  # a nan/inf print is no figure to compare
-        out.setdefault(m["name"], {}).setdefault(m.get("rank"), []).append(v)
+        if v is not None and math.isfinite(v):  # a nan/inf print is no figure to compare
+            out.setdefault(m["name"], {}).setdefault(m.get("rank"), []).append(v)
     return out
 
 
 def _collapse(by_rank: dict[int | None, list[float]]) -> dict[int | None, list[float]]:
     """Ranks that all printed the same values collapse to one row (rank null)."""
-    if len(by_rank) <= 1:
-        return by_rank
     lists = list(by_rank.values())
-    if all(lst == lists[0] for lst in lists[1:]):
+    if len(by_rank) > 1 and all(lst == lists[0] for lst in lists[1:]):
         return {None: lists[0]}
     return by_rank
 
@@ -289,30 +264,19 @@ def _is_timing(name: str, plan: Plan | None) -> bool:
         return True
     if name in CAPACITY_METRICS:
         return False
-    if plan:
-        for up in plan.patterns:
-            if up.name == name and up.kind:
-                return up.kind == "timing"
-    return UNITS.get(name) == "s" or name.endswith("_s")
-
-
-def _metric_order(name: str, plan: Plan | None = None) -> tuple:
-    # capacity before timings; the public vocabulary in its documented order, others by name
-    return (_is_timing(name, plan), _ORDER.get(name, len(_ORDER)), name)
+    kind = next((up.kind for up in plan.patterns if up.name == name and up.kind), None) if plan else None
+    return kind == "timing" if kind else UNITS.get(name) == "s" or name.endswith("_s")
 
 
 def _history_values(history: Iterable[dict], name: str, rank: int | None, idx: int) -> list[float]:
     """One value per earlier boot; `history` holds figures() dicts (computed once per diff)."""
     vals = []
     for h in history:
-        by_rank = h.get(name)
-        if not by_rank:
-            continue
+        by_rank = h.get(name) or {}
         if rank in by_rank:
-            lst = by_rank[rank]
-            if idx < len(lst):
-                vals.append(lst[idx])
-        elif rank is None:  # collapsed row: one value per earlier boot, the median of its ranks
+            if idx < len(by_rank[rank]):
+                vals.append(by_rank[rank][idx])
+        elif rank is None and by_rank:  # collapsed row: one value per earlier boot, the median of its ranks
             col = [lst[idx] for lst in by_rank.values() if idx < len(lst)]
             if col:
                 vals.append(statistics.median(col))
@@ -326,18 +290,12 @@ def judge_timing(new: float, hist: list[float], k: float = 3.0, min_pct: float =
     med = statistics.median(hist)
     mad = statistics.median(abs(x - med) for x in hist)
     tol = max(k * 1.4826 * mad, abs(med) * min_pct / 100)
-    lo, hi = med - tol, med + tol
     band = f"history median {_fmt(med)} s ±{_fmt(tol)} over {len(hist)} boots"
-    if new > hi:
+    if new > med + tol:
         return "drift", f"slower than {band}"
-    if new < lo:
+    if new < med - tol:
         return "changed", f"faster than {band}"
     return "same", f"within {band}"
-
-
-def _fmt(v: float) -> str:
-    v = round(v, 3)
-    return f"{int(v):,}" if float(v).is_integer() else format(v, ",")
 
 
 # ---------------------------------------------------------------------------- diff
@@ -346,11 +304,10 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
          with_check: bool = True) -> dict:
     """Compare boot `a` (newer) with boot `b` (older); `history` = earlier boots of a's shape.
     plan: its tolerance and own figures, and (with_check) its verdict on `a` riding along."""
-    history = [figures(h) for h in history
-               if h.get("boot", {}).get("id") != a.get("boot", {}).get("id")]
-    k = plan.k if plan else 3.0
-    min_pct = plan.min_pct if plan else 20.0
+    history = [figures(h) for h in history if h.get("boot", {}).get("id") != a.get("boot", {}).get("id")]
+    k, min_pct = (plan.k, plan.min_pct) if plan else (3.0, 20.0)
     ba, bb = a.get("boot", {}), b.get("boot", {})
+    ca, cb = a.get("config") or {}, b.get("config") or {}
     out: list[dict] = []
 
     # --- cause first: how the boots were deployed, and what they were asked to be
@@ -358,18 +315,12 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
 
     deployed = [f for f in deploy_findings(b.get("deploy"), a.get("deploy")) if f["verdict"] != "same"]
     out.extend(deployed)
-    version_changed = not values_equal(ba.get("vllm_version"), bb.get("vllm_version"))
-    ca, cb = _config(a), _config(b)
     for f in BOOT_FIELDS:
-        old, new = bb.get(f), ba.get(f)
-        key = f
-        if f == "host" and (f in ca or f in cb):
-            key = "boot.host"  # the machine, not vLLM's --host bind address
-        elif f == "status" or f in ca or f in cb:  # a config key of the same name says it once
-            continue
-        if not values_equal(old, new):
+        if f == "status" or (f in ca or f in cb) and f != "host":
+            continue  # a config key of the same name says it once
+        if not values_equal(bb.get(f), ba.get(f)):
             why = "different vLLM build: capacity moves are expected" if f == "vllm_version" else ""
-            out.append(finding(key, "config", old, new, "changed", why))
+            out.append(finding(_boot_key(f, ca, cb), "config", bb.get(f), ba.get(f), "changed", why))
     changed_keys = []
     for key in sorted(set(ca) | set(cb), key=lambda k: (_SIZING.get(k, len(_SIZING)), k)):
         if not values_equal(cb.get(key), ca.get(key)):
@@ -380,54 +331,50 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
             else:
                 out.append(finding(key, "config", cb.get(key), ca.get(key), "changed"))
     out.extend(_status_findings(ba, bb))
-    cause = sorted((k for k in changed_keys if k not in NON_CAPACITY_KEYS),
-                   key=lambda k: (_SIZING.get(k, len(_SIZING)), k))
+    cause = [f["key"] for f in deployed if f["key"] != "restart_count"]
+    if not values_equal(ba.get("vllm_version"), bb.get("vllm_version")):
+        cause.append("vllm_version")
+    cause += [k for k in changed_keys if k not in NON_CAPACITY_KEYS]  # (already in _SIZING order)
     inert = [k for k in changed_keys if k in NON_CAPACITY_KEYS]
-    if version_changed:
-        cause.insert(0, "vllm_version")
-    cause[:0] = [f["key"] for f in deployed if f["key"] not in ("restart_count",)]
     for f in ("model", "engine", "host"):  # another machine may hold another GPU
-        name = "boot.host" if f == "host" and (f in ca or f in cb) else f
-        if not values_equal(ba.get(f), bb.get(f)) and name not in cause:
-            cause.append(name)
+        if not values_equal(ba.get(f), bb.get(f)) and _boot_key(f, ca, cb) not in cause:
+            cause.append(_boot_key(f, ca, cb))
 
     # --- effect: the figures
     fa, fb = figures(a), figures(b)
     cache = _compile_cache_finding(fa, fb, cause)
-    for name in sorted(set(fa) | set(fb), key=lambda n: _metric_order(n, plan)):
-        rows = _metric_findings(name, fa.get(name, {}), fb.get(name, {}), cause,
-                                history, plan, k, min_pct, inert)
+    for name in sorted(set(fa) | set(fb), key=lambda n: (_is_timing(n, plan), _ORDER.get(n, len(_ORDER)), n)):
+        rows = _metric_findings(name, fa.get(name, {}), fb.get(name, {}), cause, history, plan, k, min_pct, inert)
         if cache and name in ("compile_graph_s", "compile_cache_load_s"):
             # the compile_cache row says it once: cold vs warm, and what it cost
             rows = [r for r in rows if r["verdict"] not in ("new", "gone")]
         out.extend(rows)
     if cache:
         out.append(cache)
-
-    # --- events
     out.extend(_event_findings(a, b))
 
     if plan is not None and with_check:
         # the plan's verdict on the new boot rides along, minus what the diff already said
         seen = {(f["key"], f["rank"], f["verdict"]) for f in out}
-        for f in check(a, plan)["findings"]:
-            if f["verdict"] != "same" and f["key"] != "status" and (f["key"], f["rank"], f["verdict"]) not in seen:
-                out.append(f)
+        out.extend(f for f in check(a, plan)["findings"] if f["verdict"] != "same" and f["key"] != "status"
+                   and (f["key"], f["rank"], f["verdict"]) not in seen)
     return {"a": ba.get("id"), "b": bb.get("id"), "findings": out, "summary": summarize(out)}
 
 
+def _boot_key(f: str, ca: dict, cb: dict) -> str:
+    # the machine, not vLLM's --host bind address
+    return "boot.host" if f == "host" and (f in ca or f in cb) else f
+
+
 def _died(boot: dict) -> str | None:
-    """Why a boot failed, or its server died after ready (status ready with a failure); None
-    when neither happened."""
+    """Why a boot failed, or its server died after ready (status ready with a failure)."""
     if boot.get("status") == "failed":
         why = f"boot failed: {boot.get('failure') or 'other'}"
     elif boot.get("failure"):
         why = f"the engine died after ready: {boot['failure']}"
     else:
         return None
-    if boot.get("failure_message"):
-        why += f": {boot['failure_message'][:200]}"
-    return why
+    return why + (f": {boot['failure_message'][:200]}" if boot.get("failure_message") else "")
 
 
 def _status_findings(ba: dict, bb: dict) -> list[dict]:
@@ -435,14 +382,7 @@ def _status_findings(ba: dict, bb: dict) -> list[dict]:
     why = _died(ba)
     if why is not None:  # the contract's exit 4: the boot failed (at start, or serving)
         return [finding("status", "config", old, new, "violation", why)]
-    if not values_equal(old, new):
-        return [finding("status", "config", old, new, "changed")]
-    return []
-
-
-def _names(keys: list[str], n: int = 5) -> str:
-    more = f" and {len(keys) - n} more" if len(keys) > n else ""
-    return ", ".join(keys[:n]) + more
+    return [] if values_equal(old, new) else [finding("status", "config", old, new, "changed")]
 
 
 def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: list[dict],
@@ -500,17 +440,17 @@ def _once(vals: list[float]) -> list[float]:
 
 def _sum_max(by_rank: dict | None) -> float | None:
     """Seconds a boot spent on something printed per rank: the slowest rank's total."""
-    if not by_rank:
-        return None
-    return max(sum(v) for v in by_rank.values())
+    return max(sum(v) for v in by_rank.values()) if by_rank else None
+
+
+def _cache_state(fig: dict) -> str | None:
+    graph, load = fig.get("compile_graph_s"), fig.get("compile_cache_load_s")
+    return "cold" if graph and not load else "warm" if load and not graph else None
 
 
 def _compile_cache_finding(fa: dict, fb: dict, cause: list[str]) -> dict | None:
-    a_cold = fa.get("compile_graph_s") and not fa.get("compile_cache_load_s")
-    b_warm = fb.get("compile_cache_load_s") and not fb.get("compile_graph_s")
-    a_warm = fa.get("compile_cache_load_s") and not fa.get("compile_graph_s")
-    b_cold = fb.get("compile_graph_s") and not fb.get("compile_cache_load_s")
-    if a_cold and b_warm:
+    states = (_cache_state(fa), _cache_state(fb))
+    if states == ("cold", "warm"):
         cold, warm = _sum_max(fa["compile_graph_s"]), _sum_max(fb["compile_cache_load_s"])
         if cause:
             return finding("compile_cache", "metric", warm, cold, "changed",
@@ -518,13 +458,11 @@ def _compile_cache_finding(fa: dict, fb: dict, cause: list[str]) -> dict | None:
                            f"with {_names(cause)}")
         return finding("compile_cache", "metric", warm, cold, "drift",
                        f"compile cache missed: cold compile {_fmt(cold)} s after a warm boot "
-                       f"(cache load {_fmt(warm)} s) at the same config, cost "
-                       f"{_fmt(cold - warm)} s")
-    if a_warm and b_cold:
+                       f"(cache load {_fmt(warm)} s) at the same config, cost {_fmt(cold - warm)} s")
+    if states == ("warm", "cold"):
         cold, warm = _sum_max(fb["compile_graph_s"]), _sum_max(fa["compile_cache_load_s"])
         return finding("compile_cache", "metric", cold, warm, "changed",
-                       f"compile cache hit: load {_fmt(warm)} s instead of compiling "
-                       f"{_fmt(cold)} s")
+                       f"compile cache hit: load {_fmt(warm)} s instead of compiling {_fmt(cold)} s")
     return None
 
 
@@ -549,18 +487,12 @@ def event_counts(show: dict) -> dict[str, list[dict]]:
     return out
 
 
-_DEVICE = re.compile(r"\b(?:cuda|hip|rocm):(\d+)|\bGPU (\d+) has a total capacity")
-
-
 def _ranks_note(evs: list[dict]) -> str:
     ranks = sorted({e.get("rank") for e in evs if e.get("rank") is not None})
     if ranks:
         return f" on rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}"
     # a worker tag without a TP suffix ("(Worker pid=231)"): the message names the device
-    devices = set()
-    for e in evs:
-        for m in _DEVICE.finditer(e.get("message") or ""):
-            devices.add(int(m.group(1) or m.group(2)))
+    devices = {int(m.group(1) or m.group(2)) for e in evs for m in _DEVICE.finditer(e.get("message") or "")}
     if devices:
         return f" on device{'s' if len(devices) > 1 else ''} " + ", ".join(f"cuda:{d}" for d in sorted(devices))
     return ""
@@ -579,17 +511,11 @@ def _event_findings(a: dict, b: dict) -> list[dict]:
         note = _ranks_note(ea.get(kind, []))
         if kind == "gdn_hip_fault" and "gdn_hip_fault_cap" in ea:
             note += "; report limit reached, further faults counted silently"
-        if na == nb:
-            out.append(finding(kind, "event", nb, na, "same", note.strip("; ")))
-        elif kind in FAULT_EVENTS and na > nb:
-            out.append(finding(kind, "event", nb, na, "drift",
-                               f"{na - nb} more {kind} event(s){note}"))
-        elif nb == 0:
-            out.append(finding(kind, "event", nb, na, "new", note.strip("; ")))
-        elif na == 0:
-            out.append(finding(kind, "event", nb, na, "gone"))
+        if kind in FAULT_EVENTS and na > nb:
+            out.append(finding(kind, "event", nb, na, "drift", f"{na - nb} more {kind} event(s){note}"))
         else:
-            out.append(finding(kind, "event", nb, na, "changed", note.strip("; ")))
+            verdict = "same" if na == nb else "new" if nb == 0 else "gone" if na == 0 else "changed"
+            out.append(finding(kind, "event", nb, na, verdict, "" if verdict == "gone" else note.strip("; ")))
     return out
 
 
@@ -597,62 +523,45 @@ def _event_findings(a: dict, b: dict) -> list[dict]:
 
 def _fig_lookup(fig: dict, cfg: dict, name: str, rank: int | None) -> float | None:
     by_rank = fig.get(name)
-    if by_rank:
-        if rank in by_rank:
-            return by_rank[rank][-1]
-        if None in by_rank:
-            return by_rank[None][-1]
-        if len(by_rank) == 1 or rank is None:
-            return max(v[-1] for v in by_rank.values())
-        return None
-    if name in cfg:
-        return _num(cfg[name])
-    return None
+    if not by_rank:
+        return _num(cfg[name]) if name in cfg else None
+    if rank in by_rank or None in by_rank:
+        return by_rank[rank if rank in by_rank else None][-1]
+    return max(v[-1] for v in by_rank.values()) if len(by_rank) == 1 or rank is None else None
 
 
 def _bound(b: Any, fig: dict, cfg: dict, rank: int | None) -> tuple[float | None, str]:
     """A bound value and how to name it ('cudagraph_estimate_gib 0.07')."""
-    if isinstance(b, str):
-        n = _num(b)
-        if n is not None:
-            return n, _fmt(n)
-        v = _fig_lookup(fig, cfg, b, rank)
-        return v, f"{b} {_fmt(v)}" if v is not None else b
     n = _num(b)
-    return n, _fmt(n) if n is not None else str(b)
+    if n is not None:
+        return n, _fmt(n)
+    if not isinstance(b, str):
+        return None, str(b)
+    v = _fig_lookup(fig, cfg, b, rank)
+    return v, f"{b} {_fmt(v)}" if v is not None else b
+
+
+# op -> (sign, test of value against the bound)
+_OPS = {"min": ("≥", lambda v, b, tol: v >= b), "max": ("≤", lambda v, b, tol: v <= b),
+        "eq": ("=", lambda v, b, tol: math.isclose(v, b, rel_tol=1e-9, abs_tol=1e-9)),
+        "approx": ("≈", lambda v, b, tol: math.isclose(v, b, rel_tol=tol, abs_tol=1e-9))}
 
 
 def _judge_expect(ex: Expect, value: float, fig: dict, cfg: dict, rank: int | None) -> tuple[bool | None, Any, str]:
     """(ok, bound value used, text). ok None = a bound could not be resolved."""
     parts, ok, used = [], True, None
-    for op in ("min", "max", "eq", "approx"):
+    for op, (sign, test) in _OPS.items():
         raw = getattr(ex, op)
         if raw is None:
             continue
         bv, label = _bound(raw, fig, cfg, rank)
         if bv is None:
             return None, None, f"{op} {label}: not in this boot"
-        used = bv if used is None else used
-        if op == "min":
-            good = value >= bv
-            parts.append(f"≥ {label}")
-        elif op == "max":
-            good = value <= bv
-            parts.append(f"≤ {label}")
-        elif op == "eq":
-            good = math.isclose(value, bv, rel_tol=1e-9, abs_tol=1e-9)
-            parts.append(f"= {label}")
-        else:
-            good = math.isclose(value, bv, rel_tol=ex.tol, abs_tol=1e-9)
-            parts.append(f"≈ {label} ±{ex.tol * 100:g}%")
-        if not good:
-            used = bv
+        good = test(value, bv, ex.tol)
+        parts.append(f"{sign} {label}" + (f" ±{ex.tol * 100:g}%" if op == "approx" else ""))
+        used = bv if used is None or not good else used
         ok = ok and good
     return ok, used, " and ".join(parts)
-
-
-def _fail(hard: bool) -> str:
-    return "violation" if hard else "drift"
 
 
 def _unread(plan_lines: str | None) -> str | None:
@@ -663,51 +572,39 @@ def _unread(plan_lines: str | None) -> str | None:
 def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str], failed: bool = False,
                   plan_lines: str | None = None) -> list[dict]:
     by_rank = fig.get(ex.name)
+    unsure = "violation" if ex.hard else "insufficient_history"  # (hard: what cannot be checked is not met)
     if not by_rank:
-        if failed:
-            # the failure is the finding; figures it never reached are not more drift
-            return [finding(ex.name, "metric", None, None, "insufficient_history",
-                            "not printed: the boot failed before it")]
         unread = _unread(plan_lines)
-        if ex.name in user and unread:  # (hard: what cannot be checked has not been met)
-            return [finding(ex.name, "metric", None, None, "violation" if ex.hard else "insufficient_history",
-                            unread)]
-        if ex.name in user and plan_lines is None and not ex.hard:  # not known whether it was looked for
-            return [finding(ex.name, "metric", None, None, "insufficient_history",
-                            "no value for this user pattern in the stored boot (re-ingest with --plan to apply it)")]
-        return [finding(ex.name, "metric", None, None, _fail(ex.hard),
-                        "expected by the plan but not printed by this boot")]
+        if failed:  # the failure is the finding; figures it never reached are not more drift
+            verdict, why = "insufficient_history", "not printed: the boot failed before it"
+        elif ex.name in user and unread:
+            verdict, why = unsure, unread
+        elif ex.name in user and plan_lines is None and not ex.hard:  # not known whether it was looked for
+            verdict = "insufficient_history"
+            why = "no value for this user pattern in the stored boot (re-ingest with --plan to apply it)"
+        else:
+            verdict, why = _fail(ex.hard), "expected by the plan but not printed by this boot"
+        return [finding(ex.name, "metric", None, None, verdict, why)]
+    ranks = by_rank
     if isinstance(ex.rank, int):
         ranks = {ex.rank: by_rank.get(ex.rank, [])}
         if not ranks[ex.rank]:
-            return [finding(ex.name, "metric", None, None, _fail(ex.hard),
-                            f"no value on rank {ex.rank}", ex.rank)]
-    else:
-        ranks = by_rank
+            return [finding(ex.name, "metric", None, None, _fail(ex.hard), f"no value on rank {ex.rank}", ex.rank)]
     rows = []
     for rank in sorted(ranks, key=lambda r: (r is not None, r or 0)):
         value = ranks[rank][-1]  # the last print is the figure the boot went on with
         ok, bound, text = _judge_expect(ex, value, fig, cfg, rank)
-        if ok is None:
-            # a bound naming a figure or config key this boot lacks (or a typo of one): a hard
-            # expectation that cannot be checked has not been met
-            rows.append(finding(ex.name, "metric", None, value, "violation" if ex.hard else "insufficient_history",
+        if ok is None:  # a bound naming a figure or config key this boot lacks (or a typo of one)
+            rows.append(finding(ex.name, "metric", None, value, unsure,
                                 text + (" (hard: cannot be checked)" if ex.hard else ""), rank))
-        elif ok:
-            rows.append(finding(ex.name, "metric", bound, value, "same", f"plan: {text}", rank))
         else:
-            rows.append(finding(ex.name, "metric", bound, value, _fail(ex.hard),
-                                f"plan expects {text}", rank))
+            rows.append(finding(ex.name, "metric", bound, value, "same" if ok else _fail(ex.hard),
+                                f"plan: {text}" if ok else f"plan expects {text}", rank))
     # identical rows on every rank read as one
-    if len(rows) > 1 and all((r["old"], r["new"], r["verdict"]) == (rows[0]["old"], rows[0]["new"], rows[0]["verdict"]) for r in rows):
+    first = (rows[0]["old"], rows[0]["new"], rows[0]["verdict"]) if rows else None
+    if len(rows) > 1 and all((r["old"], r["new"], r["verdict"]) == first for r in rows):
         rows = [{**rows[0], "rank": None}]
     return rows
-
-
-def _deploy_value(deploy: dict, key: str) -> Any:
-    if key.startswith("env."):
-        return (deploy.get("env") or {}).get(key[4:])
-    return deploy.get(key)
 
 
 def _check_deploy(deploy: dict | None, want: dict[str, Any]) -> list[dict]:
@@ -719,7 +616,7 @@ def _check_deploy(deploy: dict | None, want: dict[str, Any]) -> list[dict]:
             out.append(finding(key, "deploy", value, None, "violation",
                                "no deploy context stored: read the boot from its container (ingest --container, hook)"))
             continue
-        have = _deploy_value(deploy, key)
+        have = (deploy.get("env") or {}).get(key[4:]) if key.startswith("env.") else deploy.get(key)
         if key == "image_digest" and isinstance(value, str) and "@" in value:
             value = value.rsplit("@", 1)[1]  # a whole reference pinned by digest: its digest
         ok = values_equal(have, value) or (key == "image" and isinstance(value, str) and "@" in value
@@ -732,19 +629,17 @@ def _check_deploy(deploy: dict | None, want: dict[str, Any]) -> list[dict]:
 def check(boot: dict, plan: Plan) -> dict:
     """A boot against its plan: config, figures, events, boot status; `b` is None."""
     bd = boot.get("boot", {})
-    cfg = _config(boot)
+    cfg = boot.get("config") or {}
     fig = figures(boot)
     out: list[dict] = []
 
     for key, want in plan.config.items():
         found, have = _config_value(cfg, key)
-        if not found and want is False:
-            # an absent flag is off: nothing was dropped
+        if not found and want is False:  # an absent flag is off: nothing was dropped
             out.append(finding(key, "config", want, None, "same", "absent (off)"))
         elif not found and want is not None:
-            out.append(finding(key, "config", want, None, "violation",
-                               f"silently dropped: the plan sets {key} but the boot's config "
-                               "does not have it"))
+            out.append(finding(key, "config", want, None, "violation", f"silently dropped: the plan sets {key} "
+                               "but the boot's config does not have it"))
         elif not values_equal(have, want):
             out.append(finding(key, "config", want, have, "violation",
                                f"the boot runs {key}={have!r}, the plan says {want!r}"))
@@ -753,9 +648,7 @@ def check(boot: dict, plan: Plan) -> dict:
 
     out.extend(_check_deploy(boot.get("deploy"), plan.deploy))
     hard_boot = bool(plan.boot.get("hard", False))
-    want_status = plan.boot.get("status")
-    status = bd.get("status")
-    died = _died(bd)
+    want_status, status, died = plan.boot.get("status"), bd.get("status"), _died(bd)
     if died is not None:
         out.append(finding("status", "config", want_status or "ready", status, "violation", died))
     elif want_status and status != want_status:
@@ -764,15 +657,14 @@ def check(boot: dict, plan: Plan) -> dict:
     elif want_status:
         out.append(finding("status", "config", want_status, status, "same"))
 
-    user = plan.user_names
     for ex in [*plan.metrics.values(), *plan.boot_metrics.values()]:
-        out.extend(_check_metric(ex, fig, cfg, user, failed=status == "failed", plan_lines=boot.get("plan_lines")))
+        out.extend(_check_metric(ex, fig, cfg, plan.user_names, failed=status == "failed",
+                                 plan_lines=boot.get("plan_lines")))
 
     cache = plan.boot.get("compile_cache")
     if cache in ("warm", "cold"):
         warm = bool(fig.get("compile_cache_load_s")) and not fig.get("compile_graph_s")
-        cold = bool(fig.get("compile_graph_s"))
-        state = "warm" if warm else "cold" if cold else None
+        state = "warm" if warm else "cold" if fig.get("compile_graph_s") else None
         if state is None:
             out.append(finding("compile_cache", "metric", cache, None, "insufficient_history",
                                "the boot printed no compile or cache-load line"))
@@ -806,9 +698,6 @@ def check(boot: dict, plan: Plan) -> dict:
             lim = next((x for x in limits if x is not None), None)
             note += (f"; report limit ({lim}) reached" if lim is not None else "; report limit reached") \
                 + ", further faults counted silently"
-        if ok:
-            out.append(finding(kind, "event", bound, int(n), "same", f"plan: {text}"))
-        else:
-            out.append(finding(kind, "event", bound, int(n), _fail(ex.hard),
-                               f"plan expects count {text}; {int(n)} seen{note}"))
+        out.append(finding(kind, "event", bound, int(n), "same" if ok else _fail(ex.hard),
+                           f"plan: {text}" if ok else f"plan expects count {text}; {int(n)} seen{note}"))
     return {"a": bd.get("id"), "b": None, "findings": out, "summary": summarize(out)}

@@ -1,65 +1,12 @@
-"""Plan files: what a deploy is expected to look like.
+"""Plan files: what a deploy is expected to look like (README "Plans").
 
 A plan is TOML plus an optional env file (the operator's KEY=VALUE deploy config), so the
 expectations can quote the very numbers the deploy was launched with (`${MAXLEN}`) instead of
-repeating them and drifting apart.
-
-```toml
-env_file = "frank-primary.env"        # relative to this plan file
-env_prefix = "FRANK_PRIMARY_"         # ${MAXLEN} -> FRANK_PRIMARY_MAXLEN
-extra_args = ["expert_arena_cap"]     # a fork's own flags, beyond vLLM's (VLLM_ARGS)
-
-[config]                              # every key must be in the boot's config with this value
-max_model_len = "${MAXLEN}"
-expert_precise_memory = true
-
-[metrics.kv_cache_tokens]             # min / max / eq / approx (+ tol, relative) / rank / hard
-min = 400700
-hard = true
-[metrics.graph_capture_gib]
-max = "cudagraph_estimate_gib"        # a bound may name another figure (same rank) or config key
-
-[events]
-oom = { max = 0, hard = true }
-gdn_hip_fault = 0                     # shorthand for { max = 0 }
-
-[boot]
-status = "ready"
-boot_to_ready_s = { max = 900 }
-compile_cache = "warm"
-
-[tolerance]                           # timing judgement against history
-k = 3.0
-min_pct = 20.0
-
-[[pattern]]                           # a user figure or event, checked against its samples
-name = "expert_arena_gib"
-regex = 'arena (?P<value>[\\d.]+) GiB'
-unit = "GiB"
-samples = [{ line = "expert arena 17.77 GiB / 7,762 slots", value = 17.77 }]
-```
-
-Mistakes are PlanErrors when the plan is loaded, before any boot is judged, each one line
-naming the key and what is allowed:
-
-* a [config] key that is not a vLLM argument bootlog knows (VLLM_ARGS, the plan's
-  extra_args; for `a.b` the head `a`) but is close to one (`max_num_seq`: "did you mean
-  max_num_seqs?").  A key close to none is a warning at load and stays what it was: checked
-  against the boot's config, a violation if that config lacks it (a fork's flag bootlog has
-  never seen must not make the plan unloadable, a typo of a known flag must not pass);
-* a bound that is neither a number, a figure nor a config key (`min = "lots"`); a figure
-  ([metrics.X], [boot] X) or event kind ([events]) outside the vocabulary, with a
-  did-you-mean;
-* env files read as the shell reads them (`#` comments, blank lines, `export`, quotes,
-  backslashes, `$NAME`/`${NAME}` of a name set above or in the environment), where a name
-  used before the line that sets it is an error (a loop `A`→`B`→`A` is named as one);
-  errors give the line number, never the line (an env_file may point at a file of secrets).
-
-What a plan may cost is bounded: expansion inserts at most _MAX_EXPANDED characters into an
-env file and into a plan (a 418-byte file of doubling references would otherwise expand to
-hundreds of MB); a user regex gets _PATTERN_TIMEOUT_S of wall time per search and
-_PATTERN_BUDGET_S in all per run, then it is dropped with one warning naming it; all the
-patterns of a plan together get _PLAN_BUDGET_S per run, and as much for their samples at load.
+repeating them and drifting apart.  Mistakes are one-line PlanErrors at load, before any boot is
+judged, naming the key and what is allowed; env-file errors give the line number, never the line
+(an env_file may point at a file of secrets).  What a plan may cost is bounded: what ${...}
+inserts (_MAX_EXPANDED), the time of each user regex search (_PATTERN_TIMEOUT_S) and run
+(_PATTERN_BUDGET_S), and of all a plan's patterns together (_PLAN_BUDGET_S).
 """
 from __future__ import annotations
 
@@ -68,6 +15,7 @@ import math
 import os
 import re
 import signal
+import stat
 import sys
 import threading
 import time
@@ -112,109 +60,94 @@ UNITS = {
 ADDED_EVENT_KINDS = ("crash_loop", "gpu_fault")
 
 # The names a plan's [config] may use: vLLM's engine and server arguments as their dest names
-# (EngineArgs fields of v0.7 and v0.11 vllm/engine/arg_utils.py, FrontendArgs and the serve
-# parser of vllm/entrypoints/openai/cli_args.py, AsyncEngineArgs' log flags), every key the
-# fixture logs print in `non-default args`, `args: Namespace(...)` and the engine-config line
-# (max_seq_len, device_config, ... ; fixtures/logs/*.log), and the ROCm fork's own flags from
-# the operator's notes (expert_precise_memory, expert_offload_mem, expert_prefetch).  Data,
-# not logic: a new vLLM flag is one more word here; a plan can add its own with extra_args.
+# (EngineArgs of v0.7 and v0.11, FrontendArgs and the serve parser), every key the fixture logs
+# print (non-default args, Namespace(...), the engine-config line) and the ROCm fork's own flags.
+# Data, not logic: a new vLLM flag is one more word here; a plan can add its own with extra_args.
 VLLM_ARGS = frozenset("""
     additional_config aggregate_engine_logging all2all_backend allow_credentials allowed_headers
-    allowed_local_media_path allowed_media_domains allowed_methods allowed_origins api_key
-    api_server_count async_scheduling attention_backend block_size calculate_kv_scales chat_template
-    chat_template_content_format chat_template_text_format chunked_prefill_enabled code_revision
-    collect_detailed_traces compilation_config config config_format convert cpu_offload_gb
-    cpu_offload_params cuda_graph_sizes cudagraph_capture_sizes data_parallel_address
-    data_parallel_backend data_parallel_hybrid_lb data_parallel_rank data_parallel_rpc_port
+    allowed_local_media_path allowed_media_domains allowed_methods allowed_origins api_key api_server_count
+    async_scheduling attention_backend block_size calculate_kv_scales chat_template chat_template_content_format
+    chat_template_text_format chunked_prefill_enabled code_revision collect_detailed_traces compilation_config
+    config config_format convert cpu_offload_gb cpu_offload_params cuda_graph_sizes cudagraph_capture_sizes
+    data_parallel_address data_parallel_backend data_parallel_hybrid_lb data_parallel_rank data_parallel_rpc_port
     data_parallel_size data_parallel_size_local data_parallel_start_rank dbo_decode_token_threshold
     dbo_prefill_token_threshold dcp_comm_backend decode_context_parallel_size decoding_config
     default_chat_template_kwargs default_mm_loras device device_config disable_async_output_proc
     disable_cascade_attn disable_chunked_mm_input disable_custom_all_reduce disable_fastapi_docs
-    disable_frontend_multiprocessing disable_hybrid_kv_cache_manager disable_log_requests
-    disable_log_stats disable_logprobs_during_spec_decoding disable_mm_preprocessor_cache
-    disable_nccl_for_dp_synchronization disable_sliding_window disable_uvicorn_access_log
-    dispatch_function distributed_executor_backend download_dir dtype enable_auto_tool_choice
-    enable_chunked_prefill enable_dbo enable_ep_weight_filter enable_eplb enable_expert_parallel
-    enable_force_include_usage enable_log_outputs enable_log_requests enable_lora enable_lora_bias
-    enable_mm_embeds enable_multimodal_encoder_data_parallel enable_prefix_caching
+    disable_frontend_multiprocessing disable_hybrid_kv_cache_manager disable_log_requests disable_log_stats
+    disable_logprobs_during_spec_decoding disable_mm_preprocessor_cache disable_nccl_for_dp_synchronization
+    disable_sliding_window disable_uvicorn_access_log dispatch_function distributed_executor_backend download_dir
+    dtype enable_auto_tool_choice enable_chunked_prefill enable_dbo enable_ep_weight_filter enable_eplb
+    enable_expert_parallel enable_force_include_usage enable_log_outputs enable_log_requests enable_lora
+    enable_lora_bias enable_mm_embeds enable_multimodal_encoder_data_parallel enable_prefix_caching
     enable_prompt_adapter enable_prompt_embeds enable_prompt_tokens_details enable_reasoning
-    enable_request_id_headers enable_return_routed_experts enable_server_load_tracking
-    enable_sleep_mode enable_ssl_refresh enable_tiered_moe enable_tokenizer_info_endpoint
-    enforce_eager engine_use_ray eplb_config eplb_log_balancedness eplb_step_interval
-    eplb_window_size exclude_tools_when_tool_choice_none expert_offload_mem
-    expert_placement_strategy expert_precise_memory expert_prefetch external_parameters
-    fully_sharded_loras generation_config gpu_memory_utilization grace_machine_profile
-    guided_decoding_backend guided_decoding_disable_additional_properties
-    guided_decoding_disable_any_whitespace guided_decoding_disable_fallback h11_max_header_count
-    h11_max_incomplete_event_size headless hf_config_path hf_overrides hf_token host ignore_patterns
-    interleave_mm_strings intial_incremental_detokenization_offset io_processor_plugin kernel_config
-    kv_cache_dtype kv_cache_memory_bytes kv_events_config kv_sharing_fast_prefill kv_transfer_config
-    language_model_only limit_mm_per_prompt load_format log_config_file log_error_stack
-    logits_processor_pattern logits_processors logprobs_mode long_lora_scaling_factors
-    long_prefill_token_threshold lora_dtype lora_extra_vocab_size lora_modules mamba_block_size
-    mamba_cache_dtype mamba_ssm_cache_dtype max_context_len_to_capture max_cpu_loras
-    max_cudagraph_capture_size max_log_len max_logprobs max_long_partial_prefills max_lora_rank
-    max_loras max_model_len max_num_batched_tokens max_num_partial_prefills max_num_seqs
-    max_parallel_loading_workers max_prompt_adapter_token max_prompt_adapters max_seq_len
-    max_seq_len_to_capture media_io_kwargs middleware mla_cache_tier mm_encoder_attn_backend
-    mm_encoder_tp_mode mm_processor_cache_gb mm_processor_cache_type mm_processor_kwargs
-    mm_shm_cache_max_object_size_mb model model_impl model_loader_extra_config model_tag
-    multi_step_stream_outputs ngram_prompt_lookup_max ngram_prompt_lookup_min
-    num_gpu_blocks_override num_lookahead_slots num_redundant_experts num_scheduler_steps
-    num_speculative_tokens numa_bind observability_config offload_backend optimization_level
-    otlp_traces_endpoint override_attention_dtype override_generation_config override_neuron_config
-    override_pooler_config pipeline_parallel_size pooler_config port preemption_mode
-    prefix_caching_hash_algo prompt_adapters pt_load_map_location qlora_adapter_name_or_path
-    quantization quantization_config quantization_param_path ray_workers_use_nsight reasoning_parser
-    reasoning_parser_plugin response_role return_tokens_as_token_ids revision root_path rope_scaling
-    rope_theta runner safetensors_load_strategy scheduler_cls scheduler_delay_factor
-    scheduling_policy seed served_model_name show_hidden_metrics_for_version skip_mm_profiling
-    skip_tokenizer_init spec_decoding_acceptance_method speculative_config
-    speculative_disable_by_batch_size speculative_disable_mqa_scorer
-    speculative_draft_tensor_parallel_size speculative_max_model_len speculative_model
-    speculative_model_quantization ssl_ca_certs ssl_cert_reqs ssl_certfile ssl_keyfile
-    structured_outputs_config subparser swap_space task tensor_parallel_size tiered_moe_backend
-    tokenizer tokenizer_mode tokenizer_pool_extra_config tokenizer_pool_size tokenizer_pool_type
-    tokenizer_revision tokens_only tool_call_parser tool_parser_plugin tool_server trust_remote_code
-    trust_request_chat_template typical_acceptance_sampler_posterior_alpha
-    typical_acceptance_sampler_posterior_threshold uds use_async_output_proc use_cached_outputs
-    use_tqdm_on_load use_v2_block_manager uvicorn_log_level video_pruning_rate worker_cls
-    worker_extension_cls worker_use_ray
+    enable_request_id_headers enable_return_routed_experts enable_server_load_tracking enable_sleep_mode
+    enable_ssl_refresh enable_tiered_moe enable_tokenizer_info_endpoint enforce_eager engine_use_ray eplb_config
+    eplb_log_balancedness eplb_step_interval eplb_window_size exclude_tools_when_tool_choice_none expert_offload_mem
+    expert_placement_strategy expert_precise_memory expert_prefetch external_parameters fully_sharded_loras
+    generation_config gpu_memory_utilization grace_machine_profile guided_decoding_backend
+    guided_decoding_disable_additional_properties guided_decoding_disable_any_whitespace
+    guided_decoding_disable_fallback h11_max_header_count h11_max_incomplete_event_size headless hf_config_path
+    hf_overrides hf_token host ignore_patterns interleave_mm_strings intial_incremental_detokenization_offset
+    io_processor_plugin kernel_config kv_cache_dtype kv_cache_memory_bytes kv_events_config kv_sharing_fast_prefill
+    kv_transfer_config language_model_only limit_mm_per_prompt load_format log_config_file log_error_stack
+    logits_processor_pattern logits_processors logprobs_mode long_lora_scaling_factors long_prefill_token_threshold
+    lora_dtype lora_extra_vocab_size lora_modules mamba_block_size mamba_cache_dtype mamba_ssm_cache_dtype
+    max_context_len_to_capture max_cpu_loras max_cudagraph_capture_size max_log_len max_logprobs
+    max_long_partial_prefills max_lora_rank max_loras max_model_len max_num_batched_tokens max_num_partial_prefills
+    max_num_seqs max_parallel_loading_workers max_prompt_adapter_token max_prompt_adapters max_seq_len
+    max_seq_len_to_capture media_io_kwargs middleware mla_cache_tier mm_encoder_attn_backend mm_encoder_tp_mode
+    mm_processor_cache_gb mm_processor_cache_type mm_processor_kwargs mm_shm_cache_max_object_size_mb model
+    model_impl model_loader_extra_config model_tag multi_step_stream_outputs ngram_prompt_lookup_max
+    ngram_prompt_lookup_min num_gpu_blocks_override num_lookahead_slots num_redundant_experts num_scheduler_steps
+    num_speculative_tokens numa_bind observability_config offload_backend optimization_level otlp_traces_endpoint
+    override_attention_dtype override_generation_config override_neuron_config override_pooler_config
+    pipeline_parallel_size pooler_config port preemption_mode prefix_caching_hash_algo prompt_adapters
+    pt_load_map_location qlora_adapter_name_or_path quantization quantization_config quantization_param_path
+    ray_workers_use_nsight reasoning_parser reasoning_parser_plugin response_role return_tokens_as_token_ids
+    revision root_path rope_scaling rope_theta runner safetensors_load_strategy scheduler_cls scheduler_delay_factor
+    scheduling_policy seed served_model_name show_hidden_metrics_for_version skip_mm_profiling skip_tokenizer_init
+    spec_decoding_acceptance_method speculative_config speculative_disable_by_batch_size
+    speculative_disable_mqa_scorer speculative_draft_tensor_parallel_size speculative_max_model_len
+    speculative_model speculative_model_quantization ssl_ca_certs ssl_cert_reqs ssl_certfile ssl_keyfile
+    structured_outputs_config subparser swap_space task tensor_parallel_size tiered_moe_backend tokenizer
+    tokenizer_mode tokenizer_pool_extra_config tokenizer_pool_size tokenizer_pool_type tokenizer_revision
+    tokens_only tool_call_parser tool_parser_plugin tool_server trust_remote_code trust_request_chat_template
+    typical_acceptance_sampler_posterior_alpha typical_acceptance_sampler_posterior_threshold uds
+    use_async_output_proc use_cached_outputs use_tqdm_on_load use_v2_block_manager uvicorn_log_level
+    video_pruning_rate worker_cls worker_extension_cls worker_use_ray
 """.split())
 # Keys inside dict-valued settings (compilation_config, speculative_config) that a plan may
 # name bare: check finds them inside the one setting that has them (compare._config_value).
 NESTED_ARGS = frozenset("""
-    backend benchmark_combo_kernel cache_dir combo_kernels compile_cache_save_format
-    compile_mm_encoder compile_ranges_endpoints compile_ranges_split_points compile_sizes
-    cudagraph_copy_inputs cudagraph_mm_encoder cudagraph_mode cudagraph_num_of_warmups custom_ops
-    debug_dump_path disable_by_batch_size draft_sample_method draft_tensor_parallel_size
-    full_cuda_graph inductor_compile_config inductor_passes level local_cache_dir max_capture_size
-    method mode pass_config prompt_lookup_max prompt_lookup_min speculative_token_tree splitting_ops
-    use_cudagraph use_inductor use_inductor_graph_partition
+    backend benchmark_combo_kernel cache_dir combo_kernels compile_cache_save_format compile_mm_encoder
+    compile_ranges_endpoints compile_ranges_split_points compile_sizes cudagraph_copy_inputs cudagraph_mm_encoder
+    cudagraph_mode cudagraph_num_of_warmups custom_ops debug_dump_path disable_by_batch_size draft_sample_method
+    draft_tensor_parallel_size full_cuda_graph inductor_compile_config inductor_passes level local_cache_dir
+    max_capture_size method mode pass_config prompt_lookup_max prompt_lookup_min speculative_token_tree
+    splitting_ops use_cudagraph use_inductor use_inductor_graph_partition
 """.split())
 
 _BOUND_KEYS = ("min", "max", "eq", "approx")
 _METRIC_KEYS = set(_BOUND_KEYS) | {"tol", "rank", "hard", "kind"}
 _PATTERN_TIMEOUT_S = 0.25  # wall time per search: a catastrophic regex must not hang an ingest
 _PATTERN_GIVE_UP = 3  # runaway lines after which a pattern is dropped for the rest of the run
-# Wall time one pattern may take in all per run (ingest, check, explain: one loaded plan):
-# a regex just under its per-search timeout that matches every line would otherwise cost
-# 0.25 s x every line.  A sane pattern takes microseconds a line: 2 s is ~10^6 lines.
+# Wall time one pattern may take in all per run (one loaded plan): a regex just under its
+# timeout that matches every line would otherwise cost 0.25 s a line; a sane one takes
+# microseconds a line, so 2 s is ~10^6 lines.
 _PATTERN_BUDGET_S = 2.0
 _PLAN_BUDGET_S = 10.0  # ... and all of a plan's patterns together (a plan of 500 slow ones)
-# The first try of each search is bounded by the regex module's own timeout, which counts
-# the process's CPU time (C clock(), checked every 256 steps): cheap, but on a busy host the
-# CPU second of a search is several wall seconds.  A search that outlives this CPU slice is
-# run again under a wall-clock alarm (_search).
-_CPU_SLICE_S = 0.01
+_CPU_SLICE_S = 0.01  # the first try of a search, on the regex module's CPU-time timeout (_search)
 _MAX_EXPANDED = 1 << 20  # characters ${...} may insert into one env file, and into one plan
 _CLOSE = 0.85  # difflib ratio from which an unknown name is taken as a typo of a known one
+_MAX_MESSAGE = 1000  # columns: a 1 MiB key or value must not make a 1 MiB error line
+_MAX_TEXT = 4 << 20  # bytes: a plan or env file is a page of text, never a device or a log
 
 
 @dataclass
 class Expect:
-    """Bounds on one figure (or an event count). Bound values are numbers, or strings naming
-    another figure / config key to read from the same boot."""
+    """Bounds on one figure (or an event count): numbers, or names of another figure / config
+    key of the same boot."""
 
     name: str
     min: Any = None
@@ -224,6 +157,19 @@ class Expect:
     tol: float = 0.01  # relative tolerance of `approx`
     rank: int | str | None = None  # None/"each": every rank; an int: that rank only
     hard: bool = False
+
+
+@dataclass
+class _Budget:
+    """What is left of a budget: seconds a plan's patterns may still take together this run,
+    or characters ${...} expansion may still insert."""
+
+    left: float
+    said: bool = False  # its warning, once
+
+    def take(self, n: float) -> bool:
+        self.left -= n
+        return self.left >= 0
 
 
 @dataclass
@@ -239,15 +185,7 @@ class UserPattern:
     spent: float = 0.0  # wall seconds its searches took this run; at _PATTERN_BUDGET_S, dropped
     searched: int = 0  # lines it was run on this run
     dropped: bool = False
-    shared: _Clock | None = field(default=None, repr=False, compare=False)  # its plan's budget
-
-
-@dataclass
-class _Clock:
-    """Seconds a plan's patterns may still take together this run (_PLAN_BUDGET_S)."""
-
-    left: float = _PLAN_BUDGET_S
-    said: bool = False  # its warning, once
+    shared: _Budget | None = field(default=None, repr=False, compare=False)  # its plan's seconds
 
 
 @dataclass
@@ -273,23 +211,20 @@ class Plan:
         return {p.name for p in self.patterns}
 
 
-_MAX_MESSAGE = 1000  # columns: a 1 MiB key or value must not make a 1 MiB error line
-
-
-def _one_line(msg: str) -> str:
-    """A message for stderr: one terminal-safe line of bounded length (keys and values of
-    a plan copied from elsewhere can hold control characters too)."""
-    return cut(msg, _MAX_MESSAGE)
-
-
 def _warn(msg: str) -> None:
     # (library code, but the one place a loaded plan can speak before any boot is judged)
-    print(f"bootlog: warning: {_one_line(msg)}", file=sys.stderr)
+    print(f"bootlog: warning: {cut(msg, _MAX_MESSAGE)}", file=sys.stderr)
+
+
+def _file_error(what: str, p: Path, msg: str, **data: Any) -> PlanError:
+    # (one terminal-safe line: keys and values of a plan copied from elsewhere can hold control characters)
+    at = f" line {data['line']}" if data.get("line") else ""
+    return PlanError(cut(f"{what} {p}{at}: {msg}", _MAX_MESSAGE), path=str(p), **data)
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str | None:
     """The known name `name` is most likely a typo of (`max-num-seqs`, `max_num_seq` ->
-    `max_num_seqs`), or None when none is close (difflib ratio >= _CLOSE)."""
+    `max_num_seqs`), or None when none is close."""
     pool = sorted(set(known))
     norm = name.strip().lower().replace("-", "_")
     if norm != name and norm in pool:
@@ -303,57 +238,36 @@ def _hint(name: str, known: Iterable[str]) -> str:
     return f" (did you mean {best}?)" if best else ""
 
 
-class _Budget:
-    """Characters ${...} expansion may still insert (a plan's or an env file's)."""
-
-    def __init__(self, limit: int = _MAX_EXPANDED) -> None:
-        self.left = limit
-
-    def take(self, n: int) -> bool:
-        self.left -= n
-        return self.left >= 0
-
-
 _TOO_BIG = f"expanding makes more than {_MAX_EXPANDED >> 20} MiB of text (references that double each other?)"
 
 
 # ---------------------------------------------------------------------------- env files
 
+_WORDS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False,
+          "": None, "none": None, "null": None}
+
+
 def coerce(text: str) -> Any:
     """An env/config string as the value it means: '' -> None, ints, floats, booleans."""
     s = text.strip()
-    if s == "":
-        return None
-    low = s.lower()
-    if low in ("true", "yes", "on"):
-        return True
-    if low in ("false", "no", "off"):
-        return False
-    if low in ("none", "null"):
-        return None
+    if s.lower() in _WORDS:
+        return _WORDS[s.lower()]
     try:
         return int(s.replace("_", "")) if re.fullmatch(r"[+-]?\d[\d_]*", s) else float(s)
     except ValueError:
         return s
 
 
-_MAX_TEXT = 4 << 20  # bytes: a plan or env file is a page of text, never a device or a log
-
-
 def _read_small(p: Path, what: str) -> str:
-    """A plan's or env file's text: a regular file of at most _MAX_TEXT bytes (a FIFO would
-    block, /dev/zero would fill the memory), UTF-8."""
-    import stat
-
+    """A regular file of at most _MAX_TEXT bytes (a FIFO would block, /dev/zero would fill the
+    memory), as UTF-8."""
     fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # (a FIFO opens without a writer)
     with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise PlanError(_one_line(f"{what} {p}: not a regular file"), path=str(p))
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _file_error(what, p, "not a regular file")
         data = f.read(_MAX_TEXT + 1)
     if len(data) > _MAX_TEXT:
-        raise PlanError(_one_line(f"{what} {p}: larger than {_MAX_TEXT >> 20} MiB: not a {what}"),
-                        path=str(p))
+        raise _file_error(what, p, f"larger than {_MAX_TEXT >> 20} MiB: not a {what}")
     return data.decode("utf-8")
 
 
@@ -361,40 +275,23 @@ def _read_small(p: Path, what: str) -> str:
 # (unquoted or "double-quoted" text), ("lit", text) taken as is ('single-quoted' text, a
 # backslash-escaped character).
 _Segments = list[tuple[str, str]]
-_PLAIN_RUN = re.compile(r"[^ \t'\"\\]+")
-_DQ_RUN = re.compile(r'[^"\\]+')
+# a part of a word: 'single-quoted', "double-quoted", a backslash and its character, plain text
+_PART = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|([^ \t'"\\]+)""", re.S)
+# inside "…", a backslash escapes only $ ` " \ (as in sh)
+_DQ_PART = re.compile(r'\\([$`"\\])|(\\)|([^\\]+)', re.S)
+_UNCLOSED = {"'": "unterminated ' quote (a value spanning lines is not read)",
+             '"': 'unterminated " quote (a value spanning lines is not read)',
+             "\\": "a line ending in a backslash (continued lines are not read)"}
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")  # env files: shell forms
 _PLAN_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}()")  # plans: only ${NAME}, so a regex's $ is safe
 
 
-def _double_quoted(line: str, i: int, segs: _Segments) -> int:
-    """Append the segments of a "…" string starting after its quote at i; return the index
-    after the closing quote.  Inside, a backslash escapes only $ ` " \\ (as in sh)."""
-    n = len(line)
-    while True:
-        m = _DQ_RUN.match(line, i)
-        if m:
-            segs.append(("exp", m.group()))
-            i = m.end()
-        if i >= n:
-            raise ValueError('unterminated " quote (a value spanning lines is not read)')
-        if line[i] == '"':
-            return i + 1
-        # a backslash
-        if i + 1 < n and line[i + 1] in '$`"\\':
-            segs.append(("lit", line[i + 1]))
-            i += 2
-        else:
-            segs.append(("lit", "\\"))
-            i += 1
-
-
 def _shell_words(line: str) -> list[tuple[_Segments, bool]]:
-    """The words of one env-file line as sh splits them: (segments, quoted); a # that starts
-    a word starts a comment.  ValueError(reason) for what sh would read differently from a
-    single line of assignments (an open quote, a continued line)."""
+    """The words of one env-file line as sh splits them: (segments, quoted); a # that starts a
+    word starts a comment.  ValueError(reason) for what sh would read differently from a single
+    line of assignments (an open quote, a continued line)."""
     words: list[tuple[_Segments, bool]] = []
     i, n = 0, len(line)
     while True:
@@ -405,41 +302,22 @@ def _shell_words(line: str) -> list[tuple[_Segments, bool]]:
         segs: _Segments = []
         quoted = False
         while i < n and line[i] not in " \t":
-            c = line[i]
-            if c == "'":
-                end = line.find("'", i + 1)
-                if end < 0:
-                    raise ValueError("unterminated ' quote (a value spanning lines is not read)")
-                segs.append(("lit", line[i + 1:end]))
-                quoted, i = True, end + 1
-            elif c == '"':
-                quoted, i = True, _double_quoted(line, i + 1, segs)
-            elif c == "\\":
-                if i + 1 >= n:
-                    raise ValueError("a line ending in a backslash (continued lines are not read)")
-                segs.append(("lit", line[i + 1]))
-                quoted, i = True, i + 2
+            m = _PART.match(line, i)
+            if not m:
+                raise ValueError(_UNCLOSED[line[i]])
+            single, double, escaped, plain = m.groups()
+            if double is not None:
+                segs += [("lit", e or b) if e or b else ("exp", t) for e, b, t in _DQ_PART.findall(double)]
+            elif plain is None:
+                segs.append(("lit", escaped if single is None else single))
             else:
-                m = _PLAIN_RUN.match(line, i)
-                segs.append(("exp", m.group()))
-                i = m.end()
+                segs.append(("exp", plain))
+            quoted, i = quoted or plain is None, m.end()
         words.append((segs, quoted))
 
 
-def _assignment(word: tuple[_Segments, bool]) -> tuple[str, _Segments, bool] | None:
-    """(name, value segments, quoted) of a NAME=value word, else None."""
-    segs, quoted = word
-    if not segs or segs[0][0] != "exp":
-        return None
-    m = _ASSIGN.match(segs[0][1])
-    if not m:
-        return None
-    rest = segs[0][1][m.end():]
-    return m.group(1), ([("exp", rest)] if rest else []) + segs[1:], quoted
-
-
 def _env_line(line: str) -> list[tuple[str, _Segments, bool]]:
-    """The assignments of one line: `NAME=value`, several on a line, after an optional
+    """(name, value segments, quoted) of each `NAME=value` of one line, after an optional
     `export` (which may also name variables without a value: those set nothing here).
     ValueError(reason) for anything else; the reason never quotes the line."""
     words = _shell_words(line)
@@ -447,12 +325,13 @@ def _env_line(line: str) -> list[tuple[str, _Segments, bool]]:
     if export:
         words = words[1:]
     out = []
-    for k, word in enumerate(words):
-        a = _assignment(word)
-        if a is not None:
-            out.append(a)
+    for k, (segs, quoted) in enumerate(words):
+        m = _ASSIGN.match(segs[0][1]) if segs and segs[0][0] == "exp" else None
+        if m:
+            rest = segs[0][1][m.end():]
+            out.append((m.group(1), ([("exp", rest)] if rest else []) + segs[1:], quoted))
             continue
-        bare = len(word[0]) == 1 and word[0][0][0] == "exp" and _NAME.fullmatch(word[0][0][1])
+        bare = len(segs) == 1 and segs[0][0] == "exp" and _NAME.fullmatch(segs[0][1])
         if export and bare:
             continue  # `export NAME`: marks a variable, sets nothing
         after = words[k + 1][0] if k + 1 < len(words) else []
@@ -463,11 +342,6 @@ def _env_line(line: str) -> list[tuple[str, _Segments, bool]]:
                              "quote the value")
         raise ValueError("not KEY=VALUE (an assignment NAME=value, or a # comment)")
     return out
-
-
-def _env_refs(segs: _Segments) -> set[str]:
-    return {m.group(1) or m.group(2) for kind, text in segs if kind == "exp"
-            for m in _VAR.finditer(text)}
 
 
 def _loop(start: str, target: str, refs: dict[str, set[str]]) -> list[str] | None:
@@ -486,91 +360,66 @@ def _loop(start: str, target: str, refs: dict[str, set[str]]) -> list[str] | Non
     return None
 
 
-class _EnvReader:
-    """Values of an env file's assignments, in order, as sh computes them."""
-
-    def __init__(self, p: Path, lines: list[tuple[int, list[tuple[str, _Segments, bool]]]]) -> None:
-        self.p = p
-        self.lines = lines
-        self.first: dict[str, int] = {}  # name -> line it is first set on
-        self.refs: dict[str, set[str]] = {}  # name -> names its values refer to
-        for no, assigns in lines:
-            for name, segs, _ in assigns:
-                self.first.setdefault(name, no)
-                self.refs.setdefault(name, set()).update(_env_refs(segs))
-        self.text: dict[str, str] = {}  # values as text (what a later ${NAME} inserts)
-        self.budget = _Budget()
-
-    def error(self, msg: str, no: int | None = None) -> PlanError:
-        at = f" line {no}" if no else ""
-        return PlanError(_one_line(f"env file {self.p}{at}: {msg}"), path=str(self.p),
-                         line=no)
-
-    def ref(self, name: str, owner: str, no: int) -> str:
-        """What ${name} inserts on line `no` (assigning `owner`)."""
-        if name in self.text:
-            v = self.text[name]
-        elif self.first.get(name, no) > no:
-            # sh would read it from the environment (or as empty) before this file sets it
-            chain = _loop(name, owner, self.refs)
-            if chain:
-                path = " → ".join([owner, *chain])
-                lines = ", ".join(str(self.first[n]) for n in [owner, *chain[:-1]])
-                raise self.error(f"${{{owner}}} and ${{{name}}} refer to each other ({path}, "
-                                 f"lines {lines}): a value cannot be made of itself")
-            raise self.error(f"${{{name}}} is set below, on line {self.first[name]}: sh reads "
-                             "it here before it is set (move that line up)", no)
-        else:
-            v = os.environ.get(name, "")
-        if not self.budget.take(len(v)):
-            raise self.error(f"${{{name}}}: {_TOO_BIG}", no)
-        return v
-
-    def value(self, name: str, segs: _Segments, no: int) -> str:
-        out = []
-        for kind, text in segs:
-            if kind == "lit":
-                out.append(text)
-            else:
-                out.append(_VAR.sub(lambda m: self.ref(m.group(1) or m.group(2), name, no), text))
-        return "".join(out)
-
-    def read(self) -> dict[str, Any]:
-        env: dict[str, Any] = {}
-        for no, assigns in self.lines:
-            for name, segs, quoted in assigns:
-                raw = self.value(name, segs, no)
-                self.text[name] = raw
-                # a quoted value stays text unless it reads as a number; "" still means unset
-                env[name] = coerce(raw) if (not quoted or raw == "" or _numberish(raw)) else raw
-        return env
-
-
 def load_env(path: str | Path) -> dict[str, Any]:
-    """An env file as sh reads it: `#` comments, blank lines, `export`, 'single' and
-    "double" quotes, backslashes, several NAME=value on a line; `$NAME` / `${NAME}` of a name
-    set above or in the environment.  Values are coerced (coerce); a quoted one stays text
-    unless it reads as a number.  Errors say which line is wrong, never what it holds."""
+    """An env file as sh reads it: `#` comments, blank lines, `export`, 'single' and "double"
+    quotes, backslashes, several NAME=value on a line; `$NAME` / `${NAME}` of a name set above
+    or in the environment.  Values are coerced (coerce); a quoted one stays text unless it reads
+    as a number.  Errors say which line is wrong, never what it holds."""
     p = Path(path)
     try:
-        text = _read_small(p, "env file")
+        content = _read_small(p, "env file")
     except OSError as e:
-        raise PlanError(_one_line(f"env file {p}: {e.strerror or e}"), path=str(p)) from e
+        raise _file_error("env file", p, e.strerror or e) from e
     except UnicodeDecodeError as e:
-        raise PlanError(_one_line(f"env file {p}: {_not_utf8(e, show_byte=False)}"),
-                        path=str(p)) from None
-    text = text.removeprefix("\ufeff")  # (a BOM some editors write)
+        raise _file_error("env file", p, _not_utf8(e, show_byte=False)) from None
     lines = []
     # sh ends a line at \n only (str.splitlines would also split at \x85, \u2028, ...)
-    for no, line in enumerate(text.split("\n"), 1):
+    for no, line in enumerate(content.removeprefix("\ufeff").split("\n"), 1):  # (a BOM some editors write)
         try:
             assigns = _env_line(line.removesuffix("\r"))
         except ValueError as e:
-            raise PlanError(_one_line(f"env file {p} line {no}: {e}"), path=str(p),
-                            line=no) from None
+            raise _file_error("env file", p, str(e), line=no) from None
         if assigns:
             lines.append((no, assigns))
-    return _EnvReader(p, lines).read()
+    first: dict[str, int] = {}  # name -> line it is first set on
+    refs: dict[str, set[str]] = {}  # name -> names its values refer to
+    for no, assigns in lines:
+        for name, segs, _ in assigns:
+            first.setdefault(name, no)
+            refs.setdefault(name, set()).update(
+                m.group(1) or m.group(2) for kind, text in segs if kind == "exp" for m in _VAR.finditer(text))
+    text: dict[str, str] = {}  # values as text (what a later ${NAME} inserts)
+    budget = _Budget(_MAX_EXPANDED)
+
+    def ref(name: str, owner: str, no: int) -> str:
+        """What ${name} inserts on line `no` (assigning `owner`)."""
+        if name in text:
+            v = text[name]
+        elif first.get(name, no) > no:
+            # sh would read it from the environment (or as empty) before this file sets it
+            chain = _loop(name, owner, refs)
+            if chain:
+                path = " → ".join([owner, *chain])
+                nos = ", ".join(str(first[n]) for n in [owner, *chain[:-1]])
+                raise _file_error("env file", p, f"${{{owner}}} and ${{{name}}} refer to each other "
+                                  f"({path}, lines {nos}): a value cannot be made of itself", line=None)
+            raise _file_error("env file", p, f"${{{name}}} is set below, on line {first[name]}: sh "
+                              "reads it here before it is set (move that line up)", line=no)
+        else:
+            v = os.environ.get(name, "")
+        if not budget.take(len(v)):
+            raise _file_error("env file", p, f"${{{name}}}: {_TOO_BIG}", line=no)
+        return v
+
+    env: dict[str, Any] = {}
+    for no, assigns in lines:
+        for name, segs, quoted in assigns:
+            raw = "".join(seg if kind == "lit" else _VAR.sub(lambda m: ref(m.group(1) or m.group(2), name, no), seg)
+                          for kind, seg in segs)
+            text[name] = raw
+            # a quoted value stays text unless it reads as a number; "" still means unset
+            env[name] = coerce(raw) if (not quoted or raw == "" or _numberish(raw)) else raw
+    return env
 
 
 def _numberish(s: str) -> bool:
@@ -589,13 +438,11 @@ def _lookup(name: str, env: dict[str, Any], prefix: str) -> tuple[bool, Any]:
     return False, None
 
 
-def expand(value: Any, env: dict[str, Any], prefix: str, where: str,
-           budget: _Budget | None = None) -> Any:
+def expand(value: Any, env: dict[str, Any], prefix: str, where: str, budget: _Budget | None = None) -> Any:
     """`${NAME}` -> env[prefix+NAME] (else env[NAME]); a value that is one reference keeps the
-    referenced type, a reference inside longer text is substituted as text.  A value is
-    expanded once: what a reference inserts is not expanded again.  `budget` bounds what all
-    references of one plan insert together."""
-    budget = budget if budget is not None else _Budget()
+    referenced type, a reference inside longer text is substituted as text.  What a reference
+    inserts is not expanded again; `budget` bounds what all references of one plan insert."""
+    budget = budget or _Budget(_MAX_EXPANDED)
     if isinstance(value, list):
         return [expand(v, env, prefix, where, budget) for v in value]
     if isinstance(value, dict):
@@ -615,12 +462,7 @@ def expand(value: Any, env: dict[str, Any], prefix: str, where: str,
     whole = _PLAN_VAR.fullmatch(value.strip())
     if whole:
         return get(whole.group(1))
-
-    def sub(m: re.Match) -> str:
-        v = get(m.group(1))
-        return "" if v is None else str(v)
-
-    return _PLAN_VAR.sub(sub, value)
+    return _PLAN_VAR.sub(lambda m: "" if (v := get(m.group(1))) is None else str(v), value)
 
 
 # ---------------------------------------------------------------------------- loading
@@ -640,8 +482,8 @@ def _err(text: str, needle: str | re.Pattern, msg: str, **data: Any) -> PlanErro
 
 
 def _not_utf8(e: UnicodeDecodeError, show_byte: bool = True) -> str:
-    """Where a file stops being UTF-8, as a user can find it in an editor (the byte itself
-    only for a plan: an env file may be anything, a file of secrets among others)."""
+    """Where a file stops being UTF-8, as an editor shows it (the byte itself only for a plan:
+    an env file may be a file of secrets)."""
     line = e.object.count(b"\n", 0, e.start) + 1
     col = e.start - (e.object.rfind(b"\n", 0, e.start) + 1) + 1
     hint = " (UTF-16? save it as UTF-8)" if e.object[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
@@ -650,21 +492,15 @@ def _not_utf8(e: UnicodeDecodeError, show_byte: bool = True) -> str:
 
 
 def _what(v: Any) -> str:
-    """A TOML value as an error message shows it: scalars as written (long text cut),
-    containers by kind."""
+    """A TOML value as an error shows it: scalars as written (long text cut), containers by kind."""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, str) and len(v) > 60:
         return repr(v[:57]) + "…"
     if isinstance(v, (int, float, str)):
         return repr(v)
-    if isinstance(v, dict):
-        return "a table"
-    if isinstance(v, list):
-        return "an array"
-    if v is None:
-        return "nothing (an empty ${NAME}?)"
-    return "a date/time"
+    kinds = ((dict, "a table"), (list, "an array"), (type(None), "nothing (an empty ${NAME}?)"))
+    return next((what for t, what in kinds if isinstance(v, t)), "a date/time")
 
 
 def _table(value: Any, text: str, needle: str, where: str) -> dict:
@@ -689,24 +525,21 @@ def _number(value: Any, text: str, needle: str | re.Pattern, where: str, key: st
         except (TypeError, ValueError):
             pass
     if f is None or not math.isfinite(f) or f < 0:
-        raise _err(text, needle, f"{where}: expected a number ≥ 0, got {_what(value)}",
-                   key=key or needle)
+        raise _err(text, needle, f"{where}: expected a number ≥ 0, got {_what(value)}", key=key or needle)
     return f
 
 
 def _flag(value: Any, text: str, needle: str, where: str) -> bool:
     # bool("false") is True: a quoted flag must not silently mean the opposite.  1/0 stay
     # accepted because env files write flags that way (`hard = "${STRICT}"` with STRICT=1).
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
+    if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
         return bool(value)
     raise _err(text, needle, f"{where}: expected true or false, got {_what(value)}", key=needle)
 
 
 def warning_whats() -> set[str]:
-    """What the built-in warnings warn of (their detail "what"): a plan's [events] may bound
-    each by that name, as check counts them (compare.check)."""
+    """What the built-in warnings warn of (their detail "what"): [events] may bound each by
+    that name, as compare.check counts them."""
     out = {"arg_overridden"}  # (made by boots.py from two config lines, not by one pattern)
     try:
         from bootlog import patterns
@@ -720,8 +553,7 @@ def warning_whats() -> set[str]:
 
 
 def known_figures() -> set[str]:
-    """Names a plan may bound: metrics.md vocabulary (derived and deploy figures included)
-    plus whatever the catalogue adds (its UNITS and its metric entries)."""
+    """Names a plan may bound: the metrics.md vocabulary plus the catalogue's own figures."""
     names = set(CAPACITY_METRICS) | set(TIMING_METRICS) | set(RUNTIME_METRICS) | set(DEPLOY_METRICS)
     try:  # the catalogue may define newer figures; it is optional for plan loading
         from bootlog import patterns as _patterns
@@ -733,44 +565,40 @@ def known_figures() -> set[str]:
     return names
 
 
-def known_events() -> set[str]:
-    """Event kinds a plan's [events] may bound, besides its own patterns' kinds and the
-    built-in warnings' whats."""
-    return set(EVENT_KINDS) | set(ADDED_EVENT_KINDS)
-
-
 def _expect(name: str, spec: Any, text: str, section: str) -> Expect:
+    where = f"[{section}.{name}]"
+
+    def err(msg: str) -> PlanError:
+        return _err(text, name, msg, key=name)
+
     bounds = [spec] if not isinstance(spec, dict) else [spec.get(op) for op in _BOUND_KEYS]
     if any(isinstance(b, float) and not math.isfinite(b) for b in bounds):
         # (TOML has nan and inf: a bound no figure can meet, or one every figure meets)
-        raise _err(text, name, f"[{section}.{name}]: a bound must be a finite number", key=name)
+        raise err(f"{where}: a bound must be a finite number")
     if section == "events" and any(isinstance(b, (int, float)) and not isinstance(b, bool) and b < 0
                                    for b in bounds):
-        raise _err(text, name, f"[{section}.{name}]: an event count cannot be negative", key=name)
+        raise err(f"{where}: an event count cannot be negative")
     if isinstance(spec, (int, float)) and not isinstance(spec, bool):
         return Expect(name=name, max=spec) if section == "events" else Expect(name=name, eq=spec)
     if not isinstance(spec, dict):
-        raise _err(text, name, f"[{section}] {name}: expected a number or a table like "
-                   f"{{ min = … }}, got {_what(spec)}", key=name)
+        raise err(f"[{section}] {name}: expected a number or a table like {{ min = … }}, got {_what(spec)}")
     unknown = sorted(set(spec) - _METRIC_KEYS)
     if unknown:
-        raise _err(text, name, f"[{section}.{name}]: unknown key {unknown[0]!r}"
-                   f"{_hint(unknown[0], _METRIC_KEYS)} (use {', '.join(sorted(_METRIC_KEYS))})",
-                   key=name)
+        raise err(f"{where}: unknown key {unknown[0]!r}{_hint(unknown[0], _METRIC_KEYS)} "
+                  f"(use {', '.join(sorted(_METRIC_KEYS))})")
     if not any(k in spec for k in _BOUND_KEYS):
-        raise _err(text, name, f"[{section}.{name}]: no bound (min, max, eq or approx)", key=name)
+        raise err(f"{where}: no bound (min, max, eq or approx)")
     for op in _BOUND_KEYS:
         b = spec.get(op)
         if isinstance(b, bool) or not isinstance(b, (int, float, str, type(None))):
-            raise _err(text, name, f"[{section}.{name}] {op}: expected a number or a figure/config "
-                       f"name, got {_what(b)}", key=name)
+            raise err(f"{where} {op}: expected a number or a figure/config name, got {_what(b)}")
     rank = spec.get("rank")
     if rank is not None and not ((isinstance(rank, int) and not isinstance(rank, bool))
                                  or rank in ("each", "all", "any")):
-        raise _err(text, name, f"[{section}.{name}] rank: an integer or \"each\"", key=name)
+        raise err(f"{where} rank: an integer or \"each\"")
     # (None: a ${NAME} the env file leaves empty, which means unset: the default)
-    tol = 0.01 if spec.get("tol") is None else _number(spec["tol"], text, name, f"[{section}.{name}] tol")
-    hard = spec.get("hard") is not None and _flag(spec["hard"], text, name, f"[{section}.{name}] hard")
+    tol = 0.01 if spec.get("tol") is None else _number(spec["tol"], text, name, f"{where} tol")
+    hard = spec.get("hard") is not None and _flag(spec["hard"], text, name, f"{where} hard")
     return Expect(name=name, min=spec.get("min"), max=spec.get("max"), eq=spec.get("eq"),
                   approx=spec.get("approx"), tol=tol, rank=rank, hard=hard)
 
@@ -781,52 +609,49 @@ def _sample(s: Any, text: str, name: str) -> tuple[str, float | None]:
         return s, None
     where = f"[[pattern]] {name} samples"
     s = _table(s, text, name, where)
-    line = s.get("line")
+    line, want = s.get("line"), s.get("value")
     if not isinstance(line, str):
-        raise _err(text, name, f"{where}: each needs line = \"…\" (a string), got {_what(line)}",
-                   key=name)
-    want = s.get("value")
+        raise _err(text, name, f"{where}: each needs line = \"…\" (a string), got {_what(line)}", key=name)
     if want is not None and (isinstance(want, bool) or not isinstance(want, (int, float))):
         raise _err(text, name, f"{where}: value must be a number, got {_what(want)}", key=name)
     return line, want
 
 
-def compile_pattern(spec: dict, text: str = "", samples_clock: _Clock | None = None) -> UserPattern:
+def compile_pattern(spec: dict, text: str, clock: _Budget) -> UserPattern:
     """One [[pattern]] table -> UserPattern; its samples must match and give their values,
-    within the pattern's per-search timeout each, its run budget together and what is left
-    of `samples_clock` (the time all samples of its plan may take)."""
+    within the pattern's per-search timeout each, its run budget together and what is left of
+    `clock` (the time all samples of its plan may take)."""
     name = spec.get("name")
     if not isinstance(name, str) or not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
         raise _err(text, "[[pattern]]", f"[[pattern]] name {_what(name)}: lowercase_with_underscores",
                    key=str(name))
+
+    def err(msg: str) -> PlanError:
+        return _err(text, name, f"[[pattern]] {name}{msg}", key=name)
+
     src = spec.get("regex")
     if not isinstance(src, str) or not src:
-        raise _err(text, name, f"[[pattern]] {name}: missing regex", key=name)
+        raise err(": missing regex")
     try:
         rx = _regex.compile(src)
     except _regex.error as e:
-        raise _err(text, name, f"[[pattern]] {name}: regex does not compile: {e}", key=name)
+        raise err(f": regex does not compile: {e}")
     unit, event, literal, kind = (_string(spec.get(k), text, name, f"[[pattern]] {name} {k}")
                                   for k in ("unit", "event", "literal", "kind"))
     if kind not in (None, "capacity", "timing"):
-        raise _err(text, name, f"[[pattern]] {name} kind {_what(kind)}: capacity or timing", key=name)
+        raise err(f" kind {_what(kind)}: capacity or timing")
     if event is None and "value" not in rx.groupindex:
-        raise _err(text, name, f"[[pattern]] {name}: a figure pattern needs a named group "
-                   "(?P<value>…); set event = \"kind\" for an event pattern", key=name)
-    up = UserPattern(name=name, regex=rx, source=src, unit=unit, event=event, literal=literal,
-                     kind=kind)
+        raise err(": a figure pattern needs a named group (?P<value>…); set event = \"kind\" for an event pattern")
+    up = UserPattern(name=name, regex=rx, source=src, unit=unit, event=event, literal=literal, kind=kind)
     samples = spec.get("samples") or []
     if not samples:
-        raise _err(text, name, f"[[pattern]] {name}: give at least one sample line", key=name)
+        raise err(": give at least one sample line")
     if not isinstance(samples, list):  # a bare string would be taken apart character by character
-        raise _err(text, name, f"[[pattern]] {name} samples: expected an array, got "
-                   f"{_what(samples)}", key=name)
-    clock = samples_clock or _Clock(_PLAN_BUDGET_S)
+        raise err(f" samples: expected an array, got {_what(samples)}")
     budget = min(_PATTERN_BUDGET_S, clock.left)
-    too_slow = _err(text, name, f"[[pattern]] {name}: its samples took more than {budget:g} s "
-                    "to match" + (" (its budget for a whole run)" if budget == _PATTERN_BUDGET_S
-                                  else f" (what is left of {_PLAN_BUDGET_S:g} s for all samples "
-                                       "of the plan)"), key=name)
+    too_slow = err(f": its samples took more than {budget:g} s to match" + (
+        " (its budget for a whole run)" if budget == _PATTERN_BUDGET_S
+        else f" (what is left of {_PLAN_BUDGET_S:g} s for all samples of the plan)"))
     started = time.perf_counter()
     try:
         for s in samples:
@@ -839,17 +664,13 @@ def compile_pattern(spec: dict, text: str = "", samples_clock: _Clock | None = N
             except TimeoutError:
                 if left < _PATTERN_TIMEOUT_S:  # cut short by the budget, not by its own timeout
                     raise too_slow from None
-                raise _err(text, name, f"[[pattern]] {name}: regex timed out on its sample",
-                           key=name) from None
+                raise err(": regex timed out on its sample") from None
             if not hits:
-                raise _err(text, name, f"[[pattern]] {name}: does not match its sample "
-                           f"{_what(line)}", key=name)
+                raise err(f": does not match its sample {_what(line)}")
             got = hits[0]
-            off = isinstance(got, Metric) and want is not None and \
-                abs(got.value - float(want)) > 1e-9 * max(1.0, abs(float(want)))
-            if off:
-                raise _err(text, name, f"[[pattern]] {name}: sample {_what(line)} gives "
-                           f"{got.value}, expected {want}", key=name)
+            if isinstance(got, Metric) and want is not None and \
+                    abs(got.value - float(want)) > 1e-9 * max(1.0, abs(float(want))):
+                raise err(f": sample {_what(line)} gives {got.value}, expected {want}")
     finally:
         clock.left -= time.perf_counter() - started
     return up
@@ -862,16 +683,15 @@ def load_plan(path: str | Path) -> Plan:
     try:
         text = _read_small(p, "plan")
     except OSError as e:
-        raise PlanError(_one_line(f"plan {p}: {e.strerror or e}"), path=str(p)) from e
+        raise _file_error("plan", p, e.strerror or e) from e
     except UnicodeDecodeError as e:  # TOML is UTF-8 by definition
-        raise PlanError(_one_line(f"plan {p}: {_not_utf8(e)}"), path=str(p)) from None
+        raise _file_error("plan", p, _not_utf8(e)) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise PlanError(_one_line(f"plan {p}: bad TOML: {e}"), path=str(p)) from e
+        raise _file_error("plan", p, f"bad TOML: {e}") from e
     except RecursionError:  # tomllib recurses once per nested array/table
-        raise PlanError(_one_line(f"plan {p}: bad TOML: arrays or tables nested too deeply"),
-                        path=str(p)) from None
+        raise _file_error("plan", p, "bad TOML: arrays or tables nested too deeply") from None
     try:
         plan = _build(data, text, p)
     except PlanError as e:
@@ -882,9 +702,7 @@ def load_plan(path: str | Path) -> Plan:
             if no:
                 data_["line"] = no
                 msg = f"plan line {no}: {msg}"
-        msg = f"{p.name}: {msg}"
-        # keys and values of a plan copied from elsewhere can hold control characters too
-        raise PlanError(_one_line(msg), path=str(p),
+        raise PlanError(cut(f"{p.name}: {msg}", _MAX_MESSAGE), path=str(p),
                         **{k: v for k, v in data_.items() if k != "path"}) from None
     for w in plan.warnings:
         _warn(f"{p.name}: {w}")
@@ -899,6 +717,7 @@ _TOP_TYPES: dict[str, Any] = {
 }
 # what [deploy] may require (metrics.md "deploy"): equal to the stored deploy context's
 DEPLOY_KEYS = ("image", "image_digest", "restart_count", "exit_code", "oom_killed", "env")
+_BOOT_CHOICES = {"status": ("ready", "failed", "incomplete"), "compile_cache": ("warm", "cold", "any")}
 
 
 def _check_top(data: dict, text: str) -> None:
@@ -922,9 +741,8 @@ def _check_top(data: dict, text: str) -> None:
 
 def _config_items(config: dict) -> Iterable[tuple[str, Any]]:
     """[config] entries, a table's entries one level down as "setting.key": TOML makes
-    `compilation_config.cudagraph_mode = "PIECEWISE"` (or an inline table) a table, which
-    means "these keys of the setting", not "the setting equals exactly this table" (a boot
-    prints every key of compilation_config: that could never be met)."""
+    `compilation_config.cudagraph_mode = "PIECEWISE"` a table, which means "these keys of the
+    setting", not "the setting is exactly this table" (a boot prints every key of it)."""
     for key, value in config.items():
         if isinstance(value, dict) and value:
             yield from ((f"{key}.{sub}", v) for sub, v in value.items())
@@ -948,75 +766,67 @@ def _config_key(key: str, known: set[str], text: str) -> str | None:
 
 def _build(data: dict, text: str, p: Path) -> Plan:
     _check_top(data, text)
-    env: dict[str, Any] = {}
     env_file = (p.parent / data["env_file"]).resolve() if data.get("env_file") else None
-    if env_file is not None:
-        env = load_env(env_file)
+    env = load_env(env_file) if env_file is not None else {}
     prefix = data.get("env_prefix", "")
     plan = Plan(path=p, env=env, env_prefix=prefix, extra_args=set(data.get("extra_args", ())), env_file=env_file)
-    budget = _Budget()
-    samples_clock, run_clock = _Clock(_PLAN_BUDGET_S), _Clock(_PLAN_BUDGET_S)
+    budget = _Budget(_MAX_EXPANDED)
+    samples_clock, run_clock = _Budget(_PLAN_BUDGET_S), _Budget(_PLAN_BUDGET_S)
+
+    def exp(value: Any, where: str) -> Any:
+        return expand(value, env, prefix, where, budget)
 
     tol = data.get("tolerance", {})
     for key in ("k", "min_pct"):
         if tol.get(key) is not None:
             # `k = …`, `{ k = … }` or `tolerance.k = …`: a bare "k" would match any line
             at = re.compile(rf"(^\s*|[{{,.]\s*){key}\s*=")
-            setattr(plan, key, _number(expand(tol[key], env, prefix, f"tolerance.{key}", budget),
-                                       text, at, f"[tolerance] {key}", f"tolerance.{key}"))
+            setattr(plan, key, _number(exp(tol[key], f"tolerance.{key}"), text, at, f"[tolerance] {key}",
+                                       f"tolerance.{key}"))
 
     for spec in data.get("pattern", []):
         # the regex is taken verbatim: `$` and `{…}` belong to the regex, not to the env file
-        fields = {k: (v if k == "regex" else expand(v, env, prefix, f"pattern.{k}", budget))
-                  for k, v in spec.items()}
-        up = compile_pattern(fields, text, samples_clock)
+        up = compile_pattern({k: (v if k == "regex" else exp(v, f"pattern.{k}")) for k, v in spec.items()},
+                             text, samples_clock)
         up.shared = run_clock
         plan.patterns.append(up)
 
     figures = known_figures() | plan.user_names
     args = set(VLLM_ARGS) | NESTED_ARGS | plan.extra_args
-
     for key, value in _config_items(data.get("config", {})):
         warning = _config_key(key, args, text)
         if warning:
             plan.warnings.append(warning)
-        plan.config[key] = expand(value, env, prefix, f"config.{key}", budget)
+        plan.config[key] = exp(value, f"config.{key}")
 
     for key, value in _config_items(data.get("deploy", {})):
         if key.split(".", 1)[0] not in DEPLOY_KEYS or key == "env":
             raise _err(text, key, f"[deploy] {key}: not a deploy fact{_hint(key, DEPLOY_KEYS)} (one of "
                        + ", ".join(k if k != "env" else "env.NAME" for k in DEPLOY_KEYS) + ")", key=key)
-        plan.deploy[key] = expand(value, env, prefix, f"deploy.{key}", budget)
+        plan.deploy[key] = exp(value, f"deploy.{key}")
 
     for name, spec in data.get("metrics", {}).items():
         if name not in figures:
             raise _err(text, name, f"[metrics.{name}]: unknown figure {name!r}{_hint(name, figures)} "
                        "(not in the metrics vocabulary nor a [[pattern]] name)", key=name)
-        plan.metrics[name] = _expect(name, expand(spec, env, prefix, f"metrics.{name}", budget),
-                                     text, "metrics")
+        plan.metrics[name] = _expect(name, exp(spec, f"metrics.{name}"), text, "metrics")
 
-    kinds = known_events() | {up.event for up in plan.patterns if up.event}
+    kinds = set(EVENT_KINDS) | set(ADDED_EVENT_KINDS) | {up.event for up in plan.patterns if up.event}
     whats = warning_whats()
     for kind, spec in data.get("events", {}).items():
         if kind not in kinds and kind not in whats:
             raise _err(text, kind, f"[events]: unknown event kind {kind!r}{_hint(kind, kinds | whats)} "
                        f"(known: {', '.join(sorted(kinds))}, or a warning's what: "
                        f"{', '.join(sorted(whats))})", key=kind)
-        plan.events[kind] = _expect(kind, expand(spec, env, prefix, f"events.{kind}", budget),
-                                    text, "events")
+        plan.events[kind] = _expect(kind, exp(spec, f"events.{kind}"), text, "events")
 
     for key, value in data.get("boot", {}).items():
-        value = expand(value, env, prefix, f"boot.{key}", budget)
-        if key == "status":
-            if value not in ("ready", "failed", "incomplete"):
-                raise _err(text, "status", f"[boot] status {_what(value)}: ready, failed or "
-                           "incomplete", key=key)
-            plan.boot["status"] = value
-        elif key == "compile_cache":
-            if value not in ("warm", "cold", "any"):
-                raise _err(text, "compile_cache", f"[boot] compile_cache {_what(value)}: warm, "
-                           "cold or any", key=key)
-            plan.boot["compile_cache"] = value
+        value = exp(value, f"boot.{key}")
+        if key in _BOOT_CHOICES:
+            *some, last = choices = _BOOT_CHOICES[key]
+            if value not in choices:
+                raise _err(text, key, f"[boot] {key} {_what(value)}: {', '.join(some)} or {last}", key=key)
+            plan.boot[key] = value
         elif key == "hard":
             plan.boot["hard"] = value is not None and _flag(value, text, "hard", "[boot] hard")
         elif key in figures:
@@ -1025,7 +835,7 @@ def _build(data: dict, text: str, p: Path) -> Plan:
             hint = _hint(key, figures | {"status", "compile_cache", "hard"})
             raise _err(text, key, f"[boot]: unknown key {key!r}{hint} (status, compile_cache, "
                        "hard, or a figure such as boot_to_ready_s)", key=key)
-    _check_bounds(plan, figures, args | set(plan.config), text)
+    _check_bounds(plan, figures | args | set(plan.config), text)
     return plan
 
 
@@ -1038,12 +848,10 @@ def _bound_ok(b: str, names: set[str]) -> bool:
         return False
 
 
-def _check_bounds(plan: Plan, figures: set[str], config_keys: set[str], text: str) -> None:
+def _check_bounds(plan: Plan, names: set[str], text: str) -> None:
     """A text bound must be a number, a figure or a config key: `min = "lots"` can never be
     checked, so it is a plan error now rather than "not in this boot" at every check."""
-    sections = [("metrics", plan.metrics), ("boot", plan.boot_metrics), ("events", plan.events)]
-    names = figures | config_keys
-    for section, table in sections:
+    for section, table in (("metrics", plan.metrics), ("boot", plan.boot_metrics), ("events", plan.events)):
         for ex in table.values():
             for op in _BOUND_KEYS:
                 b = getattr(ex, op)
@@ -1066,21 +874,14 @@ def _on_alarm(signum: int, frame: Any) -> None:
         raise _WallTimeout("regex search ran out of time")
 
 
-def _can_alarm() -> bool:
-    """A wall-clock deadline needs the main thread (where Python runs signal handlers), an
-    interval timer, a SIGALRM handler set from Python (so it can be put back) and no timer
-    of someone else's running."""
-    return (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGALRM) is not None
-            and signal.getitimer(signal.ITIMER_REAL)[0] == 0)
-
-
 def _search_with_alarm(rx: Any, msg: str, seconds: float) -> Any:
-    """rx.search(msg) stopped after `seconds` of wall time: the regex module calls
-    PyErr_CheckSignals every 256 steps, where our handler raises.  Its own CPU timeout stays
-    as the bound where no alarm can be set (another thread, another timer)."""
+    """rx.search(msg) stopped after `seconds` of wall time: the regex module checks signals
+    every 256 steps, where our handler raises.  A wall-clock deadline needs the main thread, an
+    interval timer, a SIGALRM handler set from Python (to put back) and no timer of someone
+    else's; without one, the module's own CPU timeout stays the bound."""
     global _alarm_armed
-    if not _can_alarm():
+    if not (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGALRM) is not None and signal.getitimer(signal.ITIMER_REAL)[0] == 0):
         return rx.search(msg, timeout=seconds)
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     try:
@@ -1096,15 +897,10 @@ def _search_with_alarm(rx: Any, msg: str, seconds: float) -> Any:
 
 
 def _search(rx: Any, msg: str, limit: float) -> Any:
-    """rx.search(msg), TimeoutError after `limit` seconds of wall time.
-
-    Why not rx.search(msg, timeout=limit) alone: the regex module measures its timeout with
-    C clock(), the CPU time of the whole process, so a search on a host whose CPUs are busy
-    (bootlog's own reader processes, other work) runs several times its timeout in wall time
-    (0.25 s took 0.74 s beside 5 busy processes on 2 CPUs), and other busy threads of the
-    process make it stop early.  Nearly every search ends in microseconds, so the first try
-    keeps the cheap CPU timeout with a small slice; only a search that outlives the slice is
-    run again under a wall-clock alarm for what is left of `limit`."""
+    """rx.search(msg), TimeoutError after `limit` seconds of wall time.  The regex module's own
+    timeout counts the process's CPU time: several times over in wall time on a busy host.  Nearly
+    every search ends in microseconds, so only one that outlives a cheap first try on that timeout
+    (_CPU_SLICE_S) is run again under a wall-clock alarm for what is left of `limit`."""
     started = time.perf_counter()
     try:
         return rx.search(msg, timeout=min(limit, _CPU_SLICE_S))
@@ -1120,8 +916,7 @@ def _search(rx: Any, msg: str, limit: float) -> Any:
 def user_pattern_hits_one(up: UserPattern, msg: str, *, line: int | None = None,
                           rank: int | None = None, ts: Any = None,
                           limit: float = _PATTERN_TIMEOUT_S) -> list[Metric | Event]:
-    """Run one user pattern over one message; raises TimeoutError if the regex runs past
-    `limit` seconds (wall time)."""
+    """Run one user pattern over one message; TimeoutError past `limit` seconds (wall time)."""
     if up.literal and up.literal not in msg:
         return []
     m = _search(up.regex, msg, limit)
@@ -1129,42 +924,22 @@ def user_pattern_hits_one(up: UserPattern, msg: str, *, line: int | None = None,
         return []
     if up.event:
         detail = {k: v for k, v in m.groupdict().items() if v is not None}
-        return [Event(kind=up.event, line=line, rank=rank, ts=ts, message=msg.strip(),
-                      detail=detail)]
-    raw = (m.group("value") or "").replace(",", "")
+        return [Event(kind=up.event, line=line, rank=rank, ts=ts, message=msg.strip(), detail=detail)]
     try:
-        value = float(raw)
+        value = float((m.group("value") or "").replace(",", ""))
     except ValueError:
         return []
     return [Metric(name=up.name, value=value, unit=up.unit or "", rank=rank, line=line, ts=ts,
                    pattern=f"user:{up.name}")]
 
 
-def user_pattern_hits(plan: Plan | None, text: str) -> list[Metric | Event]:
-    """Every user-pattern figure/event in `text` (one line or many; lines numbered from 1)."""
-    if plan is None or not plan.patterns:
-        return []
-    out: list[Metric | Event] = []
-    lines = text.splitlines() or [text]
-    for no, line in enumerate(lines, 1):
-        if not any(not up.dropped and (up.literal is None or up.literal in line)
-                   for up in plan.patterns):
-            continue
-        msg, rank = _msg_rank(line)
-        for up in plan.patterns:
-            # one line in, no line number out: the caller knows where the line was
-            out.extend(_guarded_hits(up, msg, line=no if len(lines) > 1 else None, rank=rank))
-    return out
-
-
 def _guarded_hits(up: UserPattern, msg: str, **where: Any) -> list[Metric | Event]:
-    """user_pattern_hits_one at ingest: a runaway search loses its line and the ingest goes
-    on; a pattern is dropped for the rest of the run, with one warning on stderr, after
-    _PATTERN_GIVE_UP runaway lines or _PATTERN_BUDGET_S of searching in all (a 0.25 s search
-    on every line of a big log is hours)."""
+    """user_pattern_hits_one at ingest: a runaway search loses its line and the ingest goes on;
+    a pattern is dropped for the rest of the run, with one warning, after _PATTERN_GIVE_UP
+    runaway lines or _PATTERN_BUDGET_S of searching (a 0.25 s search on every line is hours)."""
     if up.dropped or (up.literal and up.literal not in msg):
         return []
-    shared = up.shared or _Clock(math.inf)
+    shared = up.shared or _Budget(math.inf)
     if shared.left <= 0:
         up.dropped = True
         return []
@@ -1227,10 +1002,17 @@ def apply_user_patterns(plan: Plan | None, lines: Iterable[Any]) -> list[Metric 
                 msg, rank = item.msg or item.text, item.rank
             else:  # a Record: parse the prefix only when some pattern could match
                 text = getattr(item, "text", "")
-                if not any(not up.dropped and (up.literal is None or up.literal in text)
-                           for up in plan.patterns):
+                if not any(not up.dropped and (up.literal is None or up.literal in text) for up in plan.patterns):
                     continue
                 msg, rank = _msg_rank(text)
         for up in plan.patterns:
             out.extend(_guarded_hits(up, msg, line=lineno, rank=rank, ts=ts))
     return out
+
+
+def user_pattern_hits(plan: Plan | None, text: str) -> list[Metric | Event]:
+    """Every user-pattern figure/event in `text` (lines numbered from 1; a single line is
+    unnumbered: the caller knows where it was)."""
+    lines = text.splitlines() or [text]
+    return apply_user_patterns(plan, (Record(lineno=no if len(lines) > 1 else None, text=line)
+                                      for no, line in enumerate(lines, 1)))

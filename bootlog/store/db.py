@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import random
 import sqlite3
+import sys
 import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
@@ -88,11 +89,8 @@ def one_line(err: BaseException) -> str:
 
 def driver_errors() -> tuple[type[BaseException], ...]:
     """The exception classes of the drivers in use (psycopg's only when it was imported)."""
-    import sys
-
-    out: tuple[type[BaseException], ...] = (sqlite3.Error,)
     pg = sys.modules.get("psycopg")
-    return out + (pg.Error,) if pg is not None else out
+    return (sqlite3.Error, pg.Error) if pg is not None else (sqlite3.Error,)
 
 
 def is_transient(err: BaseException) -> bool:
@@ -101,22 +99,23 @@ def is_transient(err: BaseException) -> bool:
     if isinstance(err, sqlite3.IntegrityError):
         return "UNIQUE constraint failed" in str(err)
     if isinstance(err, sqlite3.OperationalError):
-        msg = str(err).lower()
-        return "locked" in msg or "busy" in msg
-    code = getattr(err, "sqlstate", None)
-    return code in ("23505", "40001", "40P01", "55P03")
+        return "locked" in str(err).lower() or "busy" in str(err).lower()
+    return getattr(err, "sqlstate", None) in ("23505", "40001", "40P01", "55P03")
 
 
-def retry(fn: Callable[[], Any], attempts: int = 10, base_delay: float = 0.05) -> Any:
-    """fn() again (exponential, jittered waits) while it fails with a transient database error;
-    any other database error is one StoreError line."""
-    errors = driver_errors()
+def retry(fn: Callable[[], Any], attempts: int = 10, base_delay: float = 0.05,
+          errors: tuple[type[BaseException], ...] = (), fail: Callable[[BaseException], str] | None = None) -> Any:
+    """fn() again (exponential, jittered waits) while it fails with a transient database error
+    (of `errors`, else the drivers'; a SQLAlchemy error is judged by the driver's error it wraps);
+    any other is one StoreError line, `fail(error)` or "database error: ..."."""
+    errors = errors or driver_errors()
     for attempt in range(attempts):
         try:
             return fn()
         except errors as err:
-            if attempt == attempts - 1 or not is_transient(err):
-                raise StoreError(f"database error: {one_line(err)}") from err
+            cause = getattr(err, "orig", None) or err
+            if attempt == attempts - 1 or not is_transient(cause):
+                raise StoreError(fail(cause) if fail else f"database error: {one_line(err)}") from err
             time.sleep(base_delay * (2 ** attempt) * (0.5 + random.random()))
     raise AssertionError("unreachable")
 
@@ -125,12 +124,9 @@ def retry(fn: Callable[[], Any], attempts: int = 10, base_delay: float = 0.05) -
 
 def sqlite_path(url: str) -> str | None:
     """The file behind a `sqlite:///PATH` URL, None for other databases and in-memory ones."""
-    if not url.startswith("sqlite:"):
+    if not url.startswith("sqlite:///"):
         return None
-    rest = url[len("sqlite:"):]
-    if not rest.startswith("///"):
-        return None
-    path = rest[3:].split("?", 1)[0]
+    path = url[len("sqlite:///"):].split("?", 1)[0]
     return path if path and path != ":memory:" else None
 
 
@@ -186,22 +182,13 @@ def _connect_sqlite(path: str, readonly: bool) -> sqlite3.Connection:
     raise AssertionError("unreachable")
 
 
-def _connect_pg(url: str) -> Any:
-    try:
-        import psycopg
-    except ImportError as err:
-        raise StoreError("no PostgreSQL driver: pip install 'bootlog[postgres]' (psycopg 3)") from err
-    scheme, rest = url.split("://", 1)
-    return psycopg.connect("postgresql://" + rest, autocommit=True, connect_timeout=10)
-
-
-def _revision(store: Store) -> str | None:
-    if store.pg:
-        if store.one("SELECT to_regclass('alembic_version')")[0] is None:
-            return None
-    elif store.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'") is None:
-        return None
-    row = store.one("SELECT version_num FROM alembic_version")
+def _revision(pg: bool, one: Callable[[str], Any]) -> str | None:
+    """The schema revision, through `one` (SQL -> first row or None) of either connection."""
+    if pg:
+        exists = one("SELECT to_regclass('alembic_version')")[0] is not None
+    else:
+        exists = one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'") is not None
+    row = one("SELECT version_num FROM alembic_version") if exists else None
     return row[0] if row else None
 
 
@@ -234,7 +221,12 @@ def connect(db: str | None, *, create: bool = True, readonly: bool = False) -> S
     where = sqlite_path(url) or hide_password(url)
     try:
         if dialect == "postgresql":
-            return Store(_connect_pg(url), dialect, url, where)
+            try:
+                import psycopg
+            except ImportError as err:
+                raise StoreError("no PostgreSQL driver: pip install 'bootlog[postgres]' (psycopg 3)") from err
+            conn = psycopg.connect("postgresql://" + url.split("://", 1)[1], autocommit=True, connect_timeout=10)
+            return Store(conn, dialect, url, where)
         path = sqlite_path(url)
         if path is None:
             raise StoreError(f"not a database file: {url}")
@@ -259,32 +251,28 @@ def open_store(db: str | None, *, create: bool = True) -> Store:
     is read as it is when its schema is current."""
     store = connect(db, create=create)
     try:
-        rev = retry(lambda: _revision(store))
-        if rev != HEAD_REVISION:
+        if current_revision(store) != HEAD_REVISION:
             migrate(store)
         return store
-    except sqlite3.OperationalError as err:
+    except (sqlite3.OperationalError, StoreError) as err:
         store.close()
         if not create and "readonly" in str(err).lower().replace(" ", ""):
-            return _read_only(db)
+            store = connect(db, create=False, readonly=True)
+            if current_revision(store) != HEAD_REVISION:
+                store.close()
+                raise StoreError(f"database {store.where} is read-only and its schema is older than this "
+                                 "bootlog's: run bootlog db upgrade where it is writable")
+            return store
+        if isinstance(err, StoreError):
+            raise
         raise StoreError(f"cannot open database {store.where}: {one_line(err)}") from err
-    except StoreError as err:
-        store.close()
-        if not create and "readonly" in str(err).lower().replace(" ", ""):
-            return _read_only(db)
-        raise
     except BaseException:
         store.close()
         raise
 
 
-def _read_only(db: str | None) -> Store:
-    store = connect(db, create=False, readonly=True)
-    if retry(lambda: _revision(store)) != HEAD_REVISION:
-        store.close()
-        raise StoreError(f"database {store.where} is read-only and its schema is older than this bootlog's: "
-                         "run bootlog db upgrade where it is writable")
-    return store
+def current_revision(store: Store) -> str | None:
+    return retry(lambda: _revision(store.pg, store.one))
 
 
 # ---------------------------------------------------------------- migrations (Alembic)
@@ -304,14 +292,6 @@ def script_location() -> str:
     return os.path.dirname(os.path.abspath(migrations.__file__))
 
 
-def sqlalchemy_url(url: str) -> str:
-    """The URL as SQLAlchemy reads it (psycopg 3 for PostgreSQL)."""
-    scheme, rest = url.split("://", 1)
-    if scheme.split("+", 1)[0] in ("postgresql", "postgres"):
-        return "postgresql+psycopg://" + rest
-    return url
-
-
 @contextmanager
 def _alembic(store: Store) -> Iterator[tuple[Any, Any]]:
     """(alembic Config, SQLAlchemy connection) inside one locked transaction."""
@@ -319,7 +299,9 @@ def _alembic(store: Store) -> Iterator[tuple[Any, Any]]:
     from sqlalchemy import create_engine, event, text
     from sqlalchemy.pool import NullPool
 
-    engine = create_engine(sqlalchemy_url(store.url), poolclass=NullPool)
+    # (psycopg 3 for PostgreSQL, whatever driver the URL named)
+    url = "postgresql+psycopg://" + store.url.split("://", 1)[1] if store.pg else store.url
+    engine = create_engine(url, poolclass=NullPool)
     if not store.pg:
         def on_connect(dbapi_conn, _record) -> None:
             dbapi_conn.isolation_level = None  # (transactions are begun below, not by the driver)
@@ -351,31 +333,19 @@ def migrate(store: Store, revision: str = "head", down: bool = False) -> None:
     def run() -> None:
         with _alembic(store) as (cfg, conn):
             known = {r.revision for r in ScriptDirectory.from_config(cfg).walk_revisions()}
-            exists = (conn.execute(text("SELECT to_regclass('alembic_version')")).scalar() is not None
-                      if store.pg else conn.execute(text(
-                          "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'")).first())
-            rev = conn.execute(text("SELECT version_num FROM alembic_version")).scalar() if exists else None
+            rev = _revision(store.pg, lambda sql: conn.execute(text(sql)).first())
             if rev is not None and rev not in known:
                 raise StoreError(f"database schema {rev} is newer than this bootlog knows (newest "
                                  f"{HEAD_REVISION}); upgrade bootlog")
             (command.downgrade if down else command.upgrade)(cfg, revision)
 
-    for attempt in range(10):
-        try:
-            return run()
-        except StoreError:
-            raise
-        except SQLAlchemyError as err:
-            if attempt < 9 and is_transient(getattr(err, "orig", err)):
-                time.sleep(0.05 * (2 ** attempt) * (0.5 + random.random()))
-                continue
-            raise StoreError(f"cannot migrate database {store.where}: {one_line(getattr(err, 'orig', None) or err)}") from err
-        except Exception as err:  # alembic's CommandError
-            raise StoreError(f"cannot migrate database {store.where}: {one_line(err)}") from err
-
-
-def current_revision(store: Store) -> str | None:
-    return retry(lambda: _revision(store))
+    try:
+        retry(run, errors=(SQLAlchemyError,),
+              fail=lambda err: f"cannot migrate database {store.where}: {one_line(err)}")
+    except StoreError:
+        raise
+    except Exception as err:  # alembic's CommandError
+        raise StoreError(f"cannot migrate database {store.where}: {one_line(err)}") from err
 
 
 __all__ = ["Store", "connect", "open_store", "retry", "migrate", "one_line", "HEAD_REVISION",

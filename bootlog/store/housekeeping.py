@@ -11,7 +11,8 @@ from typing import Any
 from bootlog.errors import StoreError
 from bootlog.store import db as dbmod
 from bootlog.store.db import Store, retry
-from bootlog.store.reads import TABLES, count_rows
+from bootlog.store.reads import _NEWEST, TABLES, _filtered, _where, count_rows
+from bootlog.store.write import _chunks, _in
 
 
 def db_path(db: str | None) -> str:
@@ -119,22 +120,14 @@ def prune(store: Store, keep_last: int, container: str | None = None,
     figures=True the older boots are deleted entirely."""
     if keep_last < 0:
         raise StoreError("keep_last must be 0 or more")
-    where, params = [], []
-    if container is not None:
-        where.append("container = ?")
-        params.append(container)
-    if host is not None:
-        where.append("host = ?")
-        params.append(host)
+    where, params = _filtered(container, host)
 
     def run() -> dict[str, int]:
         out = {"boots": 0, "samples": 0}
         with store.transaction():
-            ids = [r[0] for r in store.rows("SELECT id FROM boots" + (" WHERE " + " AND ".join(where) if where else "")
-                                            + " ORDER BY start_key DESC, id DESC", params)][keep_last:]
-            for i in range(0, len(ids), 500):
-                chunk = ids[i : i + 500]
-                marks = "(" + ", ".join("?" * len(chunk)) + ")"
+            ids = [r[0] for r in store.rows("SELECT id FROM boots" + _where(where) + f" ORDER BY {_NEWEST}", params)]
+            for chunk in _chunks(ids[keep_last:]):
+                marks = _in(len(chunk))
                 out["samples"] += int(store.one(f"SELECT coalesce(sum(n), 0) FROM sample_chunks WHERE boot_id IN {marks}",
                                                 chunk)[0])
                 store.execute(f"DELETE FROM sample_chunks WHERE boot_id IN {marks}", chunk)

@@ -1,22 +1,20 @@
 """Reading the store: boots in the `show --json` shape, refs (last, prev, last~N, an id), earlier
 boots of the same config, runtime samples, read positions: plain SQL over a Store (db.py), the
 same for SQLite and PostgreSQL.  JSON columns arrive as text from sqlite3 and as Python values
-from psycopg: _json() takes either.
-"""
+from psycopg: _json() takes either."""
 from __future__ import annotations
 
 import ast
 import json
 import math
 import re
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from bootlog.errors import RefError
 from bootlog.records import Sample, samples_of
 from bootlog.store.db import Store, retry
+from bootlog.store.write import _CHUNK, _chunks, _in
 from bootlog.store.write import jsonable as _jsonable
-
-_CHUNK = 500  # bound on IN (...) lists: SQLite's variable limit is 999 on old builds
 
 BOOT_KEYS = ("id", "status", "failure", "failure_message", "vllm_version", "engine", "model", "container", "host",
              "source", "started_at", "ready_at", "ended_at", "first_line", "last_line")
@@ -27,39 +25,25 @@ _BOOT_SELECT = (
 )
 
 
-def _chunks(items: list, n: int = _CHUNK) -> Iterable[list]:
-    for i in range(0, len(items), n):
-        yield items[i : i + n]
-
-
-def _in(n: int) -> str:
-    return "(" + ", ".join("?" * n) + ")"
-
-
 def _json(v: Any) -> Any:
     return json.loads(v) if isinstance(v, (str, bytes)) else v
 
 
 def _json_number(v: float) -> int | float:
     # counts print as 398658, not 398658.0; JSON has one number type anyway
-    if float(v).is_integer() and abs(v) < 2**53:
-        return int(v)
-    return v
+    return int(v) if float(v).is_integer() and abs(v) < 2**53 else v
 
 
 _INT_RE = re.compile(r"^[+-]?\d+$")
 _FLOAT_RE = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
+_WORDS = {"True": True, "true": True, "False": False, "false": False, "None": None, "null": None, "": None}
 
 
 def typed_config_value(text: str) -> Any:
     """A config value as printed by Python (True, None, 0.9, 'fp8', [1, 2]) as a JSON value."""
     s = text.strip()
-    if s in ("True", "true"):
-        return True
-    if s in ("False", "false"):
-        return False
-    if s in ("None", "null", ""):
-        return None
+    if s in _WORDS:
+        return _WORDS[s]
     if _INT_RE.match(s):
         return int(s)
     if _FLOAT_RE.match(s):
@@ -109,11 +93,8 @@ class RuntimeFold:
 def show_boots(store: Store, boot_ids: list[int], *, runtime: bool = True) -> list[dict]:
     """Several boots in the `show --json` shape, in the order of `boot_ids`, read with one query
     per table (per 500 ids) instead of four per boot: a diff's history is up to 50 boots.
-
     runtime=False skips the stats samples (a long-running boot has thousands) and gives
-    "runtime": None; timing history needs only figures and config.  With runtime, the samples
-    are folded row by row as the executor streams them.
-    """
+    "runtime": None; with runtime, they are folded row by row as the executor streams them."""
     ids = list(dict.fromkeys(boot_ids))
     rows: dict[int, dict] = {}
     metrics: dict[int, list] = {i: [] for i in ids}
@@ -121,7 +102,7 @@ def show_boots(store: Store, boot_ids: list[int], *, runtime: bool = True) -> li
     events: dict[int, list] = {i: [] for i in ids}
     folds: dict[int, RuntimeFold] = {i: RuntimeFold() for i in ids}
     deploys: dict[int, Any] = {}
-    for chunk in _chunks(ids):
+    for chunk in _chunks(ids, _CHUNK):
         where = _in(len(chunk))
         for r in store.execute(f"{_BOOT_SELECT} WHERE boots.id IN {where}", chunk):
             rows[r[0]] = dict(zip(BOOT_KEYS, r))
@@ -177,12 +158,13 @@ def _crash_loops(store: Store, failed: list[dict]) -> dict[int, dict]:
         failed_ids = [b["id"] for b in boots if b["status"] == "failed"]
         configs: dict[int, dict] = {i: {} for i in failed_ids}
         restarts: dict[int, int] = {}
-        for chunk in _chunks(failed_ids):
-            for bid, key, value in store.execute(f'SELECT boot_id, "key", value FROM config WHERE boot_id IN {_in(len(chunk))}', chunk):
+        for chunk in _chunks(failed_ids, _CHUNK):
+            ids = f"boot_id IN {_in(len(chunk))}"
+            for bid, key, value in store.execute(f'SELECT boot_id, "key", value FROM config WHERE {ids}', chunk):
                 configs[bid][key] = value
             # systemd's "Scheduled restart job, restart counter is at N" (a journal of the unit)
-            for bid, detail in store.execute(f"SELECT boot_id, detail FROM events WHERE boot_id IN {_in(len(chunk))} "
-                                             "AND kind = 'warning' AND message LIKE ?", [*chunk, "%restart counter is at%"]):
+            for bid, detail in store.execute(f"SELECT boot_id, detail FROM events WHERE {ids} AND kind = 'warning' "
+                                             "AND message LIKE ?", [*chunk, "%restart counter is at%"]):
                 n = (_json(detail) or {}).get("restart_count")
                 if isinstance(n, int):
                     restarts[bid] = max(n, restarts.get(bid, 0))
@@ -201,14 +183,8 @@ def log_order(m: dict) -> tuple[bool, int]:
 
 
 def _filtered(container: str | None, host: str | None) -> tuple[list[str], list[Any]]:
-    where, params = [], []
-    if container is not None:
-        where.append("boots.container = ?")
-        params.append(container)
-    if host is not None:
-        where.append("boots.host = ?")
-        params.append(host)
-    return where, params
+    given = [(col, v) for col, v in (("boots.container", container), ("boots.host", host)) if v is not None]
+    return [f"{col} = ?" for col, _ in given], [v for _, v in given]
 
 
 def _group(row: tuple, by_host: bool = False) -> tuple[list[str], list[Any]]:
@@ -308,7 +284,7 @@ def show_boot(store: Store, boot_id: int) -> dict:
 
 def samples(store: Store, boot_ids: Sequence[int]) -> Iterator[tuple[int, Sample]]:
     """(boot id, Sample) of the boots' periodic statistics lines, boot by boot in log order."""
-    for chunk in _chunks(list(dict.fromkeys(boot_ids))):
+    for chunk in _chunks(list(dict.fromkeys(boot_ids)), _CHUNK):
         got = retry(lambda: store.rows(f"SELECT boot_id, data FROM sample_chunks WHERE boot_id IN {_in(len(chunk))} "
                                        "ORDER BY boot_id, first_line, id", chunk))
         for bid, data in got:

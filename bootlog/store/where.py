@@ -9,17 +9,12 @@ from bootlog.errors import StoreError
 _URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+]*://")
 
 
-def user_dir(variable: str, *home: str) -> str:
-    """bootlog's directory under an XDG base directory: $variable, else ~/*home (the spec's
-    default for it)."""
-    base = os.environ.get(variable, "")
-    if not os.path.isabs(base):  # unset, empty or relative: the XDG spec says ignore it
-        base = os.path.join(os.path.expanduser("~"), *home)
-    return os.path.join(base, "bootlog")
-
-
 def default_path() -> str:
-    return os.path.join(user_dir("XDG_DATA_HOME", ".local", "share"), "bootlog.db")
+    """bootlog.db in bootlog's directory under $XDG_DATA_HOME, else ~/.local/share."""
+    base = os.environ.get("XDG_DATA_HOME", "")
+    if not os.path.isabs(base):  # unset, empty or relative: the XDG spec says ignore it
+        base = os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "bootlog", "bootlog.db")
 
 
 def resolve_url(db: str | None) -> str:
@@ -40,8 +35,7 @@ def create_private_file(path: str) -> None:
     try:
         if parent:
             os.makedirs(parent, mode=0o700, exist_ok=True)
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        os.close(fd)
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     except FileExistsError:
         pass  # another process created it first; fine
     except OSError as err:

@@ -71,23 +71,22 @@ def jsonable(obj: Any) -> Any:
         return obj.isoformat()
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
-    if obj is None or isinstance(obj, (str, int, bool)):
-        return obj
-    return str(obj)
+    return obj if obj is None or isinstance(obj, (str, int, bool)) else str(obj)
 
 
 def stored_name(path: str) -> str:
     """A path as the database can hold it: a file name that is not UTF-8 (os.fsdecode's
     surrogates) keeps its odd bytes as \\xNN escapes instead of failing the insert."""
-    try:
-        path.encode("utf-8")
-        return path
-    except UnicodeEncodeError:
-        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def config_hash(config: dict[str, str]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+
+
+BOOT_COLS = ("container", "host", "status", "failure", "failure_message", "vllm_version", "engine", "model",
+             "started_at", "ready_at", "ended_at", "first_line", "last_line", "fingerprint", "config_hash",
+             "start_key")
 
 
 def fallback_fingerprint(src: SourceInfo, boot: Boot) -> str:
@@ -96,11 +95,6 @@ def fallback_fingerprint(src: SourceInfo, boot: Boot) -> str:
     basis = json.dumps([src.key, boot.first_line, boot.vllm_version, boot.model, iso(boot.started_at),
                         sorted(boot.config.items())], default=str)
     return "src:" + hashlib.sha256(basis.encode()).hexdigest()
-
-
-BOOT_COLS = ("container", "host", "status", "failure", "failure_message", "vllm_version", "engine", "model",
-             "started_at", "ready_at", "ended_at", "first_line", "last_line", "fingerprint", "config_hash",
-             "start_key")
 
 
 def boot_row(src: SourceInfo, b: Boot) -> dict[str, Any]:
@@ -151,14 +145,6 @@ MEASURED = "measured:"
 _USER_METRIC = f"coalesce(substr(pattern, 1, {len(USER_PATTERN)}), '') = '{USER_PATTERN}'"
 _MEASURED = f"coalesce(substr(pattern, 1, {len(MEASURED)}), '') = '{MEASURED}'"
 _USER_EVENT = "kind NOT IN (" + ", ".join(f"'{k}'" for k in EVENT_KINDS) + ")"
-
-
-def has_user_rows(b: Boot) -> bool:
-    """Whether a parsed boot holds a plan's user-pattern figures or events (read with a plan)."""
-    return any((m.pattern or "").startswith(USER_PATTERN) for m in b.metrics) or \
-        any(e.kind not in EVENT_KINDS for e in b.events)
-
-
 TAIL = "{tail}"  # ingest ends its position's head text with this: the save puts the boot id there
 
 
@@ -179,11 +165,9 @@ def same_start(stored: dict[str, Any], b: dict[str, Any]) -> bool:
     """The same boot read again at another length, though its fingerprint moved (a boot read
     while still starting has fewer than 64 catalogue lines): same source, first line and start
     time; version and model agree where both reads know them."""
-    if stored["started_at"] is None or stored["started_at"] != b["started_at"]:
-        return False
-    if stored["first_line"] != b["first_line"]:
-        return False
-    return all(stored[k] is None or b[k] is None or stored[k] == b[k] for k in ("vllm_version", "model"))
+    return (stored["started_at"] is not None and stored["started_at"] == b["started_at"]
+            and stored["first_line"] == b["first_line"]
+            and all(stored[k] is None or b[k] is None or stored[k] == b[k] for k in ("vllm_version", "model")))
 
 
 def match_stored(boots: list[dict[str, Any]], by_fp: dict[str, dict[str, Any]],
@@ -233,12 +217,7 @@ def _in(n: int) -> str:
     return "(" + ", ".join("?" * n) + ")"
 
 
-_MATCH = "id, fingerprint, first_line, last_line, status, started_at, vllm_version, model"
-
-
-def _match_row(r: tuple) -> dict[str, Any]:
-    return dict(zip(("id", "fingerprint", "first_line", "last_line", "status", "started_at", "vllm_version",
-                     "model"), r))
+_MATCH = ("id", "fingerprint", "first_line", "last_line", "status", "started_at", "vllm_version", "model")
 
 
 def save_boots(store: Store, src: SourceInfo, boots: Sequence[Boot],
@@ -257,34 +236,33 @@ def save_boots(store: Store, src: SourceInfo, boots: Sequence[Boot],
     if not boots and position is None:
         return []
     rows = [boot_row(src, b) for b in boots]
-    return retry(lambda: _save(store, src, boots, rows, position, extend, resumed_from, planned))
 
+    def run() -> list[tuple[int, bool]]:
+        with store.transaction():
+            if resumed_from is not None and position is not None:
+                # FOR UPDATE: two ingests resuming the same grown file at once must not both extend
+                # the boot (PostgreSQL's READ COMMITTED lets both read the old offset; SQLite's
+                # BEGIN IMMEDIATE already lets one writer in at a time)
+                now_at = store.one("SELECT byte_offset FROM positions WHERE source_key = ?"
+                                   + (" FOR UPDATE" if store.pg else ""), (position[0],))
+                if now_at is None or now_at[0] != resumed_from:
+                    raise PositionMoved(position[0])
+            found = store.one('SELECT id FROM sources WHERE "key" = ?', (src.key,))
+            sid = found[0] if found is not None else store.insert_id(
+                'INSERT INTO sources ("key", name, kind, container, host, created) VALUES (?, ?, ?, ?, ?, ?)',
+                (src.key, src.name, src.kind, src.container, src.host, now()))
+            head: list[tuple[int, bool]] = []
+            order = list(range(len(rows)))
+            if extend is not None:
+                _extend(store, extend, boots[0])
+                head, order = [(extend, False)], order[1:]
+            out = head + _save_rows(store, sid, boots, rows, order, planned)
+            if position is not None:
+                key, offset, at = position
+                save_position(store, key, offset, with_tail(at, [r["last_line"] for r in rows], out))
+        return out
 
-def _save(store: Store, src: SourceInfo, boots: Sequence[Boot], rows: list[dict[str, Any]],
-          position: tuple[str, int, str] | None, extend: int | None, resumed_from: int | None,
-          planned: bool) -> list[tuple[int, bool]]:
-    with store.transaction():
-        if resumed_from is not None and position is not None:
-            # FOR UPDATE: two ingests resuming the same grown file at once must not both extend
-            # the boot (PostgreSQL's READ COMMITTED lets both read the old offset; SQLite's
-            # BEGIN IMMEDIATE already lets one writer in at a time)
-            now_at = store.one("SELECT byte_offset FROM positions WHERE source_key = ?"
-                               + (" FOR UPDATE" if store.pg else ""), (position[0],))
-            if now_at is None or now_at[0] != resumed_from:
-                raise PositionMoved(position[0])
-        sid = _source_id(store, src)
-        head: list[tuple[int, bool]] = []
-        order = list(range(len(rows)))
-        if extend is not None:
-            _extend(store, extend, boots[0])
-            head, order = [(extend, False)], order[1:]
-        result = _save_rows(store, sid, boots, rows, order, planned)
-        out = head + result
-        if position is not None:
-            key, offset, at = position
-            at = with_tail(at, [r["last_line"] for r in rows], out)
-            save_position(store, key, offset, at)
-    return out
+    return retry(run)
 
 
 def save_position(store: Store, key: str, offset: int, head: str) -> None:
@@ -296,28 +274,18 @@ def save_position(store: Store, key: str, offset: int, head: str) -> None:
                       "VALUES (?, ?, ?, ?)", (key, offset, head, stamp))
 
 
-def _source_id(store: Store, src: SourceInfo) -> int:
-    found = store.one('SELECT id FROM sources WHERE "key" = ?', (src.key,))
-    if found is not None:
-        return found[0]
-    return store.insert_id('INSERT INTO sources ("key", name, kind, container, host, created) '
-                           "VALUES (?, ?, ?, ?, ?, ?)", (src.key, src.name, src.kind, src.container, src.host, now()))
-
-
 def _save_rows(store: Store, sid: int, boots: Sequence[Boot], rows: list[dict[str, Any]],
                order: list[int], planned: bool) -> list[tuple[int, bool]]:
     mine = [rows[i] for i in order]
-    fps = list(dict.fromkeys(r["fingerprint"] for r in mine))
+    select = f"SELECT {', '.join(_MATCH)} FROM boots WHERE "
     by_fp: dict[str, dict[str, Any]] = {}
-    for chunk in _chunks(fps):
-        for r in store.rows(f"SELECT {_MATCH} FROM boots WHERE fingerprint IN {_in(len(chunk))}", chunk):
-            by_fp[r[1]] = _match_row(r)
-    firsts = list({r["first_line"] for r in mine if r["fingerprint"] not in by_fp})
+    for chunk in _chunks(list(dict.fromkeys(r["fingerprint"] for r in mine))):
+        for r in store.rows(select + f"fingerprint IN {_in(len(chunk))}", chunk):
+            by_fp[r[1]] = dict(zip(_MATCH, r))
     by_start: dict[int, list[dict[str, Any]]] = {}
-    for chunk in _chunks(firsts):
-        for r in store.rows(f"SELECT {_MATCH} FROM boots WHERE source_id = ? AND first_line IN {_in(len(chunk))} "
-                            "ORDER BY id", (sid, *chunk)):
-            by_start.setdefault(r[2], []).append(_match_row(r))
+    for chunk in _chunks(list({r["first_line"] for r in mine if r["fingerprint"] not in by_fp})):
+        for r in store.rows(select + f"source_id = ? AND first_line IN {_in(len(chunk))} ORDER BY id", (sid, *chunk)):
+            by_start.setdefault(r[2], []).append(dict(zip(_MATCH, r)))
 
     stamp = now()
     # a boot that printed no time of its own sits right after the boot before it in the log,
@@ -328,15 +296,16 @@ def _save_rows(store: Store, sid: int, boots: Sequence[Boot], rows: list[dict[st
     result: list[tuple[int, bool] | None] = [None] * len(mine)
     children: list[tuple[int, int]] = []  # (boot id, index into boots) whose rows are written below
     new_idx, known, seen = match_stored(mine, by_fp, by_start)
+    cols = [c for c in BOOT_COLS if c not in ("container", "host")]
     for i, old in known:
         result[i] = (old["id"], False)
         b = boots[order[i]]
-        with_plan = planned or has_user_rows(b)
+        with_plan = planned or any((m.pattern or "").startswith(USER_PATTERN) for m in b.metrics) or \
+            any(e.kind not in EVENT_KINDS for e in b.events)  # (this read holds a plan's rows)
         if not _should_replace(store, old, mine[i], b, with_plan):
             if b.deploy is not None:
                 save_deploy(store, old["id"], b.deploy)
             continue
-        cols = [c for c in BOOT_COLS if c not in ("container", "host")]
         store.execute("UPDATE boots SET " + ", ".join(f"{c} = ?" for c in cols) + ", ingested_at = ? WHERE id = ?",
                       (*[mine[i][c] for c in cols], stamp, old["id"]))
         _delete_children(store, old["id"], keep_user=not with_plan, new=(len(b.metrics), len(b.events)))
@@ -415,6 +384,14 @@ def save_deploy(store: Store, boot_id: int, data: dict) -> None:
     store.execute(_INSERT["deploys"], (boot_id, json.dumps(jsonable(data))))
 
 
+def _append(store: Store, boot_id: int, b: Boot, tables: Iterable[str] = ("metrics", "events")) -> None:
+    """A boot's figures (and events) numbered after the stored boot's own (log order kept)."""
+    for table in tables:
+        base = store.one(f"SELECT max(seq) FROM {table} WHERE boot_id = ?", (boot_id,))[0]
+        make = metric_rows if table == "metrics" else event_rows
+        store.executemany(_INSERT[table], make(b, boot_id, base + 1 if base is not None else 0))
+
+
 def add_measured(store: Store, boot_id: int, metrics: list, deploy: dict | None = None) -> None:
     """The hook's measurements after ready (probe timings, GPU memory: Metrics whose pattern
     starts with MEASURED) appended to a stored boot, replacing earlier ones of the same names,
@@ -425,9 +402,7 @@ def add_measured(store: Store, boot_id: int, metrics: list, deploy: dict | None 
             if names:
                 store.execute(f"DELETE FROM metrics WHERE boot_id = ? AND ({_MEASURED}) AND name IN {_in(len(names))}",
                               (boot_id, *names))
-            base = store.one("SELECT max(seq) FROM metrics WHERE boot_id = ?", (boot_id,))[0]
-            b = Boot(0, 0, metrics=list(metrics))
-            store.executemany(_INSERT["metrics"], metric_rows(b, boot_id, base + 1 if base is not None else 0))
+            _append(store, boot_id, Boot(0, 0, metrics=list(metrics)), ("metrics",))
             if deploy is not None:
                 save_deploy(store, boot_id, deploy)
     retry(run)
@@ -448,9 +423,7 @@ def _extend(store: Store, boot_id: int, b: Boot) -> None:
         if status != "ready":
             sets["status"] = b.status
     store.execute("UPDATE boots SET " + ", ".join(f"{k} = ?" for k in sets) + " WHERE id = ?", (*sets.values(), boot_id))
-    for table, make in (("metrics", metric_rows), ("events", event_rows)):
-        base = store.one(f"SELECT max(seq) FROM {table} WHERE boot_id = ?", (boot_id,))[0]
-        store.executemany(_INSERT[table], make(b, boot_id, base + 1 if base is not None else 0))
+    _append(store, boot_id, b)
     store.executemany(_INSERT["sample_chunks"], [(boot_id, *c) for c in b.samples.chunk_rows()])
     if b.deploy is not None:
         save_deploy(store, boot_id, b.deploy)
