@@ -300,6 +300,25 @@ def judge_timing(new: float, hist: list[float], k: float = 3.0, min_pct: float =
 
 # ---------------------------------------------------------------------------- diff
 
+def margin_meaning(show: dict) -> str | None:
+    """What kv_margin_tokens means for a boot: how many full-length requests its KV cache holds
+    of the max_num_seqs it was allowed (the shipped shape G's -200,704 is "2.00 of 3", not the
+    worst deploy)."""
+    fig, cfg = figures(show), show.get("config") or {}
+    kv = min((vals[-1] for vals in (fig.get("kv_cache_tokens") or {}).values()), default=None)  # (the tightest rank)
+    mlen, seqs = _num(cfg.get("max_model_len")), _num(cfg.get("max_num_seqs"))
+    if not kv or not mlen or not seqs:
+        return None
+    return f"full-length requests resident: {kv / mlen:.2f} of {seqs:g} slots"
+
+
+def _say_margin(out: list[dict], show: dict) -> None:
+    meaning = margin_meaning(show)
+    for f in out:
+        if meaning and f["key"] == "kv_margin_tokens" and f["section"] == "metric":
+            f["why"] = f"{f['why']}; {meaning}" if f.get("why") else meaning
+
+
 def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = None,
          with_check: bool = True) -> dict:
     """Compare boot `a` (newer) with boot `b` (older); `history` = earlier boots of a's shape.
@@ -358,6 +377,7 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
         seen = {(f["key"], f["rank"], f["verdict"]) for f in out}
         out.extend(f for f in check(a, plan)["findings"] if f["verdict"] != "same" and f["key"] != "status"
                    and (f["key"], f["rank"], f["verdict"]) not in seen)
+    _say_margin(out, a)
     return {"a": ba.get("id"), "b": bb.get("id"), "findings": out, "summary": summarize(out)}
 
 
@@ -700,4 +720,5 @@ def check(boot: dict, plan: Plan) -> dict:
                 + ", further faults counted silently"
         out.append(finding(kind, "event", bound, int(n), "same" if ok else _fail(ex.hard),
                            f"plan: {text}" if ok else f"plan expects count {text}; {int(n)} seen{note}"))
+    _say_margin(out, boot)
     return {"a": bd.get("id"), "b": None, "findings": out, "summary": summarize(out)}

@@ -62,7 +62,8 @@ def finding_line(f: dict, width: int = 24, why_same: bool = False) -> str:
         if f.get("pct") is not None:
             extra += f", {_pct(f)}"
         text += f"  ({extra})"
-    if f.get("why") and (f["verdict"] != "same" or why_same or f["section"] == "event"):
+    # (kv_margin_tokens always says what it means: "full-length requests resident: 2.00 of 3")
+    if f.get("why") and (f["verdict"] != "same" or why_same or f["section"] == "event" or f["key"] == "kv_margin_tokens"):
         text += f"  {safe.term(f['why'], one_line=True)}"
     return text
 

@@ -229,3 +229,16 @@ def test_same_real_log_ingested_twice_says_nothing_changed(name, tmp_path):
         assert moved == ([rows(r, "status")[0]] if failed else []), render.render_text(r)
         assert r["summary"]["drift"] == 0
         assert compare.exit_code(r) == (4 if failed else 0)
+
+
+def test_kv_margin_says_what_it_means(store):
+    # the shipped shape G: -200,704 tokens of "margin" is two full-length requests of three
+    # slots, not the worst deploy
+    (g,) = store["boots"]["04"]
+    assert compare.margin_meaning(g) == "full-length requests resident: 2.00 of 3 slots"
+    (f,) = store["boots"]["03"]
+    (row,) = rows(compare.diff(g, f), "kv_margin_tokens")
+    assert row["why"].endswith("; full-length requests resident: 2.00 of 3 slots")
+    from bootlog import render
+
+    assert render.finding_line(row).endswith("full-length requests resident: 2.00 of 3 slots")
