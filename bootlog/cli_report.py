@@ -50,30 +50,45 @@ def history(ctx, container, host, metrics, last, as_json, as_csv) -> None:
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["csv", "json", "parquet"]), default=None,
-              help="Output format (default: from FILE's suffix, else csv).")
+@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "parquet", "openmetrics"]), default=None,
+              help="Output format (default: from FILE's suffix, .prom is openmetrics; else csv).")
 @click.option("--container", metavar="NAME", help="Only boots of this container.")
 @click.option("--host", metavar="NAME", help="Only boots of this host.")
 @click.option("--no-samples", is_flag=True, help="Leave out the runtime samples (they can be large).")
 @click.pass_context
 def export(ctx, file, fmt, container, host, no_samples) -> None:
-    """Export boots × figures (wide), events and runtime samples (long).
+    """Export boots × figures (wide), events and runtime samples (long), or the latest boots
+    as Prometheus gauges.
 
     \b
-    csv:     FILE (boots) + FILE-stem-events.csv + FILE-stem-samples.csv beside it
-    json:    one object {"boots": [...], "events": [...], "samples": [...]}
-    parquet: three files like csv; needs pyarrow (pip install 'bootlog[parquet]')
+    csv:         FILE (boots) + FILE-stem-events.csv + FILE-stem-samples.csv beside it
+    json:        one object {"boots": [...], "events": [...], "samples": [...]}
+    parquet:     three files like csv; needs pyarrow (pip install 'bootlog[parquet]')
+    openmetrics: the latest boot of each host/container as bootlog_<figure>{host,container,rank}
+                 gauges, for node_exporter's textfile collector; FILE is written whole, then
+                 renamed into place; no FILE: stdout
     """
     from pathlib import Path
 
+    if fmt is None:
+        suffix = Path(file).suffix.lower().lstrip(".") if file else ""
+        fmt = "openmetrics" if suffix == "prom" else suffix if suffix in ("csv", "json", "parquet") else "csv"
+    store = get_store(ctx)
+    if fmt == "openmetrics":
+        from bootlog.export import export_openmetrics
+
+        text, n = export_openmetrics(store, file, container=container, host=host)
+        if file is None:
+            click.echo(text, nl=False)
+        else:
+            click.echo(f"exported {n} boot{'s' if n != 1 else ''} (the latest of each host/container) to {file}")
+        return
+    if file is None:
+        raise click.UsageError(f"give FILE to write the {fmt} export to (only openmetrics goes to stdout)")
     from bootlog.export import export as write, load_samples
     from bootlog.report import load_docs
 
-    if fmt is None:
-        suffix = Path(file).suffix.lower().lstrip(".")
-        fmt = suffix if suffix in ("csv", "json", "parquet") else "csv"
-    store = get_store(ctx)
     docs = load_docs(store, container=container, host=host, runtime=False)
     samples = [] if no_samples else load_samples(store, [d["boot"]["id"] for d in docs])
     written = write(docs, fmt, file, samples)
