@@ -17,11 +17,15 @@ _SECTIONS = (("deploy", "deploy"), ("config", "config"), ("metric", "metrics"), 
 LIST_MAX = 50  # figures, events, unread lines explain prints of one kind (--json has them all)
 
 
-def fmt_value(v: Any) -> str:
+def fmt_value(v: Any, places: int | None = None) -> str:
     """398658 -> '398,658'; 2.143 -> '2.143'; -0.06 -> '-0.06'; None/True as Python prints;
-    text and lists escaped and cut to 60 columns."""
+    text and lists escaped and cut to 60 columns.  `places`: a number with exactly that many
+    decimals (the ticks of one plot axis share one format: 0.50, 0.75, 1.00)."""
     if v is None or isinstance(v, bool):
         return str(v)
+    if places is not None and isinstance(v, (int, float)):
+        v = round(float(v), places) + 0.0  # (+ 0.0: -0.0 prints as 0)
+        return f"{v:,.{places}f}"
     if isinstance(v, int):
         return f"{v:,}"
     if isinstance(v, float):
