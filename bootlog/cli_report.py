@@ -136,7 +136,7 @@ def plot(ctx, metric, container, host, last, out, plan_file) -> None:
 
 @click.command()
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False),
-              help="HTML file to write (written whole, then renamed into place). Default: stdout.")
+              help="HTML file to write (a file is written whole, then renamed into place). Default: stdout.")
 @click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path,
               help="Hold every boot shown to this plan: the latest boot's expectations one by one, "
                    "each boot's verdict in the history.")
@@ -171,7 +171,7 @@ def report(ctx, out, plan_file, container, host, last) -> None:
     if out is None:
         click.echo(page)
         return
-    from bootlog.openmetrics import write
+    from bootlog.export import write_whole
 
-    write(out, page)  # (whole, then renamed: a browser reloading it never sees half a page)
+    write_whole(out, page)  # (a browser reloading it never sees half a page)
     click.echo(f"wrote {out}")

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -184,6 +186,25 @@ def check_target(path: str | Path) -> Path:
     return path
 
 
+def write_whole(path: str | Path, text: str) -> None:
+    """`text` into `path`.  A regular file (or a new one) is written whole, then renamed into
+    place (openmetrics.write: a collector or a browser never reads half of it), through a
+    symlink to the file it names (the link stays).  Anything else that exists -- /dev/stdout, a
+    FIFO, /dev/full -- is written to as it is: a rename would put a file where the device was."""
+    target = os.path.realpath(path) if os.path.islink(path) else os.fspath(path)
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
+    from bootlog import openmetrics
+
+    openmetrics.write(target, text)
+
+
 def latest_boots(store, *, container: str | None = None, host: str | None = None) -> list[dict]:
     """show --json documents (no runtime summary) of the latest boot of each host + container
     (of each file, for boots read without one), in the order they started."""
@@ -199,16 +220,16 @@ def latest_boots(store, *, container: str | None = None, host: str | None = None
 
 def export_openmetrics(store, path: str | Path | None, *, container: str | None = None,
                        host: str | None = None) -> tuple[str, int]:
-    """The OpenMetrics text of the latest boots (latest_boots), written whole then renamed to
-    `path` (openmetrics.write: the textfile collector never reads half a file); with no path it
-    is only returned.  (text, number of boots in it)."""
+    """The OpenMetrics text of the latest boots (latest_boots), written to `path` (write_whole:
+    the textfile collector never reads half a file); with no path it is only returned.
+    (text, number of boots in it)."""
     from bootlog import openmetrics
 
     target = check_target(path) if path is not None else None
     docs = latest_boots(store, container=container, host=host)
     text = openmetrics.render(docs)
     if target is not None:
-        openmetrics.write(target, text)
+        write_whole(target, text)
     return text, len(docs)
 
 

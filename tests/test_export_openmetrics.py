@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,20 @@ def test_file_is_written_whole_and_a_prom_name_picks_the_format(db, tmp_path):
     assert res.output == f"exported 2 boots (the latest of each host/container) to {out}\n"
     assert out.read_text() == run(db, "export", "--format", "openmetrics").stdout
     assert os.listdir(out.parent) == ["bootlog.prom"] and oct(out.stat().st_mode & 0o777) == "0o644"
+
+
+def test_a_device_is_written_to_never_renamed_over_and_a_symlink_stays(db, tmp_path):
+    res = run(db, "export", "--format", "openmetrics", "/dev/full")
+    assert res.exit_code == 1 and "No space left on device" in res.stderr, res.output
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)  # (a rename would have put a file there)
+    res = run(db, "report", "-o", "/dev/full")
+    assert res.exit_code == 1 and stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    real = tmp_path / "real.prom"
+    real.write_text("old\n")
+    link = tmp_path / "bootlog.prom"
+    link.symlink_to(real)
+    assert run(db, "export", str(link)).exit_code == 0
+    assert link.is_symlink() and real.read_text().endswith("# EOF\n")
 
 
 def test_bad_targets_are_one_line(db, tmp_path):
