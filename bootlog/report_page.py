@@ -35,7 +35,6 @@ COLUMNS: tuple[str, ...] = ("id", "status", "faults", "started_at", "max_model_l
                             "boot_to_ready_s", "vllm_version")
 RUNTIME_BOOTS = 3  # newest boots with statistics lines that get a runtime chart
 RUNTIME_MIN = 5  # stats lines a boot needs for one: fewer (a warm-up request or two) draw no series
-VERDICTS = {0: "OK", 3: "DRIFT", 4: "VIOLATION"}
 RESULT = {"same": ("met", "✓"), "violation": ("missed (hard)", "✗"), "drift": ("missed", "✗"),
           "insufficient_history": ("not known", "?")}
 
@@ -79,15 +78,6 @@ def _key(f: dict) -> str:
 
 
 # ---- the latest boot ------------------------------------------------------------------------
-
-def verdict_word(code: int, doc: dict) -> str:
-    """The hook's words for an exit code: a failed boot (or one whose engine died serving) is
-    FAILED, a hard miss VIOLATION, drift DRIFT, else OK."""
-    b = doc["boot"]
-    if b.get("status") == "failed" or b.get("failure"):
-        return "FAILED"
-    return VERDICTS.get(code, str(code))
-
 
 def checks_html(result: dict, plan_name: str) -> str:
     """Each expectation of the plan: the missed and not-known ones as a table (what to act on),
@@ -179,10 +169,13 @@ def timeline_bar_html(tl: list[dict]) -> str:
 def latest_html(doc: dict, clock: Clock, tl: list[dict], *, check: dict | None, plan_name: str | None,
                 diff: dict | None, prev: dict | None, moved: list[dict], why_no_diff: str | None) -> str:
     from bootlog import compare
+    from bootlog.hook import verdict_word
 
     b = doc["boot"]
     codes = [compare.exit_code(r) for r in (check, diff) if r is not None]
-    word = verdict_word(max(codes, default=0), doc)
+    # (a failed boot, or one whose engine died serving, is a failed deploy whatever was compared)
+    code = 4 if b.get("status") == "failed" or b.get("failure") else max(codes, default=0)
+    word = verdict_word(code, b)
     facts = [("status", b.get("status") + (f" ({b['failure']})" if b.get("failure") else "")),
              ("version", b.get("vllm_version")), ("model", b.get("model")),
              ("container", b.get("container")), ("host", b.get("host")),

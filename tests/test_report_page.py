@@ -320,3 +320,13 @@ def test_report_to_stdout_and_without_a_plan(db):
     assert res.exit_code == 0 and res.stdout.startswith("<!DOCTYPE html>")
     assert "<h3>Plan " not in res.stdout and ">plan<" not in res.stdout
     assert '<span class="verdict">OK</span>' in res.stdout  # (no drift against the boot before)
+
+
+def test_a_failed_latest_boot_is_failed_whatever_it_was_compared_with(tmp_path):
+    db = tmp_path / "loop.db"
+    assert run(db, "ingest", "--container", CONTAINER, str(SEED / "05-util-1.00-crash-loop.log")).exit_code == 0
+    out = run(db, "report").stdout
+    top = section(out, '<section class="latest', "</section>")
+    assert '<section class="latest v-failed">' in top and '<span class="verdict">FAILED</span>' in top
+    assert "<dt>root cause</dt><dd>ValueError: Free memory on device cuda:" in top
+    assert "<b>total " in top and "failed " in top  # (its timeline runs to its last line)
