@@ -33,6 +33,8 @@ from bootlog.errors import BootlogError
 from bootlog.report import metric_values
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from bootlog.logclock import Clock
 
 # Config keys that change with every boot or say nothing about capacity; never annotated.
@@ -220,7 +222,7 @@ def zone_words(clock: Clock | None) -> str:
 
 # ---- layout helpers (shared with plot_timeline and plot_runtime) -----------------------------
 
-def text_px(renderer, text: str, size: float = FONT) -> tuple[float, float]:
+def text_px(renderer: Any, text: str, size: float = FONT) -> tuple[float, float]:
     """(width, height) in pixels of `text` as the renderer draws it (all its lines)."""
     from matplotlib.font_manager import FontProperties
 
@@ -230,7 +232,7 @@ def text_px(renderer, text: str, size: float = FONT) -> tuple[float, float]:
     return max(w for w, _, _ in sizes), sum(h for _, h, _ in sizes) * 1.25
 
 
-def one_format(axis) -> None:
+def one_format(axis: Any) -> None:
     """Every tick label of `axis` in one format: render.fmt_value with the fewest decimals
     that write every tick exactly (0.50 0.75 1.00, never 1.2e+06 beside 800,000)."""
     from matplotlib.ticker import Formatter
@@ -275,7 +277,7 @@ def rows_for(spans: Sequence[tuple[float, float]], pad: float = 6.0) -> list[int
     return out
 
 
-def every_kth(labels: Sequence[str], slot_px: float, renderer) -> int:
+def every_kth(labels: Sequence[str], slot_px: float, renderer: Any) -> int:
     """The step between shown x tick labels so that none touches its neighbour."""
     widest = max((text_px(renderer, s)[0] for s in labels), default=0.0)
     return max(1, math.ceil((widest + 8) / max(slot_px, 1e-6)))
@@ -284,7 +286,7 @@ def every_kth(labels: Sequence[str], slot_px: float, renderer) -> int:
 # ---- the figure --------------------------------------------------------------------------
 
 def figure(docs: Sequence[dict], metric: str, *, title: str | None = None, clock: Clock | None = None,
-           plan: Any = None):
+           plan: Any = None) -> Figure:
     """The matplotlib Figure of `metric` across `docs` (the caller closes it); see the module
     docstring for what it holds."""
     if not docs:
@@ -418,7 +420,7 @@ def render_png(docs: Sequence[dict], metric: str, *, title: str | None = None, f
     return save(fig, fmt)
 
 
-def save(fig, fmt: str = "png") -> bytes:
+def save(fig: Figure, fmt: str = "png") -> bytes:
     """A figure's bytes; the figure is closed."""
     plt = _matplotlib()
     try:

@@ -12,8 +12,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from bootlog.logclock import Clock
-    from bootlog.store.spill import Sample  # noqa: F401  (the rows reads.samples gives)
 
 # (panel title, unit, sample keys drawn in it)
 PANELS = (
@@ -59,7 +60,7 @@ def faults_over_time(events: Sequence[dict], clock: Clock | None) -> tuple[list[
     return xs, ys
 
 
-def runtime_figure(doc: dict, samples: Sequence, *, clock: Clock | None = None):
+def runtime_figure(doc: dict, samples: Sequence, *, clock: Clock | None = None) -> Figure | None:
     """The runtime chart of one boot (`doc` a show --json document, `samples` its reads.samples
     rows), or None when it has nothing to draw.  The caller saves and closes it (plot.save)."""
     from bootlog.plot import DPI, FONT, _matplotlib, one_format, plain, zone_words

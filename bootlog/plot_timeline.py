@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Sequence
 from bootlog.timeline import PHASES
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from bootlog.logclock import Clock
 
 # the big work items saturated, bookkeeping pale; a cold compile (orange-red) against a cache
@@ -32,10 +34,12 @@ def phase_order(timelines: Sequence[list[dict]]) -> list[str]:
     return [p for p in PHASES if p in seen]
 
 
-def timeline_figure(docs: Sequence[dict], timelines: dict[int, list[dict]], *, clock: Clock | None = None):
+def timeline_figure(docs: Sequence[dict], timelines: dict[int, list[dict]], *,
+                    clock: Clock | None = None) -> Figure:
     """The chart of `docs`' timelines (boot id -> timeline.phases rows), oldest boot on top;
     the caller saves and closes it (plot.save)."""
-    from bootlog.plot import DPI, FONT, _matplotlib, one_format, plain, text_px, tick_label
+    from bootlog.plot import DPI, FONT, _matplotlib, one_format, plain, text_px, tick_label, zone_words
+    from bootlog.render import fmt_value
 
     plt = _matplotlib()
     n = len(docs)
@@ -62,8 +66,6 @@ def timeline_figure(docs: Sequence[dict], timelines: dict[int, list[dict]], *, c
                         linewidth=0.3)
                 left += p["s"]
             longest = max(longest, left)
-            from bootlog.render import fmt_value
-
             total = f"{fmt_value(round(left))} s" if tl else "no line times"
             ax.text(left, y, " " + total, va="center", ha="left", fontsize=FONT, color="#333333")
         # one legend entry per phase that occurs, in boot order
@@ -80,8 +82,6 @@ def timeline_figure(docs: Sequence[dict], timelines: dict[int, list[dict]], *, c
                       fontsize=FONT + 0.5)
         ax.grid(True, axis="x", alpha=0.3)
         ax.legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, frameon=False)
-        from bootlog.plot import zone_words
-
         fig.suptitle(f"Where each boot's time went ({n} boot{'s' if n != 1 else ''}; starts in {zone_words(clock)})",
                      x=left_in / width_in, y=1 - 0.08 / height_in, ha="left", va="top", fontsize=FONT + 2)
         return fig
