@@ -171,11 +171,13 @@ def show(ctx, ref, container, host, as_json) -> None:
     REF (default last): last, prev (the boot before last of the same container; for plain files
     the same file first, then the host's other files), last~N (N boots back), or a boot id.
     """
+    from bootlog.boot_timeline import timeline
     from bootlog.render_boot import render_show
     from bootlog.store.reads import resolve_ref, show_boot
 
     store = get_store(ctx)
     data = show_boot(store, resolve_ref(store, ref, container=container, host=host))
+    data["timeline"] = timeline(store, data)  # (metrics.md: show --json additions)
     if as_json:
         print_json(data)
     else:

@@ -65,7 +65,20 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
         show_a = with_plan_patterns(store, show_a, plan)
     result = compare.diff(show_a, show_b, history=_history(store, ida), plan=plan)
     _emit(result, as_json, markdown, plan_file)
+    if not (as_json or markdown):  # (the JSON shape is the contract's: no timeline key in it)
+        click.echo(_phases_moved(store, show_a, show_b))
     ctx.exit(compare.exit_code(result))
+
+
+def _phases_moved(store, show_a: dict, show_b: dict) -> str:
+    """Which phases of the boot's timeline moved between B and A (a cold compile, a slow load)."""
+    from bootlog.boot_timeline import timeline
+    from bootlog.render import render_phases_moved
+    from bootlog.timeline import moved
+
+    new, old = timeline(store, show_a), timeline(store, show_b)
+    rows = moved(new, old) if new and old else []
+    return render_phases_moved(rows, show_a["boot"]["id"], show_b["boot"]["id"])
 
 
 @click.command()

@@ -34,8 +34,12 @@ ENGINE_OPT = click.option("--engine", "container_engine", type=click.Choice(["po
 @click.option("--gpu-smi", type=click.Choice(["auto", "rocm-smi", "amd-smi", "nvidia-smi", "none"]),
               default="auto", show_default=True,
               help="Read GPU memory after ready (and after the probe) with this tool; auto: the first on PATH.")
+@click.option("--openmetrics", "om_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Then rewrite FILE (e.g. node_exporter's textfile dir/bootlog.prom) with the latest boot "
+                   "of each host/container, as `export --format openmetrics FILE` does.")
 @click.pass_context
-def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll, probe_url, probe_tokens, gpu_smi) -> None:
+def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll, probe_url, probe_tokens, gpu_smi,
+         om_file) -> None:
     """Post-deploy: wait for the boot starting now, store it, check it against the plan and
     diff it against the previous boot of the same container; print a summary.
 
@@ -52,6 +56,10 @@ def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll, probe_
     plan = None
     say = (lambda msg: click.echo(f"bootlog: {msg}", err=True)) if stderr_is_tty() else None
     try:
+        if om_file:
+            from bootlog.export import check_target
+
+            check_target(om_file)  # a path that cannot be written fails now, not after the wait
         if plan_file:
             from bootlog.plan import load_plan
 
@@ -70,7 +78,26 @@ def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll, probe_
         click.echo(h.render_markdown(result, plan_name=name))
     else:
         click.echo(h.render_text(result, plan_name=name))
-    ctx.exit(result.exit)
+    code = result.exit
+    if om_file:
+        code = _refresh_openmetrics(ctx, om_file, code)
+    ctx.exit(code)
+
+
+def _refresh_openmetrics(ctx, path: str, code: int) -> int:
+    """Rewrite the textfile after the deploy was stored.  The verdict already printed stands: a
+    file that cannot be written is one stderr line, and exit 1 only when the verdict was 0
+    (a 3 or 4 says more about the deploy than the dashboard's file does)."""
+    from bootlog.export import export_openmetrics
+    from bootlog.safe import term
+
+    try:
+        export_openmetrics(get_store(ctx), path)
+    except (BootlogError, OSError) as err:
+        why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        click.echo(f"bootlog: {term(path, one_line=True)} not refreshed: {term(why, one_line=True)}", err=True)
+        return code or 1
+    return code
 
 
 @click.command()

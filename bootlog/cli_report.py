@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from bootlog.cli_common import get_store, print_json
+from bootlog.cli_common import get_store, plan_path, print_json
 
 
 def _split_names(values: tuple[str, ...]) -> list[str]:
@@ -50,30 +50,45 @@ def history(ctx, container, host, metrics, last, as_json, as_csv) -> None:
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["csv", "json", "parquet"]), default=None,
-              help="Output format (default: from FILE's suffix, else csv).")
+@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "parquet", "openmetrics"]), default=None,
+              help="Output format (default: from FILE's suffix, .prom is openmetrics; else csv).")
 @click.option("--container", metavar="NAME", help="Only boots of this container.")
 @click.option("--host", metavar="NAME", help="Only boots of this host.")
 @click.option("--no-samples", is_flag=True, help="Leave out the runtime samples (they can be large).")
 @click.pass_context
 def export(ctx, file, fmt, container, host, no_samples) -> None:
-    """Export boots × figures (wide), events and runtime samples (long).
+    """Export boots × figures (wide), events and runtime samples (long), or the latest boots
+    as Prometheus gauges.
 
     \b
-    csv:     FILE (boots) + FILE-stem-events.csv + FILE-stem-samples.csv beside it
-    json:    one object {"boots": [...], "events": [...], "samples": [...]}
-    parquet: three files like csv; needs pyarrow (pip install 'bootlog[parquet]')
+    csv:         FILE (boots) + FILE-stem-events.csv + FILE-stem-samples.csv beside it
+    json:        one object {"boots": [...], "events": [...], "samples": [...]}
+    parquet:     three files like csv; needs pyarrow (pip install 'bootlog[parquet]')
+    openmetrics: the latest boot of each host/container as bootlog_<figure>{host,container,rank}
+                 gauges, for node_exporter's textfile collector; FILE is written whole, then
+                 renamed into place; no FILE: stdout
     """
     from pathlib import Path
 
+    if fmt is None:
+        suffix = Path(file).suffix.lower().lstrip(".") if file else ""
+        fmt = "openmetrics" if suffix == "prom" else suffix if suffix in ("csv", "json", "parquet") else "csv"
+    store = get_store(ctx)
+    if fmt == "openmetrics":
+        from bootlog.export import export_openmetrics
+
+        text, n = export_openmetrics(store, file, container=container, host=host)
+        if file is None:
+            click.echo(text, nl=False)
+        else:
+            click.echo(f"exported {n} boot{'s' if n != 1 else ''} (the latest of each host/container) to {file}")
+        return
+    if file is None:
+        raise click.UsageError(f"give FILE to write the {fmt} export to (only openmetrics goes to stdout)")
     from bootlog.export import export as write, load_samples
     from bootlog.report import load_docs
 
-    if fmt is None:
-        suffix = Path(file).suffix.lower().lstrip(".")
-        fmt = suffix if suffix in ("csv", "json", "parquet") else "csv"
-    store = get_store(ctx)
     docs = load_docs(store, container=container, host=host, runtime=False)
     samples = [] if no_samples else load_samples(store, [d["boot"]["id"] for d in docs])
     written = write(docs, fmt, file, samples)
@@ -87,47 +102,76 @@ def export(ctx, file, fmt, container, host, no_samples) -> None:
 @click.option("--last", type=click.IntRange(min=1), metavar="N", help="Only the newest N boots.")
 @click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False),
               help="Image to write: .png (default), .svg or .pdf by its suffix.")
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path,
+              help="Draw the plan's bounds on METRIC (min, max, a figure it must fit under).")
 @click.pass_context
-def plot(ctx, metric, container, host, last, out) -> None:
-    """Plot METRIC across boots (PNG, SVG or PDF): failed boots marked, config changes annotated.
+def plot(ctx, metric, container, host, last, out, plan_file) -> None:
+    """Plot METRIC across boots (PNG, SVG or PDF): failed boots marked by kind, config changes
+    named in a track above, the figure's budget drawn in (graph capture against its estimate).
 
-    Needs matplotlib (pip install 'bootlog[plot]').
+    Boot starts on the log's own clock where it has one.  Needs matplotlib
+    (pip install 'bootlog[plot]').
     """
+    from bootlog.logclock import log_clock
     from bootlog.plot import plot as draw
     from bootlog.report import load_docs
 
+    plan = None
+    if plan_file:
+        from bootlog.plan import load_plan
+
+        plan = load_plan(plan_file)
+    store = get_store(ctx)
     # (the runtime summary only for a runtime.* metric: the samples are most of the reading)
-    docs = load_docs(get_store(ctx), container=container, host=host, last=last,
+    docs = load_docs(store, container=container, host=host, last=last,
                      runtime=metric.startswith("runtime."))
     if not docs:
         from bootlog.errors import BootlogError
         from bootlog.report import nothing_stored
 
         raise BootlogError(nothing_stored(container, host))
-    path = draw(docs, metric, out)
+    path = draw(docs, metric, out, clock=log_clock(store, docs[-1]), plan=plan)
     click.echo(f"wrote {path}")
 
 
 @click.command()
-@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="HTML file to write.")
+@click.option("-o", "--output", "out", type=click.Path(dir_okay=False),
+              help="HTML file to write (a file is written whole, then renamed into place). Default: stdout.")
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path,
+              help="Hold every boot shown to this plan: the latest boot's expectations one by one, "
+                   "each boot's verdict in the history.")
 @click.option("--container", metavar="NAME", help="Only boots of this container.")
 @click.option("--host", metavar="NAME", help="Only boots of this host.")
 @click.option("--last", type=click.IntRange(min=1), default=50, show_default=True, metavar="N",
-              help="Newest N boots in the table and plots.")
+              help="Newest N boots in the table and charts.")
 @click.pass_context
-def report(ctx, out, container, host, last) -> None:
-    """Write one self-contained HTML page: history, latest diff, key-figure plots, runtime statistics.
+def report(ctx, out, plan_file, container, host, last) -> None:
+    """Write one self-contained HTML page: is the latest deploy good, and what changed.
 
-    No network needed to view it; images are inline.
+    The latest boot's verdict (with --plan, each expectation met or missed), its diff against
+    the boot before and its timeline; every boot's timeline in one chart; the key figures and
+    runtime series across boots; the history.  Times on the log's own clock where it has one.
+    No network needed to view it; images are inline, no script.
     """
-    from pathlib import Path
+    import os
 
-    from bootlog.errors import InputError
-    from bootlog.report import html_report
+    from bootlog.report_page import html_report
 
-    path = Path(out)
-    if not path.parent.exists():
-        raise InputError(f"directory {path.parent} does not exist")
-    page = html_report(get_store(ctx), container=container, host=host, last=last)
-    path.write_text(page, encoding="utf-8")
-    click.echo(f"wrote {path}")
+    plan = None
+    if plan_file:
+        from bootlog.plan import load_plan
+
+        plan = load_plan(plan_file)
+    if out is not None:
+        from bootlog.export import check_target
+
+        check_target(out)
+    page = html_report(get_store(ctx), container=container, host=host, last=last, plan=plan,
+                       plan_name=os.path.basename(plan_file) if plan_file else None)
+    if out is None:
+        click.echo(page)
+        return
+    from bootlog.export import write_whole
+
+    write_whole(out, page)  # (a browser reloading it never sees half a page)
+    click.echo(f"wrote {out}")

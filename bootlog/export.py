@@ -7,6 +7,9 @@ Formats:
   parquet  like csv, three files (boots.parquet, boots-events.parquet, boots-samples.parquet);
            needs pyarrow (`pip install 'bootlog[parquet]'`).
 
+  openmetrics  the latest boot of each host/container as gauges (openmetrics.py), for
+           node_exporter's textfile collector: stdout, or FILE written whole then renamed.
+
 Wide columns: every boot field, `config.KEY` for every config key, and one column `NAME` per
 metric (its first printing in the log), whatever else the database holds, so a script can rely
 on the name.  A metric whose ranks print different values in any boot also gets one column per
@@ -17,6 +20,8 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -24,6 +29,7 @@ from bootlog.errors import BootlogError, InputError
 from bootlog.safe import csv_cell
 
 FORMATS = ("csv", "json", "parquet")
+ALL_FORMATS = (*FORMATS, "openmetrics")
 BOOT_FIELDS = ("id", "status", "failure", "failure_message", "vllm_version", "engine", "model",
                "container", "host", "source", "started_at", "ready_at", "ended_at",
                "first_line", "last_line")
@@ -170,15 +176,68 @@ def _write_parquet(path: Path, columns: Sequence[str], rows: Sequence[dict]) -> 
     frame.to_parquet(path, engine="pyarrow", index=False)
 
 
-def export(docs: Sequence[dict], fmt: str, path: str | Path, samples: Sequence[dict] = ()) -> list[Path]:
-    """Write the export; return the files written."""
-    if fmt not in FORMATS:
-        raise InputError(f"unknown export format {fmt!r} (choose {', '.join(FORMATS)})")
+def check_target(path: str | Path) -> Path:
+    """An output file name that can be written: not a directory, in a directory that exists."""
     path = Path(path)
     if path.is_dir():
         raise InputError(f"{path} is a directory; give a file name")
     if not path.parent.exists():
         raise InputError(f"directory {path.parent} does not exist")
+    return path
+
+
+def write_whole(path: str | Path, text: str) -> None:
+    """`text` into `path`.  A regular file (or a new one) is written whole, then renamed into
+    place (openmetrics.write: a collector or a browser never reads half of it), through a
+    symlink to the file it names (the link stays).  Anything else that exists -- /dev/stdout, a
+    FIFO, /dev/full -- is written to as it is: a rename would put a file where the device was."""
+    target = os.path.realpath(path) if os.path.islink(path) else os.fspath(path)
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
+    from bootlog import openmetrics
+
+    openmetrics.write(target, text)
+
+
+def latest_boots(store, *, container: str | None = None, host: str | None = None) -> list[dict]:
+    """show --json documents (no runtime summary) of the latest boot of each host + container
+    (of each file, for boots read without one), in the order they started."""
+    from bootlog.store.reads import list_boots, show_boots
+
+    latest: dict[tuple, int] = {}
+    for b in list_boots(store, container=container, host=host):  # (start order: the last one wins)
+        key = (b.get("host"), b.get("container")) if b.get("container") else (b.get("host"), None, b.get("source"))
+        latest.pop(key, None)
+        latest[key] = b["id"]
+    return show_boots(store, list(latest.values()), runtime=False)
+
+
+def export_openmetrics(store, path: str | Path | None, *, container: str | None = None,
+                       host: str | None = None) -> tuple[str, int]:
+    """The OpenMetrics text of the latest boots (latest_boots), written to `path` (write_whole:
+    the textfile collector never reads half a file); with no path it is only returned.
+    (text, number of boots in it)."""
+    from bootlog import openmetrics
+
+    target = check_target(path) if path is not None else None
+    docs = latest_boots(store, container=container, host=host)
+    text = openmetrics.render(docs)
+    if target is not None:
+        write_whole(target, text)
+    return text, len(docs)
+
+
+def export(docs: Sequence[dict], fmt: str, path: str | Path, samples: Sequence[dict] = ()) -> list[Path]:
+    """Write the export; return the files written."""
+    if fmt not in FORMATS:
+        raise InputError(f"unknown export format {fmt!r} (choose {', '.join(FORMATS)})")
+    path = check_target(path)
     columns, boots = wide_rows(docs)
     events = event_rows(docs)
     if fmt == "json":

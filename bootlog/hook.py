@@ -494,9 +494,16 @@ def _figure_lines(figs: dict[str, Any], show: dict | None = None) -> list[tuple[
     return rows
 
 
+def verdict_word(code: int, boot: dict | None, exited: bool = False) -> str:
+    """An exit code in words (the hook's summary, the report's latest boot): 4 is FAILED for a
+    boot that failed, died serving, whose container stopped before ready or that is missing,
+    else VIOLATION (a hard plan expectation)."""
+    failed = boot is None or boot.get("status") == "failed" or exited or bool(boot.get("failure"))
+    return {0: "OK", 3: "DRIFT", 4: "FAILED" if failed else "VIOLATION"}.get(code, str(code))
+
+
 def _verdict(r: HookResult) -> str:
-    return {0: "OK", 3: "DRIFT", 4: "FAILED" if r.show is None or r.show["boot"]["status"] == "failed"
-            or r.outcome == "exited" or r.show["boot"].get("failure") else "VIOLATION"}.get(r.exit, str(r.exit))
+    return verdict_word(r.exit, r.show["boot"] if r.show else None, r.outcome == "exited")
 
 
 def _md(s: str) -> str:

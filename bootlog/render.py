@@ -17,11 +17,15 @@ _SECTIONS = (("deploy", "deploy"), ("config", "config"), ("metric", "metrics"), 
 LIST_MAX = 50  # figures, events, unread lines explain prints of one kind (--json has them all)
 
 
-def fmt_value(v: Any) -> str:
+def fmt_value(v: Any, places: int | None = None) -> str:
     """398658 -> '398,658'; 2.143 -> '2.143'; -0.06 -> '-0.06'; None/True as Python prints;
-    text and lists escaped and cut to 60 columns."""
+    text and lists escaped and cut to 60 columns.  `places`: a number with exactly that many
+    decimals (the ticks of one plot axis share one format: 0.50, 0.75, 1.00)."""
     if v is None or isinstance(v, bool):
         return str(v)
+    if places is not None and isinstance(v, (int, float)):
+        v = round(float(v), places) + 0.0  # (+ 0.0: -0.0 prints as 0)
+        return f"{v:,.{places}f}"
     if isinstance(v, int):
         return f"{v:,}"
     if isinstance(v, float):
@@ -107,6 +111,32 @@ def render_text(result: dict, *, plan_name: str | None = None, show_same: bool =
         # a check's passing rows still say which bound they met
         lines.extend("  " + finding_line(f, width, why_same=result.get("b") is None) for f in rows)
     lines.append(summary_line(result))
+    return "\n".join(lines)
+
+
+# a phase that moved less than this is the line times' own jitter (they print whole seconds, the
+# phases between two printed ends are differences of them), not a change worth naming
+PHASE_MOVE_S = 1.0
+PHASES_SHOWN = 6
+
+
+def render_phases_moved(moved: list[dict], a: Any, b: Any) -> str:
+    """diff's short timeline section: the phases of boot `a` (new) against `b` (old) that moved
+    by PHASE_MOVE_S or more, biggest move first (timeline.moved's rows), at most PHASES_SHOWN.
+    Phase names are bootlog's own words, never log text."""
+    if not moved:
+        return "phases: not known (a boot without line times has no timeline)"
+    rows = [r for r in moved if abs(r["delta"]) >= PHASE_MOVE_S]
+    if not rows:
+        return f"phases: none moved by {fmt_value(PHASE_MOVE_S)} s or more"
+    width = max(len(r["phase"]) for r in rows[:PHASES_SHOWN])
+    lines = [f"phases (seconds, {b} → {a}, biggest move first)"]
+    for r in rows[:PHASES_SHOWN]:
+        # (to 1/100 s: the figures print no finer, the rest is the stamps' microseconds)
+        old, new, delta = (round(float(r[k]), 2) for k in ("old", "new", "delta"))
+        lines.append(f"  {r['phase']:<{width}}  {fmt_value(old)} → {fmt_value(new)}  ({_signed(delta)})")
+    if len(rows) > PHASES_SHOWN:
+        lines.append(f"  … {len(rows) - PHASES_SHOWN} more moved by {fmt_value(PHASE_MOVE_S)} s or more")
     return "\n".join(lines)
 
 

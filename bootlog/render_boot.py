@@ -8,6 +8,7 @@ from typing import Any
 from bootlog.bursts import gdn_summary
 from bootlog.console import fmt_num
 from bootlog.safe import cut, pad, term, width
+from bootlog.timeline import render_bar
 
 
 def _t(v: Any) -> str:  # one field of log text, on one line, controls escaped
@@ -18,6 +19,16 @@ def _ranked(values: list[tuple[int | None, Any]]) -> str:
     if len({v for _, v in values}) == 1:
         return fmt_num(values[0][1])
     return "  ".join(f"{fmt_num(v)}" + (f" (TP{r})" if r is not None else "") for r, v in values)
+
+
+def _timeline_lines(boot: dict, phases: list[dict]) -> list[str]:
+    """Where the boot's time went: the bar of timeline.render_bar, indented (pure ASCII, no log
+    text).  A boot that never got ready is timed to its last line."""
+    bar = render_bar(phases)
+    if not bar:
+        return []
+    to = "ready" if boot.get("ready_at") else f"its last line ({_t(boot.get('status'))})"
+    return [f"timeline  first line to {to}; phases in show --json"] + ["  " + ln for ln in bar.splitlines()]
 
 
 def render_show(data: dict) -> str:
@@ -37,6 +48,8 @@ def render_show(data: dict) -> str:
     for e in data.get("events") or []:
         if e["kind"] == "crash_loop":
             out.append(f"  {'crash loop':<14} {_t(e['message'])} (boots {', '.join(f'#{i}' for i in e['detail']['boots'])})")
+
+    out += _timeline_lines(b, data.get("timeline") or [])
 
     dep = data.get("deploy") or {}
     if dep:
