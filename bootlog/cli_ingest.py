@@ -6,7 +6,8 @@ import sys
 from typing import Callable
 
 from bootlog.bursts import gdn_summary
-from bootlog.console import fmt_num, to_json
+from bootlog.console import to_json
+from bootlog.render import fmt_value
 from bootlog.errors import BootlogError, InputError
 from bootlog.safe import term
 
@@ -24,7 +25,7 @@ def key_figures(boot) -> str:
     for name in want:
         if name in seen:
             vals = seen[name]
-            shown = fmt_num(vals[0]) if len(set(vals)) == 1 else "/".join(fmt_num(v) for v in vals)
+            shown = fmt_value(vals[0]) if len(set(vals)) == 1 else "/".join(fmt_value(v) for v in vals)
             parts.append(f"{name}={shown}{'x' if name == 'max_concurrency' else ''}")
     burst = gdn_summary(boot.events)
     if burst:

@@ -27,19 +27,6 @@ def to_json(obj: Any) -> str:
     return json_text(text)
 
 
-def fmt_num(v: Any) -> str:
-    """Human rendering of a figure: thousands separators for integers, trimmed floats."""
-    if isinstance(v, bool) or v is None:
-        return str(v)
-    if isinstance(v, (int, float)):
-        if float(v).is_integer() and abs(v) >= 1000:
-            return f"{int(v):,}"
-        if float(v).is_integer():
-            return str(int(v))
-        return f"{v:.4g}" if abs(v) < 1 else f"{v:,.2f}".rstrip("0").rstrip(".")
-    return str(v)
-
-
 def error_exit(err: BaseException, echo: Callable[..., None]) -> int | None:
     """The error rule of every command: a BootlogError is one stderr line and its exit code,
     Ctrl-C is 130, a closed pipe (`| head`) is success, anything else is one "internal error"

@@ -446,11 +446,11 @@ def key_figures(show: dict) -> dict[str, Any]:
 
 
 def _fmt(v: Any, unit: str) -> str:
-    from bootlog.console import fmt_num
+    from bootlog.render import fmt_value
 
     if isinstance(v, list):
         return " / ".join(_fmt(x, unit) for x in v) + " (per rank)"
-    text = fmt_num(v)
+    text = fmt_value(v)
     return f"{text}x" if unit == "x" else f"{text} {unit}"
 
 

@@ -6,6 +6,7 @@ text: the terminal text escapes them (safe.term/cut), the Markdown renders them 
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from bootlog import safe
@@ -18,9 +19,11 @@ LIST_MAX = 50  # figures, events, unread lines explain prints of one kind (--jso
 
 
 def fmt_value(v: Any, places: int | None = None) -> str:
-    """398658 -> '398,658'; 2.143 -> '2.143'; -0.06 -> '-0.06'; None/True as Python prints;
-    text and lists escaped and cut to 60 columns.  `places`: a number with exactly that many
-    decimals (the ticks of one plot axis share one format: 0.50, 0.75, 1.00)."""
+    """The one number format of every output: 398658 -> '398,658'; 7888.4825 -> '7,888' (from
+    1,000 up no decimals); 554.6896 -> '554.69'; 0.06 -> '0.06'; 0.000512 -> '0.000512' (four
+    significant digits below 1); None/True as Python prints; text and lists escaped and cut to
+    60 columns.  `places`: exactly that many decimals (the ticks of one plot axis share one
+    format: 0.50, 0.75, 1.00)."""
     if v is None or isinstance(v, bool):
         return str(v)
     if places is not None and isinstance(v, (int, float)):
@@ -29,9 +32,15 @@ def fmt_value(v: Any, places: int | None = None) -> str:
     if isinstance(v, int):
         return f"{v:,}"
     if isinstance(v, float):
+        if not math.isfinite(v):
+            return str(v)
         if v.is_integer() and abs(v) < 1e15:
             return f"{int(v):,}"
-        return format(round(v, 4), ",")
+        if abs(v) >= 1000:
+            return f"{v:,.0f}"
+        if abs(v) >= 1:
+            return f"{v:,.2f}".rstrip("0").rstrip(".")
+        return f"{v:.4g}" if abs(v) >= 1e-4 else f"{v:.2e}"
     return safe.cut(v, 60, "...")
 
 

@@ -6,7 +6,7 @@ from collections import defaultdict
 from typing import Any
 
 from bootlog.bursts import gdn_summary
-from bootlog.console import fmt_num
+from bootlog.render import fmt_value
 from bootlog.safe import cut, pad, term, width
 from bootlog.timeline import render_bar
 
@@ -17,8 +17,8 @@ def _t(v: Any) -> str:  # one field of log text, on one line, controls escaped
 
 def _ranked(values: list[tuple[int | None, Any]]) -> str:
     if len({v for _, v in values}) == 1:
-        return fmt_num(values[0][1])
-    return "  ".join(f"{fmt_num(v)}" + (f" (TP{r})" if r is not None else "") for r, v in values)
+        return fmt_value(values[0][1])
+    return "  ".join(f"{fmt_value(v)}" + (f" (TP{r})" if r is not None else "") for r, v in values)
 
 
 def _timeline_lines(boot: dict, phases: list[dict]) -> list[str]:
@@ -100,5 +100,5 @@ def render_show(data: dict) -> str:
         out.append(f"runtime  {rt['stats_lines']} stats lines")
         last, peak = rt.get("last") or {}, rt.get("max") or {}
         for k in sorted(set(last) | set(peak)):
-            out.append(f"  {pad(_t(k), 28)} last {_t(fmt_num(last.get(k)))}  max {_t(fmt_num(peak.get(k)))}")
+            out.append(f"  {pad(_t(k), 28)} last {_t(fmt_value(last.get(k)))}  max {_t(fmt_value(peak.get(k)))}")
     return "\n".join(out)
