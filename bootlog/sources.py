@@ -36,6 +36,7 @@ class Source:
             raise InputError(f"source has no reader: {self.name}")
         return self._reader(start, size)
 
+
 def open_source(spec: str) -> Source:
     """Open a path (plain or gzip, told apart by magic bytes) or "-" for stdin."""
     if spec == "-":
@@ -239,6 +240,7 @@ class Blocks:
                 self.cut_lines += 1
             out.append(line)
         yield b"\n".join(out)
+
 
 def bytes_source(name: str, data: bytes, kind: str = "container") -> Source:
     """Bytes already read (the hook's copy of a container run that is gone now) as a Source."""
