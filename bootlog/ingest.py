@@ -156,9 +156,6 @@ class Boots:
         b.samples.spill = self.spill
         return b
 
-    def insert(self, i: int, b: Boot) -> None:
-        self.items.insert(i, b)
-
 
 def _retire(spill):
     """BootSplitter's retire callback: a finished boot (it gets no more lines) to the spill file."""
@@ -395,8 +392,8 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
             # no vLLM line before the next start (or none at all): the stored boot still runs on
             end_line = boots[0].first_line - 1 if boots else resume.lines + seen
             if end_line > resume.lines:
-                boots.insert(0, Boot(first_line=resume.lines + 1, last_line=end_line,
-                                     status=resume.status, continued=True))
+                boots.items.insert(0, Boot(first_line=resume.lines + 1, last_line=end_line,
+                                           status=resume.status, continued=True))
         if boots and boots[0].continued:
             extend = resume.boot_id
     if not boots and position is None:

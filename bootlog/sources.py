@@ -242,13 +242,20 @@ class Blocks:
         yield b"\n".join(out)
 
 
+def _sliced(blocks: Iterable[bytes], start: int, size: int) -> Iterator[bytes]:
+    """The bytes of `blocks` from offset `start` on, in pieces of at most `size`."""
+    for block in blocks:
+        if start >= len(block):
+            start -= len(block)
+            continue
+        block, start = block[start:], 0
+        for i in range(0, len(block), size):
+            yield block[i:i + size]
+
+
 def bytes_source(name: str, data: bytes, kind: str = "container") -> Source:
     """Bytes already read (the hook's copy of a container run that is gone now) as a Source."""
-    def read(start: int, size: int) -> Iterator[bytes]:
-        for i in range(start, len(data), size):
-            yield data[i:i + size]
-
-    return Source(name=name, kind=kind, _reader=read)
+    return Source(name=name, kind=kind, _reader=lambda start, size: _sliced([data], start, size))
 
 
 def container_source(name: str, engine: str = "podman", since: str | None = None) -> Source:
@@ -260,15 +267,5 @@ def container_source(name: str, engine: str = "podman", since: str | None = None
     from bootlog import podman
 
     podman.command(engine)  # fail now, with one line, when the engine is not installed
-
-    def read(start: int, size: int) -> Iterator[bytes]:
-        skip = start
-        for block in podman.logs(name, since=since, engine=engine):
-            if skip >= len(block):
-                skip -= len(block)
-                continue
-            block, skip = block[skip:], 0
-            for i in range(0, len(block), size):
-                yield block[i:i + size]
-
-    return Source(name=f"{engine}:{name}", kind="container", _reader=read)
+    return Source(name=f"{engine}:{name}", kind="container",
+                  _reader=lambda start, size: _sliced(podman.logs(name, since=since, engine=engine), start, size))
