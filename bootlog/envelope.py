@@ -17,34 +17,26 @@ Every format: line numbers count b"\\n" only; text loses ANSI colour codes and N
 raw bytes, so scan.py can do the same to a whole block), one trailing \\r and a leading UTF-8
 byte-order mark, and is decoded as UTF-8 with errors="replace". Nothing here raises on bad bytes.
 
-Partial lines (P records, docker pieces without "\\n", journald partial messages, and the
-timestamps podman 4.3.1 --timestamps prints before every P continuation) are rejoined with one
-rule, `_continues()`: a piece that ended without a newline is CONTINUED by the next piece of
-the same stream when
-  1. the next piece is empty (it only carries the newline), or
-  2. the next piece starts with "\r" (a progress bar redrawing its line);
-it is NOT continued when
-  3. the next piece came _PAUSE seconds or more later: a reader that found a full buffer reads
-     again within microseconds (podman 4.3.1: 9-65 µs), while a boot that died mid-line is
-     followed by the next boot's first record only after a restart (205 ms for busybox under
-     podman, seconds for vLLM);
-otherwise it is CONTINUED when
-  4. the read that produced the piece was (nearly) full: that stream's bytes under the piece's
-     timestamp (conmon stamps every read() once), newlines included, reach half the reader's
-     buffer (conmon STDIO_BUF_SIZE 8192; docker's 16 KiB pieces). A process that dies mid-line
-     leaves a short tail; kilobytes without a newline are a line still being written. Half, not
-     all: podman.md shows a 20 KB line whose first read was 8105 bytes. Or
-  5. (raw formats only, where the stream is known) the next piece arrived within _QUICK s;
-otherwise the writer stopped mid-line (a boot that died without a final newline, or in `2>&1`
-output a record of the other stream) and the next piece starts a new record.
+Partial lines (P records, docker pieces without "\\n", journald partial messages, the stamps
+podman 4.3.1 --timestamps prints before every P continuation) are rejoined by `_continues()`: a
+piece that ended without a newline is CONTINUED by the next piece of its stream when that piece
+  1. is empty (it only carries the newline), or 2. starts with "\r" (a progress bar redraws);
+NOT when 3. it came _PAUSE s or more later: a reader that found a full buffer reads again within
+  µs (podman 4.3.1: 9-65 µs), the next boot's first record comes only after a restart (205 ms
+  for busybox under podman, seconds for vLLM);
+else CONTINUED when 4. the read that produced the piece was (nearly) full: that stream's bytes
+  under the piece's timestamp (conmon stamps every read() once), newlines included, reach half
+  the reader's buffer (conmon STDIO_BUF_SIZE 8192; docker's 16 KiB pieces) -- a process that
+  dies mid-line leaves a short tail; half, as podman.md shows a 20 KB line whose first read was
+  8105 bytes -- or 5. (stream known: raw formats) the next piece came within _QUICK s.
+Otherwise the writer stopped mid-line (a boot that died, or in `2>&1` output a record of the
+other stream) and the next piece starts a new record.
 
-For podman_ts rule 5 is not used: the output does not say which stream a piece came from, and
-`podman logs -t 2>&1` glues a stdout partial line to the very next stderr record (podman.md:
-"tail-no-newline<TS> boot err", 0.1 ms apart), which must be split.  Except for a line that
-ends in "\r": a `podman run -t` container's output passes a tty (CRLF, both streams one), whose
-reads stop at 4095 bytes, so rule 4 never fires there and rule 5 is safe.  An embedded timestamp
-is only taken as one when it has the same zone suffix as the line's own stamp ("Z" from podman)
-and is not earlier than the piece before it.
+podman_ts skips rule 5: it does not say which stream a piece came from, and `podman logs -t 2>&1`
+glues a stdout partial line to the next stderr record (podman.md: "tail-no-newline<TS> boot err",
+0.1 ms apart), which must be split -- except on a line ending in "\r": a `podman run -t` tty
+(CRLF, one stream; reads stop at 4095 bytes, so rule 4 never fires).  An embedded timestamp counts
+only with the line's own zone suffix ("Z" from podman) and never earlier than the piece before.
 """
 from __future__ import annotations
 
@@ -292,10 +284,7 @@ def _podman_ts(lines: Iterable[Line]) -> Iterator[Record]:
             continue
         # embedded timestamps: P continuations (join) or a new record after a partial line
         zone = b"Z" if tsb[-1:] in (b"Z", b"z") else tsb[-6:]
-        # a line ending in "\r" came through a tty (podman run -t: onlcr, podman.md), which has
-        # one stream: no record of another stream can be glued on, so rule 5 applies.  A tty
-        # read holds at most 4095 bytes, so rule 4 never sees a full conmon buffer there.
-        tty = raw.endswith(b"\r")
+        tty = raw.endswith(b"\r")  # podman run -t (onlcr, podman.md): one stream, rule 5 applies
         parts: list[bytes] = []
         cur_ts = first_ts = ts
         start = search = pos

@@ -186,9 +186,7 @@ class Lines:
         return self.blocks.cut_lines
 
     def __iter__(self) -> Iterator[tuple[int, bytes, bool | None]]:
-        if self.fmt not in PREFILTERED:
-            return self._every()
-        return self._candidates()
+        return self._candidates() if self.fmt in PREFILTERED else self._every()
 
     def _every(self) -> Iterator[tuple[int, bytes, bool | None]]:
         n = self.start_line - 1

@@ -235,14 +235,13 @@ def _name_gaps(pieces: list[_Piece], tail: str, ready: bool) -> None:
     """Rule 5: an uncovered stretch before every interval is process_start, after them all the
     tail (api_server_start, or failed / incomplete), in between unlogged."""
     owned = [i for i, p in enumerate(pieces) if p.owned]
-    if not owned:
-        for p in pieces:
+    for i, p in enumerate(pieces):
+        if not owned:
             p.phase = "unlogged" if ready else tail
-        return
-    for i in range(owned[0]):
-        pieces[i].phase = "process_start"
-    for i in range(owned[-1] + 1, len(pieces)):
-        pieces[i].phase = tail
+        elif i < owned[0]:
+            p.phase = "process_start"
+        elif i > owned[-1]:
+            p.phase = tail
 
 
 def _merge(pieces: list[_Piece]) -> list[_Piece]:
