@@ -104,19 +104,15 @@ class BootTimes:
 
 @dataclass
 class _Span:
+    """A figure's interval (depth, line: the tie-breaks), or a piece of the boot (owned: False
+    where no interval covers it, rule 5 names it)."""
+
     phase: str
-    depth: int
     start: datetime
     end: datetime
+    depth: int = 0
     line: int = 0  # (tie-break only: log order)
-
-
-@dataclass
-class _Piece:
-    phase: str
-    start: datetime
-    end: datetime
-    owned: bool = True  # False: no interval covers it (rule 5 names it)
+    owned: bool = True
 
 
 def phases(boot: BootTimes | Mapping[str, Any]) -> list[dict]:
@@ -154,7 +150,7 @@ def _spans(figures: Iterable[Figure | Mapping[str, Any]], zone: tzinfo | None) -
             start = end - timedelta(seconds=float(f.value))
             if name == "torch_compile_s":
                 start, end = _compile_total(spans, start, end, float(f.value))
-            spans.append(_Span(phase, depth, start, end, f.line or 0))
+            spans.append(_Span(phase, start, end, depth, f.line or 0))
     kv = _kv_span(timed, spans, zone)
     if kv is not None:
         spans.append(kv)
@@ -211,15 +207,15 @@ def _kv_span(figs: list[Figure], spans: list[_Span], zone: tzinfo | None) -> _Sp
         return None
     start = max(before)
     line = min((f.line or 0) for f in figs if f.name in KV_LINES)
-    return _Span("kv_cache_init", KV_DEPTH, start, last, line) if last > start else None
+    return _Span("kv_cache_init", start, last, KV_DEPTH, line) if last > start else None
 
 
 def _clip(s: _Span, t0: datetime, t1: datetime) -> _Span | None:
     start, end = max(s.start, t0), min(s.end, t1)
-    return _Span(s.phase, s.depth, start, end, s.line) if end > start else None
+    return _Span(s.phase, start, end, s.depth, s.line) if end > start else None
 
 
-def _flatten(spans: list[_Span], t0: datetime, t1: datetime) -> list[_Piece]:
+def _flatten(spans: list[_Span], t0: datetime, t1: datetime) -> list[_Span]:
     """Cut [t0, t1] at every interval edge; each cut goes to its deepest covering interval,
     among equals the one that ended first (rule 3)."""
     edges = sorted({t0, t1, *(s.start for s in spans), *(s.end for s in spans)})
@@ -227,11 +223,11 @@ def _flatten(spans: list[_Span], t0: datetime, t1: datetime) -> list[_Piece]:
     for a, b in zip(edges, edges[1:]):
         cover = [s for s in spans if s.start <= a and s.end >= b]
         best = min(cover, key=lambda s: (-s.depth, s.end, s.line), default=None)
-        pieces.append(_Piece(best.phase, a, b) if best is not None else _Piece("unlogged", a, b, owned=False))
+        pieces.append(_Span(best.phase, a, b) if best is not None else _Span("unlogged", a, b, owned=False))
     return pieces
 
 
-def _name_gaps(pieces: list[_Piece], tail: str, ready: bool) -> None:
+def _name_gaps(pieces: list[_Span], tail: str, ready: bool) -> None:
     """Rule 5: an uncovered stretch before every interval is process_start, after them all the
     tail (api_server_start, or failed / incomplete), in between unlogged."""
     owned = [i for i, p in enumerate(pieces) if p.owned]
@@ -244,35 +240,35 @@ def _name_gaps(pieces: list[_Piece], tail: str, ready: bool) -> None:
             p.phase = tail
 
 
-def _merge(pieces: list[_Piece]) -> list[_Piece]:
-    out: list[_Piece] = []
+def _merge(pieces: list[_Span]) -> list[_Span]:
+    out: list[_Span] = []
     for p in pieces:
         if out and out[-1].phase == p.phase:
             out[-1].end = p.end
         else:
-            out.append(_Piece(p.phase, p.start, p.end, p.owned))
+            out.append(_Span(p.phase, p.start, p.end, owned=p.owned))
     return out
 
 
-def _absorb_slivers(pieces: list[_Piece]) -> list[_Piece]:
+def _absorb_slivers(pieces: list[_Span]) -> list[_Span]:
     """Rule 6: a piece shorter than SLIVER_S (a "304.118655 s" load ending 125 us before the next
     phase's derived start) joins the piece before it (the first piece: the one after)."""
-    out: list[_Piece] = []
+    out: list[_Span] = []
     for p in pieces:
         if out and _length(p) < SLIVER_S:
             out[-1].end = p.end
         elif len(out) == 1 and _length(out[0]) < SLIVER_S:
-            out[0] = _Piece(p.phase, out[0].start, p.end, p.owned)
+            out[0] = _Span(p.phase, out[0].start, p.end, owned=p.owned)
         else:
             out.append(p)
     return out
 
 
-def _length(p: _Piece) -> float:
+def _length(p: _Span) -> float:
     return (p.end - p.start).total_seconds()
 
 
-def _entry(p: _Piece, zone: tzinfo | None) -> dict:
+def _entry(p: _Span, zone: tzinfo | None) -> dict:
     return {"phase": p.phase, "start": _iso(p.start, zone), "end": _iso(p.end, zone),
             "s": round(_length(p), 6)}
 
