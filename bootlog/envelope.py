@@ -13,56 +13,42 @@ Formats (detect() names):
                 "Nov 29 14:25:19 host frank-primary-qwen[2345]: msg" (podman's journald driver
                 logs under the container's name); only the ISO forms carry a usable time
 
-Every format: line numbers count b"\\n" only; text has ANSI colour codes and NUL bytes removed
-(on the raw bytes, before decoding, so scan.py can do the same to a whole chunk), one trailing
-\\r and a leading UTF-8 byte-order mark stripped, and is decoded as UTF-8 with
-errors="replace". Nothing in here raises on bad bytes.
+Every format: line numbers count b"\\n" only; text loses ANSI colour codes and NUL bytes (on the
+raw bytes, so scan.py can do the same to a whole block), one trailing \\r and a leading UTF-8
+byte-order mark, and is decoded as UTF-8 with errors="replace". Nothing here raises on bad bytes.
 
-Partial lines (P records, docker pieces without "\\n", journald partial messages, and the
-timestamps podman 4.3.1 --timestamps prints before every P continuation) are rejoined with one
-rule, `_continues()`:
+Partial lines (P records, docker pieces without "\\n", journald partial messages, the stamps
+podman 4.3.1 --timestamps prints before every P continuation) are rejoined by `_continues()`: a
+piece that ended without a newline is CONTINUED by the next piece of its stream when that piece
+  1. is empty (it only carries the newline), or 2. starts with "\r" (a progress bar redraws);
+NOT when 3. it came _PAUSE s or more later: a reader that found a full buffer reads again within
+  µs (podman 4.3.1: 9-65 µs), the next boot's first record comes only after a restart (205 ms
+  for busybox under podman, seconds for vLLM);
+else CONTINUED when 4. the read that produced the piece was (nearly) full: that stream's bytes
+  under the piece's timestamp (conmon stamps every read() once), newlines included, reach half
+  the reader's buffer (conmon STDIO_BUF_SIZE 8192; docker's 16 KiB pieces) -- a process that
+  dies mid-line leaves a short tail; half, as podman.md shows a 20 KB line whose first read was
+  8105 bytes -- or 5. (stream known: raw formats) the next piece came within _QUICK s.
+Otherwise the writer stopped mid-line (a boot that died, or in `2>&1` output a record of the
+other stream) and the next piece starts a new record.
 
-  a piece that ended without a newline is CONTINUED by the next piece of the same stream when
-    1. the next piece is empty (it only carries the newline), or
-    2. the next piece starts with "\r" (a progress bar redrawing its line);
-  it is NOT continued when
-    3. the next piece came _PAUSE seconds or more later: a reader that found a full buffer
-       reads again within microseconds (measured on podman 4.3.1: 9-65 µs), while a boot that
-       died mid-line is followed by the next boot's first record only after a restart
-       (205 ms for busybox under podman, seconds for vLLM);
-  otherwise it is CONTINUED when
-    4. the read that produced the piece was (nearly) full: the bytes of that stream's records
-       sharing the piece's timestamp (conmon stamps every read() once), newlines included,
-       reach half the reader's buffer (conmon STDIO_BUF_SIZE 8192; docker's 16 KiB pieces).
-       A process that dies mid-line leaves a short tail (a prompt, a progress bar); kilobytes
-       without a newline are a line still being written. Half, not all: podman.md shows a
-       20 KB line whose first read was 8105 bytes, not 8192. Or
-    5. (raw formats only, where the stream is known) the next piece arrived within
-       _QUICK seconds: a writer still busy with the line.
-  otherwise the writer stopped mid-line (a boot that died without a final newline, or in
-  `2>&1` output a record of the other stream) and the next piece starts a new record.
-
-For podman_ts rule 5 is not used: the output does not say which stream a piece came from, and
-`podman logs -t 2>&1` glues a stdout partial line to the very next stderr record (podman.md:
-"tail-no-newline<TS> boot err", 0.1 ms apart), which must be split.  Except for a line that
-ends in "\r": a `podman run -t` container's output passes a tty (CRLF, both streams one), whose
-reads stop at 4095 bytes, so rule 4 never fires there and rule 5 is safe.
-An embedded timestamp is only taken as one when it has the same zone suffix as the line's own
-stamp ("Z" from podman) and is not earlier than the piece before it.
+podman_ts skips rule 5: it does not say which stream a piece came from, and `podman logs -t 2>&1`
+glues a stdout partial line to the next stderr record (podman.md: "tail-no-newline<TS> boot err",
+0.1 ms apart), which must be split -- except on a line ending in "\r": a `podman run -t` tty
+(CRLF, one stream; reads stop at 4095 bytes, so rule 4 never fires).  An embedded timestamp counts
+only with the line's own zone suffix ("Z" from podman) and never earlier than the piece before.
 """
 from __future__ import annotations
 
+import json
 import re
 from collections import deque
 from datetime import datetime, timedelta, timezone
-
-import json
+from itertools import chain, islice
 from typing import Iterable, Iterator
 
 from bootlog.records import Record
 
-FORMATS = ("plain", "podman_ts", "cri", "docker_json", "journal_json", "compose", "journal_short", "wrapped",
-           "kaggle")
 HEAD_BYTES = 64 * 1024
 CONMON_BUF = 8192  # conmon STDIO_BUF_SIZE: one read() -> at most this many bytes per timestamp
 DOCKER_PIECE = 16 * 1024  # docker json-file splits lines at 16 KiB
@@ -83,9 +69,9 @@ JOURNAL_LINE = re.compile(
     rb"|(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)))"  # short-iso[-precise]
     rb" \S+ [^\s:\[]+(?:\[\d+\])?: ?")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_TZ_CACHE: dict[str, timezone] = {"Z": timezone.utc, "z": timezone.utc}
+Line = tuple[int, bytes, "bool | None"]  # (line number, raw bytes, hit: scan.Lines' candidates)
 
-
-# ---------------------------------------------------------------- shared helpers
 
 def strip_codes(raw: bytes) -> bytes:
     """Bytes without NULs and ANSI colour codes, removed until none is left (removing one can
@@ -120,12 +106,7 @@ def clean_text(s: str) -> str:
         s = s.replace("\x00", "")
     if s.endswith("\r"):
         s = s[:-1]
-    if s[:1] == "\ufeff":
-        s = s[1:]
-    return s
-
-
-_TZ_CACHE: dict[str, timezone] = {"Z": timezone.utc}
+    return s[1:] if s[:1] == "\ufeff" else s
 
 
 def parse_ts(text: str | bytes | None) -> datetime | None:
@@ -137,44 +118,24 @@ def parse_ts(text: str | bytes | None) -> datetime | None:
     text = text.strip()
     if len(text) < 20 or text[10] not in "Tt ":
         return None
-    base = text[:19]
-    rest = text[19:]
-    frac = ""
+    rest, i = text[19:], 0
     if rest.startswith("."):
         i = 1
         while i < len(rest) and "0" <= rest[i] <= "9":  # (isdigit() takes "²", which int() does not)
             i += 1
-        frac, rest = rest[1:i], rest[i:]
-    zone = rest.upper() if rest in ("Z", "z") else rest
+    frac, zone = rest[1:i], rest[i:]
     tz = _TZ_CACHE.get(zone)
     if tz is None:
         m = re.fullmatch(r"([+-])(\d\d):?(\d\d)", zone)
         if m is None:
             return None
         off = timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
-        tz = timezone(-off if m.group(1) == "-" else off)
-        _TZ_CACHE[zone] = tz
+        tz = _TZ_CACHE[zone] = timezone(-off if m.group(1) == "-" else off)
     try:
-        dt = datetime.fromisoformat(base.replace("t", "T"))
+        dt = datetime.fromisoformat(text[:19].replace("t", "T"))
     except ValueError:
         return None
-    us = int(frac[:6].ljust(6, "0")) if frac else 0
-    return dt.replace(microsecond=us, tzinfo=tz)
-
-
-def lines(chunks: Iterable[bytes], start_line: int = 1) -> Iterator[tuple[int, bytes, None]]:
-    """Every physical line as scan.Lines gives a candidate: (line number, bytes without "\\n",
-    None); a final unterminated line is yielded too, a line past sources.LINE_MAX is cut there."""
-    from bootlog.sources import Blocks
-
-    lineno = start_line
-    for block in Blocks(chunks):
-        pieces = block.split(b"\n")
-        if block.endswith(b"\n"):
-            pieces.pop()
-        for p in pieces:
-            yield lineno, p, None
-            lineno += 1
+    return dt.replace(microsecond=int(frac[:6].ljust(6, "0")) if frac else 0, tzinfo=tz)
 
 
 def _continues(run_bytes: int, buf: int, nxt: bytes | str, gap: float | None,
@@ -189,7 +150,10 @@ def _continues(run_bytes: int, buf: int, nxt: bytes | str, gap: float | None,
     return stream_known and gap is not None and 0 <= gap < _QUICK
 
 
-# ---------------------------------------------------------------- detection
+_SHAPES = (("kaggle", lambda ln: ln.lstrip(b"[, ").startswith(b'{"stream_name"')), ("cri", CRI_LINE.match),
+           ("journal_short", JOURNAL_LINE.match),  # before podman_ts: short-iso lines open with a time too
+           ("podman_ts", TS_LEAD.match))
+
 
 def detect(head: bytes) -> str:
     """Name the envelope of a log from its first bytes (~64 KiB)."""
@@ -200,27 +164,16 @@ def detect(head: bytes) -> str:
     if not sample:
         return "plain"
     n = len(sample)
-
     objs = [ln for ln in sample if ln.lstrip()[:1] == b"{"]
     if len(objs) * 2 >= n:
         kinds = [_json_kind(ln) for ln in objs[:50]]
         for kind in ("docker_json", "journal_json"):
             if kinds.count(kind) * 2 >= len(kinds):
                 return kind
-    if sum(1 for ln in sample if ln.lstrip(b"[, ").startswith(b'{"stream_name"')) * 2 >= n:
-        return "kaggle"
-    if sum(1 for ln in sample if CRI_LINE.match(ln)) * 2 >= n:
-        return "cri"
-    # before podman_ts: short-iso lines also open with an RFC 3339 time
-    if sum(1 for ln in sample if JOURNAL_LINE.match(ln)) * 2 >= n:
-        return "journal_short"
-    if sum(1 for ln in sample if TS_LEAD.match(ln)) * 2 >= n:
-        return "podman_ts"
-    names = []
-    for ln in sample:
-        m = COMPOSE_LINE.match(clean(ln))
-        if m:
-            names.append(m.group(1))
+    for fmt, shape in _SHAPES:
+        if sum(1 for ln in sample if shape(ln)) * 2 >= n:
+            return fmt
+    names = [m.group(1) for m in map(COMPOSE_LINE.match, map(clean, sample)) if m]
     # compose only when the whole head consistently looks like it: a stray "x | y" line in a
     # vLLM log (tqdm bars, tables) must not turn a plain log into compose
     if len(names) >= min(n, 3) and len(names) * 10 >= n * 9 and len(set(names)) <= 16:
@@ -237,12 +190,8 @@ def _json_kind(line: bytes) -> str | None:
         return None
     if "log" in d and ("time" in d or "stream" in d):
         return "docker_json"
-    if "MESSAGE" in d or "__REALTIME_TIMESTAMP" in d:
-        return "journal_json"
-    return None
+    return "journal_json" if "MESSAGE" in d or "__REALTIME_TIMESTAMP" in d else None
 
-
-# ---------------------------------------------------------------- entry point
 
 def sniff(chunks: Iterable[bytes]) -> tuple[str, Iterator[bytes]]:
     """Detect the envelope from the first ~64 KiB; returns (format, the same chunks again)."""
@@ -258,7 +207,7 @@ def sniff(chunks: Iterable[bytes]) -> tuple[str, Iterator[bytes]]:
     if _cr_only(joined[:HEAD_BYTES]):  # old-Mac line ends: "\r" between lines, never "\n"
         head, joined = [c.replace(b"\r", b"\n") for c in head], joined.replace(b"\r", b"\n")
         it = (c.replace(b"\r", b"\n") for c in it)
-    return detect(joined[:HEAD_BYTES]), _chain(head, it)
+    return detect(joined[:HEAD_BYTES]), chain(head, it)
 
 
 _LOG_LINE = re.compile(rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \d\d-\d\d \d\d:|:  )")
@@ -272,13 +221,10 @@ def _cr_only(head: bytes) -> bool:
     return sum(1 for piece in head.split(b"\r", 400)[:400] if _LOG_LINE.search(piece, 0, 200)) >= 2
 
 
-Line = tuple[int, bytes, "bool | None"]  # (line number, raw bytes, hit: scan.Lines' candidates)
-
-
 def records(lines: Iterable[Line], fmt: str) -> Iterator[Record]:
     """The Records of a log's physical lines (all of them, or scan.Lines' candidates), its
     envelope `fmt` removed."""
-    if fmt not in FORMATS:
+    if fmt not in _PARSERS:
         raise ValueError(f"unknown log format: {fmt}")
     return _PARSERS[fmt](lines)
 
@@ -286,17 +232,12 @@ def records(lines: Iterable[Line], fmt: str) -> Iterator[Record]:
 def read(chunks: Iterable[bytes], fmt: str | None = None, *, start_line: int = 1) -> Iterator[Record]:
     """Every Record of a byte stream (no search); the envelope is detected from the first
     ~64 KiB when fmt is None."""
+    from bootlog.scan import Lines
+
     if fmt is None:
         fmt, chunks = sniff(chunks)
-    return records(lines(chunks, start_line), fmt)
+    return records(Lines(chunks, "all", None, start_line=start_line), fmt)
 
-
-def _chain(head: list[bytes], it: Iterator[bytes]) -> Iterator[bytes]:
-    yield from head
-    yield from it
-
-
-# ---------------------------------------------------------------- plain and compose
 
 def _plain(lines: Iterable[Line]) -> Iterator[Record]:
     for n, raw, hit in lines:
@@ -310,123 +251,83 @@ def _compose(lines: Iterable[Line]) -> Iterator[Record]:
         if m is None:
             yield Record(n, text)
             continue
-        msg = text[m.end():]
-        ts = None
+        msg, ts = text[m.end():], None
         t = COMPOSE_TS.match(msg)  # `compose logs -t` puts the time after the bar
-        if t is not None:
-            ts = parse_ts(t.group(1))
-            if ts is not None:
-                msg = msg[t.end():]
+        if t is not None and (ts := parse_ts(t.group(1))) is not None:
+            msg = msg[t.end():]
         yield Record(n, msg, ts)
 
 
-# ---------------------------------------------------------------- podman logs --timestamps
-
-class PodmanTs:
-    """`podman logs -t` lines -> Records, one physical line at a time.  The run (the stamp of
-    the last piece and the bytes printed under it: one conmon read) is known only over lines read
-    one after another: after a gap (scan.Lines skipped lines) it starts again; scan.Lines hands
-    over the lines before a line that needs it (one with a second stamp)."""
-
-    __slots__ = ("run_ts", "run_bytes", "_key", "_val", "_next")
-
-    def __init__(self) -> None:
-        self.run_ts = b""  # timestamp of the last piece seen ...
-        self.run_bytes = 0  # ... and the bytes printed under it so far (one conmon read)
-        self._key: bytes = b""
-        self._val: datetime | None = None
-        self._next = 0  # the line number that continues the run
-
-    def line(self, n: int, raw: bytes, hit: bool | None = None) -> list[Record]:
-        if n != self._next:
-            self.run_ts, self.run_bytes = b"", 0
-        self._next = n + 1
+def _podman_ts(lines: Iterable[Line]) -> Iterator[Record]:
+    """`podman logs -t` lines.  The run (the stamp of the last piece and the bytes printed under
+    it: one conmon read) is known only over lines read one after another: after a gap (scan.Lines
+    skipped lines) it starts again; scan.Lines hands over the lines before a line that needs it
+    (one with a second stamp)."""
+    run_ts, run_bytes, key, ts, expect = b"", 0, b"", None, 0
+    for n, raw, hit in lines:
+        if n != expect:
+            run_ts, run_bytes = b"", 0
+        expect = n + 1
         m = TS_LEAD.match(raw)
         if m is None:
-            return [Record(n, clean(raw), None, None, hit)]
+            yield Record(n, clean(raw), None, None, hit)
+            continue
         tsb = m.group(1)
-        if tsb != self._key:
-            self._key, self._val = tsb, parse_ts(tsb)
-        ts = self._val
-        if tsb != self.run_ts:
-            self.run_ts, self.run_bytes = tsb, 0
+        if tsb != key:
+            key, ts = tsb, parse_ts(tsb)
+        if tsb != run_ts:
+            run_ts, run_bytes = tsb, 0
         pos = m.end()
         if raw.find(b"T", pos) < 0 or TS_EMBED.search(raw, pos) is None:
-            self.run_bytes += len(raw) - pos + 1
-            return [Record(n, clean(raw[pos:]), ts, None, hit)]
-        return self._embedded(n, raw, tsb, ts, pos)
-
-    def _stamp_at(self, raw: bytes, e: re.Match, zone: bytes, cur: datetime | None
-                  ) -> datetime | None:
-        """The time of an embedded stamp, or None when it is text: podman writes every stamp
-        of a line the same way (same zone suffix), and never earlier than the piece before."""
-        if not e.group(1).endswith(zone):
-            return None
-        ets = parse_ts(e.group(1))
-        if ets is None or (cur is not None and ets < cur):
-            return None
-        return ets
-
-    def _embedded(self, n: int, raw: bytes, tsb: bytes, ts: datetime | None, pos: int
-                  ) -> list[Record]:
+            run_bytes += len(raw) - pos + 1
+            yield Record(n, clean(raw[pos:]), ts, None, hit)
+            continue
         # embedded timestamps: P continuations (join) or a new record after a partial line
         zone = b"Z" if tsb[-1:] in (b"Z", b"z") else tsb[-6:]
-        # a line ending in "\r" came through a tty (podman run -t: onlcr, podman.md), which has
-        # one stream: no record of another stream can be glued on, so rule 5 applies.  A tty
-        # read holds at most 4095 bytes, so rule 4 never sees a full conmon buffer there.
-        tty = raw.endswith(b"\r")
-        out: list[Record] = []
+        tty = raw.endswith(b"\r")  # podman run -t (onlcr, podman.md): one stream, rule 5 applies
         parts: list[bytes] = []
-        cur_ts, first_ts, piece_start, search = ts, ts, pos, pos
-        while True:
-            e = TS_EMBED.search(raw, search)
-            if e is None:
-                break
-            ets = self._stamp_at(raw, e, zone, cur_ts)
+        cur_ts = first_ts = ts
+        start = search = pos
+        while (e := TS_EMBED.search(raw, search)) is not None:
+            ets = _stamp_at(e, zone, cur_ts)
             if ets is None:
                 search = e.start() + 1  # a date inside the message, not podman's stamp
                 continue
-            piece = raw[piece_start:e.start()]
             nxt = raw[e.end():e.end() + 1]
-            if nxt and nxt != b"\r":
-                again = TS_EMBED.match(raw, e.end())
-                if again is not None and self._stamp_at(raw, again, zone, ets) is not None:
-                    nxt = b""  # the next piece is empty: another stamp follows at once
-            self.run_bytes += len(piece)
-            parts.append(piece)
+            again = TS_EMBED.match(raw, e.end()) if nxt and nxt != b"\r" else None
+            if again is not None and _stamp_at(again, zone, ets) is not None:
+                nxt = b""  # the next piece is empty: another stamp follows at once
+            run_bytes += e.start() - start
+            parts.append(raw[start:e.start()])
             gap = (ets - cur_ts).total_seconds() if cur_ts is not None else None
-            if not _continues(self.run_bytes, CONMON_BUF, nxt, gap, stream_known=tty):
-                out.append(Record(n, clean(b"".join(parts)), first_ts))
-                parts = []
-                first_ts = ets
-            etsb = e.group(1)
-            if etsb != self.run_ts:
-                self.run_ts, self.run_bytes = etsb, 0
-            cur_ts, piece_start = ets, e.end()
-            search = e.end()
-        self.run_bytes += len(raw) - piece_start + 1
-        parts.append(raw[piece_start:])
-        out.append(Record(n, clean(b"".join(parts)), first_ts))
-        return out
+            if not _continues(run_bytes, CONMON_BUF, nxt, gap, stream_known=tty):
+                yield Record(n, clean(b"".join(parts)), first_ts)
+                parts, first_ts = [], ets
+            if e.group(1) != run_ts:
+                run_ts, run_bytes = e.group(1), 0
+            cur_ts, start = ets, e.end()
+            search = start
+        run_bytes += len(raw) - start + 1
+        parts.append(raw[start:])
+        yield Record(n, clean(b"".join(parts)), first_ts)
 
 
-def _podman_ts(lines: Iterable[Line]) -> Iterator[Record]:
-    p = PodmanTs()
-    for n, raw, hit in lines:
-        yield from p.line(n, raw, hit)
+def _stamp_at(e: re.Match, zone: bytes, cur: datetime | None) -> datetime | None:
+    """The time of an embedded stamp, or None when it is text: podman writes every stamp of a
+    line the same way (same zone suffix), and never earlier than the piece before."""
+    if not e.group(1).endswith(zone):
+        return None
+    ets = parse_ts(e.group(1))
+    return None if ets is None or (cur is not None and ets < cur) else ets
 
-
-# ---------------------------------------------------------------- partial-line joining
 
 class _Chain:
     """One stream's unfinished line: its pieces, first line number and first timestamp."""
 
     __slots__ = ("lineno", "ts", "parts", "last_ts", "run", "slot")
 
-    def __init__(self, lineno: int, ts: datetime | None, slot: list) -> None:
-        self.lineno, self.ts, self.parts, self.slot = lineno, ts, [], slot
-        self.last_ts: datetime | None = ts
-        self.run = 0
+    def __init__(self, lineno: int, ts: datetime | None) -> None:
+        self.lineno, self.ts, self.last_ts, self.parts, self.run, self.slot = lineno, ts, ts, [], 0, [None]
 
 
 class _Joiner:
@@ -455,10 +356,10 @@ class _Joiner:
         yield from self._drain()
 
     def piece(self, lineno: int, ts: datetime | None, stream: str | None, data, partial: bool,
-              run_key: object = None) -> Iterator[Record]:
+              run_key: object) -> Iterator[Record]:
         ch = self.open.get(stream)
         if ch is None and not partial:  # the common case: a whole line, nothing to join
-            self._run(stream, run_key if run_key is not None else ts, len(data) + 1)
+            self._run(stream, run_key, len(data) + 1)
             rec = Record(lineno, self.text_of([data]), ts, stream)
             if not self.out:
                 yield rec
@@ -472,14 +373,11 @@ class _Joiner:
                 self._close(stream)
                 ch = None
         if ch is None:
-            slot: list = [None]
-            self.out.append(slot)
-            ch = _Chain(lineno, ts, slot)
-            self.open[stream] = ch
+            ch = self.open[stream] = _Chain(lineno, ts)
+            self.out.append(ch.slot)
         ch.parts.append(data)
         ch.last_ts = ts
-        ch.run = self._run(stream, run_key if run_key is not None else ts,
-                           len(data) + (0 if partial else 1))
+        ch.run = self._run(stream, run_key, len(data) + (0 if partial else 1))
         if not partial:
             self._close(stream)
         yield from self._drain()
@@ -507,41 +405,22 @@ class _Joiner:
             yield self.out.popleft()[0]
 
 
-def _join_bytes(parts: list[bytes]) -> str:
-    return clean(b"".join(parts))
+def _cri(lines: Iterable[Line]) -> Iterator[Record]:
+    j = _Joiner(CONMON_BUF, lambda parts: clean(b"".join(parts)))
+    key, ts = b"", None
+    for n, raw, _ in lines:
+        m = CRI_LINE.match(raw)
+        if m is None:
+            yield from j.plain(Record(n, clean(raw)))
+            continue
+        if m.group(1) != key:
+            key, ts = m.group(1), parse_ts(m.group(1))
+        yield from j.piece(n, ts, m.group(2).decode(), raw[m.end():], m.group(3) == b"P", key)
+    yield from j.finish()
 
 
 def _join_text(parts: list[str]) -> str:
     return clean_text("".join(parts))
-
-
-class Cri:
-    """Raw k8s-file / CRI lines -> Records, one physical line at a time."""
-
-    def __init__(self) -> None:
-        self.j = _Joiner(CONMON_BUF, _join_bytes)
-        self._key: bytes = b""
-        self._val: datetime | None = None
-
-    def line(self, n: int, raw: bytes) -> Iterator[Record]:
-        m = CRI_LINE.match(raw)
-        if m is None:
-            return self.j.plain(Record(n, clean(raw)))
-        tsb = m.group(1)
-        if tsb != self._key:
-            self._key, self._val = tsb, parse_ts(tsb)
-        return self.j.piece(n, self._val, m.group(2).decode(), raw[m.end():],
-                            m.group(3) == b"P", run_key=tsb)
-
-    def finish(self) -> Iterator[Record]:
-        return self.j.finish()
-
-
-def _cri(lines: Iterable[Line]) -> Iterator[Record]:
-    p = Cri()
-    for n, raw, _ in lines:
-        yield from p.line(n, raw)
-    yield from p.finish()
 
 
 def _docker_json(lines: Iterable[Line]) -> Iterator[Record]:
@@ -553,16 +432,15 @@ def _docker_json(lines: Iterable[Line]) -> Iterator[Record]:
             continue
         log = d["log"]
         partial = not log.endswith("\n")
-        if not partial:
-            log = log[:-1]
         stream = d.get("stream") if d.get("stream") in ("stdout", "stderr") else None
         ts = parse_ts(d["time"]) if isinstance(d.get("time"), str) else None
         # each docker piece is its own write: the run is the piece itself
-        yield from j.piece(n, ts, stream, log, partial, run_key=object())
+        yield from j.piece(n, ts, stream, log if partial else log[:-1], partial, object())
     yield from j.finish()
 
 
 _PRIORITY_STREAM = {"3": "stderr", "6": "stdout"}
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 
 
 def _bytes_text(s: str) -> str:
@@ -579,15 +457,8 @@ def _bytes_text(s: str) -> str:
     return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
-
-
-def _join_journal(parts: list[str]) -> str:
-    return clean_text(_bytes_text("".join(parts)))
-
-
 def _journal_json(lines: Iterable[Line]) -> Iterator[Record]:
-    j = _Joiner(CONMON_BUF, _join_journal)
+    j = _Joiner(CONMON_BUF, lambda parts: clean_text(_bytes_text("".join(parts))))
     nulls = 0  # records whose MESSAGE journalctl left out (null)
     for n, raw, _ in lines:
         d = _load(raw)
@@ -617,11 +488,11 @@ def _journal_json(lines: Iterable[Line]) -> Iterator[Record]:
         if "\n" in msg and not partial:
             # a multi-line MESSAGE: one record per line, all at this JSON line's number
             first, *more = msg.split("\n")
-            yield from j.piece(n, ts, stream, first, False, run_key=object())
+            yield from j.piece(n, ts, stream, first, False, object())
             for extra in more:
                 yield from j.plain(Record(n, clean_text(_bytes_text(extra)), ts, stream))
             continue
-        yield from j.piece(n, ts, stream, msg, partial, run_key=object())
+        yield from j.piece(n, ts, stream, msg, partial, object())
     yield from j.finish()
     if nulls:
         import sys
@@ -648,9 +519,9 @@ def _kaggle(lines: Iterable[Line]) -> Iterator[Record]:
         stream = d.get("stream_name") if d.get("stream_name") in ("stdout", "stderr") else None
         *whole, rest = d["data"].split("\n")
         for piece in whole:
-            yield from j.piece(n, None, stream, piece, False, run_key=object())
+            yield from j.piece(n, None, stream, piece, False, object())
         if rest:
-            yield from j.piece(n, None, stream, rest, True, run_key=object())
+            yield from j.piece(n, None, stream, rest, True, object())
     yield from j.finish()
 
 
@@ -670,11 +541,9 @@ def _journal_short(lines: Iterable[Line]) -> Iterator[Record]:
         m = JOURNAL_LINE.match(raw)
         if m is None:
             yield Record(n, clean(raw))
-            continue
-        yield Record(n, clean(raw[m.end():]), parse_ts(m.group(1)) if m.group(1) else None)
+        else:
+            yield Record(n, clean(raw[m.end():]), parse_ts(m.group(1)))
 
-
-# ---------------------------------------------------------------- a hard-wrapped console
 
 # a console (tmux or screen scrollback, a terminal's copy) that broke every long line into pieces
 # of its width: the engine config line of an offline LLM() run, a KV line cut inside its number
@@ -708,37 +577,27 @@ def wrap_width(texts: list[str]) -> int | None:
 def _wrapped(lines: Iterable[Line]) -> Iterator[Record]:
     """A line of the console's full width goes on in the next, unless that one starts a record."""
     it = iter(lines)
-    head = [x for _, x in zip(range(_WRAP_LOOK), it)]
+    head = list(islice(it, _WRAP_LOOK))
     w = wrap_width([clean(raw) for _, raw, _ in head]) or -1
-    held: list | None = None  # [first line, last line, pieces] of a line being joined
-    for n, raw, _ in _chain(head, it):
+    first = last = 0
+    parts: list[str] = []  # the pieces of a line being joined
+    for n, raw, _ in chain(head, it):
         text = clean(raw)
-        if held is not None:
-            if held[1] == n - 1 and not _NEW_RECORD.match(text):
-                held[1] = n
-                held[2].append(text)
-                if _cols(text) != w:
-                    yield Record(held[0], "".join(held[2]))
-                    held = None
-                continue
-            yield Record(held[0], "".join(held[2]))
-            held = None
-        if _cols(text) == w:
-            held = [n, n, [text]]
+        if parts and last == n - 1 and not _NEW_RECORD.match(text):
+            parts.append(text)
         else:
-            yield Record(n, text)
-    if held is not None:
-        yield Record(held[0], "".join(held[2]))
+            if parts:
+                yield Record(first, "".join(parts))
+            first, parts = n, [text]
+        last = n
+        if _cols(text) != w:
+            yield Record(first, "".join(parts))
+            parts = []
+    if parts:
+        yield Record(first, "".join(parts))
 
 
-_PARSERS = {
-    "plain": _plain,
-    "wrapped": _wrapped,
-    "kaggle": _kaggle,
-    "podman_ts": _podman_ts,
-    "cri": _cri,
-    "docker_json": _docker_json,
-    "journal_json": _journal_json,
-    "compose": _compose,
-    "journal_short": _journal_short,
-}
+_PARSERS = {"plain": _plain, "podman_ts": _podman_ts, "cri": _cri, "docker_json": _docker_json,
+            "journal_json": _journal_json, "compose": _compose, "journal_short": _journal_short,
+            "wrapped": _wrapped, "kaggle": _kaggle}
+FORMATS = tuple(_PARSERS)

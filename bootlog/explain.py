@@ -57,17 +57,11 @@ def _marker_of(text: str, marks: list[tuple[frozenset[str], str]]) -> str | None
     return best[2] if best else None
 
 
-class _Keep:
-    """Pass records through while keeping each line's text (explain needs them afterwards)."""
-
-    def __init__(self, records: Iterable[Any]) -> None:
-        self.records, self.lines, self.recs = records, {}, {}
-
-    def __iter__(self) -> Iterator[Any]:
-        for rec in self.records:
-            self.lines[rec.lineno] = rec.text
-            self.recs[rec.lineno] = rec
-            yield rec
+def _kept(records: Iterable[Any], recs: dict[int, Any]) -> Iterator[Any]:
+    """Pass records through while keeping each line's (last) record: explain needs them afterwards."""
+    for rec in records:
+        recs[rec.lineno] = rec
+        yield rec
 
 
 def _span(lines: Any) -> int:
@@ -77,14 +71,14 @@ def _span(lines: Any) -> int:
     return int(lines) if isinstance(lines, (int, float)) else 0
 
 
-def _figure_rows(metrics: Iterable[Any], lines: dict[int, str]) -> list[dict]:
+def _figure_rows(metrics: Iterable[Any], recs: dict[int, Any]) -> list[dict]:
     rows = []
     for m in metrics:
         get = m.get if isinstance(m, dict) else (lambda k, _m=m: getattr(_m, k, None))
-        line = get("line")
+        rec = recs.get(get("line"))
         rows.append({"name": get("name"), "value": get("value"), "unit": get("unit"),
-                     "rank": get("rank"), "line": line, "pattern": get("pattern"),
-                     "text": lines.get(line) if line is not None else None})
+                     "rank": get("rank"), "line": get("line"), "pattern": get("pattern"),
+                     "text": rec.text if rec is not None else None})
     return rows
 
 
@@ -96,13 +90,13 @@ def explain_log(path: str | Path, plan: Any = None) -> dict:
     from bootlog.sources import open_source
 
     src = open_source(str(path))
-    keep = _Keep(read(src.chunks()))
-    boots = parse(keep)
+    recs: dict[int, Any] = {}
+    boots = parse(_kept(read(src.chunks()), recs))
     if plan is not None and getattr(plan, "patterns", None):
         from bootlog.plan import apply_user_patterns
         from bootlog.records import Metric
 
-        for hit in apply_user_patterns(plan, (keep.recs[n] for n in sorted(keep.recs))):
+        for hit in apply_user_patterns(plan, (recs[n] for n in sorted(recs))):
             boot = next((b for b in reversed(boots) if b.first_line <= (hit.line or 0) <= b.last_line), None)
             if boot is not None:
                 (boot.metrics if isinstance(hit, Metric) else boot.events).append(hit)
@@ -120,32 +114,29 @@ def explain_log(path: str | Path, plan: Any = None) -> dict:
         out_boots.append({
             "id": None, "index": i, "first_line": b.first_line, "last_line": b.last_line,
             "status": b.status, "failure": b.failure,
-            "figures": _figure_rows(b.metrics, keep.lines),
+            "figures": _figure_rows(b.metrics, recs),
             "events": [{"kind": e.kind, "rank": e.rank, "line": e.line, "message": e.message[:200]}
                        for e in b.events],
         })
-    unmatched = unmatched_lines(keep, used, messages)
+    unmatched = unmatched_lines(recs, used, messages)
     return {"source": getattr(src, "name", str(path)), "raw": True, "boots": out_boots,
             "unmatched": unmatched[:UNMATCHED_MAX], "unmatched_more": max(0, len(unmatched) - UNMATCHED_MAX)}
 
 
-def unmatched_lines(keep: _Keep, used: set[int], messages: set[str]) -> list[dict]:
+def unmatched_lines(recs: dict[int, Any], used: set[int], messages: set[str]) -> list[dict]:
     """Lines that look like a catalogue line (see the module doc) that nothing read."""
     from bootlog.patterns import match
     from bootlog.vline import parse_line
 
     marks = markers()
     out = []
-    for lineno in sorted(keep.lines):
+    for lineno, rec in sorted(recs.items()):
         if lineno in used:
             continue
-        text = keep.lines[lineno]
-        mark = _marker_of(text, marks)
-        if mark is None or match(parse_line(keep.recs[lineno]).msg):
+        mark = _marker_of(rec.text, marks)
+        if mark is None or match(parse_line(rec).msg) or any(len(m) > 20 and m in rec.text for m in messages):
             continue
-        if any(len(m) > 20 and m in text for m in messages):
-            continue
-        out.append({"line": lineno, "marker": mark, "text": text})
+        out.append({"line": lineno, "marker": mark, "text": rec.text})
     return out
 
 

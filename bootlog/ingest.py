@@ -51,8 +51,6 @@ def default_host() -> str:
     return os.uname().nodename
 
 
-# ---------------------------------------------------------------- reading
-
 _PROGRESS_DELAY = 1.0  # seconds of reading before a bar appears: small ingests never draw one
 _PROGRESS_EVERY = 0.2  # seconds between redraws
 
@@ -88,9 +86,7 @@ def _no_bom(chunks: Iterable[bytes]) -> Iterator[bytes]:
         head += c
         if len(head) >= 3:
             break
-    if head.startswith(b"\xef\xbb\xbf"):
-        head = head[3:]
-    if head:
+    if head := head.removeprefix(b"\xef\xbb\xbf"):
         yield head
     yield from it
 
@@ -114,7 +110,6 @@ def read_records(source, *, start: int = 0, limit: int | None = None, start_line
     start_line: the line number at `start`."""
     from bootlog import envelope, scan
     from bootlog.parse import all_literals
-
     from bootlog.sources import BLOCK
 
     chunks = source.chunks(start, BLOCK)
@@ -161,9 +156,6 @@ class Boots:
         b.samples.spill = self.spill
         return b
 
-    def insert(self, i: int, b: Boot) -> None:
-        self.items.insert(i, b)
-
 
 def _retire(spill):
     """BootSplitter's retire callback: a finished boot (it gets no more lines) to the spill file."""
@@ -197,11 +189,9 @@ def _parse(source, *, resume: "Resume | None" = None, limit: int | None = None, 
     spill = Spill()
     # (a plan's hits are attached to the boots after parsing: then all stay in memory)
     splitter = BootSplitter(resume.status if resume else None, retire=None if hits else _retire(spill), spill=spill)
-
-    def lines_read() -> int:
-        return (resume.lines if resume else 0) + lines.lines_seen
-
-    boots = Boots(parse(recs, year=_year_hint(source), splitter=splitter, total_lines=lines_read), spill)
+    base = resume.lines if resume else 0
+    boots = Boots(parse(recs, year=_year_hint(source), splitter=splitter,
+                        total_lines=lambda: base + lines.lines_seen), spill)
     if hits is not None:
         hits.attach(list(boots))
     return boots, lines.lines_seen, lines.cut_lines
@@ -240,8 +230,6 @@ class _UserHits:
                 h.ts = h.ts or ts
                 (boot.metrics if isinstance(h, Metric) else boot.events).append(h)
 
-
-# ---------------------------------------------------------------- resuming a grown file
 
 @dataclass
 class Resume:
@@ -320,8 +308,6 @@ def _resume_point(store, source, info) -> Resume | None:
     return Resume(offset=offset, lines=int(lines), fmt=fmt, status=last[1], boot_id=last[0], key=key,
                   head=f"{n}:{digest}")
 
-
-# ---------------------------------------------------------------- one source
 
 def deploy_of(container: str, engine: str = "podman", plan=None) -> dict | None:
     """What the container engine says of the container's current run (deploy.py), with the
@@ -406,8 +392,8 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
             # no vLLM line before the next start (or none at all): the stored boot still runs on
             end_line = boots[0].first_line - 1 if boots else resume.lines + seen
             if end_line > resume.lines:
-                boots.insert(0, Boot(first_line=resume.lines + 1, last_line=end_line,
-                                     status=resume.status, continued=True))
+                boots.items.insert(0, Boot(first_line=resume.lines + 1, last_line=end_line,
+                                           status=resume.status, continued=True))
         if boots and boots[0].continued:
             extend = resume.boot_id
     if not boots and position is None:

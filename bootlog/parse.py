@@ -42,15 +42,13 @@ def parse(records: Iterable[Record], *, year: int | None = None,
           continuing: str | None = None, splitter: BootSplitter | None = None) -> list[Boot]:
     """Split a record stream into boots with their figures, config, events and samples.
 
-    year: the year of vLLM's own MM-DD timestamps (records without an envelope time); None means
-    the current year.  A log running over New Year bumps the year when the month goes backwards.
-    total_lines: the source's physical line count, so the last boot ends at the file's end (a
-    call: asked once the records are read); None: the last record's line.
-    continuing: status of the stored boot that a resumed read continues; the lines before the
-    first start marker then form one Boot with continued=True (merged into it by the store).
-    splitter: a BootSplitter made by the caller (ingest gives it a spill file and a retire
-    callback); continuing is then the splitter's.
-    """
+    year: of vLLM's own MM-DD timestamps (records without an envelope time); None: this year.  A
+    log running over New Year bumps the year when the month goes backwards.  total_lines: the
+    source's physical line count (or a call asked once the records are read), so the last boot
+    ends at the file's end; None: the last record's line.  continuing: status of the stored boot
+    a resumed read continues (the lines before the first start marker form one Boot with
+    continued=True).  splitter: one made by the caller (ingest's spill file and retire callback);
+    continuing is then the splitter's."""
     cur_year = year if year is not None else datetime.now().year
     last_month = 0
     owed = 0  # records still owed as traceback context (as scan.Lines counts them)
@@ -60,28 +58,21 @@ def parse(records: Iterable[Record], *, year: int | None = None,
     for rec in records:
         last_lineno = rec.lineno
         text = rec.text
-        if stats_literal in text and "\x1b" not in text:
-            got = stats_line(text)
-            if got is not None:
-                m, keys, values = got
-                v = from_prefix(m, rec, cur_year, m["msg"])
-                v.stats = (keys, values)
-                literal = True
-            else:
-                v = None
+        context = owed > 0
+        if context:
+            owed -= 1
+        if stats_literal in text and "\x1b" not in text and (got := stats_line(text)) is not None:
+            m, keys, values = got
+            v = from_prefix(m, rec, cur_year, m["msg"])
+            v.stats = (keys, values)
+            literal = True
         else:
-            v = None
-        if v is None:
             literal = rec.hit if rec.hit is not None else has_literal(text)
-            keep = literal or owed > 0
-            owed = owed - 1 if owed > 0 else 0
             if TRACEBACK in text and TB_CONTEXT > owed:
                 owed = TB_CONTEXT
-            if not keep:
+            if not (literal or context):
                 continue
             v = parse_line(rec, cur_year)
-        else:
-            owed = owed - 1 if owed > 0 else 0
         if rec.ts is None and v.ts is not None:
             if last_month and v.ts.month < last_month and last_month - v.ts.month >= 6:
                 cur_year += 1  # New Year inside the log

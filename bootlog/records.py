@@ -116,10 +116,9 @@ class Samples:
         if len(self.rows) >= CHUNK_ROWS:
             self._finish()
         self.count += 1
-        if keys is self.keys or keys == self.keys:
-            self.rows.append([line, ts, *values])
-        elif not self.rows:
+        if not self.rows:  # (an empty chunk has no keys yet)
             self.keys = keys
+        if keys is self.keys or keys == self.keys:
             self.rows.append([line, ts, *values])
         else:  # another wording within the chunk: under the chunk's keys (extended)
             row = [line, ts]

@@ -1,27 +1,25 @@
 """Candidate lines: the physical lines of a log that hold a scan literal, plus the lines owed as
 context after a traceback start, found without decoding the rest.
 
-A log is read in blocks of about sources.BLOCK bytes that end at a newline.  One search per block finds
-every literal at once: hyperscan (Intel's multi-pattern matcher, a dependency wherever it ships
-wheels) where it can be imported, else one bytes.find pass per literal (pure Python: the same
-lines, several times slower).  Only the lines found are cut out and handed on, as
-(line number, raw bytes, hit): `hit` says whether the line holds a literal, or is None where
-only the text can tell (a context line, a podman line the envelope must join).
+A log is read in blocks of about sources.BLOCK bytes that end at a newline.  One search per block
+finds every literal at once: hyperscan (Intel's multi-pattern matcher) where it can be imported,
+else one bytes.find pass per literal (the same lines, several times slower).  Only the lines found
+are cut out and handed on, as (line number, raw bytes, hit): `hit` says whether the line holds a
+literal, or is None where only the text can tell (a context line, a podman line to join).
 
 Per format (envelope.detect):
 * plain, compose, journal_short: ANSI colour codes and NUL bytes are removed from the whole
   block first (neither spans a newline: line numbers stay), so a literal they split is found.
 * podman_ts: raw lines (the envelope needs podman's bytes); a line holding ESC or NUL, or a
-  second podman stamp (a partial line that podman continued on the same line), is proposed with
-  hit None, together with the lines before it under the same stamp (the envelope's joining rule
-  counts the bytes of one conmon read).
+  second podman stamp (podman continued a partial line on it), goes on with hit None, with the
+  lines before it under the same stamp (the joining rule counts the bytes of one conmon read).
 * cri, docker_json, journal_json: joining pieces (and JSON escapes) decide what a line says, so
-  every line goes on; the envelope's records are filtered on their text (select()).
+  every line goes on; parse.py filters the envelope's records on their text.
 """
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator
 
 from bootlog.envelope import strip_codes
 from bootlog.sources import Blocks
@@ -35,10 +33,11 @@ except ImportError:  # pragma: no cover - depends on the platform
     _hs = None
 
 PREFILTERED = ("plain", "podman_ts", "compose", "journal_short")
-_CLEANED = ("plain", "compose", "journal_short")
 # a podman stamp inside a line (not at its start): where podman continued a partial line
 _EMBEDDED_STAMP = rb"[^\n]\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) "
+_STAMP = re.compile(_EMBEDDED_STAMP)
 _LEAD_STAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) ?")
+_PODMAN_RUN = 8192  # bytes looked back over: a whole conmon read (envelope.CONMON_BUF)
 
 
 def minimal(literals: Iterable[str]) -> list[bytes]:
@@ -66,7 +65,6 @@ class Search:
         # every: keep each literal (which() names them); else only the minimal set
         self.literals = [x.encode("utf-8") for x in literals] if every else minimal(literals)
         self.engine = engine or ("hyperscan" if _hs is not None else "python")
-        self._stamp = re.compile(_EMBEDDED_STAMP)
         self._lens = [len(x) for x in self.literals]
         self._db = self._stamp_db = None
         if self.engine == "hyperscan" and self.literals:
@@ -130,20 +128,25 @@ class Search:
         return self._python(block, stamps)
 
     def _python(self, block: bytes, stamps: bool) -> tuple[list[int], list[int]]:
-        find, rfind = block.find, block.rfind
         starts: set[int] = set()
         for lit in self.literals:
-            i = find(lit)
-            while i >= 0:
-                starts.add(rfind(b"\n", 0, i) + 1)
-                nl = find(b"\n", i)
-                if nl < 0:
-                    break
-                i = find(lit, nl + 1)
+            starts.update(_holding(block, lit))
         found = sorted(starts)
         if not stamps:
             return found, []
-        return found, _line_starts(block, [m.end() - 1 for m in self._stamp.finditer(block)])
+        return found, _line_starts(block, [m.end() - 1 for m in _STAMP.finditer(block)])
+
+
+def _holding(block: bytes, needle: bytes) -> Iterator[int]:
+    """The start offsets of the lines that hold `needle`, in order."""
+    find = block.find
+    i = find(needle)
+    while i >= 0:
+        yield block.rfind(b"\n", 0, i) + 1
+        nl = find(b"\n", i)
+        if nl < 0:
+            return
+        i = find(needle, nl + 1)
 
 
 def _line_starts(block: bytes, offsets: list[int]) -> list[int]:
@@ -166,7 +169,7 @@ class Lines:
     """The candidate lines of a log: iterate for (line number, raw bytes, hit); afterwards
     `lines_seen` holds the number of physical lines read, `cut_lines` the overlong ones."""
 
-    def __init__(self, chunks: Iterable[bytes], fmt: str, search: Search, *, start_line: int = 1,
+    def __init__(self, chunks: Iterable[bytes], fmt: str, search: Search | None, *, start_line: int = 1,
                  context: int = CONTEXT, owed: int = 0) -> None:
         # owed: context lines still owed to a traceback start before these bytes (watch reads a
         # log in batches); afterwards, those owed past them
@@ -183,9 +186,7 @@ class Lines:
         return self.blocks.cut_lines
 
     def __iter__(self) -> Iterator[tuple[int, bytes, bool | None]]:
-        if self.fmt not in PREFILTERED:
-            return self._every()
-        return self._candidates()
+        return self._candidates() if self.fmt in PREFILTERED else self._every()
 
     def _every(self) -> Iterator[tuple[int, bytes, bool | None]]:
         n = self.start_line - 1
@@ -235,26 +236,22 @@ class Lines:
             pos = prev = before = 0  # pos: the next line not looked at; before: newlines before prev
             i = 0
             while True:
-                if owed <= 0:  # the next proposed line
-                    while i < nstarts and starts[i] < pos:
-                        i += 1
-                    if i == nstarts or starts[i] >= size:
-                        break
-                    start = starts[i]
+                while i < nstarts and starts[i] < pos:
                     i += 1
-                    hit = None if odd and start in odd else yes
-                else:  # context owed: the next line, whatever it holds
+                if owed > 0:  # context owed: the next line, whatever it holds
                     if pos >= size:
                         break
-                    while i < nstarts and starts[i] < pos:
-                        i += 1
                     start = pos
-                    if i < nstarts and starts[i] == pos:
-                        i += 1
-                        hit = None if odd and start in odd else yes
-                    else:
-                        hit = no
                     owed -= 1
+                elif i == nstarts or starts[i] >= size:
+                    break
+                else:  # the next proposed line
+                    start = starts[i]
+                if i < nstarts and starts[i] == start:
+                    i += 1
+                    hit = None if odd and start in odd else yes
+                else:
+                    hit = no
                 end = find(b"\n", start)
                 before += count(b"\n", prev, start)
                 prev = start
@@ -268,23 +265,11 @@ class Lines:
         self.owed = owed
 
 
-_PODMAN_RUN = 8192  # bytes looked back over: a whole conmon read (envelope.CONMON_BUF)
-
-
 def _podman_odd(block: bytes, stamped: list[int]) -> set[int]:
     """Start offsets of the podman lines the envelope must read in full: those holding ESC or NUL
     (a literal may hide behind them), those holding a second stamp, and the lines before each of
     those under the same stamp, up to half a conmon read (the envelope's joining rule counts them)."""
-    odd: set[int] = set()
-    for needle in (b"\x1b", b"\x00"):
-        i = block.find(needle)
-        while i >= 0:
-            start = block.rfind(b"\n", 0, i) + 1
-            odd.add(start)
-            nl = block.find(b"\n", i)
-            if nl < 0:
-                break
-            i = block.find(needle, nl + 1)
+    odd = {*_holding(block, b"\x1b"), *_holding(block, b"\x00")}
     for start in stamped:
         odd.add(start)
         m = _LEAD_STAMP.match(block, start)

@@ -8,11 +8,10 @@ from __future__ import annotations
 import os
 import stat
 import sys
-
+from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Iterable, Iterator
 
 from bootlog.errors import InputError
-from dataclasses import dataclass, field
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
@@ -38,8 +37,6 @@ class Source:
         return self._reader(start, size)
 
 
-# ---------------------------------------------------------------- files and stdin
-
 def open_source(spec: str) -> Source:
     """Open a path (plain or gzip, told apart by magic bytes) or "-" for stdin."""
     if spec == "-":
@@ -53,22 +50,19 @@ def open_source(spec: str) -> Source:
     if stat.S_ISDIR(st.st_mode):
         raise InputError(f"is a directory: {spec}", path=spec)
     if not stat.S_ISREG(st.st_mode):
-        # a FIFO or device (`bootlog ingest <(zcat x.gz)`): it can be read only once, so the
-        # magic bytes are peeked when reading starts
+        # a FIFO or device (`bootlog ingest <(zcat x.gz)`): read once, as "-" is (kind "stdin": no
+        # size, no stored position, no second open for a head fingerprint: that would wait on a
+        # FIFO's writer, or read nothing), its magic bytes peeked when reading starts
         if not os.access(spec, os.R_OK):  # opening it here would consume the writer
             raise InputError(f"permission denied: {spec}", path=spec)
-        # kind "stdin": a stream read once, as "-" is (no size, no stored position, no second
-        # open for a head fingerprint: that would wait on a FIFO's writer, or read nothing)
         src = Source(name=spec, kind="stdin", mtime=st.st_mtime)
-        src._reader = lambda start, n: _stream_chunks(spec, start, n, src)
+        src._reader = lambda start, n: _opened(spec, _peeked_chunks, start, n, src)
         return src
-    magic = _read_magic(spec)
-    size = st.st_size
-    if magic == GZIP_MAGIC:
-        src = Source(name=spec, kind="gzip", mtime=st.st_mtime, size=size)
-        src._reader = lambda start, n: _gzip_chunks(spec, start, n, src)
+    if _read_magic(spec) == GZIP_MAGIC:
+        src = Source(name=spec, kind="gzip", mtime=st.st_mtime, size=st.st_size)
+        src._reader = lambda start, n: _opened(spec, _gzip_stream, start, n, src)
         return src
-    return Source(name=spec, kind="file", mtime=st.st_mtime, size=size,
+    return Source(name=spec, kind="file", mtime=st.st_mtime, size=st.st_size,
                   _reader=lambda start, n: _file_chunks(spec, start, n))
 
 
@@ -120,19 +114,19 @@ def _read_magic(path: str) -> bytes:
 
 def _file_chunks(path: str, start: int, size: int) -> Iterator[bytes]:
     with _open_rb(path) as f:
-        if start:
-            f.seek(start)
-        while True:
-            try:
-                b = f.read(size)
-            except OSError as e:
-                raise InputError(f"cannot read {path}: {e.strerror or e}", path=path) from None
-            if not b:
-                return
-            yield b
+        f.seek(start)
+        try:
+            yield from _read_from(f, 0, size)
+        except OSError as e:
+            raise InputError(f"cannot read {path}: {e.strerror or e}", path=path) from None
 
 
-def _gzip_stream(f: BinaryIO, name: str, start: int, size: int, src: Source | None = None) -> Iterator[bytes]:
+def _opened(path: str, read: Callable[..., Iterator[bytes]], start: int, size: int, src: Source) -> Iterator[bytes]:
+    with _open_rb(path) as f:
+        yield from read(f, path, start, size, src)
+
+
+def _gzip_stream(f: BinaryIO, name: str, start: int, size: int, src: Source) -> Iterator[bytes]:
     """The decompressed bytes.  Truncation only shows when the decompressor reaches the cut: the
     bytes end at the last whole line before it and src.stopped says so (read1: one raw read per
     call, so nothing decompressed is lost to the error); corrupt data is an InputError."""
@@ -150,8 +144,6 @@ def _gzip_stream(f: BinaryIO, name: str, start: int, size: int, src: Source | No
                 else:
                     held += b
     except EOFError:
-        if src is None:
-            raise InputError(f"truncated gzip: {name}", path=name) from None
         src.stopped = "truncated gzip"
         return
     except (gzip.BadGzipFile, zlib.error) as e:
@@ -160,12 +152,7 @@ def _gzip_stream(f: BinaryIO, name: str, start: int, size: int, src: Source | No
         yield held
 
 
-def _gzip_chunks(path: str, start: int, size: int, src: Source | None = None) -> Iterator[bytes]:
-    with _open_rb(path) as f:
-        yield from _gzip_stream(f, path, start, size, src)
-
-
-def _peeked_chunks(buf: BinaryIO, name: str, start: int, size: int, src: Source | None = None) -> Iterator[bytes]:
+def _peeked_chunks(buf: BinaryIO, name: str, start: int, size: int, src: Source) -> Iterator[bytes]:
     # peek() shows the magic bytes without consuming them (a pipe cannot be rewound)
     if not hasattr(buf, "peek"):  # (a wrapped stream, e.g. a test runner's stdin)
         import io
@@ -195,15 +182,10 @@ def _read_from(f: BinaryIO, start: int, size: int, read=None) -> Iterator[bytes]
         yield b
 
 
-def _stdin_reader(start: int, size: int, src: Source | None = None) -> Iterator[bytes]:
+def _stdin_reader(start: int, size: int, src: Source) -> Iterator[bytes]:
     if sys.stdin is None or getattr(sys.stdin, "buffer", None) is None:  # `bootlog ingest - <&-`
         raise InputError("stdin is closed: nothing to read from -", path="-")
     yield from _peeked_chunks(sys.stdin.buffer, "-", start, size, src)
-
-
-def _stream_chunks(path: str, start: int, size: int, src: Source | None = None) -> Iterator[bytes]:
-    with _open_rb(path) as f:
-        yield from _peeked_chunks(f, path, start, size, src)
 
 
 class Blocks:
@@ -260,15 +242,20 @@ class Blocks:
         yield b"\n".join(out)
 
 
-# ---------------------------------------------------------------- podman logs
+def _sliced(blocks: Iterable[bytes], start: int, size: int) -> Iterator[bytes]:
+    """The bytes of `blocks` from offset `start` on, in pieces of at most `size`."""
+    for block in blocks:
+        if start >= len(block):
+            start -= len(block)
+            continue
+        block, start = block[start:], 0
+        for i in range(0, len(block), size):
+            yield block[i:i + size]
+
 
 def bytes_source(name: str, data: bytes, kind: str = "container") -> Source:
     """Bytes already read (the hook's copy of a container run that is gone now) as a Source."""
-    def read(start: int, size: int) -> Iterator[bytes]:
-        for i in range(start, len(data), size):
-            yield data[i:i + size]
-
-    return Source(name=name, kind=kind, _reader=read)
+    return Source(name=name, kind=kind, _reader=lambda start, size: _sliced([data], start, size))
 
 
 def container_source(name: str, engine: str = "podman", since: str | None = None) -> Source:
@@ -280,15 +267,5 @@ def container_source(name: str, engine: str = "podman", since: str | None = None
     from bootlog import podman
 
     podman.command(engine)  # fail now, with one line, when the engine is not installed
-
-    def read(start: int, size: int) -> Iterator[bytes]:
-        skip = start
-        for block in podman.logs(name, since=since, engine=engine):
-            if skip >= len(block):
-                skip -= len(block)
-                continue
-            block, skip = block[skip:], 0
-            for i in range(0, len(block), size):
-                yield block[i:i + size]
-
-    return Source(name=f"{engine}:{name}", kind="container", _reader=read)
+    return Source(name=f"{engine}:{name}", kind="container",
+                  _reader=lambda start, size: _sliced(podman.logs(name, since=since, engine=engine), start, size))

@@ -1,62 +1,40 @@
 """Where a boot's time goes: its phases, from the figures' own times (issue 25 "Boot timeline").
 
-vLLM prints no "phase started" lines, only "X took N s" when a phase ends.  A figure line's time
-is therefore when its phase ENDED, and its value (seconds) tells when it began.  From those
-intervals, `phases()` cuts the boot (first line -> "Application startup complete.") into
-consecutive pieces that add up to boot_to_ready_s exactly, so a dashboard, `show` or `diff` can
-say where the seconds went -- including the ones no line accounts for (vLLM issue 20264: "a loss
-of ~30 s which isn't logged").
+vLLM prints no "phase started" lines, only "X took N s" when a phase ends: a figure line's time is
+when its phase ENDED, and its value (seconds) tells when it began.  From those intervals,
+`phases()` cuts the boot (first line -> "Application startup complete.") into consecutive pieces
+that add up to boot_to_ready_s exactly, so a dashboard, `show` or `diff` can say where the seconds
+went -- including the ones no line accounts for (vLLM issue 20264: "a loss of ~30 s which isn't
+logged").  Input is plain data (`BootTimes`): stored metric rows (which keep their ts) or parsed
+Boot objects.  Rules, in the order they apply:
 
-Input is plain data (`BootTimes`), not the store or the parser's objects: the lead feeds it from
-stored metric rows (which keep their ts) or from parsed Boot objects.
+1. Each duration figure (DURATIONS) with a ts and a finite, non-negative value gives [ts - value,
+   ts].  Except torch.compile's total: it runs from the start of the dynamo transform before it,
+   for N seconds -- vLLM 0.8 printed it only after the profiling run that followed the compile.
+2. Per figure name, the rank whose (last) line of that name came LAST -- the rank that held the
+   boot up -- with all of its lines of the name (one per compiled shape: several intervals).
+   Ties: the larger value, then the lower rank (null first).  One figure's pieces never mix ranks.
+3. Nesting, as vLLM measures: depth 0 model_load (contains weights_load) and init_engine (all after
+   the load), depth 1 compile (torch.compile's total: dynamo_transform and the graph compile or
+   cache load), depth 2 the rest.  Each instant goes to the DEEPEST interval covering it; among
+   equals (rounding makes neighbours overlap) the one that ENDED FIRST, because an end is a printed
+   time and a start only a difference.  So a container shows up as its remainder, nothing twice.
+4. kv_cache_init has no duration line: it runs from the end of the last phase before the first KV
+   line (KV_LINES; or init_engine's start if that is later) to the last KV line before the next
+   phase starts (graph capture).  Where vLLM prints no separate profiling figure (V1 before 0.18),
+   this includes the memory profiling whose result the KV lines are.
+5. Gaps no interval covers: before the first -> process_start (arg parsing, engine core and worker
+   spawn, NCCL init); after the last -> api_server_start; in between -> unlogged.
+6. Adjacent pieces of the same phase are merged, and a piece shorter than SLIVER_S (the figures'
+   rounding) joins the piece before it.  Pieces are in time order, never overlap, never negative.
 
-Rules (the order of the checks is the order they apply):
-
-1. Figures -> intervals.  Each duration figure below gives [ts - value, ts] for one phase.
-   Figures without ts or without a finite, non-negative value are ignored.  One exception:
-   torch.compile's total ("torch.compile takes N s in total") runs from the start of the dynamo
-   transform before it, for N seconds -- vLLM 0.8 printed it only after the profiling run that
-   followed the compile, so its line time is not the compile's end.
-2. Per-rank figures: for each figure name the rank whose (last) line of that name came LAST is
-   used -- the rank that held the boot up -- with all of that rank's lines of the name (a figure
-   printed once per compiled shape is several intervals).  Ties: the larger value, then the
-   lower rank (null first).  One rule for every figure, so one figure's pieces never mix ranks.
-3. Nesting.  Figures nest the way vLLM measures them:
-       depth 0  model_load (contains weights_load), init_engine (contains everything after the
-                load: compile, profiling, KV cache, graph capture)
-       depth 1  compile (torch.compile's total: contains dynamo_transform and the graph
-                compile or cache load)
-       depth 2  weights_load, dynamo_transform, compile (one graph), compile_cache_load,
-                memory_profiling, profiling_run, kv_cache_init, graph_capture
-   Each instant of the boot goes to the DEEPEST interval covering it; between intervals of the
-   same depth (rounding makes neighbours overlap by a fraction of a second) the one that ENDED
-   FIRST keeps the overlap, because an end is a printed time and a start only a difference.  So
-   a container shows up as its remainder ("init_engine" = the parts of init engine no inner
-   line explains) and nothing is counted twice.
-4. kv_cache_init has no duration line: it runs from the end of the last phase before the first
-   KV line (kv_cache_available_gib, num_gpu_blocks, kv_cache_tokens, ...; or init_engine's start
-   if that is later) to the last KV line before the next phase starts (graph capture).  Where
-   vLLM prints no separate profiling figure (V1 before 0.18), this includes the memory
-   profiling whose result the KV lines are.
-5. Gaps no interval covers: before the first -> process_start (first line -> first
-   engine/worker milestone: arg parsing, engine core and worker spawn, NCCL init); after the
-   last -> api_server_start (-> "Application startup complete."); in between -> unlogged.
-6. Adjacent pieces of the same phase are merged (torch.compile's tail after "Compiling a graph
-   ... takes" joins that compile), and a piece shorter than 0.01 s (the figures' own rounding:
-   they print at most 1/100 s) joins the piece before it.  Pieces are in time order, never
-   overlap, never negative, and none is shorter than 0.01 s unless the whole boot is.
-
-Boots that never became ready (failed / incomplete) get their phases up to their last line
-(ended_at): the tail after the last phase is named after the status ("failed" / "incomplete")
-instead of api_server_start, and the pieces add up to ended_at - started_at.  No started_at, or
-neither ready_at nor ended_at: [].  A boot with times but no placeable figure is one "unlogged"
-piece (or one "failed"/"incomplete" piece).
-
-`render_bar()` draws the result for `bootlog show`; `moved()` says which phase moved for `diff`.
-
-Times: ISO 8601 strings (or datetimes) with or without offset.  Naive times are taken to be in
-started_at's zone (one log has one clock); if started_at itself is naive, offsets are dropped.
-The output's start/end are ISO strings in started_at's offset.
+A boot that never became ready gets its phases up to ended_at, the tail named after its status
+("failed" / "incomplete") instead of api_server_start.  No started_at, or neither ready_at nor
+ended_at: [].  A boot with times but no placeable figure is one "unlogged" (or "failed" /
+"incomplete") piece.  `render_bar()` draws the result for `bootlog show`; `moved()` says which
+phase moved for `diff`.  Times: ISO 8601 strings or datetimes; naive ones are taken to be in
+started_at's zone (one log has one clock), and with a naive started_at offsets are dropped.  The
+output's start/end are ISO strings in started_at's offset.
 """
 from __future__ import annotations
 
@@ -68,16 +46,11 @@ from typing import Any, Iterable, Mapping
 # figure name -> (phase, depth); see rule 3 of the module docstring
 # (dynamo_transform before torch_compile: the total is placed from the transform's start, rule 1)
 DURATIONS: dict[str, tuple[str, int]] = {
-    "model_load_s": ("model_load", 0),
-    "init_engine_s": ("init_engine", 0),
-    "dynamo_transform_s": ("dynamo_transform", 2),
-    "torch_compile_s": ("compile", 1),
-    "weights_load_s": ("weights_load", 2),
-    "compile_graph_s": ("compile", 2),
-    "compile_cache_load_s": ("compile_cache_load", 2),
-    "memory_profiling_s": ("memory_profiling", 2),
-    "profiling_run_s": ("profiling_run", 2),
-    "graph_capture_s": ("graph_capture", 2),
+    "model_load_s": ("model_load", 0), "init_engine_s": ("init_engine", 0),
+    "dynamo_transform_s": ("dynamo_transform", 2), "torch_compile_s": ("compile", 1),
+    "weights_load_s": ("weights_load", 2), "compile_graph_s": ("compile", 2),
+    "compile_cache_load_s": ("compile_cache_load", 2), "memory_profiling_s": ("memory_profiling", 2),
+    "profiling_run_s": ("profiling_run", 2), "graph_capture_s": ("graph_capture", 2),
 }
 # lines printed once the KV cache is sized (rule 4): their times bound kv_cache_init
 KV_LINES = ("kv_cache_available_gib", "kv_cache_reserved_gib", "num_gpu_blocks", "num_cpu_blocks",
@@ -86,10 +59,15 @@ KV_DEPTH = 2
 # pieces shorter than this are rounding, not phases (rule 6): figures print at most 1/100 s
 SLIVER_S = 0.01
 
-# every phase name phases() can return, in the order a boot normally runs them
-PHASES = ("process_start", "model_load", "weights_load", "init_engine", "dynamo_transform",
-          "compile", "compile_cache_load", "memory_profiling", "profiling_run", "kv_cache_init",
-          "graph_capture", "api_server_start", "unlogged", "failed", "incomplete")
+# every phase name phases() can return, in the order a boot normally runs them, and its letter in
+# render_bar(): ASCII, distinct without colour, upper case for the big work items
+LETTERS = {
+    "process_start": "s", "model_load": "M", "weights_load": "W", "init_engine": "I",
+    "dynamo_transform": "D", "compile": "C", "compile_cache_load": "c", "memory_profiling": "R",
+    "profiling_run": "P", "kv_cache_init": "K", "graph_capture": "G", "api_server_start": "A",
+    "unlogged": ".", "failed": "X", "incomplete": "?",
+}
+PHASES = tuple(LETTERS)
 
 
 @dataclass(frozen=True)
@@ -119,27 +97,22 @@ class BootTimes:
         object will do) and figures as {"name", "value", "rank", "line", "ts"} -- given apart, or
         as boot["figures"] / boot["metrics"]."""
         rows = figures if figures is not None else boot.get("figures", boot.get("metrics", ()))
-        figs = tuple(Figure(name=r["name"], value=r.get("value"), rank=r.get("rank"), line=r.get("line"),
-                            ts=r.get("ts")) for r in rows)
-        return cls(started_at=boot.get("started_at"), ready_at=boot.get("ready_at"), figures=figs,
+        return cls(started_at=boot.get("started_at"), ready_at=boot.get("ready_at"),
+                   figures=tuple(_figure_of(r) for r in rows),
                    ended_at=boot.get("ended_at"), status=boot.get("status"))
 
 
 @dataclass
 class _Span:
+    """A figure's interval (depth, line: the tie-breaks), or a piece of the boot (owned: False
+    where no interval covers it, rule 5 names it)."""
+
     phase: str
-    depth: int
     start: datetime
     end: datetime
+    depth: int = 0
     line: int = 0  # (tie-break only: log order)
-
-
-@dataclass
-class _Piece:
-    phase: str
-    start: datetime
-    end: datetime
-    owned: bool = True  # False: no interval covers it (rule 5 names it)
+    owned: bool = True
 
 
 def phases(boot: BootTimes | Mapping[str, Any]) -> list[dict]:
@@ -164,29 +137,24 @@ def phases(boot: BootTimes | Mapping[str, Any]) -> list[dict]:
     return [_entry(p, zone) for p in _merge(_absorb_slivers(_merge(pieces)))]
 
 
-# --- figures -> intervals -------------------------------------------------------------------
+def _figure_of(r: Mapping[str, Any]) -> Figure:
+    return Figure(name=r["name"], value=r.get("value"), rank=r.get("rank"), line=r.get("line"), ts=r.get("ts"))
+
 
 def _spans(figures: Iterable[Figure | Mapping[str, Any]], zone: tzinfo | None) -> list[_Span]:
-    timed = [f for f in (_figure(x) for x in figures) if f is not None]
+    figs = (x if isinstance(x, Figure) else _figure_of(x) for x in figures)
+    timed = [f for f in figs if f.ts is not None and _is_number(f.value)]
     spans = []
     for name, (phase, depth) in DURATIONS.items():
         for f, end in _one_rank(timed, name, zone):
             start = end - timedelta(seconds=float(f.value))
             if name == "torch_compile_s":
                 start, end = _compile_total(spans, start, end, float(f.value))
-            spans.append(_Span(phase, depth, start, end, f.line or 0))
+            spans.append(_Span(phase, start, end, depth, f.line or 0))
     kv = _kv_span(timed, spans, zone)
     if kv is not None:
         spans.append(kv)
     return spans
-
-
-def _figure(x: Figure | Mapping[str, Any]) -> Figure | None:
-    f = x if isinstance(x, Figure) else Figure(name=x["name"], value=x.get("value"), rank=x.get("rank"),
-                                               line=x.get("line"), ts=x.get("ts"))
-    if f.ts is None or not _is_number(f.value):
-        return None
-    return f
 
 
 def _is_number(v: Any) -> bool:
@@ -214,9 +182,8 @@ def _one_rank(figs: list[Figure], name: str, zone: tzinfo | None) -> list[tuple[
 
 
 def _compile_total(spans: list[_Span], start: datetime, end: datetime, value: float) -> tuple[datetime, datetime]:
-    """torch.compile's total runs from the start of the dynamo transform before its line (its
-    first step) for `value` seconds: vLLM 0.8 printed the total only after the profiling run
-    that followed the compile, so that line's time is not the compile's end."""
+    """Rule 1: torch.compile's total runs from the start of the dynamo transform before its
+    line (its first step) for `value` seconds."""
     dynamo = [s.start for s in spans if s.phase == "dynamo_transform" and s.start <= end]
     if not dynamo:
         return start, end
@@ -240,80 +207,71 @@ def _kv_span(figs: list[Figure], spans: list[_Span], zone: tzinfo | None) -> _Sp
         return None
     start = max(before)
     line = min((f.line or 0) for f in figs if f.name in KV_LINES)
-    return _Span("kv_cache_init", KV_DEPTH, start, last, line) if last > start else None
+    return _Span("kv_cache_init", start, last, KV_DEPTH, line) if last > start else None
 
 
 def _clip(s: _Span, t0: datetime, t1: datetime) -> _Span | None:
     start, end = max(s.start, t0), min(s.end, t1)
-    return _Span(s.phase, s.depth, start, end, s.line) if end > start else None
+    return _Span(s.phase, start, end, s.depth, s.line) if end > start else None
 
 
-# --- intervals -> consecutive pieces ----------------------------------------------------------
-
-def _flatten(spans: list[_Span], t0: datetime, t1: datetime) -> list[_Piece]:
+def _flatten(spans: list[_Span], t0: datetime, t1: datetime) -> list[_Span]:
     """Cut [t0, t1] at every interval edge; each cut goes to its deepest covering interval,
     among equals the one that ended first (rule 3)."""
     edges = sorted({t0, t1, *(s.start for s in spans), *(s.end for s in spans)})
     pieces = []
     for a, b in zip(edges, edges[1:]):
         cover = [s for s in spans if s.start <= a and s.end >= b]
-        if cover:
-            best = min(cover, key=lambda s: (-s.depth, s.end, s.line))
-            pieces.append(_Piece(best.phase, a, b))
-        else:
-            pieces.append(_Piece("unlogged", a, b, owned=False))
+        best = min(cover, key=lambda s: (-s.depth, s.end, s.line), default=None)
+        pieces.append(_Span(best.phase, a, b) if best is not None else _Span("unlogged", a, b, owned=False))
     return pieces
 
 
-def _name_gaps(pieces: list[_Piece], tail: str, ready: bool) -> None:
+def _name_gaps(pieces: list[_Span], tail: str, ready: bool) -> None:
     """Rule 5: an uncovered stretch before every interval is process_start, after them all the
     tail (api_server_start, or failed / incomplete), in between unlogged."""
     owned = [i for i, p in enumerate(pieces) if p.owned]
-    if not owned:
-        for p in pieces:
+    for i, p in enumerate(pieces):
+        if not owned:
             p.phase = "unlogged" if ready else tail
-        return
-    for i in range(owned[0]):
-        pieces[i].phase = "process_start"
-    for i in range(owned[-1] + 1, len(pieces)):
-        pieces[i].phase = tail
+        elif i < owned[0]:
+            p.phase = "process_start"
+        elif i > owned[-1]:
+            p.phase = tail
 
 
-def _merge(pieces: list[_Piece]) -> list[_Piece]:
-    out: list[_Piece] = []
+def _merge(pieces: list[_Span]) -> list[_Span]:
+    out: list[_Span] = []
     for p in pieces:
         if out and out[-1].phase == p.phase:
             out[-1].end = p.end
         else:
-            out.append(_Piece(p.phase, p.start, p.end, p.owned))
+            out.append(_Span(p.phase, p.start, p.end, owned=p.owned))
     return out
 
 
-def _absorb_slivers(pieces: list[_Piece]) -> list[_Piece]:
-    """Rule 6: a piece shorter than SLIVER_S is the figures' rounding (a "304.118655 s" load
-    ending 125 us before the next phase's derived start), not a phase: it joins the piece before
-    it (the first piece: the one after), so the sum stays exact."""
-    out: list[_Piece] = []
+def _absorb_slivers(pieces: list[_Span]) -> list[_Span]:
+    """Rule 6: a piece shorter than SLIVER_S (a "304.118655 s" load ending 125 us before the next
+    phase's derived start) joins the piece before it (the first piece: the one after)."""
+    out: list[_Span] = []
     for p in pieces:
         if out and _length(p) < SLIVER_S:
             out[-1].end = p.end
         elif len(out) == 1 and _length(out[0]) < SLIVER_S:
-            out[0] = _Piece(p.phase, out[0].start, p.end, p.owned)
+            out[0] = _Span(p.phase, out[0].start, p.end, owned=p.owned)
         else:
             out.append(p)
     return out
 
 
-def _length(p: _Piece) -> float:
+def _length(p: _Span) -> float:
     return (p.end - p.start).total_seconds()
 
 
-def _entry(p: _Piece, zone: tzinfo | None) -> dict:
+def _entry(p: _Span, zone: tzinfo | None) -> dict:
     return {"phase": p.phase, "start": _iso(p.start, zone), "end": _iso(p.end, zone),
-            "s": round((p.end - p.start).total_seconds(), 6)}
+            "s": round(_length(p), 6)}
 
-
-# --- time ---------------------------------------------------------------------------------
 
 def _to_dt(v: str | datetime | None, zone: tzinfo | None) -> datetime | None:
     """A datetime in the boot's clock: naive values are taken to be in `zone` (started_at's);
@@ -342,8 +300,6 @@ def _iso(dt: datetime, zone: tzinfo | None) -> str:
     return (dt.astimezone(zone) if zone is not None else dt).isoformat()
 
 
-# --- which phase moved (diff) ---------------------------------------------------------------
-
 def phase_totals(phases: list[dict]) -> dict[str, float]:
     """Seconds per phase name (a phase split by inner ones, such as init_engine, summed), in
     order of first appearance."""
@@ -361,17 +317,6 @@ def moved(new: list[dict], old: list[dict]) -> list[dict]:
     rows = [{"phase": n, "old": b.get(n, 0.0), "new": a.get(n, 0.0),
              "delta": round(a.get(n, 0.0) - b.get(n, 0.0), 6)} for n in names]
     return sorted(rows, key=lambda r: -abs(r["delta"]))
-
-
-# --- the text bar ---------------------------------------------------------------------------
-
-# one letter per phase: ASCII, distinct without colour, upper case for the big work items
-LETTERS = {
-    "process_start": "s", "model_load": "M", "weights_load": "W", "init_engine": "I",
-    "dynamo_transform": "D", "compile": "C", "compile_cache_load": "c", "memory_profiling": "R",
-    "profiling_run": "P", "kv_cache_init": "K", "graph_capture": "G", "api_server_start": "A",
-    "unlogged": ".", "failed": "X", "incomplete": "?",
-}
 
 
 def render_bar(phases: list[dict], width: int = 60) -> str:

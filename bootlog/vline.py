@@ -13,10 +13,9 @@ Shapes handled (vllm-log-formats.md section 2):
 """
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
-
-import json
 
 from bootlog.records import Record, VLine
 
@@ -63,16 +62,10 @@ _RANK_MAX = 1 << 20  # a "rank" past this is not a GPU's (and would not fit a da
 
 
 def _rank(name: str, sub: str | None) -> int | None:
-    rank = None
-    if sub:
-        if sub.startswith("rank="):
-            rank = int(sub[5:])
-        else:
-            m = _RANK_IN_NAME.search(sub)
-            if m:
-                rank = int(m.group(1))
-    if rank is None:
-        m = _RANK_IN_NAME.search(name)
+    if sub and sub.startswith("rank="):
+        rank: int | None = int(sub[5:])
+    else:
+        m = (sub and _RANK_IN_NAME.search(sub)) or _RANK_IN_NAME.search(name)
         rank = int(m.group(1)) if m else None
     return rank if rank is None or rank < _RANK_MAX else None
 
@@ -126,18 +119,17 @@ def _json_line(rec: Record, text: str) -> VLine | None:
         return None
     if not isinstance(obj, dict) or "message" not in obj:
         return None
+    proc, level, src, asctime = (obj.get(k) if isinstance(obj.get(k), str) else None
+                                 for k in ("processName", "levelname", "name", "asctime"))
     ts = rec.ts
-    if ts is None and isinstance(obj.get("asctime"), str):
+    if ts is None and asctime is not None:
         try:
-            ts = datetime.strptime(obj["asctime"][:19], "%Y-%m-%d %H:%M:%S")
+            ts = datetime.strptime(asctime[:19], "%Y-%m-%d %H:%M:%S")
         except ValueError:
             ts = None
-    proc = obj.get("processName") if isinstance(obj.get("processName"), str) else None
-    level = obj.get("levelname") if isinstance(obj.get("levelname"), str) else None
     return VLine(lineno=rec.lineno, text=rec.text, msg=str(obj["message"]), ts=ts, proc=proc,
                  role=_role(proc) if proc else None, rank=_rank(proc, None) if proc else None,
-                 level=level, src=obj.get("name") if isinstance(obj.get("name"), str) else None,
-                 stream=rec.stream)
+                 level=level, src=src, stream=rec.stream)
 
 
 def json_exc_lines(v: VLine) -> list[VLine]:
@@ -178,21 +170,14 @@ def _tags(text: str, pos: int) -> tuple[str | None, str | None, int | None, int]
     return proc, role, rank, pos
 
 
-def _lead_tags(text: str) -> tuple[str | None, str | None, int | None, int]:
-    """_tags(text, 0), looked up by the run of tags that starts the line: its result depends on
-    that text alone, and a log holds a handful of runs ("(Worker_TP0 pid=144) ")."""
-    m = _TAGS.match(text)
-    if m is None:
-        return None, None, None, 0
-    run = m.group()
+def _run_tags(run: str) -> tuple[str | None, str | None, int | None, int]:
+    """_tags(run, 0) of a run of tags (_TAGS: the same regex, repeated), looked up: its result
+    depends on that text alone, and a log holds a handful of runs ("(Worker_TP0 pid=144) ")."""
     got = _tags_seen.get(run)
     if got is None:
-        got = _tags(text, 0)
-        if got[3] != len(run):  # (cannot happen: the same regex, repeated)
-            return got
         if len(_tags_seen) >= _SEEN_MAX:
             _tags_seen.clear()
-        _tags_seen[run] = got
+        got = _tags_seen[run] = _tags(run, 0)
     return got
 
 
@@ -200,15 +185,7 @@ def from_prefix(m: re.Match[str], rec: Record, year: int | None, msg: str) -> VL
     """The VLine of a line whose start matched PREFIX (m: a match of PREFIX, or of a pattern
     that starts with it), its message `msg`."""
     tag = m["tag"]
-    proc = role = rank = None
-    if tag:
-        got = _tags_seen.get(tag)
-        if got is None:
-            got = _tags(tag, 0)
-            if len(_tags_seen) >= _SEEN_MAX:
-                _tags_seen.clear()
-            _tags_seen[tag] = got
-        proc, role, rank = got[0], got[1], got[2]
+    proc, role, rank, _ = _run_tags(tag) if tag else (None, None, None, 0)
     level = m["level"]
     if "[repeated" in msg:
         msg = _REPEATED.sub("", msg)
@@ -234,7 +211,8 @@ def parse_line(rec: Record, year: int | None = None) -> VLine:
             v = _json_line(rec, text)
             if v is not None:
                 return v
-        proc, role, rank, pos = _lead_tags(text)
+        run = _TAGS.match(text)
+        proc, role, rank, pos = _run_tags(run.group()) if run else (None, None, None, 0)
         level = src = None
         ts = rec.ts
         rest = text[pos:]
@@ -252,19 +230,12 @@ def parse_line(rec: Record, year: int | None = None) -> VLine:
                     proc, role, rank, p2 = _tags(rest, g.start())
                     rest = rest[p2:]
         if m is not None:
-            level = m["level"]
-            if level == "WARN":
-                level = "WARNING"
-            src = m["src"]
-            ts = _vllm_ts(m, rec, year)
-            msg = rest[m.end():]
+            level = "WARNING" if m["level"] == "WARN" else m["level"]
+            src, ts, msg = m["src"], _vllm_ts(m, rec, year), rest[m.end():]
+        elif (u := _UVICORN.match(rest)) is not None:
+            level, msg = u["level"], rest[u.end():]
         else:
-            u = _UVICORN.match(rest)
-            if u is not None:
-                level = u["level"]
-                msg = rest[u.end():]
-            else:
-                msg = rest
+            msg = rest
         if "[repeated" in msg:
             msg = _REPEATED.sub("", msg)
         return VLine(lineno=rec.lineno, text=rec.text, msg=msg, ts=ts, proc=proc, role=role,
