@@ -130,6 +130,8 @@ def parse_ts(text: str | bytes | None) -> datetime | None:
         if m is None:
             return None
         off = timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
+        if off >= timedelta(hours=24):
+            return None  # "+99:00" is no offset (timezone() refuses it)
         tz = _TZ_CACHE[zone] = timezone(-off if m.group(1) == "-" else off)
     try:
         dt = datetime.fromisoformat(text[:19].replace("t", "T"))
@@ -184,7 +186,7 @@ def detect(head: bytes) -> str:
 def _json_kind(line: bytes) -> str | None:
     try:
         d = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # (a line nested 100k deep is not a record)
         return None
     if not isinstance(d, dict):
         return None

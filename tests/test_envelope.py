@@ -416,3 +416,14 @@ def test_a_byte_order_mark_counts_among_the_bytes_a_limited_read_takes(tmp_path)
     recs, _ = read_records(open_source(str(path)), every=True, limit=limit)
     got = list(recs)
     assert got[-1].lineno == 40 and got[-1].text == clean(first40[-1])
+
+
+def test_an_impossible_offset_or_a_deeply_nested_line_is_no_crash(tmp_path):
+    from bootlog.envelope import parse_ts
+
+    assert parse_ts("2026-11-29T14:25:19.320146538+99:00") is None  # timezone() refuses >= 24 h
+    assert parse_ts("2026-11-29T14:25:19.320146538-07:00").utcoffset().total_seconds() == -7 * 3600
+    # a JSON-looking head nested deeper than the parser recurses: a plain log after all
+    data = b"[" * 200_000 + b"\n" + (Path(__file__).parent.parent / "fixtures" / "logs" /
+                                     "014-v0.10.2-nohup-multiboot.log").read_bytes()
+    assert detect(data) == "plain"
