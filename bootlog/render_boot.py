@@ -71,7 +71,13 @@ def render_show(data: dict) -> str:
         out.append("figures")
         w = max(width(n) for n in grouped)
         for name, vals in grouped.items():
-            out.append(f"  {pad(name, w)}  {_t(_ranked(vals))} {units[name]}".rstrip())
+            line = f"  {pad(name, w)}  {_t(_ranked(vals))} {units[name]}".rstrip()
+            if name == "kv_margin_tokens":
+                from bootlog.compare import margin_meaning
+
+                meaning = margin_meaning(data)
+                line += f"  ({meaning})" if meaning else ""
+            out.append(line)
 
     cfg = data.get("config") or {}
     if cfg:

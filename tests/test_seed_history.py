@@ -242,3 +242,8 @@ def test_kv_margin_says_what_it_means(store):
     from bootlog import render
 
     assert render.finding_line(row).endswith("full-length requests resident: 2.00 of 3 slots")
+    from bootlog.render_boot import render_show
+
+    text = render_show(g)
+    assert "  kv_margin_tokens                -200,704 tokens  (full-length requests resident: 2.00 of 3 slots)" in text
+    assert "  kv_bytes_per_token              7,888 B/token" in text  # not 7,888.4825
