@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bootlog.errors import SourceError
+from bootlog.podman import stop
 from bootlog.safe import one_line
 
 GIB = 1 << 30
@@ -179,14 +180,6 @@ def pick(tool: str = "auto") -> str | None:
     return tool
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, 9)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    proc.wait()
-
-
 def _run(argv: list[str], timeout: float) -> str:
     """The tool's stdout. Output goes to temporary files (a tool that floods stdout cannot fill
     the memory: past _MAX_OUTPUT it is stopped), and the tool runs in a session of its own so a
@@ -205,10 +198,10 @@ def _run(argv: list[str], timeout: float) -> str:
             except subprocess.TimeoutExpired:
                 pass
             if os.fstat(out.fileno()).st_size + os.fstat(err.fileno()).st_size > _MAX_OUTPUT:
-                _stop(proc)
+                stop(proc)
                 raise SourceError(f"{argv[0]} printed more than {_MAX_OUTPUT >> 20} MiB: not a memory report")
             if time.monotonic() >= deadline:
-                _stop(proc)
+                stop(proc)
                 raise SourceError(f"{argv[0]} did not answer within {timeout:g} s")
         out.seek(0)
         err.seek(0)

@@ -92,7 +92,8 @@ def _limit(seconds: float) -> float:
     return max(0.5, min(seconds, _deadline[-1] - time.monotonic()))
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def stop(proc: subprocess.Popen) -> None:
+    """Kill a child started in its own process group (the engine, a GPU tool) and reap it."""
     try:
         os.killpg(proc.pid, 9)
     except (ProcessLookupError, PermissionError):
@@ -101,7 +102,7 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def _spawn(argv: list[str], out, err, engine: str) -> subprocess.Popen:
-    """The engine command in a session of its own (so _stop reaches its children too)."""
+    """The engine command in a session of its own (so stop() reaches its children too)."""
     try:
         return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                 start_new_session=True)
@@ -116,7 +117,7 @@ def _run(engine: str, args: list[str], name: str, what: str, timeout: float = ST
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _stop(proc)
+        stop(proc)
         raise SourceError(f"{engine} {what} {name} did not answer within {timeout:.0f} s",
                           container=name) from None
     if proc.returncode != 0:
@@ -139,11 +140,11 @@ def _run_to(argv: list[str], out: IO[bytes], err: IO[bytes], engine: str, name: 
         if got != size:
             size, quiet_since = got, now
         if now - quiet_since >= STALL_S:
-            _stop(proc)
+            stop(proc)
             raise SourceError(f"{engine} logs {name} wrote nothing for {STALL_S:.0f} s: stopped it",
                               container=name)
         if _deadline and now >= _deadline[-1]:
-            _stop(proc)
+            stop(proc)
             raise SourceError(f"{engine} logs {name} did not finish in time", container=name)
 
 
