@@ -19,10 +19,9 @@ def _time(v: Any) -> datetime | None:
     if not v:
         return None
     try:
-        ts = datetime.fromisoformat(str(v))
+        return datetime.fromisoformat(str(v))
     except ValueError:
         return None
-    return ts.replace(tzinfo=None) if ts.tzinfo is None else ts
 
 
 def _gap_s(a: datetime | None, b: datetime | None) -> float | None:

@@ -144,12 +144,13 @@ def _crash_loops(store: Store, failed: list[dict]) -> dict[int, dict]:
     from bootlog.crashloop import loops
 
     out: dict[int, dict] = {}
-    wanted = {b["id"] for b in failed}
-    groups = {}
-    for b in failed:
-        row = store.one("SELECT id, container, host, source_id FROM boots WHERE id = ?", [b["id"]])
-        gw, gp = _group(row)
-        groups.setdefault((tuple(gw), tuple(gp)), None)
+    wanted = [b["id"] for b in failed]
+    failed_shown = set(wanted)
+    groups: dict[tuple, None] = {}  # (an ordered set: one query per container / source)
+    for chunk in _chunks(wanted, _CHUNK):
+        for row in store.rows(f"SELECT id, container, host, source_id FROM boots WHERE id IN {_in(len(chunk))}", chunk):
+            gw, gp = _group(row)
+            groups[(tuple(gw), tuple(gp))] = None
     for gw, gp in groups:
         boots = [dict(zip(("id", "status", "started_at", "ended_at", "first_line", "deploy"), r)) for r in store.rows(
             "SELECT boots.id, boots.status, boots.started_at, boots.ended_at, boots.first_line, deploys.data "
@@ -173,7 +174,7 @@ def _crash_loops(store: Store, failed: list[dict]) -> dict[int, dict]:
             counts = [dep.get("restart_count") if isinstance(dep, dict) else None, restarts.get(b["id"])]
             b["restart_count"] = max((c for c in counts if isinstance(c, int)), default=None)
             b["config"] = configs.get(b["id"])
-        out.update({i: ev for i, ev in loops(boots).items() if i in wanted})
+        out.update({i: ev for i, ev in loops(boots).items() if i in failed_shown})
     return out
 
 
