@@ -361,7 +361,8 @@ def _public(measured: dict | None) -> dict | None:
 def ingest_container(store, name: str, *, engine: str = "podman", plan=None, host: str | None = None,
                      source=None, deploy: dict | None = None) -> list:
     """ingest.ingest() of the container's whole log (parse all, one transaction, idempotent), or
-    of `source`, bytes already read of it, stored as the container's all the same.
+    of `source`, bytes already read of it, stored as the container's all the same, with the
+    deploy context the hook read (`deploy`; None: none that is this run's).
 
     Its source is the one `watch --container` uses (`ENGINE:NAME`), so a boot watch stored while
     it was starting is found again by the store and updated in place."""

@@ -309,6 +309,9 @@ def _resume_point(store, source, info) -> Resume | None:
                   head=f"{n}:{digest}")
 
 
+ASK = object()  # ingest(deploy=ASK): ask the engine for the deploy context of the current run
+
+
 def deploy_of(container: str, engine: str = "podman", plan=None) -> dict | None:
     """What the container engine says of the container's current run (deploy.py), with the
     plan's env file as it is now; None when the engine cannot say (the container is gone)."""
@@ -329,13 +332,14 @@ def deploy_of(container: str, engine: str = "podman", plan=None) -> dict | None:
 
 def ingest(store, spec: str | None, *, container: str | None = None, container_engine: str = "podman",
            host: str | None = None, plan=None, progress: bool = False, source=None,
-           deploy: dict | None = None, _again: int = 0) -> Ingested:
+           deploy: Any = ASK, _again: int = 0) -> Ingested:
     """Parse one source completely, then store all its boots in one transaction.
 
     A plain file ingested before is read from where the last read stopped (if its head is
     unchanged and its last boot had finished starting): the new lines extend that boot and add
     new ones.  Anything else is read whole; the store keeps re-reads idempotent.  A container's
-    newest boot gets the deploy context of its run (`deploy`, else the engine is asked).
+    newest boot gets the deploy context of its run: `deploy` (None: none known), by default what
+    the engine says now.
     """
     from bootlog.envelope import detect
     from bootlog.sources import container_source, open_source
@@ -372,7 +376,7 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
             raise InputError(f"{source.stopped}: {source.name}", path=source.name)
         out.truncated, out.stopped_at_line = source.stopped, (resume.lines if resume else 0) + seen
     if source.kind == "container" and len(boots) and not isinstance(boots.items[-1], tuple):
-        boots.items[-1].deploy = deploy if deploy is not None else deploy_of(container, container_engine, plan)
+        boots.items[-1].deploy = deploy_of(container, container_engine, plan) if deploy is ASK else deploy
     if limit is not None:
         end = _end_of_lines(source.name, limit)
         # a file caught mid-line gets no position: its half line was read into a boot that a
