@@ -197,6 +197,13 @@ def _parse(source, *, resume: "Resume | None" = None, limit: int | None = None, 
     return boots, lines.lines_seen, lines.cut_lines
 
 
+def _drop_silent_last(boots: "Boots") -> None:
+    """Forget the last boot if it printed nothing: no version, figure, config, event or sample."""
+    last = boots[len(boots) - 1] if len(boots) else None
+    if last is not None and not (last.vllm_version or last.metrics or last.config or last.events or last.samples):
+        boots.items.pop()
+
+
 def parse_source(source) -> list[Boot]:
     """The boots of a whole source."""
     return list(_parse(source)[0])
@@ -366,10 +373,13 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
                 out.up_to_date, out.resumed_at_line = True, resume.lines
                 return out
     boots, seen, out.cut_lines = _parse(source, resume=resume, limit=limit, plan=plan, progress=progress)
+    end = _end_of_lines(source.name, limit) if limit is not None else None
+    if end != limit and len(boots) and boots[len(boots) - 1].first_line == (resume.lines if resume else 0) + seen:
+        # a file caught mid-line: a boot opened by its half last line alone is no boot yet (a
+        # cut "Unknown vLLM environment variable" repeats an earlier one); the next read sees it
+        _drop_silent_last(boots)
     if getattr(source, "stopped", None):
-        last = boots[len(boots) - 1] if len(boots) else None
-        if last is not None and not (last.vllm_version or last.metrics or last.config or last.events or last.samples):
-            boots.items.pop()  # the cut boot had printed nothing yet
+        _drop_silent_last(boots)  # the boot the cut stopped had printed nothing yet
         if not boots:  # nothing before the cut: the input is unreadable, as it was
             from bootlog.errors import InputError
 
@@ -378,7 +388,6 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
     if source.kind == "container" and len(boots) and not isinstance(boots.items[-1], tuple):
         boots.items[-1].deploy = deploy_of(container, container_engine, plan) if deploy is ASK else deploy
     if limit is not None:
-        end = _end_of_lines(source.name, limit)
         # a file caught mid-line gets no position: its half line was read into a boot that a
         # resumed read could no longer correct, so the next ingest reads it whole
         if end == limit:

@@ -50,6 +50,27 @@ def test_growing_log_equals_one_read(tmp_path, name):
     assert stored(engine) == stored(once)
 
 
+@pytest.mark.parametrize("name, text, cut_off", [
+    # a copy cut inside the engine config line: the model it names is cut short ("Qwen2.5-7B-In")
+    ("033-v0.17.0-arno-chat.log", b"with config: model='Qwen/Qwen2.5-7B-Instruct'", 9),
+    # a copy cut inside the second boot's "Unknown vLLM environment variable" warnings: the half
+    # name repeats the warning before it, which alone would open a boot
+    ("058-rocm-rdna4-tp2-hip-oom-sweep.log", b"variable detected: VLLM_ROCM_W4A8_FP8_WMMA_MOE_VERSION", 8),
+])
+def test_a_copy_cut_mid_line_then_the_whole_file_stores_one_read(tmp_path, name, text, cut_off):
+    data = (FIXTURES / name).read_bytes()
+    at = data.rindex(text) + len(text) - cut_off  # the cut is inside a line
+    log = tmp_path / "copy.log"
+    log.write_bytes(data[:at])
+    engine = open_store(str(tmp_path / "c.db"))
+    ingest(engine, str(log))
+    log.write_bytes(data)  # copied again once the server had written on
+    ingest(engine, str(log))
+    once = open_store(str(tmp_path / "once.db"))
+    ingest(once, str(log))
+    assert stored(engine) == stored(once)
+
+
 def test_nothing_new_and_resume_offsets(tmp_path):
     data = (FIXTURES / "seed/07-5x262144-runtime-oom.log").read_bytes()
     cut = data.index(b"Application startup complete")

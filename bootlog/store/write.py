@@ -164,10 +164,14 @@ def with_tail(head: str, last_lines: list[int], saved: list[tuple[int, bool]]) -
 def same_start(stored: dict[str, Any], b: dict[str, Any]) -> bool:
     """The same boot read again at another length, though its fingerprint moved (a boot read
     while still starting has fewer than 64 catalogue lines): same source, first line and start
-    time; version and model agree where both reads know them."""
+    time; version and model agree where both reads know them, one the start of the other where
+    the shorter read ended inside the line that names it (a file copied while it was written)."""
+    def agree(x: str | None, y: str | None) -> bool:
+        return x is None or y is None or x.startswith(y) or y.startswith(x)
+
     return (stored["started_at"] is not None and stored["started_at"] == b["started_at"]
             and stored["first_line"] == b["first_line"]
-            and all(stored[k] is None or b[k] is None or stored[k] == b[k] for k in ("vllm_version", "model")))
+            and all(agree(stored[k], b[k]) for k in ("vllm_version", "model")))
 
 
 def match_stored(boots: list[dict[str, Any]], by_fp: dict[str, dict[str, Any]],
