@@ -280,6 +280,16 @@ def _end_of_lines(path: str, size: int) -> int | None:
     return size - back + i + 1
 
 
+CUT = "cut"  # a position's head text: the read stored ended inside a line (a copy of a live log)
+
+
+def _ended_in_a_line(store, source, info) -> bool:
+    from bootlog.store.reads import get_position
+
+    pos = get_position(store, _position_key(source, info.host))
+    return pos is not None and pos[1] == CUT
+
+
 def _resume_point(store, source, info) -> Resume | None:
     """A stored position that still describes this file's beginning, else None (read it all)."""
     from bootlog.store.reads import boot_status, get_position, last_boot_of_source
@@ -360,9 +370,11 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
     info = SourceInfo(name=stored_name(source.name), kind=source.kind, container=container,
                       host=host or default_host())
     resume = limit = position = None
+    reread = False  # the last read of this file ended inside a line: its boots are written again
     if source.kind == "file" and plan is None:
         limit = os.stat(source.name).st_size
         resume = _resume_point(store, source, info)
+        reread = resume is None and _ended_in_a_line(store, source, info)
         if resume is not None:
             # a resumed read takes complete lines only: a half-written last line waits for the
             # next read (it cannot be corrected once merged into a stored boot)
@@ -388,8 +400,9 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
     if source.kind == "container" and len(boots) and not isinstance(boots.items[-1], tuple):
         boots.items[-1].deploy = deploy_of(container, container_engine, plan) if deploy is ASK else deploy
     if limit is not None:
-        # a file caught mid-line gets no position: its half line was read into a boot that a
-        # resumed read could no longer correct, so the next ingest reads it whole
+        # a file caught mid-line gets no position but CUT: its half line was read into a boot
+        # that a resumed read could no longer correct, so the next ingest reads it whole and
+        # writes its boots again
         if end == limit:
             head, digest = _head(source.name, HEAD_BYTES)
             lines = (resume.lines if resume else 0) + seen
@@ -398,6 +411,8 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
             fmt = resume.fmt if same else detect(head)
             # (the save puts the id of the boot this read ends in after the last ":")
             position = (key, end, f"{len(head)}:{digest}:{lines}:{fmt}:{TAIL}")
+        elif resume is None:  # (and a position an earlier read left is stale)
+            position = (_position_key(source, info.host), 0, CUT)
     extend = None
     if resume is not None:
         out.resumed_at_line = resume.lines
@@ -413,7 +428,7 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
         return out
     try:
         saved = save_boots(store, info, boots, position=position, extend=extend, planned=plan is not None,
-                           resumed_from=resume.offset if resume is not None else None)
+                           resumed_from=resume.offset if resume is not None else None, reread=reread)
     except PositionMoved:
         # another ingest stored these lines while this one read them: read again from its position
         if _again >= 5:

@@ -71,6 +71,23 @@ def test_a_copy_cut_mid_line_then_the_whole_file_stores_one_read(tmp_path, name,
     assert stored(engine) == stored(once)
 
 
+@pytest.mark.parametrize("name, cuts", [
+    # read ending at line 32 inside the next boot's first lines, then past them: the boot ends at 29
+    ("041-ascend-v0.21.0-agent.log", [3864, 14301, 32355]),
+    # a position stored at a whole line, then a whole read ending inside one (the boot was still
+    # starting): the next read must not resume from the older position and store lines twice
+    ("seed/07-5x262144-runtime-oom.log", [9501, 23723, 44625]),
+    # the last line completed: same lines, same counts, but its message whole now
+    ("055-tpu-v7x-jax-v0.11.1rc7-oom-engine-failed.log", [6442, 18152, 30816]),
+])
+def test_a_log_copied_while_written_stores_one_read(tmp_path, name, cuts):
+    # (cuts a random trial found: each fixture grown at 3 random bytes, re-ingested each time)
+    engine, log = grow_and_ingest(tmp_path, (FIXTURES / name).read_bytes(), cuts)
+    once = open_store(str(tmp_path / "once.db"))
+    ingest(once, str(log))
+    assert stored(engine) == stored(once)
+
+
 def test_nothing_new_and_resume_offsets(tmp_path):
     data = (FIXTURES / "seed/07-5x262144-runtime-oom.log").read_bytes()
     cut = data.index(b"Application startup complete")

@@ -164,14 +164,13 @@ def with_tail(head: str, last_lines: list[int], saved: list[tuple[int, bool]]) -
 def same_start(stored: dict[str, Any], b: dict[str, Any]) -> bool:
     """The same boot read again at another length, though its fingerprint moved (a boot read
     while still starting has fewer than 64 catalogue lines): same source, first line and start
-    time; version and model agree where both reads know them, one the start of the other where
-    the shorter read ended inside the line that names it (a file copied while it was written)."""
-    def agree(x: str | None, y: str | None) -> bool:
-        return x is None or y is None or x.startswith(y) or y.startswith(x)
-
+    time; the version agrees where both reads know it, one the start of the other where the
+    shorter read ended inside the line that names it (a file copied while it was written).  (Not
+    the model: the args line names it first, the engine config line later by its path.)"""
+    x, y = stored["vllm_version"], b["vllm_version"]
     return (stored["started_at"] is not None and stored["started_at"] == b["started_at"]
             and stored["first_line"] == b["first_line"]
-            and all(agree(stored[k], b[k]) for k in ("vllm_version", "model")))
+            and (x is None or y is None or x.startswith(y) or y.startswith(x)))
 
 
 def match_stored(boots: list[dict[str, Any]], by_fp: dict[str, dict[str, Any]],
@@ -221,19 +220,22 @@ def _in(n: int) -> str:
     return "(" + ", ".join("?" * n) + ")"
 
 
-_MATCH = ("id", "fingerprint", "first_line", "last_line", "status", "started_at", "vllm_version", "model")
+_MATCH = ("id", "fingerprint", "first_line", "last_line", "status", "started_at", "vllm_version", "model",
+          "source_id")
 
 
 def save_boots(store: Store, src: SourceInfo, boots: Sequence[Boot],
                position: tuple[str, int, str] | None = None, extend: int | None = None,
-               resumed_from: int | None = None, planned: bool = False) -> list[tuple[int, bool]]:
+               resumed_from: int | None = None, planned: bool = False, reread: bool = False
+               ) -> list[tuple[int, bool]]:
     """Store boots (and the read position) in one transaction; (boot_id, created) per boot.
 
     extend: the id of a stored boot that boots[0] (continued=True, a resumed read's lead-in)
     continues: its figures, events and samples are appended to it.  resumed_from: the stored
     offset a resumed read started at; if another ingest moved it meanwhile, nothing is written
     and PositionMoved says to read again.  planned: read with a plan (its user-pattern rows are
-    this read's to rewrite).  boots: any sequence (ingest's reads a retired boot back from its
+    this read's to rewrite).  reread: the source's last read ended inside a line (CUT): each boot
+    of it that this read knows all the lines of is written again.  boots: any sequence (ingest's reads a retired boot back from its
     spill file each time it is asked for one)."""
     if extend is not None and not (boots and boots[0].continued):
         raise ValueError("extend needs a continued boot first")
@@ -260,7 +262,7 @@ def save_boots(store: Store, src: SourceInfo, boots: Sequence[Boot],
             if extend is not None:
                 _extend(store, extend, boots[0])
                 head, order = [(extend, False)], order[1:]
-            out = head + _save_rows(store, sid, boots, rows, order, planned)
+            out = head + _save_rows(store, sid, boots, rows, order, planned, reread)
             if position is not None:
                 key, offset, at = position
                 save_position(store, key, offset, with_tail(at, [r["last_line"] for r in rows], out))
@@ -279,7 +281,7 @@ def save_position(store: Store, key: str, offset: int, head: str) -> None:
 
 
 def _save_rows(store: Store, sid: int, boots: Sequence[Boot], rows: list[dict[str, Any]],
-               order: list[int], planned: bool) -> list[tuple[int, bool]]:
+               order: list[int], planned: bool, reread: bool = False) -> list[tuple[int, bool]]:
     mine = [rows[i] for i in order]
     select = f"SELECT {', '.join(_MATCH)} FROM boots WHERE "
     by_fp: dict[str, dict[str, Any]] = {}
@@ -300,13 +302,14 @@ def _save_rows(store: Store, sid: int, boots: Sequence[Boot], rows: list[dict[st
     result: list[tuple[int, bool] | None] = [None] * len(mine)
     children: list[tuple[int, int]] = []  # (boot id, index into boots) whose rows are written below
     new_idx, known, seen = match_stored(mine, by_fp, by_start)
+    read_end = max((r["last_line"] for r in mine), default=0)
     cols = [c for c in BOOT_COLS if c not in ("container", "host")]
     for i, old in known:
         result[i] = (old["id"], False)
         b = boots[order[i]]
         with_plan = planned or any((m.pattern or "").startswith(USER_PATTERN) for m in b.metrics) or \
             any(e.kind not in EVENT_KINDS for e in b.events)  # (this read holds a plan's rows)
-        if not _should_replace(store, old, mine[i], b, with_plan):
+        if not _should_replace(store, old, mine[i], b, with_plan, sid, read_end, reread):
             if b.deploy is not None:
                 save_deploy(store, old["id"], b.deploy)
             continue
@@ -327,11 +330,17 @@ def _save_rows(store: Store, sid: int, boots: Sequence[Boot], rows: list[dict[st
     return [r for r in result if r is not None]
 
 
-def _should_replace(store: Store, stored: dict[str, Any], new: dict[str, Any], b: Boot, planned: bool) -> bool:
+def _should_replace(store: Store, stored: dict[str, Any], new: dict[str, Any], b: Boot, planned: bool,
+                    sid: int, read_end: int, reread: bool) -> bool:
     """The stored copy was read while the boot was still running, or ended in a half-written
-    line: the new read knows more."""
+    line: the new read knows more.  A read of the same source that reaches past the stored
+    copy's lines (read_end: its last line) knows them all, even where it ends the boot sooner (the
+    lines after were the next boot's start); a shorter read (a truncated file) does not."""
     old_n = stored["last_line"] - stored["first_line"] + 1
     new_n = new["last_line"] - new["first_line"] + 1
+    same_source = stored["source_id"] == sid
+    if same_source and (stored["last_line"] < read_end and new_n < old_n or reread and stored["last_line"] <= read_end):
+        return True
     if new_n != old_n:
         return new_n > old_n
     if stored["status"] == "incomplete" and new["status"] != "incomplete":
