@@ -185,7 +185,7 @@ def _gap(a: datetime | None, b: datetime | None, secs: float) -> bool:
 
 
 def _ver_tuple(ver: str) -> tuple[int, int]:
-    m = re.match(r"(\d+)\.(\d+)", ver)
+    m = re.match(r"(\d{1,9})\.(\d{1,9})", ver)  # (a hostile 10,000-digit version is no version)
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 

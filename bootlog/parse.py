@@ -57,34 +57,38 @@ def parse(records: Iterable[Record], *, year: int | None = None,
     stats_literal, stats_line = patterns.STATS_LITERAL, patterns.stats_line
     for rec in records:
         last_lineno = rec.lineno
-        text = rec.text
-        context = owed > 0
-        if context:
-            owed -= 1
-        if stats_literal in text and "\x1b" not in text and (got := stats_line(text)) is not None:
-            m, keys, values = got
-            v = from_prefix(m, rec, cur_year, m["msg"])
-            v.stats = (keys, values)
-            literal = True
-        else:
-            literal = rec.hit if rec.hit is not None else has_literal(text)
-            if TRACEBACK in text and TB_CONTEXT > owed:
-                owed = TB_CONTEXT
-            if not (literal or context):
-                continue
-            v = parse_line(rec, cur_year)
-        if rec.ts is None and v.ts is not None:
-            if last_month and v.ts.month < last_month and last_month - v.ts.month >= 6:
-                cur_year += 1  # New Year inside the log
-                try:
-                    v.ts = v.ts.replace(year=cur_year)
-                except ValueError:
-                    v.ts = None
-            if v.ts is not None:
-                last_month = v.ts.month
-        splitter.feed(v, literal)
-        if text[:1] == "{":  # a JSON record's traceback is a field of the same line
-            for x in json_exc_lines(v):
-                splitter.feed(x, has_literal(x.text))
+        try:
+            text = rec.text
+            context = owed > 0
+            if context:
+                owed -= 1
+            if stats_literal in text and "\x1b" not in text and (got := stats_line(text)) is not None:
+                m, keys, values = got
+                v = from_prefix(m, rec, cur_year, m["msg"])
+                v.stats = (keys, values)
+                literal = True
+            else:
+                literal = rec.hit if rec.hit is not None else has_literal(text)
+                if TRACEBACK in text and TB_CONTEXT > owed:
+                    owed = TB_CONTEXT
+                if not (literal or context):
+                    continue
+                v = parse_line(rec, cur_year)
+            if rec.ts is None and v.ts is not None:
+                if last_month and v.ts.month < last_month and last_month - v.ts.month >= 6:
+                    cur_year += 1  # New Year inside the log
+                    try:
+                        v.ts = v.ts.replace(year=cur_year)
+                    except ValueError:
+                        v.ts = None
+                if v.ts is not None:
+                    last_month = v.ts.month
+            splitter.feed(v, literal)
+            if text[:1] == "{":  # a JSON record's traceback is a field of the same line
+                for x in json_exc_lines(v):
+                    splitter.feed(x, has_literal(x.text))
+        except ValueError as e:  # a number of over 4,300 digits (Python's int limit): not read
+            if "integer string conversion" not in str(e):
+                raise
     total = total_lines() if callable(total_lines) else total_lines
     return splitter.finish(total if total is not None else last_lineno)

@@ -369,7 +369,9 @@ def kv_insufficient_detail(text: str) -> dict | None:
 
 # One pass over "Key: value" parts; the key decides the name.  Unknown parts are ignored, so new
 # parts (KV fetch, Corrupted, ...) do not break the line.
-_STAT_PART = re.compile(r"(?P<k>[A-Z][A-Za-z +]*): (?P<v>-?\d+(?:\.\d+)?|nan)")
+# (a key starts a word and is at most 48 characters: else a line with a long run of letters costs
+# a scan to the run's end from each capital in it; 20,000 "A"s took 1 s)
+_STAT_PART = re.compile(r"(?<![A-Za-z])(?P<k>[A-Z][A-Za-z +]{0,48}): (?P<v>-?\d+(?:\.\d+)?|nan)")
 _STAT_KEYS: dict[str, str] = {
     "Avg prompt throughput": "prompt_throughput_tps", "Avg generation throughput": "generation_throughput_tps",
     "Running": "running_reqs", "Waiting": "waiting_reqs",
@@ -601,6 +603,9 @@ def _p(id: str, kind: str, name: str, literal: str, regex: str, samples: list[tu
 
 
 
+# a compile stage's tag ("[backbone] torch.compile took ..."): no "[" inside, so that a run of
+# "[" costs one step each, not a scan to the end of the line each (a hostile line of 20,000 took 1 s)
+_CTAG = r"(?:\[(?P<compile_tag>[^\[\]:]+)\] )?"
 _KV_LINE = r"(?P<device>GPU \+ host|[A-Z][A-Za-z0-9]*) KV cache size: (?P<kv_cache_tokens>" + _TOK + r") tokens"
 _CONC = (r"Maximum concurrency for (?P<max_concurrency_request_tokens>" + _TOK + r") tokens per request: "
          r"(?P<max_concurrency>\d+(?:\.\d+)?|nan|inf)x")
@@ -745,7 +750,7 @@ CATALOGUE: tuple[Pattern, ...] = (
          "0.6 GiB (estimated), difference: 0.02 GiB (3.2%).", {"cudagraph_pool_gib": 0.62})]),
     # --- torch.compile -------------------------------------------------------------------------
     _p("torch_compile_s/all", "metric", "torch_compile_s", "torch.compile t",
-       r"(?:\[(?P<compile_tag>[^\]:]+)\] )?torch\.compile (?:takes|took) (?P<torch_compile_s>" + _NUM + r") s in total", [
+       _CTAG + r"torch\.compile (?:takes|took) (?P<torch_compile_s>" + _NUM + r") s in total", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [monitor.py:34] torch.compile takes 35.61 s in total",
          {"torch_compile_s": 35.61}),
         ("torch.compile takes 19.37 s in total", {"torch_compile_s": 19.37}),
@@ -762,12 +767,12 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(EngineCore pid=26109) INFO 04-28 11:14:02 [monitor.py:76] Initial profiling/warmup run took 0.41 s",
          {"profiling_run_s": 0.41})]),
     _p("dynamo_transform_s/all", "metric", "dynamo_transform_s", "Dynamo bytecode transform time: ",
-       r"(?:\[(?P<compile_tag>[^\]:]+)\] )?Dynamo bytecode transform time: (?P<dynamo_transform_s>" + _NUM + r") s", [
+       _CTAG + r"Dynamo bytecode transform time: (?P<dynamo_transform_s>" + _NUM + r") s", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [backends.py:559] Dynamo bytecode transform time: 7.35 s",
          {"dynamo_transform_s": 7.35}),
         ("Dynamo bytecode transform time: 4.60 s", {"dynamo_transform_s": 4.6})]),
     _p("compile_graph_s/all", "metric", "compile_graph_s", "Compiling a graph for ",
-       r"(?:\[(?P<compile_tag>[^\]:]+)\] )?Compiling a graph for (?:(?P<shape_kind>general shape|dynamic shape)|shape (?P<shape>\S+)"
+       _CTAG + r"Compiling a graph for (?:(?P<shape_kind>general shape|dynamic shape)|shape (?P<shape>\S+)"
        r"|compile range (?P<range>\([^)]*\))) takes (?P<compile_graph_s>" + _NUM + r") s", [
         ("INFO 05-28 20:35:39 [backends.py:150] Compiling a graph for general shape takes 39.83 s",
          {"compile_graph_s": 39.83}),
@@ -779,7 +784,7 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(Worker_TP0 pid=1537491) INFO 01-15 22:38:35 [backends.py:278] Compiling a graph for compile range (1, "
          "8192) takes 6.96 s", {"compile_graph_s": 6.96})]),
     _p("compile_cache_load_s/all", "metric", "compile_cache_load_s", "Directly load the compiled graph",
-       r"(?:\[(?P<compile_tag>[^\]:]+)\] )?Directly load the compiled graph(?:\(s\))? for (?:dynamic shape|shape (?P<shape>\S+)"
+       _CTAG + r"Directly load the compiled graph(?:\(s\))? for (?:dynamic shape|shape (?P<shape>\S+)"
        r"|compile range (?P<range>\([^)]*\))) from the cache, took (?P<compile_cache_load_s>" + _NUM + r") s", [
         ("INFO 05-12 02:45:56 [backends.py:118] Directly load the compiled graph(s) for shape None from the cache, "
          "took 8.559 s", {"compile_cache_load_s": 8.559}),
@@ -1150,12 +1155,16 @@ def _match(msg: str) -> tuple[Hit, ...]:
             m = (_RX.get(p.id) or _compiled(p)).search(msg)
             if m is None:
                 continue
-            if p.post is None:
-                hits.extend(_hits_from_groups(p, m))
-            elif got := p.post(m, msg):
+            try:
+                got = _hits_from_groups(p, m) if p.post is None else p.post(m, msg)
+            except ValueError as e:  # a figure of over 4,300 digits (Python's int limit): not this fact
+                if "integer string conversion" not in str(e):
+                    raise
+                continue
+            if got and p.post is not None:
                 for h in got:
                     h.pattern = p.id
-                hits.extend(got)
+            hits.extend(got or ())
     return tuple(hits)
 
 

@@ -17,6 +17,7 @@ import pty
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -345,3 +346,45 @@ def test_malformed_events_output_is_a_source_error(engine, line):
     with pytest.raises(SourceError, match=r"^podman events c: unreadable output \(") as err:
         podman.events("c", since=0)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("fill", ["A", "A ", "a", "[", "(", "0", "=", ", ", "'"])
+def test_a_long_run_in_a_catalogue_line_is_read_in_linear_time(fill):
+    # the catalogue's own sample lines with 30,000 characters of one kind inserted before and
+    # after the literal: a regex that scans to the run's end from each character of it takes
+    # seconds there (two did: "[" before "torch.compile took" 2.2 s, "A" in a stats line 2.5 s,
+    # and a fuzzed 859 KB stats line hung an ingest), a linear one milliseconds
+    from bootlog import patterns
+
+    run = fill * (30_000 // len(fill))
+    slowest = (0.0, "")
+    for p in patterns.CATALOGUE:
+        for line, _ in p.samples:
+            at = line.find(p.literal)
+            after = at + len(p.literal)
+            for text in (line[:at] + run + line[at:], line[:after] + run + line[after:]):
+                t0 = time.perf_counter()
+                patterns.match(text)
+                slowest = max(slowest, (time.perf_counter() - t0, p.id))
+    assert slowest[0] < 0.5, slowest
+
+
+def test_numbers_of_thousands_of_digits_are_read_around_not_an_internal_error(tmp_path):
+    # Python reads no int of over 4,300 digits (ValueError); a corrupted or hostile log can hold
+    # one anywhere: here the KV cache size (a catalogue figure: the ingest failed whole, "internal
+    # error") and a config value (stored as text: show failed)
+    data = READY.read_bytes()
+    data = data.replace(b"KV cache size: 398,658 tokens", b"KV cache size: " + b"1" * 5000 + b" tokens", 1)
+    data = re.sub(rb"'max_num_seqs': \d+", b"'max_num_seqs': " + b"7" * 5000, data, count=1)
+    log = tmp_path / "digits.log"
+    log.write_bytes(data)
+    db = str(tmp_path / "d.db")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--db", db, "ingest", str(OTHER)]).exit_code == 0  # diff's other side
+    for args in (["ingest", str(log)], ["show", "2"], ["diff", "1", "2"], ["history"],
+                 ["export", "--format", "csv", str(tmp_path / "d.csv")]):
+        r = runner.invoke(cli, ["--db", db, *args])
+        assert r.exit_code in (0, 3) and "internal error" not in r.output, (args, r.output[-300:])
+    shown = json.loads(runner.invoke(cli, ["--db", db, "show", "2", "--json"]).output)
+    assert shown["boot"]["status"] == "ready" and shown["config"]["max_num_seqs"] == "7" * 5000
+    assert "kv_cache_tokens" not in {m["name"] for m in shown["metrics"]}  # not a number: not read
