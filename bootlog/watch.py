@@ -6,7 +6,8 @@ boot and stores every boot of the window in one transaction together with the re
 The stored position is the start of the last boot, not the end of what was read: a restarted
 watch re-reads that one boot and the store updates it in place (the same boot: same source,
 first line and start time, more lines), so nothing is lost and nothing is stored twice.  Finished boots leave memory as soon as the
-next boot starts; what stays is the last boot's lines.
+next boot starts; what stays is the last boot's lines (from an earlier boot's start while that
+one is still starting: two servers in one file, see _store).
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ HEAD_HASH_BYTES = 4096
 ON_EVENT_TIMEOUT_S = 60
 BATCH = 8 << 20  # bytes read, parsed and stored at a time: bounds memory during a catch-up
 EVENT_LINES = 50  # event lines printed per kind in one read; the rest are counted
+UNSETTLED = 8  # boots a read keeps (re-reads) at most: the last, back to the oldest still starting
 
 
 # ------------------------------------------------------------------------------ what is read
@@ -206,6 +208,7 @@ class _Window:
     end_line: int = 0  # last line number read
     end: Any = None  # position after the last line read
     carry: int = 0  # lines still to keep after a traceback start seen in an earlier batch
+    partial: int | None = None  # the last line read, when it had no newline yet
 
     def cut(self, line: int) -> None:
         """Forget lines before `line`."""
@@ -273,6 +276,10 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
                 win.positions.update((r.lineno, lines[r.lineno - first][0]) for r in new)
                 win.end_line += len(lines)
                 win.end = end
+                # a last line still being written (read by --once): the next run reads it again
+                win.partial = None if lines[-1][1].endswith(b"\n") else win.end_line
+                if win.partial is not None:
+                    win.positions.setdefault(win.partial, lines[-1][0])
                 boots = parse(win.records, year=tail.year(), total_lines=win.end_line)
                 emitted += _store(db, tail, src, boots, win, known, emit, on_event, warn, save_boots)
         except (SourceError, InputError) as err:
@@ -324,14 +331,19 @@ def _store(db, tail, src, boots: list[Boot], win: _Window, known: dict[tuple, _K
     """Save the window's boots and the position in one transaction; emit what is new."""
     resume_line = win.end_line + 1  # no vLLM line: nothing to keep
     if boots:
-        # the last boot's first line, else the nearest kept line before it (re-read, never skip)
-        first = boots[-1].first_line
+        # the last boot's first line, or that of an earlier one still starting (among the last
+        # UNSETTLED): in one nohup.out an older server can finish starting after a newer one
+        # began, and only a re-read from the older one's start lets boots.py resume it; else the
+        # nearest kept line before it (re-read, never skip)
+        first = next((b for b in boots[-UNSETTLED:-1] if b.status == "incomplete"), boots[-1]).first_line
         if first not in win.positions:
             # a boot may start on a line that holds no literal (a v0.15+ logo's empty first
             # line): from its own first kept line, else the nearest kept line before it
             after = [n for n in win.positions if n >= first]
             first = min(after) if after else max((n for n in win.positions if n <= first), default=resume_line)
         resume_line = first
+    if win.partial is not None:  # (a line numbered past a half line would count it twice)
+        resume_line = min(resume_line, win.partial)
     offset, head = tail.encode(win.position_of(resume_line))
     position = (tail.key, offset, f"{resume_line - 1}|{head}")
     _load_known(db, src, boots, known)

@@ -191,6 +191,33 @@ def test_watch_file_matches_a_plain_ingest_and_survives_restarts(tmp_path, db_pa
     assert "value_error" in text
 
 
+@pytest.mark.parametrize("name, cuts", [
+    # two servers in one nohup.out: the older one (line 207) finishes starting after the newer
+    # one (line 236) began; a re-read from the newer one's start alone left the older one
+    # "incomplete" and gave its later lines to the newer one, stored ready instead of failed
+    ("053-dev-build-nohup-8-boots.log", [40085, 75759, 84326]),
+    # the file cut inside its first line: the half line was counted, every line after was off by one
+    ("048-v0.25.1-dgx-spark-engine-failed.log", [59, 4334, 28555]),
+])
+def test_watch_of_a_file_copied_at_random_bytes_stores_one_ingest(tmp_path, db_path, name, cuts):
+    # (cuts a random trial found: fixtures grown at 3 random bytes, `watch --once` after each)
+    data = fixture_log(name).read_bytes()
+    path = tmp_path / "server.log"
+    done = 0
+    for cut in cuts + [len(data)]:
+        with open(path, "ab") as f:
+            f.write(data[done:cut])
+        done = cut
+        watch(db_path, "--file", str(path), "--once")
+    ref = str(tmp_path / "ref.db")
+    assert CliRunner().invoke(cli, ["--db", ref, "ingest", str(path)]).exit_code == 0
+    for sql in ("select status, failure, first_line, last_line, ready_at from boots order by first_line",
+                "select b.first_line, e.kind, e.line from events e join boots b on b.id = e.boot_id order by 1, 3, 2",
+                "select b.first_line, m.name, m.value, m.line from metrics m join boots b on b.id = m.boot_id "
+                "order by 1, 4, 2"):
+        assert rows(db_path, sql) == rows(ref, sql)
+
+
 def test_watch_errors_are_one_clear_line(podman_ready, db_path, tmp_path):
     res = watch(db_path, "--container", "bl-never-created", "--once")
     assert (res.exit_code, res.stderr) == (1, "bootlog: no such container: bl-never-created\n")
