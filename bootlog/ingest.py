@@ -283,16 +283,9 @@ def _end_of_lines(path: str, size: int) -> int | None:
 CUT = "cut"  # a position's head text: the read stored ended inside a line (a copy of a live log)
 
 
-def _ended_in_a_line(store, source, info) -> bool:
+def _stored_position(store, source, info) -> tuple[str, tuple[int, str] | None]:
+    """(key, (byte offset, head text) or None): this file's read position on this host."""
     from bootlog.store.reads import get_position
-
-    pos = get_position(store, _position_key(source, info.host))
-    return pos is not None and pos[1] == CUT
-
-
-def _resume_point(store, source, info) -> Resume | None:
-    """A stored position that still describes this file's beginning, else None (read it all)."""
-    from bootlog.store.reads import boot_status, get_position, last_boot_of_source
 
     key = _position_key(source, info.host)
     pos = get_position(store, key)
@@ -301,7 +294,15 @@ def _resume_point(store, source, info) -> Resume | None:
         # old key, so an upgrade costs no full read)
         key = _position_key(source, None)
         pos = get_position(store, key)
-    if pos is None:
+    return key, pos
+
+
+def _resume_point(store, source, info, key: str, pos: tuple[int, str] | None) -> Resume | None:
+    """The stored position `pos` if it still describes this file's beginning, else None (read it
+    all; CUT: the last read ended inside a line)."""
+    from bootlog.store.reads import boot_status, last_boot_of_source
+
+    if pos is None or pos[1] == CUT:
         return None
     offset, head = pos
     try:
@@ -373,8 +374,9 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
     reread = False  # the last read of this file ended inside a line: its boots are written again
     if source.kind == "file" and plan is None:
         limit = os.stat(source.name).st_size
-        resume = _resume_point(store, source, info)
-        reread = resume is None and _ended_in_a_line(store, source, info)
+        key, pos = _stored_position(store, source, info)
+        resume = _resume_point(store, source, info, key, pos)
+        reread = pos is not None and pos[1] == CUT
         if resume is not None:
             # a resumed read takes complete lines only: a half-written last line waits for the
             # next read (it cannot be corrected once merged into a stored boot)
@@ -385,8 +387,9 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
                 out.up_to_date, out.resumed_at_line = True, resume.lines
                 return out
     boots, seen, out.cut_lines = _parse(source, resume=resume, limit=limit, plan=plan, progress=progress)
+    read_to = (resume.lines if resume else 0) + seen  # the number of the last line read
     end = _end_of_lines(source.name, limit) if limit is not None else None
-    if end != limit and len(boots) and boots[len(boots) - 1].first_line == (resume.lines if resume else 0) + seen:
+    if end != limit and len(boots) and boots[len(boots) - 1].first_line == read_to:
         # a file caught mid-line: a boot opened by its half last line alone is no boot yet (a
         # cut "Unknown vLLM environment variable" repeats an earlier one); the next read sees it
         _drop_silent_last(boots)
@@ -396,7 +399,7 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
             from bootlog.errors import InputError
 
             raise InputError(f"{source.stopped}: {source.name}", path=source.name)
-        out.truncated, out.stopped_at_line = source.stopped, (resume.lines if resume else 0) + seen
+        out.truncated, out.stopped_at_line = source.stopped, read_to
     if source.kind == "container" and len(boots) and not isinstance(boots.items[-1], tuple):
         boots.items[-1].deploy = deploy_of(container, container_engine, plan) if deploy is ASK else deploy
     if limit is not None:
@@ -405,12 +408,11 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
         # writes its boots again
         if end == limit:
             head, digest = _head(source.name, HEAD_BYTES)
-            lines = (resume.lines if resume else 0) + seen
             key = resume.key if resume is not None else _position_key(source, info.host)
             same = resume is not None and resume.head == f"{len(head)}:{digest}"
             fmt = resume.fmt if same else detect(head)
             # (the save puts the id of the boot this read ends in after the last ":")
-            position = (key, end, f"{len(head)}:{digest}:{lines}:{fmt}:{TAIL}")
+            position = (key, end, f"{len(head)}:{digest}:{read_to}:{fmt}:{TAIL}")
         elif resume is None:  # (and a position an earlier read left is stale)
             position = (_position_key(source, info.host), 0, CUT)
     extend = None
@@ -418,7 +420,7 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
         out.resumed_at_line = resume.lines
         if not (boots and boots[0].continued) and seen:
             # no vLLM line before the next start (or none at all): the stored boot still runs on
-            end_line = boots[0].first_line - 1 if boots else resume.lines + seen
+            end_line = boots[0].first_line - 1 if boots else read_to
             if end_line > resume.lines:
                 boots.items.insert(0, Boot(first_line=resume.lines + 1, last_line=end_line,
                                            status=resume.status, continued=True))
