@@ -87,8 +87,8 @@ def parse(records: Iterable[Record], *, year: int | None = None,
             if text[:1] == "{":  # a JSON record's traceback is a field of the same line
                 for x in json_exc_lines(v):
                     splitter.feed(x, has_literal(x.text))
-        except ValueError as e:  # a number of over 4,300 digits (Python's int limit): not read
-            if "integer string conversion" not in str(e):
+        except ValueError as e:  # (the line is not read)
+            if not patterns.too_many_digits(e):
                 raise
     total = total_lines() if callable(total_lines) else total_lines
     return splitter.finish(total if total is not None else last_lineno)

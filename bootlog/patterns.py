@@ -74,6 +74,12 @@ def _num(text: str) -> int | float:
     return int(t)
 
 
+def too_many_digits(e: ValueError) -> bool:
+    """Whether `e` is Python refusing to read an int of over 4,300 digits (sys.set_int_max_str_digits):
+    a hostile or corrupted log can hold such a number anywhere, and it is then no figure."""
+    return "integer string conversion" in str(e)
+
+
 def _maybe_num(v: str) -> object:
     try:
         return _num(v)
@@ -1157,10 +1163,10 @@ def _match(msg: str) -> tuple[Hit, ...]:
                 continue
             try:
                 got = _hits_from_groups(p, m) if p.post is None else p.post(m, msg)
-            except ValueError as e:  # a figure of over 4,300 digits (Python's int limit): not this fact
-                if "integer string conversion" not in str(e):
+            except ValueError as e:
+                if not too_many_digits(e):
                     raise
-                continue
+                continue  # not this fact
             if got and p.post is not None:
                 for h in got:
                     h.pattern = p.id

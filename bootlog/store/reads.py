@@ -44,8 +44,11 @@ def typed_config_value(text: str) -> Any:
     s = text.strip()
     if s in _WORDS:
         return _WORDS[s]
-    if _INT_RE.match(s):  # (past Python's 4,300 digits an int is not read: the text stays)
-        return int(s) if len(s) <= 4300 else s
+    if _INT_RE.match(s):
+        try:
+            return int(s)
+        except ValueError:  # past Python's int limit (4,300 digits): the text stays
+            return s
     if _FLOAT_RE.match(s):
         f = float(s)
         return f if math.isfinite(f) else s
