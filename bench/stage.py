@@ -7,7 +7,7 @@
                                         block, then one match of the catalogue's stats wording
                                         (vline.PREFIX + STATS_WORDINGS[0]) at each line it found
 
-bench/run.py times both beside the whole ingest; they carry no goal of their own.
+bench/run.py times all three beside the whole ingest; they carry no goal of their own.
 """
 import re
 import sys

@@ -1,13 +1,14 @@
 """`bootlog watch`: follow a container (across restarts) or a growing log file and store boots,
 runtime events and statistics as they happen.
 
-Each poll reads only the new complete lines, re-parses the lines of the last (still growing)
-boot and stores every boot of the window in one transaction together with the read position.
-The stored position is the start of the last boot, not the end of what was read: a restarted
-watch re-reads that one boot and the store updates it in place (the same boot: same source,
-first line and start time, more lines), so nothing is lost and nothing is stored twice.  Finished boots leave memory as soon as the
-next boot starts; what stays is the last boot's lines (from an earlier boot's start while that
-one is still starting: two servers in one file, see _store).
+Each poll reads only the new complete lines (--once the half-written last one too, which the
+next run reads again), re-parses the lines of the last (still growing) boot and stores every boot
+of the window in one transaction together with the read position.  The stored position is the
+start of the last boot, not the end of what was read: a restarted watch re-reads that one boot
+and the store updates it in place (the same boot: same source, first line and start time, more
+lines), so nothing is lost and nothing is stored twice.  Finished boots leave memory as soon as
+the next boot starts; what stays is the last boot's lines (from an earlier boot's start while
+that one is still starting: two servers in one file, see _store).
 """
 from __future__ import annotations
 

@@ -235,8 +235,8 @@ def save_boots(store: Store, src: SourceInfo, boots: Sequence[Boot],
     offset a resumed read started at; if another ingest moved it meanwhile, nothing is written
     and PositionMoved says to read again.  planned: read with a plan (its user-pattern rows are
     this read's to rewrite).  reread: the source's last read ended inside a line (CUT): each boot
-    of it that this read knows all the lines of is written again.  boots: any sequence (ingest's reads a retired boot back from its
-    spill file each time it is asked for one)."""
+    of it that this read knows all the lines of is written again.  boots: any sequence (ingest's
+    reads a retired boot back from its spill file each time it is asked for one)."""
     if extend is not None and not (boots and boots[0].continued):
         raise ValueError("extend needs a continued boot first")
     if not boots and position is None:
@@ -338,9 +338,9 @@ def _should_replace(store: Store, stored: dict[str, Any], new: dict[str, Any], b
     lines after were the next boot's start); a shorter read (a truncated file) does not."""
     old_n = stored["last_line"] - stored["first_line"] + 1
     new_n = new["last_line"] - new["first_line"] + 1
-    same_source = stored["source_id"] == sid
-    if same_source and (stored["last_line"] < read_end and new_n < old_n or reread and stored["last_line"] <= read_end):
-        return True
+    if stored["source_id"] == sid and stored["last_line"] <= read_end:  # this read saw all its lines
+        if reread or (new_n < old_n and stored["last_line"] < read_end):
+            return True
     if new_n != old_n:
         return new_n > old_n
     if stored["status"] == "incomplete" and new["status"] != "incomplete":
