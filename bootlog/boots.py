@@ -73,6 +73,10 @@ _KV_INSUFFICIENT_V0 = "is larger than the maximum number of tokens that can be s
 _ENGINE_CFG = re.compile(r"Initializing an? (?:(V[01]) )?LLM engine(?: \(v([^)\s]*)\))?")
 _LINE_START = re.compile(r"\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+|"
                          r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:|(?:INFO|WARNING|ERROR):  ")
+# what a process being stopped prints as it goes: tracebacks (EngineDeadError, "cancelled") and
+# its workers exiting; a fault of another kind after a stop request is still a fault
+_STOP_ECHOES = frozenset({"traceback", "worker_died"})
+_EXIT_CODE = re.compile(r"exit(?:ed with)? code:? (-?\d+)")
 _TAG_PID = re.compile(r"\(([A-Za-z_][\w\-]*)(?: [^()]*?)? pid=(\d+)")
 
 # figures every worker prints (finish() gives a V0 driver's rank 0)
@@ -241,7 +245,12 @@ class _Acc:
         self.pids: set[int] = set()  # pids of every tagged line (innermost tag)
         self.body = False
         self.runtime_root: str | None = None  # first real exception after ready
+        self.runtime_root_line = 0  # where it (its traceback) began
         self.runtime_dead: str | bool = False  # the line saying the engine died after ready
+        self.dead_line = 0  # ... and its number
+        self.stop_line: int | None = None  # the first line saying a stop was asked for
+        self.warmup: dict[int | None, datetime] = {}  # rank -> "Warming up model for the compilation" time
+        self.kv_sizing: str | None = None  # the CPU backend's own word: measured | explicit
         self.died: str | None = None  # the first line saying a vLLM process died before ready
         self.superseded = False  # a newer concurrent boot died and the older one took over
         # BootSplitter's index (None for the orphan, never an owner) and this boot's place in accs
@@ -283,6 +292,8 @@ class _Acc:
         # a wrapper quoting the error ("RuntimeError: Worker failed with error 'HIP out of
         # memory...'") re-raises one already recorded: one fault, one event
         again = _WRAPPER.search(msg) is not None
+        if again and self.ready_line is not None and "EngineDeadError" in msg:
+            self.engine_dead(v, msg)  # (nothing before it said so: an older release's only word)
         kinds = self._catch_up() if again else ()
         if _OOM.search(msg) and "oom" not in kinds and not self._quoted_oom(msg):
             self.add_event(Event("oom", v.lineno, rank, v.ts, msg, patterns.oom_detail(msg) or {}))
@@ -314,8 +325,9 @@ class _Acc:
         if self.ready_line is not None:
             if self.runtime_root is None:
                 self.runtime_root = msg  # the failure only if the engine then dies
+                self.runtime_root_line = in_tb.line if in_tb is not None else v.lineno
             if _GPU_FAULT.search(msg):
-                self.runtime_dead = self.runtime_dead or msg  # a GPU context does not survive it
+                self.engine_dead(v, msg)  # a GPU context does not survive it
             return
         if _PYDANTIC.search(msg):
             self.pydantic = v.lineno  # its errors follow, one or two lines each
@@ -335,10 +347,33 @@ class _Acc:
         if exception or v.level in ("WARNING", "INFO", "DEBUG"):
             return  # (exception_line takes an exception's root cause)
         if self.ready_line is not None:
-            self.runtime_root = self.runtime_root or msg
-            self.runtime_dead = self.runtime_dead or msg
+            if self.runtime_root is None:
+                self.runtime_root, self.runtime_root_line = msg, v.lineno
+            self.engine_dead(v, msg)
         elif self.root is None:
             self.root = (v.lineno, msg, self.engine_done)
+
+    def engine_dead(self, v: VLine, msg: str) -> None:
+        """A line after ready saying the engine (core or a worker) died: the first one counts."""
+        if not self.runtime_dead:
+            self.runtime_dead, self.dead_line = msg.strip(), v.lineno
+
+    def mark(self, v: VLine, name: str) -> None:
+        """A catalogue mark: where the boot's process is (patterns.Hit, kind "mark")."""
+        if name == "stop_requested":
+            self.stop_line = self.stop_line or v.lineno
+        elif name == "engine_died":
+            if self.ready_line is not None:
+                self.engine_dead(v, v.msg)
+            elif self.died is None:
+                self.died = v.msg.strip()
+        elif name == "compile_warmup_start" and v.ts is not None:
+            self.warmup[v.rank] = v.ts
+        elif name == "compile_warmup_done" and v.ts is not None and v.rank in self.warmup:
+            secs = (v.ts - self.warmup.pop(v.rank)).total_seconds()
+            if secs >= 0:
+                self.boot.metrics.append(Metric("compile_warmup_s", secs, "s", v.rank, v.lineno, v.ts,
+                                                "compile_warmup/cpu-done"))
 
     def said_something(self) -> bool:
         """A log that starts mid-boot: is its lead-in a boot worth keeping (figures, runtime
@@ -499,7 +534,7 @@ class _Acc:
                 b.ready_at = self.last_ts
                 self.progressed = True
         if self.ready_line is not None and not self.runtime_dead and _RUNTIME_FATAL.search(msg):
-            self.runtime_dead = msg.strip()
+            self.engine_dead(v, msg)
         elif self.ready_line is None and self.died is None and _DIED.search(msg):
             self.died = msg.strip()
         # exceptions printed as single ERROR lines (no traceback of their own)
@@ -533,6 +568,8 @@ class _Acc:
                 if h.name in seen:
                     continue
                 seen.add(h.name)  # (a catalogue figure is an int or float: patterns._num)
+                if h.detail.get("kv_sizing"):
+                    self.kv_sizing = "measured" if h.detail["kv_sizing"] == "Auto" else "explicit"
                 b.metrics.append(Metric(h.name, float(h.value), h.unit or "", rank, v.lineno, v.ts, h.pattern))
                 self.progressed = True
             elif h.kind == "boot":
@@ -585,6 +622,8 @@ class _Acc:
                 else:  # a part printed on a line of its own (spec decoding): the last sample's
                     samples.merge_last(vals, keep=True)
                 self.progressed = True
+            elif h.kind == "mark":
+                self.mark(v, h.name)
             elif h.kind == "event":
                 det = dict(h.detail)
                 ev_rank = rank
@@ -598,11 +637,51 @@ class _Acc:
                     if ev_rank is not None and "rank" not in det:
                         det["rank"] = ev_rank
                 self.add_event(Event(h.name, v.lineno, ev_rank, v.ts, msg.strip(), det))
+                if h.name == "worker_died" and self.ready_line is not None:
+                    self.engine_dead(v, msg)
                 if h.name != "warning":
                     self.progressed = True
         return bool(found)
 
     # -- the end -------------------------------------------------------------------------------
+    def _died_serving(self) -> None:
+        """It booted, then the engine died serving before any stop was asked for: keep "ready" and
+        name the cause — an exception printed before the death (an OOM, a GPU fault, anything),
+        else the line saying who died (the exceptions after it are its echoes: "cancelled")."""
+        b = self.boot
+        dead = str(self.runtime_dead)
+        # "EngineCore encountered a fatal error." is logger.exception's header: the traceback
+        # right after it is its cause
+        header = "encountered a fatal error" in dead
+        first = self.runtime_root is not None and self.runtime_root_line <= self.dead_line + header
+        b.failure_message = self.runtime_root if first else dead
+        msg = b.failure_message
+        # (metrics.md: engine_died when no other root cause is printed; a GPU fault stays "other")
+        b.failure = "oom" if _OOM.search(msg) else "other" if _GPU_FAULT.search(msg) else "engine_died"
+        b.ended = "died"
+        detail: dict[str, Any] = {"how": dead}
+        code = _exit_code(dead)
+        if code is not None:
+            detail["exit_code"] = code
+        self.add_event(Event("engine_died", self.dead_line, None, self.last_ts, dead, detail))
+
+    def _kv_sized_by(self) -> str | None:
+        """explicit: the operator gave the KV pool's size (kv_cache_memory_bytes, a block count, the
+        CPU backend's "Explicitly set"), so its token count is exact; measured: the engine sized
+        it from a memory profile, which moves a little between identical boots."""
+        cfg = self.boot.config
+        if self.kv_sizing:
+            return self.kv_sizing
+        for key in ("kv_cache_memory_bytes", "num_gpu_blocks_override"):
+            if cfg.get(key, "None").strip("'\"") not in ("None", ""):
+                return "explicit"
+        names = {m.name for m in self.boot.metrics}
+        if "kv_cache_reserved_gib" in names:
+            return "explicit"
+        if names & {"kv_cache_tokens", "num_gpu_blocks", "kv_cache_available_gib"}:
+            return "measured"
+        return None
+
     def finish(self, last_line: int) -> Boot:
         b = self.boot
         for key in list(self.tbs):
@@ -620,10 +699,8 @@ class _Acc:
             b.model = b.config["model"]
         if self.ready_line is not None:
             b.status = "ready"
-            if self.runtime_dead:
-                # it booted, then the engine died serving: keep "ready", name the runtime cause
-                b.failure_message = self.runtime_root or str(self.runtime_dead)
-                b.failure = _classify(b.failure_message, True, runtime=True)
+            if self.runtime_dead and (self.stop_line is None or self.dead_line < self.stop_line):
+                self._died_serving()
         elif self.root is not None or self.wrapper is not None:
             b.status = "failed"
             if self.root is not None:
@@ -640,6 +717,13 @@ class _Acc:
             b.failure = _classify(self.died, self.engine_done)
         else:
             b.status = "incomplete"
+        if b.ended is None:
+            b.ended = "failed" if b.status == "failed" else "clean_stop" if self.stop_line else "log_ends"
+        if b.ended == "clean_stop":
+            for ev in b.events:  # (an EngineDeadError of the engine being stopped is no fault)
+                if ev.line > self.stop_line and ev.kind in _STOP_ECHOES:
+                    ev.detail["after_stop"] = True
+        b.kv_cache_sized_by = self._kv_sized_by()
         for ev in b.events:
             if ev.kind == "engine_init_failed" and "root_cause" not in ev.detail and b.failure_message \
                     and self.root is not None:
@@ -658,6 +742,16 @@ class _Acc:
         fp = self.fp_catalogue or self.fp
         b.fingerprint = fp.hexdigest()
         return b
+
+
+def _end_mark(msg: str) -> bool:
+    """The line only says a server is stopping or its engine died (catalogue marks)."""
+    return any(h.kind == "mark" and h.name in ("stop_requested", "engine_died") for h in patterns.match(msg))
+
+
+def _exit_code(text: str) -> int | None:
+    m = _EXIT_CODE.search(text)
+    return int(m.group(1)) if m else None
 
 
 def _sig(api_pids: dict[str, int]) -> tuple:
@@ -959,6 +1053,8 @@ class BootSplitter:
                 (self.orphan or self._new_orphan(v.lineno)).feed(v, literal)
             return
         if cur.api_restarted(v):
+            if _end_mark(msg):
+                return  # another server's last words (its start is not in this log): no boot
             self._start(v, literal)
             return
         if self.pending:

@@ -71,6 +71,13 @@ SIZED_BY: dict[str, frozenset[str]] = {
     "graph_capture_gib": _GRAPH_SIZING, "cudagraph_estimate_gib": _GRAPH_SIZING,
     "model_load_gib": _WEIGHTS_SIZING,
 }
+# Figures that follow the KV pool's size: where the engine sized the pool by measuring memory
+# (kv_cache_sized_by "measured": GPU profiling, the CPU backend's "Auto set"), they move a little
+# between identical boots (the CPU tier: 5,382,656 -> 5,382,144 tokens, 0.05 %), so a move within
+# MEASURED_KV_TOL is that measurement; an explicit size (kv_cache_memory_bytes) stays exact.
+MEASURED_KV = frozenset({"kv_cache_tokens", "num_gpu_blocks", "num_cpu_blocks", "kv_cache_available_gib",
+                         "max_concurrency", "kv_margin_tokens", "non_kv_memory_gib"})
+MEASURED_KV_TOL = 0.01
 # Changes that can move any figure: another build, image, command, model or machine.
 _MOVES_ANYTHING = frozenset({"vllm_version", "image_digest", "image", "image_id", "command", "model", "engine",
                              "boot.host"})
@@ -350,6 +357,7 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
             else:
                 out.append(finding(key, "config", cb.get(key), ca.get(key), "changed"))
     out.extend(_status_findings(ba, bb))
+    measured = "measured" in (ba.get("kv_cache_sized_by"), bb.get("kv_cache_sized_by"))
     cause = [f["key"] for f in deployed if f["key"] != "restart_count"]
     if not values_equal(ba.get("vllm_version"), bb.get("vllm_version")):
         cause.append("vllm_version")
@@ -361,9 +369,11 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
 
     # --- effect: the figures
     fa, fb = figures(a), figures(b)
+    non_kv = _non_kv_explains(fa, fb) if measured else ""
     cache = _compile_cache_finding(fa, fb, cause)
     for name in sorted(set(fa) | set(fb), key=lambda n: (_is_timing(n, plan), _ORDER.get(n, len(_ORDER)), n)):
-        rows = _metric_findings(name, fa.get(name, {}), fb.get(name, {}), cause, history, plan, k, min_pct, inert)
+        rows = _metric_findings(name, fa.get(name, {}), fb.get(name, {}), cause, history, plan, k, min_pct, inert,
+                                measured and name in MEASURED_KV, non_kv)
         if cache and name in ("compile_graph_s", "compile_cache_load_s"):
             # the compile_cache row says it once: cold vs warm, and what it cost
             rows = [r for r in rows if r["verdict"] not in ("new", "gone")]
@@ -391,7 +401,7 @@ def _died(boot: dict) -> str | None:
     if boot.get("status") == "failed":
         why = f"boot failed: {boot.get('failure') or 'other'}"
     elif boot.get("failure"):
-        why = f"the engine died after ready: {boot['failure']}"
+        why = f"the engine died serving ({boot['failure']})"
     else:
         return None
     return why + (f": {boot['failure_message'][:200]}" if boot.get("failure_message") else "")
@@ -406,7 +416,8 @@ def _status_findings(ba: dict, bb: dict) -> list[dict]:
 
 
 def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: list[dict],
-                     plan: Plan | None, k: float, min_pct: float, inert: list[str] = ()) -> list[dict]:
+                     plan: Plan | None, k: float, min_pct: float, inert: list[str] = (),
+                     measured: bool = False, non_kv: str = "") -> list[dict]:
     ca, cb = _collapse(ra), _collapse(rb)
     if (len(ca) == 1 and None in ca) == (len(cb) == 1 and None in cb) or not ra or not rb:
         ra, rb = ca, cb  # collapse only when both sides do, so ranks stay comparable
@@ -443,14 +454,43 @@ def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: l
                     verdict = "changed"  # the contract: moved, but within tolerance
             elif values_equal(old, new):
                 verdict, why = "same", ""
+            elif measured and non_kv:
+                verdict, why = "changed", non_kv
+            elif measured and _within(old, new, MEASURED_KV_TOL):
+                verdict, why = "changed", (f"within ±{MEASURED_KV_TOL:.0%} of a KV cache the engine sized by "
+                                           "measuring memory (kv_cache_sized_by: measured)")
             else:
                 verdict, why = explain(name, cause)
+                if measured:
+                    why += f" (more than the ±{MEASURED_KV_TOL:.0%} a measured KV cache moves)"
                 if verdict == "drift" and inert:
                     why += f" (only {', '.join(inert[:4])} changed, which do not size memory)"
                 elif verdict == "drift" and cause:
                     why += f" ({_names(cause)} changed, which do not size {name})"
             out.append(finding(name, "metric", old, new, verdict, why, rank))
     return out
+
+
+def _non_kv_explains(fa: dict, fb: dict) -> str:
+    """Why a measured KV pool moved, when the log says it: the CPU backend sizes it as what the
+    worker's share leaves after its non-KV memory ("Auto set (5.21/23.54) GiB ... 0.67 GiB memory
+    was consumed by non-kv usages"), so KV + non-KV is the share, unchanged within the two
+    figures' print resolution (0.01 GiB each) when only the non-KV use moved."""
+    def first(f: dict, name: str) -> float | None:
+        vals = [v for rank in sorted(f.get(name, {}), key=lambda r: (r is not None, r or 0))
+                for v in f[name][rank]]
+        return _num(vals[0]) if vals else None
+    ka, kb = first(fa, "kv_cache_available_gib"), first(fb, "kv_cache_available_gib")
+    na, nb = first(fa, "non_kv_memory_gib"), first(fb, "non_kv_memory_gib")
+    if None in (ka, kb, na, nb) or na == nb or abs((ka + na) - (kb + nb)) > 0.02 + 1e-9:
+        return ""
+    return (f"explained by the engine's non-KV memory use: {_fmt(nb)} → {_fmt(na)} GiB, and it sized the KV "
+            "cache from what was left (kv_cache_sized_by: measured)")
+
+
+def _within(old: Any, new: Any, rel: float) -> bool:
+    o, n = _num(old), _num(new)
+    return o is not None and n is not None and abs(n - o) <= rel * max(abs(o), abs(n))
 
 
 def _once(vals: list[float]) -> list[float]:
@@ -488,7 +528,8 @@ def _compile_cache_finding(fa: dict, fb: dict, cause: list[str]) -> dict | None:
 
 def event_counts(show: dict) -> dict[str, list[dict]]:
     """Events by kind, one per distinct (rank, message): an exception re-printed by a re-raise
-    or by the wrapper's log copy is one fault, not two."""
+    or by the wrapper's log copy is one fault, not two.  What the engine printed while it was
+    being stopped (after a stop request: boots.py marks it) is the stop, not a fault."""
     out: dict[str, list[dict]] = {}
     seen: set[tuple] = set()
     events = show.get("events") or []
@@ -497,6 +538,8 @@ def event_counts(show: dict) -> dict[str, list[dict]]:
     ranked_allocs = {(e["kind"], (e.get("detail") or {}).get("requested_mib")) for e in events
                      if e.get("rank") is not None and (e.get("detail") or {}).get("requested_mib") is not None}
     for e in events:
+        if (e.get("detail") or {}).get("after_stop"):
+            continue
         msg = (e.get("message") or "").strip()
         key = (e["kind"], e.get("rank"), msg) if msg else (e["kind"], e.get("rank"), e.get("line"))
         alloc = (e["kind"], (e.get("detail") or {}).get("requested_mib"))
@@ -531,6 +574,10 @@ def _event_findings(a: dict, b: dict) -> list[dict]:
         note = _ranks_note(ea.get(kind, []))
         if kind == "gdn_hip_fault" and "gdn_hip_fault_cap" in ea:
             note += "; report limit reached, further faults counted silently"
+        if kind == "compile_cache_miss" and na:
+            # (every boot of vLLM 0.28-0.32 on CPU says this: read and said, not drift)
+            reason = (ea[kind][0].get("detail") or {}).get("reason")
+            note += f"; compiled again: {reason}" if reason else "; compiled again"
         if kind in FAULT_EVENTS and na > nb:
             out.append(finding(kind, "event", nb, na, "drift", f"{na - nb} more {kind} event(s){note}"))
         else:

@@ -29,13 +29,14 @@ UNITS: dict[str, str] = {
     "torch_compile_s": "s", "dynamo_transform_s": "s", "compile_graph_s": "s", "compile_cache_load_s": "s",
     "profiling_run_s": "s", "init_engine_s": "s", "init_engine_compile_s": "s",
     "autofit_max_model_len": "tokens", "attn_block_size": "tokens", "mamba_page_padding_pct": "%",
+    "non_kv_memory_gib": "GiB", "model_init_s": "s", "compile_warmup_s": "s",
 }
 
 
 @dataclass(frozen=True, slots=True)
 class Pattern:
     id: str  # unique entry id: name + wording variant
-    kind: str  # "metric" | "boot" | "stat" | "event" | "config"
+    kind: str  # "metric" | "boot" | "stat" | "event" | "config" | "mark"
     name: str  # metric name, boot field, event kind, "stats" or "config"
     literal: str  # case-sensitive text every matching line contains (prefilter)
     regex: str
@@ -52,8 +53,10 @@ class Hit:
     the line's other named groups), boot (vllm_version | engine "v0"/"v1" | model), config
     (value dict[str, str] as printed; detail["source"]: engine_config | non_default_args |
     namespace | chunked_prefill), stat (name "stats", value dict[str, float]; detail engine_index
-    / engines_aggregated, or part="spec_decode") and event (name the event kind, value the line's
-    text, detail its figures)."""
+    / engines_aggregated, or part="spec_decode"), event (name the event kind, value the line's
+    text, detail its figures) and mark (a line that says where the boot is — the stop was
+    asked for, the engine died, a phase began or ended — which boots.py turns into the boot's
+    end, its failure or a figure spanning two lines; value the line's text, detail its groups)."""
 
     kind: str
     name: str
@@ -318,19 +321,27 @@ def oom_detail(text: str) -> dict | None:
 
 
 _FREE_ON_DEVICE = re.compile(
-    r"Free memory on device(?: (?P<device>[^\s(]+))? \((?P<free>\d+(?:\.\d+)?)/(?P<total>\d+(?:\.\d+)?) GiB"
+    r"(?:Free memory on device(?: (?P<device>[^\s(]+))?|Available memory on node (?P<node>\d+)) "
+    r"\((?P<free>\d+(?:\.\d+)?)/(?P<total>\d+(?:\.\d+)?) GiB"
 )
 _DESIRED = re.compile(
-    r"on startup is less than (?:desired GPU memory utilization|the engine's budget[^(]*)"
+    r"on startup is less than (?:desired [GC]PU memory utilization|the engine's budget[^(]*)"
     r"\s*\((?P<util>\d+(?:\.\d+)?), (?P<requested>\d+(?:\.\d+)?) GiB\)"
 )
+# the CPU backend, when the KV pool is allocated: "... is less than requested memory for kv (64.0
+# GiB)" (an explicit size) or "(-0.2/5.89 GiB)" (what the worker's share left for it)
+_KV_REQUESTED = re.compile(r"on kv cache allocation is less than requested memory for kv "
+                           r"\((?P<requested>-?\d+(?:\.\d+)?)(?:/(?P<share>\d+(?:\.\d+)?))? GiB\)")
 
 
 def value_error_detail(text: str) -> dict | None:
-    """{"free_gib", "total_gib", "gpu_memory_utilization"?, "requested_gib"?, "device"?} from the
-    start-up ValueError "Free memory on device (64.38/79.19 GiB) on startup is less than desired
-    GPU memory utilization (0.9, 71.27 GiB)" (v0.14+ adds the device: "on device cuda:0 (...)").
-    None for other lines, including the INFO "... on startup. Desired GPU memory ..." summary."""
+    """{"free_gib", "total_gib", "gpu_memory_utilization"?, "requested_gib"?, "device"?, "node"?}
+    from the start-up ValueError "Free memory on device (64.38/79.19 GiB) on startup is less than
+    desired GPU memory utilization (0.9, 71.27 GiB)" (v0.14+ adds the device: "on device cuda:0
+    (...)"), or the CPU backend's "Available memory on node 0 (21.65/23.54 GiB) on startup is less
+    than desired CPU memory utilization (0.92, 21.66 GiB)" and "... on kv cache allocation is less
+    than requested memory for kv (64.0 GiB)".  None for other lines, including the INFO "... on
+    startup. Desired GPU memory ..." summary."""
     m = _FREE_ON_DEVICE.search(text)
     if not m or not ("is less than" in text or "ValueError" in text):
         return None
@@ -338,8 +349,12 @@ def value_error_detail(text: str) -> dict | None:
     if d := _DESIRED.search(text, m.end()):
         out["gpu_memory_utilization"] = float(d["util"])
         out["requested_gib"] = float(d["requested"])
+    elif k := _KV_REQUESTED.search(text, m.end()):
+        out["requested_gib"] = float(k["requested"])
     if m["device"]:
         out["device"] = m["device"]
+    if m["node"]:
+        out["node"] = int(m["node"])
     return out
 
 
@@ -673,6 +688,21 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [startup_plan.py:153] Applying persisted startup plan (fingerprint "
          "3f9a1c2b7d10): kv_cache_memory_bytes=42949672960 (40.00 GiB), recorded free-memory baseline 78.18 GiB, "
          "current 78.16 GiB. Memory profiling will be skipped.", {"kv_cache_reserved_gib": 40.0})]),
+    # the CPU backend sizes its KV pool itself: "Auto set" measured what is left of the worker's
+    # share of memory (it moves between identical boots), "Explicitly set" took the size given
+    _p("kv_cache_available_gib/cpu", "metric", "kv_cache_available_gib", " GiB for KV cache on node ",
+       r"(?P<kv_sizing>Auto|Explicitly) set \((?P<kv_cache_available_gib>" + _NUM + r")/(?P<node_total_gib>" + _NUM
+       + r")\) GiB for KV cache on node (?P<node>\d+)(?:, with (?P<worker_requested_gib>" + _NUM + r") GiB requested "
+       r"memory for the worker\. (?P<non_kv_memory_gib>" + _NUM + r") GiB memory was consumed by non-kv usages)?", [
+        ("(Worker pid=32) INFO 12-06 03:09:18 [cpu_worker.py:260] Auto set (5.21/23.54) GiB for KV cache on node 0, "
+         "with 5.89 GiB requested memory for the worker. 0.67 GiB memory was consumed by non-kv usages.",
+         {"kv_cache_available_gib": 5.21, "non_kv_memory_gib": 0.67}),
+        ("(Worker_TP1 pid=26967) INFO 12-06 03:13:15 [cpu_worker.py:260] Explicitly set (0.06/23.54) GiB for KV cache "
+         "on node 0.", {"kv_cache_available_gib": 0.06})]),
+    _p("model_init_s/v0.26", "metric", "model_init_s", "Initializing model took ",
+       r"Initializing model took (?P<model_init_s>" + _NUM + r") seconds", [
+        ("(Worker pid=8479) INFO 12-06 02:59:19 [base_loader.py:82] Initializing model took 0.126372 seconds",
+         {"model_init_s": 0.126372})]),
     _p("num_gpu_blocks/v0", "metric", "num_gpu_blocks", " blocks: ",
        r"# (?P<device>[A-Za-z]+) blocks: (?P<num_gpu_blocks>\d+)(?:, # CPU blocks: (?P<num_cpu_blocks>\d+))?", [
         ("INFO 04-28 16:55:29 gpu_executor.py:121] # GPU blocks: 10786, # CPU blocks: 2048",
@@ -1075,6 +1105,69 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(EngineCore pid=270) ERROR 11-20 09:12:33 [ray_executor_v2.py:522] RayWorkerProc rank=1 died unexpectedly, "
          "shutting down executor.", {"rank": 1}),
     ], post=_worker_died_post),
+    # the CPU backend's compile: its only record is the time between these two lines (44 s cold,
+    # 8 s warm on the engine tier's tiny model); boots.py makes compile_warmup_s of them
+    _p("compile_warmup/cpu-start", "mark", "compile_warmup_start", "Warming up model for the compilation",
+       r"Warming up model for the compilation", [
+        ("(Worker pid=8479) INFO 12-06 02:59:20 [cpu_model_runner.py:87] Warming up model for the compilation...",
+         {"mark": "compile_warmup_start"})]),
+    _p("compile_warmup/cpu-done", "mark", "compile_warmup_done", "Warming up done.", r"^Warming up done\.", [
+        ("Warming up done.", {"mark": "compile_warmup_done"})]),
+    _p("compile_cache_miss/v0.28", "event", "compile_cache_miss", "Compiling model again due to a load failure",
+       r"Compiling model again due to a load failure from (?P<path>.+?)(?:, reason: (?P<reason>.*))?$", [
+        ("(Worker pid=12281) WARNING 12-06 03:01:50 [decorators.py:333] [backbone] Compiling model again due to a "
+         "load failure from /root/.cache/vllm/torch_compile_cache/torch_aot_compile/efdc5b/rank_0_0/model, reason: "
+         "'function' object has no attribute 'finalize_loading'",
+         {"path": "/root/.cache/vllm/torch_compile_cache/torch_aot_compile/efdc5b/rank_0_0/model",
+          "reason": "'function' object has no attribute 'finalize_loading'"})]),
+    # --- how a boot's process ended (boots.py: the first of a stop request or a death after
+    # "ready" decides; an EngineDeadError after a stop request is part of the stop) ------------
+    _p("stop/api-server-v0.28", "mark", "stop_requested", "[shutdown] API server: shutdown triggered",
+       r"\[shutdown\] API server: shutdown triggered", [
+        ("(APIServer pid=8322) INFO 12-06 03:00:42 [launcher.py:254] [shutdown] API server: shutdown triggered",
+         {"mark": "stop_requested"})]),
+    _p("stop/engine-core-signal", "mark", "stop_requested", "trigger received signal=",
+       r"EngineCore: trigger received signal=(?P<signal>\w+)", [
+        ("(EngineCore pid=8443) INFO 12-06 03:00:42 [core.py:1454] [shutdown] EngineCore: trigger received "
+         "signal=SIGTERM", {"mark": "stop_requested", "signal": "SIGTERM"})]),
+    _p("stop/fastapi", "mark", "stop_requested", "Shutting down FastAPI HTTP server",
+       r"Shutting down FastAPI HTTP server", [
+        ("INFO 05-28 20:33:48 [launcher.py:79] Shutting down FastAPI HTTP server.", {"mark": "stop_requested"}),
+        ("(APIServer pid=1) INFO 10-02 15:16:40 [launcher.py:137] Shutting down FastAPI HTTP server.",
+         {"mark": "stop_requested"})]),
+    _p("stop/gracefully", "mark", "stop_requested", "Gracefully stopping http server",
+       r"Gracefully stopping http server", [
+        ("INFO 08-01 10:00:00 launcher.py:57] Gracefully stopping http server", {"mark": "stop_requested"})]),
+    _p("stop/fork-core", "mark", "stop_requested", "Shutdown initiated (timeout=",
+       r"Shutdown initiated \(timeout=", [
+        ("(EngineCore pid=31) INFO 10-02 15:16:40 [core.py:1491] Shutdown initiated (timeout=0)",
+         {"mark": "stop_requested"})]),
+    # uvicorn's own words: a stop when nothing said the engine died first (after a death uvicorn
+    # shuts down too, and then it is part of the death)
+    _p("stop/uvicorn", "mark", "stop_requested", "Shutting down", r"^(?:\([^()]*\) )?(?:INFO:\s+)?Shutting down$", [
+        ("INFO:     Shutting down", {"mark": "stop_requested"}),
+        ("(APIServer pid=28269) INFO:     Shutting down", {"mark": "stop_requested"})]),
+    _p("died/mpclient-v0.28", "mark", "engine_died", "engine core exited unexpectedly",
+       r"engine core exited unexpectedly", [
+        ("(APIServer pid=11958) WARNING 12-06 03:02:08 [core_client.py:817] [shutdown] MPClient: engine core exited "
+         "unexpectedly; starting cleanup", {"mark": "engine_died"})]),
+    _p("died/engine-core-proc", "mark", "engine_died", "died unexpectedly",
+       r"Engine core proc(?:ess)? (?P<proc>\S+) died unexpectedly", [
+        ("(APIServer pid=1) ERROR 11-20 09:12:33 [core_client.py:667] Engine core proc EngineCore_DP0 died "
+         "unexpectedly, shutting down client.", {"mark": "engine_died", "proc": "EngineCore_DP0"}),
+        ("RuntimeError: Engine core process EngineCore_DP0 died unexpectedly.", {"proc": "EngineCore_DP0"})]),
+    _p("died/engine-core-fatal", "mark", "engine_died", "EngineCore encountered a fatal error",
+       r"EngineCore encountered a fatal error", [
+        ("(EngineCore pid=26509) ERROR 12-06 03:12:23 [core.py:1512] EngineCore encountered a fatal error.",
+         {"mark": "engine_died"})]),
+    _p("died/v0-engine-failed", "mark", "engine_died", "has failed, terminating server process",
+       r"(?:AsyncLLMEngine|Engine) has failed, terminating server process", [
+        ("CRITICAL 11-20 09:12:33 launcher.py:99] AsyncLLMEngine has failed, terminating server process",
+         {"mark": "engine_died"})]),
+    _p("died/v0-mq-dead", "mark", "engine_died", "is already dead, terminating server process",
+       r"MQLLMEngine is already dead, terminating server process", [
+        ("CRITICAL 11-20 09:12:33 launcher.py:116] MQLLMEngine is already dead, terminating server process",
+         {"mark": "engine_died"})]),
     # --- GPU hard faults (metrics.md gpu_fault): the driver's words, with or without an exception
     _p("gpu_fault/rocm", "event", "gpu_fault", "Memory access fault by GPU node-",
        r"Memory access fault by GPU node-(?P<node>\d+)(?: \(Agent handle: (?P<agent>[^)]*)\))? on address "
@@ -1128,6 +1221,8 @@ def _hits_from_groups(p: Pattern, m: Any) -> list[Hit]:
     if p.kind == "event":
         detail = {k: _maybe_num(v) for k, v in groups.items()}
         return [Hit("event", p.name, m.string.strip(), None, p.id, detail)]
+    if p.kind == "mark":
+        return [Hit("mark", p.name, m.string.strip(), None, p.id, {"mark": p.name, **groups})]
     return []
 
 

@@ -35,11 +35,12 @@ CAPACITY_METRICS = (
     "kv_cache_tokens", "num_gpu_blocks", "num_cpu_blocks", "max_concurrency",
     "max_concurrency_request_tokens", "kv_cache_available_gib", "model_load_gib",
     "graph_capture_gib", "cudagraph_estimate_gib", "kv_bytes_per_token", "kv_margin_tokens",
+    "non_kv_memory_gib",
 )
 TIMING_METRICS = (
     "model_load_s", "weights_load_s", "memory_profiling_s", "dynamo_transform_s",
     "compile_graph_s", "compile_cache_load_s", "torch_compile_s", "graph_capture_s",
-    "init_engine_s", "init_engine_compile_s", "boot_to_ready_s",
+    "init_engine_s", "init_engine_compile_s", "boot_to_ready_s", "model_init_s", "compile_warmup_s",
 )
 RUNTIME_METRICS = (
     "prompt_throughput_tps", "generation_throughput_tps", "running_reqs", "waiting_reqs",
@@ -53,7 +54,7 @@ UNITS = {
     "kv_cache_tokens": "tokens", "max_concurrency": "x", "max_concurrency_request_tokens": "tokens",
     "kv_cache_available_gib": "GiB", "num_gpu_blocks": "blocks", "num_cpu_blocks": "blocks",
     "model_load_gib": "GiB", "graph_capture_gib": "GiB", "cudagraph_estimate_gib": "GiB",
-    "kv_bytes_per_token": "B/token", "kv_margin_tokens": "tokens",
+    "kv_bytes_per_token": "B/token", "kv_margin_tokens": "tokens", "non_kv_memory_gib": "GiB",
     **{name: "s" for name in TIMING_METRICS},
 }
 # event kinds metrics.md adds to those bootlog.records reports

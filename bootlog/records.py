@@ -16,6 +16,7 @@ from typing import Any, Iterator
 EVENT_KINDS = (
     "oom", "engine_init_failed", "value_error", "kv_cache_insufficient", "traceback",
     "gdn_hip_fault", "gdn_hip_fault_cap", "worker_died", "warning", "gpu_fault", "crash_loop",
+    "engine_died", "compile_cache_miss",
 )
 
 
@@ -228,3 +229,7 @@ class Boot:
     fingerprint: str = ""  # content hash of the boot's lines: same content -> same boot
     continued: bool = False  # its start lies before the input read (a resumed read of a growing log)
     deploy: dict | None = None  # what the container engine said of its run (deploy.py), when read from one
+    # how its process ended: clean_stop | died (ready, then the engine died serving) | failed |
+    # log_ends (nothing says); and how its KV pool was sized: explicit | measured | None
+    ended: str | None = None
+    kv_cache_sized_by: str | None = None

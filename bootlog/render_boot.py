@@ -31,6 +31,14 @@ def _timeline_lines(boot: dict, phases: list[dict]) -> list[str]:
     return [f"timeline  first line to {to}; phases in show --json"] + ["  " + ln for ln in bar.splitlines()]
 
 
+# the boot fields `ended` and `kv_cache_sized_by` in words
+ENDED = {"clean_stop": "clean_stop (a stop was asked for: what the engine printed after it is the stop's)",
+         "died": "died (the engine died serving)", "failed": "failed (at start-up)",
+         "log_ends": "log_ends (nothing in the log says how the process ended)"}
+SIZED = {"explicit": "explicit (the size was given: its token count is exact)",
+         "measured": "measured (the engine measured free memory: the token count moves a little)"}
+
+
 def render_show(data: dict) -> str:
     """Everything printed is log text made safe (safe.term, safe.cut): one line per field."""
     b = data["boot"]
@@ -40,6 +48,10 @@ def render_show(data: dict) -> str:
         if b.get(key) is not None:
             out.append(f"  {key:<14} {_t(b[key])}")
     out.append(f"  {'lines':<14} {b.get('first_line')}-{b.get('last_line')}")
+    if b.get("ended"):
+        out.append(f"  {'ended':<14} {_t(ENDED.get(b['ended'], b['ended']))}")
+    if b.get("kv_cache_sized_by"):
+        out.append(f"  {'kv sized by':<14} {_t(SIZED.get(b['kv_cache_sized_by'], b['kv_cache_sized_by']))}")
     if b.get("failure_message"):
         out.append(f"  {'root cause':<14} {_t(b['failure_message'])}")
     burst = gdn_summary(data.get("events") or [])
@@ -97,7 +109,8 @@ def render_show(data: dict) -> str:
         for e in events[:30]:
             rank = f" TP{e['rank']}" if e.get("rank") is not None else ""
             msg = (e.get("message") or "").strip()
-            out.append(f"  line {e.get('line')}: {_t(e['kind'])}{rank}  {cut(msg, 120, '')}")
+            stop = " (during the stop)" if (e.get("detail") or {}).get("after_stop") else ""
+            out.append(f"  line {e.get('line')}: {_t(e['kind'])}{rank}{stop}  {cut(msg, 120, '')}")
         if len(events) > 30:
             out.append(f"  … {len(events) - 30} more ({_t(', '.join(f'{k} {n}' for k, n in counts.items()))})")
 

@@ -16,7 +16,7 @@ Boot objects.  Rules, in the order they apply:
    Ties: the larger value, then the lower rank (null first).  One figure's pieces never mix ranks.
 3. Nesting, as vLLM measures: depth 0 model_load (contains weights_load) and init_engine (all after
    the load), depth 1 compile (torch.compile's total: dynamo_transform and the graph compile or
-   cache load), depth 2 the rest.  Each instant goes to the DEEPEST interval covering it; among
+   cache load; on the CPU backend its compile warm-up), depth 2 the rest.  Each instant goes to the DEEPEST interval covering it; among
    equals (rounding makes neighbours overlap) the one that ENDED FIRST, because an end is a printed
    time and a start only a difference.  So a container shows up as its remainder, nothing twice.
 4. kv_cache_init has no duration line: it runs from the end of the last phase before the first KV
@@ -51,6 +51,8 @@ DURATIONS: dict[str, tuple[str, int]] = {
     "weights_load_s": ("weights_load", 2), "compile_graph_s": ("compile", 2),
     "compile_cache_load_s": ("compile_cache_load", 2), "memory_profiling_s": ("memory_profiling", 2),
     "profiling_run_s": ("profiling_run", 2), "graph_capture_s": ("graph_capture", 2),
+    # the CPU backend's compile: "Warming up model for the compilation..." -> "Warming up done."
+    "compile_warmup_s": ("compile", 1),
 }
 # lines printed once the KV cache is sized (rule 4): their times bound kv_cache_init
 KV_LINES = ("kv_cache_available_gib", "kv_cache_reserved_gib", "num_gpu_blocks", "num_cpu_blocks",

@@ -230,13 +230,13 @@ def test_a_boot_whose_engine_died_serving_fails_diff_and_check(db_path, tmp_path
     assert res.exit_code == 4, res.output
     status = [f for f in json.loads(res.stdout)["findings"] if f["key"] == "status"]
     assert [(f["verdict"], f["new"]) for f in status] == [("violation", "ready")]
-    assert status[0]["why"].startswith("the engine died after ready: oom: ")
+    assert status[0]["why"].startswith("the engine died serving (oom): ")
     # the same for check, with a plan that says nothing about events or status
     plan = tmp_path / "bare.toml"
     plan.write_text("[config]\nmax_num_seqs = 5\n")
     res = run(db_path, "check", "2", "--plan", str(plan))
     assert res.exit_code == 4, res.output
-    assert "engine died after ready" in res.stdout
+    assert "engine died serving" in res.stdout
 
 
 def test_a_json_flag_from_the_env_file_is_checked_as_a_value(db_path, tmp_path):

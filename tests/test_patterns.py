@@ -26,7 +26,7 @@ from bootlog.patterns import (
     value_error_detail,
 )
 
-KINDS = {"metric", "boot", "stat", "event", "config"}
+KINDS = {"metric", "boot", "stat", "event", "config", "mark"}
 
 
 def flatten(hits: list[Hit]) -> dict:
@@ -350,6 +350,20 @@ def test_value_error_detail():
                    "requested_gib": 31.86, "device": "cuda:0"}
     assert value_error_detail(NO_CACHE_BLOCKS_013) is None
     assert value_error_detail(OOM_022) is None
+
+
+def test_value_error_detail_of_the_cpu_backend():
+    # vLLM 0.32 CPU, the engine tier's `--gpu-memory-utilization 0.99` (fixtures/logs/engine/e07,
+    # line 48, read by eye) and the kv allocation wording of cpu_worker.py (issue 29: empty before)
+    got = value_error_detail("ValueError: Available memory on node 0 (17.52/23.54 GiB) on startup is less than "
+                             "desired CPU memory utilization (0.99, 23.3 GiB). On the CPU backend, the "
+                             "`--gpu-memory-utilization` flag controls the fraction of CPU memory reserved")
+    assert got == {"free_gib": 17.52, "total_gib": 23.54, "gpu_memory_utilization": 0.99, "requested_gib": 23.3,
+                   "node": 0}
+    got = value_error_detail("ValueError: Available memory on node 0 (21.65/23.54 GiB) on kv cache allocation is "
+                             "less than requested memory for kv (64.0 GiB). Decrease --kv-cache-memory-bytes, "
+                             "VLLM_CPU_KVCACHE_SPACE, or reduce CPU memory used by other processes.")
+    assert got == {"free_gib": 21.65, "total_gib": 23.54, "requested_gib": 64.0, "node": 0}
 
 
 def test_kv_insufficient_detail():

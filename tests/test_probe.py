@@ -81,6 +81,7 @@ class Stub:
         self.usage = True
         self.first_delay = 0.2
         self.per_token = 0.02
+        self.burst = False  # every token chunk in one write, as vLLM sends a tiny model's tokens
         self.requests: list[tuple[str, str, dict | None]] = []
         self.release = threading.Event()  # set at teardown: a hanging handler returns
 
@@ -162,6 +163,13 @@ def make_handler(stub: Stub):
                     time.sleep(0.05)
                 return
             time.sleep(stub.first_delay)
+            if stub.burst:
+                make = (lambda i: chat_chunk(f" {i + 1},")) if chat else (lambda i: text_chunk(f" {i + 1},"))
+                raw = b"".join(b"%x\r\n%s\r\n" % (len(d), d) for d in
+                               (f"data: {make(i)}\n\n".encode() for i in range(n)))
+                self.wfile.write(raw)
+                self.wfile.flush()
+                n = 0
             for i in range(n):
                 if i:
                     time.sleep(stub.per_token)
@@ -246,6 +254,18 @@ def test_chat_stream_measures_health_ttft_and_decode(stub):
     body = stub.requests[2][2]
     assert body["model"] == MODEL and body["max_tokens"] == 32 and body["stream"] is True
     assert body["temperature"] == 0 and body["messages"]
+
+
+def test_tokens_sent_in_one_burst_give_no_decode_rate(stub):
+    # vLLM 0.32 on CPU sends a tiny model's 32 tokens in one or two writes: timed per piece they
+    # read as 21,263 tok/s (issue 29); the probe says it cannot measure, TTFT stays measured
+    stub.burst, stub.usage = True, False
+    with serve(stub) as url:
+        r, _ = timed(url, tokens=32, timeout=10)
+    assert "probe_decode_tps" not in r.figures, r.figures
+    assert r.figures["probe_ttft_s"] == pytest.approx(0.2, abs=0.08)
+    assert len(r.problems) == 1 and "decode speed not measurable" in r.problems[0], r.problems
+    assert "32 token(s) arrived in 1 burst(s)" in r.problems[0]
 
 
 def test_tokens_counted_by_chunks_without_usage(stub):

@@ -136,6 +136,8 @@ def test_show_shape_round_trip(engine):
         "source": "podman:frank-primary-qwen", "started_at": "2026-10-02T09:53:01-07:00",
         "ready_at": "2026-10-02T10:01:41-07:00", "ended_at": None,
         "first_line": boot.first_line, "last_line": boot.last_line,
+        # (added for the real engine: how the process ended, how the KV pool was sized)
+        "ended": None, "kv_cache_sized_by": None,
     }
     # every metric back, in log order, one row per rank
     assert [(m["name"], m["value"], m["rank"], m["line"]) for m in shown["metrics"]] == [

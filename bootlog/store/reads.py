@@ -17,11 +17,12 @@ from bootlog.store.write import _CHUNK, _chunks, _in
 from bootlog.store.write import jsonable as _jsonable
 
 BOOT_KEYS = ("id", "status", "failure", "failure_message", "vllm_version", "engine", "model", "container", "host",
-             "source", "started_at", "ready_at", "ended_at", "first_line", "last_line")
+             "source", "started_at", "ready_at", "ended_at", "first_line", "last_line", "ended", "kv_cache_sized_by")
 _BOOT_SELECT = (
     "SELECT boots.id, boots.status, boots.failure, boots.failure_message, boots.vllm_version, boots.engine, "
     "boots.model, boots.container, boots.host, sources.name AS source, boots.started_at, boots.ready_at, "
-    "boots.ended_at, boots.first_line, boots.last_line FROM boots JOIN sources ON sources.id = boots.source_id"
+    "boots.ended_at, boots.first_line, boots.last_line, boots.ended, boots.kv_cache_sized_by "
+    "FROM boots JOIN sources ON sources.id = boots.source_id"
 )
 
 

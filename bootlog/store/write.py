@@ -86,7 +86,7 @@ def config_hash(config: dict[str, str]) -> str:
 
 BOOT_COLS = ("container", "host", "status", "failure", "failure_message", "vllm_version", "engine", "model",
              "started_at", "ready_at", "ended_at", "first_line", "last_line", "fingerprint", "config_hash",
-             "start_key")
+             "start_key", "ended", "kv_cache_sized_by")
 
 
 def fallback_fingerprint(src: SourceInfo, boot: Boot) -> str:
@@ -104,7 +104,7 @@ def boot_row(src: SourceInfo, b: Boot) -> dict[str, Any]:
             "model": b.model, "started_at": iso(b.started_at), "ready_at": iso(b.ready_at),
             "ended_at": iso(b.ended_at), "first_line": b.first_line, "last_line": b.last_line,
             "fingerprint": b.fingerprint or fallback_fingerprint(src, b), "config_hash": config_hash(b.config),
-            "start_key": start_key(iso(b.started_at))}
+            "start_key": start_key(iso(b.started_at)), "ended": b.ended, "kv_cache_sized_by": b.kv_cache_sized_by}
 
 
 def _finite(v: Any) -> bool:
@@ -423,13 +423,15 @@ def add_measured(store: Store, boot_id: int, metrics: list, deploy: dict | None 
 
 def _extend(store: Store, boot_id: int, b: Boot) -> None:
     """Append a resumed read's lead-in to the stored boot it continues (log order kept)."""
-    row = store.one("SELECT status, failure, last_line FROM boots WHERE id = ?", (boot_id,))
+    row = store.one("SELECT status, failure, last_line, ended FROM boots WHERE id = ?", (boot_id,))
     if row is None:
         raise PositionMoved(f"boot {boot_id}")  # deleted meanwhile (prune): read again
-    status, failure, last_line = row
+    status, failure, last_line, ended = row
     sets: dict[str, Any] = {"last_line": max(last_line, b.last_line)}
     if b.ended_at is not None:
         sets["ended_at"] = iso(b.ended_at)
+    if b.ended not in (None, "log_ends") and ended in (None, "log_ends"):
+        sets["ended"] = b.ended  # the read that saw the process end says how
     if failure is None and b.failure:
         # a ready boot whose engine then died serving: keep ready, name the runtime cause
         sets["failure"], sets["failure_message"] = b.failure, b.failure_message
