@@ -150,6 +150,8 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
             if now_run.ended_before and time.monotonic() < grace_end:
                 say(f"{name} had stopped when the hook started; waiting briefly for a new run")
             elif st.status in BETWEEN_RUNS and not st.running and now_run.until is None:
+                if st.status == "created" and never_started(name, engine):
+                    return done("never_started")
                 say(f"{name} is {st.status}; waiting for it to run")
             else:
                 if run is None or now_run.since != run.since:
@@ -182,6 +184,20 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
                 raise HookTimeout(f"timed out after {timeout:g} s waiting for {name} to finish booting",
                                   container=name, boot=boot)
             time.sleep(max(0.0, min(poll, deadline - time.monotonic())))
+
+
+def never_started(name: str, engine: str = "podman") -> bool:
+    """The container was created and cleaned up again without ever running: the runtime could
+    not start its command (`podman run` exit 127, "executable file not found"). podman keeps no
+    trace of why but these events (create, cleanup; no init, no start); waiting for it would
+    only wait the whole timeout."""
+    try:
+        evs = podman.events(name, since=podman.now_ns() - EVENT_LOOKBACK_NS, engine=engine)
+    except SourceError:
+        return False
+    said = [e["status"] for e in evs]
+    last = max((i for i, x in enumerate(said) if x == "create"), default=-1)
+    return last >= 0 and "cleanup" in said[last:] and not {"init", "start"} & set(said[last:])
 
 
 def _last(boots: list[Boot]) -> Boot | None:
@@ -238,6 +254,9 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
     if deploy is not None and waited.state is not None and waited.state.id \
             and deploy.get("container_id") not in (None, waited.state.id):
         deploy = None  # another container of that name by now (rm + run): not this boot's
+    if waited.outcome == "never_started":
+        return HookResult(name, waited.outcome, None, None, None, None, None, waited.waited_s,
+                          int(Exit.VIOLATION), notes)
     stored = _ingest_run(store, name, waited, engine=engine, plan=plan, deploy=deploy)
     ours = _match(stored, waited.boot)
     if ours is None:
@@ -254,7 +273,7 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
 
             add_measured(store, ours.id, measured["metrics"])
             show = show_boot(store, ours.id)
-        notes.extend(measured["problems"])
+        notes.extend([*measured["problems"], *measured["notes"]])
     if waited.outcome == "exited" and show["boot"]["status"] != "failed":
         # (a container restarted meanwhile shows its new run's state: no code then)
         code = waited.state.exit_code if waited.state and not waited.state.running else None
@@ -313,6 +332,7 @@ def measure(probe_url: str | None, *, served_name: str | None, tokens: int = 32,
     from bootlog.records import Metric
 
     problems: list[str] = []
+    notes: list[str] = []
     tool = gpumem.pick(gpu_smi)
 
     def gpu() -> list | None:
@@ -335,13 +355,14 @@ def measure(probe_url: str | None, *, served_name: str | None, tokens: int = 32,
         from bootlog.safe import one_line
 
         problems.extend(f"probe of {one_line(probe_url, 80)}: {p}" for p in result.problems)
+        notes.extend(f"probe of {one_line(probe_url, 80)}: {p}" for p in result.notes)
     after = gpu() if result is not None and before is not None else None
     cards = gpumem.lower_free(before, after)
     metrics = [Metric(n, v, "s" if n.endswith("_s") else "tok/s", pattern="measured:probe")
                for n, v in (result.figures.items() if result else ())]
     metrics += [Metric(r["name"], r["value"], r["unit"], rank=r["rank"], pattern="measured:gpu")
                 for r in gpumem.figures(cards)]
-    return {"metrics": metrics, "probe": result, "gpu_tool": tool, "problems": problems}
+    return {"metrics": metrics, "probe": result, "gpu_tool": tool, "problems": problems, "notes": notes}
 
 
 def _public(measured: dict | None) -> dict | None:
@@ -351,10 +372,11 @@ def _public(measured: dict | None) -> dict | None:
     pr = measured["probe"]
     return {
         "probe": None if pr is None else {"figures": pr.figures, "model": pr.model, "route": pr.route,
-                                          "tokens": pr.tokens, "problems": pr.problems},
+                                          "tokens": pr.tokens, "problems": pr.problems, "notes": pr.notes},
         "gpu_tool": measured["gpu_tool"],
         "gpu": [{"rank": m.rank, m.name: m.value} for m in measured["metrics"] if m.name == "gpu_free_gib"],
         "problems": measured["problems"],
+        "notes": measured["notes"],
     }
 
 
@@ -456,6 +478,9 @@ def _fmt(v: Any, unit: str) -> str:
 
 
 def _headline(r: HookResult) -> str:
+    if r.show is None and r.outcome == "never_started":
+        return (f"{r.container} never started: the container runtime could not run its command "
+                f"(`podman start {r.container}` says why)")
     if r.show is None:
         return f"{r.container}: {r.outcome}, no vLLM boot found"
     b = r.show["boot"]

@@ -56,12 +56,15 @@ PROMPT = "The numbers from 1 to 100, separated by commas: 1, 2, 3,"
 
 @dataclass
 class ProbeResult:
-    """What the probe measured (`figures`, seconds and tok/s) and what went wrong (`problems`,
-    one human line each). `models`: the ids /v1/models listed; `model`/`route`: what the
-    completion used; `tokens`: how many it counted."""
+    """What the probe measured (`figures`, seconds and tok/s), what went wrong (`problems`,
+    one human line each) and what it could not measure of a server that answered well (`notes`:
+    tokens sent in one burst have no decode rate, and that is no fault of the server).
+    `models`: the ids /v1/models listed; `model`/`route`: what the completion used; `tokens`: how
+    many it counted."""
 
     figures: dict[str, float] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     models: list[str] = field(default_factory=list)
     model: str | None = None
     route: str | None = None
@@ -429,7 +432,7 @@ def _measure(result: ProbeResult, st: _Stream, call: _Call) -> None:
     if n < 2 or span <= 0 or len(reads) < MIN_READS or max(reads) * 2 > st.chunks:
         # timing bursts would divide by the gap between two socket reads (21,263 tok/s measured
         # after a restart): say so, never print such a rate
-        result.problems.append(f"{call.what}: decode speed not measurable: {n} token(s) arrived in "
+        result.notes.append(f"{call.what}: decode speed not measurable: {n} token(s) arrived in "
                                f"{len(reads)} burst(s)" + (f", {max(reads)} of {st.chunks} chunks at once "
                                                            "(the server sent them buffered)" if reads else ""))
         return

@@ -333,3 +333,19 @@ def test_hook_diffs_with_this_hosts_last_boot_and_the_plans_tolerance(replayer, 
     # the same two boots through `diff --plan` agree
     d = CliRunner().invoke(cli, ["--db", db_path, "diff", "last", "prev", "--container", name, "--plan", str(plan)])
     assert d.exit_code == 0, d.output
+
+
+def test_hook_says_at_once_that_a_container_never_started(replayer, db_path):
+    # `podman run` of a command the runtime cannot exec exits 127 and leaves the container
+    # "created" (events: create, cleanup); waiting for it only burnt the whole timeout (issue 29)
+    from podman_util import IMAGE, run_podman
+
+    name = f"bl-never-{os.urandom(3).hex()}"
+    replayer.names.append(name)
+    done = run_podman("run", "-d", "--name", name, "--network=none", IMAGE, "/no/such/vllm", "serve", check=False)
+    assert done.returncode == 127, done.stderr
+    t0 = time.monotonic()
+    res = hook(db_path, name)
+    assert time.monotonic() - t0 < 10 and res.exit_code == 4, res.output
+    [line] = res.output.strip().splitlines()
+    assert "never started" in line and name in line

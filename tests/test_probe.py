@@ -264,8 +264,9 @@ def test_tokens_sent_in_one_burst_give_no_decode_rate(stub):
         r, _ = timed(url, tokens=32, timeout=10)
     assert "probe_decode_tps" not in r.figures, r.figures
     assert r.figures["probe_ttft_s"] == pytest.approx(0.2, abs=0.08)
-    assert len(r.problems) == 1 and "decode speed not measurable" in r.problems[0], r.problems
-    assert "32 token(s) arrived in 1 burst(s)" in r.problems[0]
+    # (the server answered well: a note, not a problem that would make the hook say DRIFT)
+    assert r.problems == [] and len(r.notes) == 1 and "decode speed not measurable" in r.notes[0], r
+    assert "32 token(s) arrived in 1 burst(s)" in r.notes[0]
 
 
 def test_tokens_counted_by_chunks_without_usage(stub):
