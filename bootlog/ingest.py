@@ -254,10 +254,10 @@ class Resume:
 def _position_key(source, host: str | None) -> str:
     """The stored read position of this file on this host (one database serves a fleet: two
     hosts' /var/log/vllm.log are two files); host None: the key earlier versions wrote."""
-    from bootlog.store.write import stored_name
+    from bootlog.store.write import stored_name, stored_path
 
     on = f"{stored_name(host)}:" if host is not None else ""
-    return f"ingest:{on}" + stored_name(os.path.realpath(source.name))
+    return f"ingest:{on}" + stored_path(source.name)
 
 
 def _head(path: str, n: int) -> tuple[bytes, str]:
@@ -361,14 +361,16 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
     """
     from bootlog.envelope import detect
     from bootlog.sources import container_source, open_source
-    from bootlog.store.write import TAIL, PositionMoved, SourceInfo, save_boots, stored_name
+    from bootlog.store.write import FILE_KINDS, TAIL, PositionMoved, SourceInfo, save_boots, stored_name, stored_path
 
     if source is None:
         # a file given with a container's name is that container's saved log (`podman logs >
         # f`): its boots join the container's history, read as the file they are
         source = open_source(spec) if spec is not None else container_source(container, engine=container_engine)
     out = Ingested()
-    info = SourceInfo(name=stored_name(source.name), kind=source.kind, container=container,
+    # a file is stored by its absolute path: read again later from any directory, it is the same
+    name = stored_path(source.name) if source.kind in FILE_KINDS else stored_name(source.name)
+    info = SourceInfo(name=name, kind=source.kind, container=container,
                       host=host or default_host())
     resume = limit = position = None
     reread = False  # the last read of this file ended inside a line: its boots are written again

@@ -45,17 +45,18 @@ class FileTail:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        from bootlog.store.write import stored_name
+        from bootlog.store.write import stored_path
 
-        self.key = "watch:file:" + stored_name(os.path.realpath(path))
+        self.key = "watch:file:" + stored_path(path)
         self.label = path
         self.ino: int | None = None
         self.restarted = False  # the last read started over at the top of a new file
 
     def source(self, host: str | None):
-        from bootlog.store.write import SourceInfo, stored_name
+        from bootlog.store.write import SourceInfo, stored_path
 
-        return SourceInfo(name=stored_name(self.path), kind="file", container=None, host=host)
+        # (absolute, as ingest stores a file: the same source, read again from any directory)
+        return SourceInfo(name=stored_path(self.path), kind="file", container=None, host=host)
 
     def start(self) -> int:
         return 0

@@ -322,8 +322,13 @@ def last_boot_of_source(store: Store, key: str, ends_at: int | None = None) -> t
 
 
 def boot_status(store: Store, boot_id: int) -> str | None:
-    row = retry(lambda: store.one("SELECT status FROM boots WHERE id = ?", (boot_id,)))
-    return row[0] if row else None
+    """The boot's status; None for no such boot, or one of a file source an older bootlog
+    stored under a relative path (its file is read whole again, to store where it is)."""
+    from bootlog.store.write import relative_source
+
+    row = retry(lambda: store.one("SELECT boots.status, sources.kind, sources.name FROM boots JOIN sources "
+                                  "ON sources.id = boots.source_id WHERE boots.id = ?", (boot_id,)))
+    return row[0] if row and not relative_source(row[1], row[2]) else None
 
 
 TABLES = ("sources", "boots", "metrics", "config", "events", "sample_chunks", "deploys", "positions")
