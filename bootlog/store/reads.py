@@ -10,7 +10,7 @@ import math
 import re
 from typing import Any, Iterator, Sequence
 
-from bootlog.errors import RefError
+from bootlog.errors import RefError, RefSyntaxError
 from bootlog.records import Sample, samples_of
 from bootlog.store.db import Store, retry
 from bootlog.store.write import _CHUNK, _chunks, _in
@@ -232,7 +232,7 @@ def resolve_ref(store: Store, ref: str, container: str | None = None, host: str 
         return bid
     m = _REF_RE.match(ref)
     if not m:
-        raise RefError(f"not a boot reference: {ref!r} (use last, prev, last~N or an id)")
+        raise RefSyntaxError(f"not a boot reference: {ref!r} (use last, prev, last~N or an id)")
     back = int(m.group(2) or 0) + (1 if m.group(1) == "prev" else 0)
     if back > _ID_MAX // 2:  # more boots back than any database holds (and past an SQL OFFSET)
         raise RefError(f"no boot matches {ref!r}")
