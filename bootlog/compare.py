@@ -445,12 +445,34 @@ def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: l
                 verdict, why = "same", ""
             else:
                 verdict, why = explain(name, cause)
-                if verdict == "drift" and inert:
+                step = print_step(name, old, new)
+                if verdict == "drift" and step is not None and abs(new - old) <= step * (1 + 1e-6):
+                    # -0.06 -> -0.05 GiB: the same capture rounded the other way, not a move
+                    unit = f" {UNITS[name]}" if UNITS.get(name) and UNITS[name] != "x" else ""
+                    verdict, why = "changed", (f"moved by the last digit it is printed with ({step:g}{unit}): "
+                                               "within its print resolution")
+                elif verdict == "drift" and inert:
                     why += f" (only {', '.join(inert[:4])} changed, which do not size memory)"
                 elif verdict == "drift" and cause:
                     why += f" ({_names(cause)} changed, which do not size {name})"
             out.append(finding(name, "metric", old, new, verdict, why, rank))
     return out
+
+
+# figures bootlog computes (boots._derive) rather than reads off a printed line: exact
+_DERIVED = frozenset({"kv_bytes_per_token", "kv_margin_tokens", "boot_to_ready_s"})
+
+
+def print_step(name: str, *values: float) -> float | None:
+    """The resolution a fractional capacity figure was printed with: one unit of its last
+    printed digit (vLLM prints GiB and concurrency with %.2f, older lines with 4 decimals).  The
+    digits are read off the values themselves, never fewer than 2 (0.30 is stored as 0.3: a
+    move 0.30 -> 0.40 is 10 units of 0.01, not one of 0.1).  None for counts (tokens, blocks:
+    exact) and for figures bootlog derives."""
+    if name in _DERIVED or all(float(v).is_integer() for v in values):
+        return None
+    digits = max(len(repr(float(v)).partition(".")[2].rstrip("0")) for v in values)
+    return 10.0 ** -max(2, min(digits, 6))
 
 
 def _once(vals: list[float]) -> list[float]:

@@ -569,3 +569,26 @@ def test_a_move_only_an_unknown_key_could_explain_says_so():
     a["metrics"][2]["value"] = 401408
     (kv,) = by_key(compare.diff(a, shape_d(8)), "kv_cache_tokens")
     assert kv["verdict"] == "drift" and kv["why"].startswith("not explained by anything the log shows")
+
+
+def test_a_capacity_move_by_its_last_printed_digit_is_not_drift():
+    """Shape F -> G: graph capture -0.06 -> -0.05 / -0.07 GiB on the two ranks (printed %.2f) at
+    an unchanged config was "not explained" drift: one unit of the last printed digit is the
+    same capture rounded the other way.  Two units, or 0.30 -> 0.40 (stored 0.3, 0.4), still are."""
+    def boot(id, r0, r1):
+        return show(id, CFG_E, [("graph_capture_gib", r0, 0), ("graph_capture_gib", r1, 1),
+                                ("kv_cache_tokens", 398658, None)])
+    r = compare.diff(boot(2, -0.05, -0.07), boot(1, -0.06, -0.06))
+    rows = by_key(r, "graph_capture_gib")
+    assert [f["verdict"] for f in rows] == ["changed", "changed"]
+    assert all("within its print resolution" in f["why"] and "0.01 GiB" in f["why"] for f in rows)
+    assert compare.exit_code(r) == 0 and r["summary"]["drift"] == 0
+    for old, new in ((0.31, 0.33), (0.3, 0.4), (14.9595, 14.9611)):
+        r = compare.diff(boot(2, new, new), boot(1, old, old))
+        assert [f["verdict"] for f in by_key(r, "graph_capture_gib")] == ["drift"], (old, new)
+    # 4 printed decimals: one unit is 0.0001
+    r = compare.diff(boot(2, 14.9596, 14.9596), boot(1, 14.9595, 14.9595))
+    assert [f["verdict"] for f in by_key(r, "graph_capture_gib")] == ["changed"]
+    # a token count is exact: one token is a move
+    r = compare.diff(show(2, CFG_E, [("kv_cache_tokens", 398659, None)]), show(1, CFG_E, [("kv_cache_tokens", 398658, None)]))
+    assert by_key(r, "kv_cache_tokens")[0]["verdict"] == "drift"
