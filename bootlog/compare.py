@@ -199,13 +199,18 @@ def _clean(v: Any) -> Any:
 
 
 def finding(key: str, section: str, old: Any, new: Any, verdict: str, why: str = "",
-            rank: int | None = None) -> dict:
+            rank: int | None = None, expect: str | None = None) -> dict:
+    """One row of a diff or check.  expect: a check's expectation of a figure or event count
+    as text ("≥ 400,700"); its `old` is then the bound, not an earlier value."""
     o, n = _num(old), _num(new)
     d = pct = None
     if o is not None and n is not None and math.isfinite(o) and math.isfinite(n):
         d, pct = _clean(n - o), (round((n - o) / abs(o) * 100, 2) if o else None)
-    return {"key": key, "section": section, "rank": rank, "old": _clean(old), "new": _clean(new),
-            "delta": d, "pct": pct, "verdict": verdict, "why": why}
+    out = {"key": key, "section": section, "rank": rank, "old": _clean(old), "new": _clean(new),
+           "delta": d, "pct": pct, "verdict": verdict, "why": why}
+    if expect is not None:
+        out["expect"] = expect
+    return out
 
 
 def summarize(findings: list[dict]) -> dict:
@@ -589,9 +594,19 @@ _OPS = {"min": ("≥", lambda v, b, tol: v >= b), "max": ("≤", lambda v, b, to
         "approx": ("≈", lambda v, b, tol: math.isclose(v, b, rel_tol=tol, abs_tol=1e-9))}
 
 
+def expect_text(ex: Expect, fig: dict, cfg: dict, rank: int | None) -> str:
+    """What the plan expects of a figure or count, as text: "≥ 400,700", "≤ cudagraph_estimate_gib 0.07"."""
+    parts = []
+    for op, (sign, _) in _OPS.items():
+        raw = getattr(ex, op)
+        if raw is not None:
+            parts.append(f"{sign} {_bound(raw, fig, cfg, rank)[1]}" + (f" ±{ex.tol * 100:g}%" if op == "approx" else ""))
+    return " and ".join(parts)
+
+
 def _judge_expect(ex: Expect, value: float, fig: dict, cfg: dict, rank: int | None) -> tuple[bool | None, Any, str]:
     """(ok, bound value used, text). ok None = a bound could not be resolved."""
-    parts, ok, used = [], True, None
+    ok, used = True, None
     for op, (sign, test) in _OPS.items():
         raw = getattr(ex, op)
         if raw is None:
@@ -600,10 +615,9 @@ def _judge_expect(ex: Expect, value: float, fig: dict, cfg: dict, rank: int | No
         if bv is None:
             return None, None, f"{op} {label}: not in this boot"
         good = test(value, bv, ex.tol)
-        parts.append(f"{sign} {label}" + (f" ±{ex.tol * 100:g}%" if op == "approx" else ""))
         used = bv if used is None or not good else used
         ok = ok and good
-    return ok, used, " and ".join(parts)
+    return ok, used, expect_text(ex, fig, cfg, rank)
 
 
 def _unread(plan_lines: str | None) -> str | None:
@@ -626,22 +640,24 @@ def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str], failed: bool
             why = "no value for this user pattern in the stored boot (re-ingest with --plan to apply it)"
         else:
             verdict, why = _fail(ex.hard), "expected by the plan but not printed by this boot"
-        return [finding(ex.name, "metric", None, None, verdict, why)]
+        return [finding(ex.name, "metric", None, None, verdict, why, expect=expect_text(ex, fig, cfg, None))]
     ranks = by_rank
     if isinstance(ex.rank, int):
         ranks = {ex.rank: by_rank.get(ex.rank, [])}
         if not ranks[ex.rank]:
-            return [finding(ex.name, "metric", None, None, _fail(ex.hard), f"no value on rank {ex.rank}", ex.rank)]
+            return [finding(ex.name, "metric", None, None, _fail(ex.hard), f"no value on rank {ex.rank}", ex.rank,
+                            expect=expect_text(ex, fig, cfg, ex.rank))]
     rows = []
     for rank in sorted(ranks, key=lambda r: (r is not None, r or 0)):
         value = ranks[rank][-1]  # the last print is the figure the boot went on with
         ok, bound, text = _judge_expect(ex, value, fig, cfg, rank)
         if ok is None:  # a bound naming a figure or config key this boot lacks (or a typo of one)
             rows.append(finding(ex.name, "metric", None, value, unsure,
-                                text + (" (hard: cannot be checked)" if ex.hard else ""), rank))
+                                text + (" (hard: cannot be checked)" if ex.hard else ""), rank,
+                                expect=expect_text(ex, fig, cfg, rank)))
         else:
             rows.append(finding(ex.name, "metric", bound, value, "same" if ok else _fail(ex.hard),
-                                f"plan: {text}" if ok else f"plan expects {text}", rank))
+                                f"plan: {text}" if ok else f"plan expects {text}", rank, expect=text))
     # identical rows on every rank read as one
     first = (rows[0]["old"], rows[0]["new"], rows[0]["verdict"]) if rows else None
     if len(rows) > 1 and all((r["old"], r["new"], r["verdict"]) == first for r in rows):
@@ -726,7 +742,8 @@ def check(boot: dict, plan: Plan) -> dict:
         got = evs.get(kind, [])
         if kind in own_kinds and not got and unread:
             # never looked for: a count of 0 would be a pass nobody earned
-            out.append(finding(kind, "event", None, None, "violation" if ex.hard else "insufficient_history", unread))
+            out.append(finding(kind, "event", None, None, "violation" if ex.hard else "insufficient_history", unread,
+                               expect=expect_text(ex, fig, cfg, None)))
             continue
         if not got:
             # a plan may name a built-in warning by what it warns of (a [[pattern]] event of
@@ -741,6 +758,7 @@ def check(boot: dict, plan: Plan) -> dict:
             note += (f"; report limit ({lim}) reached" if lim is not None else "; report limit reached") \
                 + ", further faults counted silently"
         out.append(finding(kind, "event", bound, int(n), "same" if ok else _fail(ex.hard),
-                           f"plan: {text}" if ok else f"plan expects count {text}; {int(n)} seen{note}"))
+                           f"plan: {text}" if ok else f"plan expects count {text}; {int(n)} seen{note}",
+                           expect=text if ok is not None else expect_text(ex, fig, cfg, None)))
     _say_margin(out, boot)
     return {"a": bd.get("id"), "b": None, "findings": out, "summary": summarize(out)}

@@ -106,6 +106,8 @@ def checks_html(result: dict, plan_name: str) -> str:
 
 
 def _bound(f: dict) -> str:
+    if f.get("expect"):
+        return str(f["expect"])
     why = str(f.get("why") or "")
     return why[len("plan: "):] if why.startswith("plan: ") else why
 
