@@ -60,9 +60,9 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
     # that served for days) are not read
     show_a, show_b = show_boots(store, [ida, idb], runtime=False)
     if plan is not None:
-        from bootlog.reread import with_plan_patterns
+        from bootlog.reread import both_with_plan_patterns
 
-        show_a = with_plan_patterns(store, show_a, plan)
+        show_a, show_b = both_with_plan_patterns(store, show_a, show_b, plan)
     result = compare.diff(show_a, show_b, history=_history(store, ida), plan=plan)
     _emit(result, as_json, markdown, plan_file)
     if not (as_json or markdown):  # (the JSON shape is the contract's: no timeline key in it)

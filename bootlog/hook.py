@@ -276,8 +276,12 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
         history = [show_boot(store, i) for i in boots_like(store, ours.id)]
         # with the plan's tolerance (k, min_pct) and own figures, as `diff --plan` judges them;
         # its verdict on the boot is the hook's check, not repeated in the diff
-        diff = compare.diff(show, show_boot(store, prev_id), history=history, plan=plan,
-                            with_check=False)
+        prev = show_boot(store, prev_id)
+        if plan is not None:
+            from bootlog.reread import both_with_plan_patterns
+
+            show, prev = both_with_plan_patterns(store, show, prev, plan)
+        diff = compare.diff(show, prev, history=history, plan=plan, with_check=False)
     else:
         notes.append(f"first boot of {name} in the database: nothing to diff against")
 

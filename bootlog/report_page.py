@@ -401,9 +401,9 @@ def _latest_diff(store, newest: dict, *, container, host, plan) -> tuple[dict | 
     bid = newest["boot"]["id"]
     a, b = show_boots(store, [bid, old], runtime=False)
     if plan is not None:
-        from bootlog.reread import with_plan_patterns
+        from bootlog.reread import both_with_plan_patterns
 
-        a = with_plan_patterns(store, a, plan)
+        a, b = both_with_plan_patterns(store, a, b, plan)
     history = show_boots(store, boots_like(store, bid), runtime=False)
     # the plan's tolerance and own figures; its verdict on the boot is the plan table, not repeated
     return compare.diff(a, b, history=history, plan=plan, with_check=False), b, None

@@ -84,6 +84,13 @@ def with_plan_patterns(store, show: dict, plan) -> dict:
             "plan_lines": f"read again from {name}"}
 
 
+def both_with_plan_patterns(store, a: dict, b: dict, plan) -> tuple[dict, dict]:
+    """The two boots of a diff, each with the plan's pattern figures and events (read again from
+    its source where it was stored without them): both sides read the same way, or a figure the
+    older boot printed too would be "new" (expert_arena_gib None -> 17.77)."""
+    return with_plan_patterns(store, a, plan), with_plan_patterns(store, b, plan)
+
+
 def _metric_row(m: Metric) -> dict[str, Any]:
     return {"name": m.name, "value": m.value, "unit": m.unit, "rank": m.rank, "line": m.line}
 
