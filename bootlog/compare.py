@@ -17,6 +17,7 @@ from typing import Any, Iterable
 from bootlog.plan import (
     CAPACITY_METRICS, DEPLOY_METRICS, EVENT_KINDS, TIMING_METRICS, UNITS, Expect, Plan,
 )
+from bootlog.verdict import status_finding
 
 # Event kinds whose appearance (or growth) means something went wrong.
 FAULT_EVENTS = ("oom", "engine_init_failed", "value_error", "kv_cache_insufficient",
@@ -354,7 +355,7 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
                 out.extend(finding(f"{key}.{sub}", "config", o, n, "changed") for sub, o, n in subs)
             else:
                 out.append(finding(key, "config", cb.get(key), ca.get(key), "changed"))
-    out.extend(_status_findings(ba, bb))
+    out.extend(_status_findings(a, b))
     cause = [f["key"] for f in deployed if f["key"] != "restart_count"]
     if not values_equal(ba.get("vllm_version"), bb.get("vllm_version")):
         cause.append("vllm_version")
@@ -391,22 +392,12 @@ def _boot_key(f: str, ca: dict, cb: dict) -> str:
     return "boot.host" if f == "host" and (f in ca or f in cb) else f
 
 
-def _died(boot: dict) -> str | None:
-    """Why a boot failed, or its server died after ready (status ready with a failure)."""
-    if boot.get("status") == "failed":
-        why = f"boot failed: {boot.get('failure') or 'other'}"
-    elif boot.get("failure"):
-        why = f"the engine died after ready: {boot['failure']}"
-    else:
-        return None
-    return why + (f": {boot['failure_message'][:200]}" if boot.get("failure_message") else "")
-
-
-def _status_findings(ba: dict, bb: dict) -> list[dict]:
-    new, old = ba.get("status"), bb.get("status")
-    why = _died(ba)
-    if why is not None:  # the contract's exit 4: the boot failed (at start, or serving)
-        return [finding("status", "config", old, new, "violation", why)]
+def _status_findings(a: dict, b: dict) -> list[dict]:
+    new, old = (a.get("boot") or {}).get("status"), (b.get("boot") or {}).get("status")
+    # (the contract's exit 4 for a boot that failed, at start or serving; verdict.py's one rule)
+    own = status_finding(a, old)
+    if own is not None:
+        return [own]
     return [] if values_equal(old, new) else [finding("status", "config", old, new, "changed")]
 
 
@@ -706,9 +697,10 @@ def check(boot: dict, plan: Plan) -> dict:
 
     out.extend(_check_deploy(boot.get("deploy"), plan.deploy))
     hard_boot = bool(plan.boot.get("hard", False))
-    want_status, status, died = plan.boot.get("status"), bd.get("status"), _died(bd)
-    if died is not None:
-        out.append(finding("status", "config", want_status or "ready", status, "violation", died))
+    want_status, status = plan.boot.get("status"), bd.get("status")
+    own = status_finding(boot, want_status or "ready")  # (what the boot says is wrong, plan or not)
+    if own is not None:
+        out.append(own)
     elif want_status and status != want_status:
         out.append(finding("status", "config", want_status, status, _fail(hard_boot),
                            f"plan expects the boot to be {want_status}"))

@@ -86,8 +86,8 @@ def check_line(f: dict, width: int = 24) -> str:
     if "expect" in f:
         text = f"{sym} {safe.pad(label, width)} {safe.term(f['expect'], one_line=True)}: {value}{word}"
         why = _beyond(why, f["expect"])
-    elif f["verdict"] == "same" or f.get("new") is None:
-        text = f"{sym} {label}: {value}{word}"
+    elif f["verdict"] == "same" or f.get("new") is None or f.get("old") == f.get("new"):
+        text = f"{sym} {label}: {value}{word}"  # (a ready boot that failed serving: "ready missed")
     else:
         text = f"{sym} {label}: {value}(the plan says {fmt_value(f['old'])})"
         why = "" if why.startswith("the boot runs ") else why  # (the row says just that)

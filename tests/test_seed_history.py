@@ -201,7 +201,8 @@ def test_cli_diff_and_check_exit_codes(store, tmp_path):
     data = json.loads(res.output)
     assert data["a"] == 2 and data["b"] is None and data["summary"]["violations"] >= 2
     res = runner.invoke(cli, ["--db", db, "diff", "2", "1", "--json"], catch_exceptions=False)
-    assert res.exit_code == 3  # 32 new gdn faults at the shape G capacity
+    # 32 gdn_hip state faults: a failed deploy (verdict.py), no longer drift
+    assert res.exit_code == 4
     assert json.loads(res.output)["a"] == 2
     res = runner.invoke(cli, ["--db", db, "diff", "2", "1", "--plan", str(PLAN)], catch_exceptions=False)
     assert res.exit_code == 4
