@@ -244,6 +244,9 @@ class _Acc:
         self.runtime_dead: str | bool = False  # the line saying the engine died after ready
         self.died: str | None = None  # the first line saying a vLLM process died before ready
         self.superseded = False  # a newer concurrent boot died and the older one took over
+        # a line a vLLM process printed (a process tag or the logger's [file:line]): a "boot" of
+        # prose quoting vLLM's words (a README, the operator's env file) has none and is none
+        self.printed = False
         # BootSplitter's index (None for the orphan, never an owner) and this boot's place in accs
         self.pid_index: dict[int, dict[tuple, dict[_Acc, None]]] | None = None
         self.seq = 0
@@ -419,6 +422,7 @@ class _Acc:
         b = self.boot
         msg = v.msg
         self.last_seen = v.lineno
+        self.printed = self.printed or _is_vllm(v)
         if v.ts is not None:
             if b.started_at is None:
                 b.started_at = v.ts
@@ -883,6 +887,9 @@ class BootSplitter:
             del self.live[seq]
             self.accs[seq] = None
             acc._unindex()
+            if not acc.printed:
+                self.retired[seq] = None  # (no boot: see _Acc.printed)
+                continue
             boot = acc.finish(self._end_of(acc))
             self.retired[seq] = self.retire(boot) if self.retire is not None else boot
 
@@ -1028,5 +1035,9 @@ class BootSplitter:
             # its start is the first: it can end no other boot, only be ended by one
             out.append(orphan.finish(self._end_of(orphan, total_lines)))
         for seq, acc in enumerate(self.accs):
-            out.append(self.retired[seq] if acc is None else acc.finish(self._end_of(acc, total_lines)))
+            if acc is None:
+                if self.retired[seq] is not None:
+                    out.append(self.retired[seq])
+            elif acc.printed:  # (prose quoting vLLM's words is no boot: _Acc.printed)
+                out.append(acc.finish(self._end_of(acc, total_lines)))
         return out

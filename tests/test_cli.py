@@ -365,3 +365,20 @@ def test_ingest_of_rotated_logs_stores_the_oldest_first(db_path, tmp_path):
     last = json.loads(run(db_path, "show", "last", "--json").stdout)["boot"]
     prev = json.loads(run(db_path, "show", "prev", "--json").stdout)["boot"]
     assert last["source"].endswith("vllm.log") and prev["source"].endswith("vllm.log.1")
+
+
+def test_files_that_quote_log_lines_store_no_boot_and_never_become_last(db_path):
+    """The seeds' README quotes `GPU KV cache size: 1,350,182 tokens` in its tables and the
+    operator's env file quotes `'expert_precise_memory': True in non-default args`: both were
+    stored as incomplete boots (v?, KV 1,350,182; a gdn_hip fault) and became `last`."""
+    from pathlib import Path
+
+    g = FIXTURES / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log"
+    assert run(db_path, "ingest", str(g)).exit_code == 0
+    quoting = [FIXTURES / "seed" / "README.md", FIXTURES.parent / "plans" / "frank-primary.env",
+               *sorted(Path("/work/shared/seeds").glob("004_*.txt"))]
+    for path in quoting:
+        res = run(db_path, "ingest", str(path))
+        assert res.exit_code == 0 and res.stdout == f"no vLLM boot found in {path}\n", res.output
+    assert boot_count(db_path) == 1
+    assert json.loads(run(db_path, "show", "last", "--json").stdout)["boot"]["vllm_version"].startswith("0.22.1")
