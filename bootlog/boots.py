@@ -47,6 +47,7 @@ LITERALS: tuple[str, ...] = (
     "Core engine process", "KV cache size", " blocks: ", "num_gpu_blocks is", "Application startup complete",
     "Traceback (most recent call last)", "Error", "Exception", "KeyboardInterrupt", "SystemExit",
     "out of memory", "RESOURCE_EXHAUSTED", "initialization failed", "failed to start", "died", "fatal error",
+    "serve: error: ", "vllm: error: ", ".py: error: ",
 )
 
 TB_CONTEXT = 200  # lines after a Traceback line that scan.py passes through unfiltered
@@ -66,6 +67,9 @@ _INIT_WRAPPER = "initialization failed. See root cause above"
 _OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
                   r"not enough GPU memory|OUT_OF_DEVICE_MEMORY", re.I)
 _PYDANTIC = re.compile(r"ValidationError: \d+ validation errors? for ")
+# argparse refusing the run line (`vllm serve --bogus`, exit 2): a start that failed before the
+# server printed anything of its own; argparse's own shape, `PROG: error: MESSAGE`
+_ARG_ERROR = re.compile(r"(?:vllm(?: serve)?|[\w.-]+\.py): error: \S")
 _GPU_FAULT = re.compile(r"Memory access fault by GPU node-|an illegal memory access was encountered|"
                         r"unspecified launch failure|unhandled cuda error")
 _KV_INSUFFICIENT = "KV cache is needed, which is larger than the available KV cache memory"
@@ -200,6 +204,11 @@ class _Tb:
     exception: str | None = None
     closed_at: int = 0
     event: Event | None = None  # the one traceback event, updated while a chain grows
+    exc_line: int = 0  # the line of its exception
+    more: list[str] = field(default_factory=list)  # indented lines that continue the exception's text
+
+
+_MORE_LINES = 8  # continuation lines of an exception's text kept (ConstraintViolationError: 1)
 
 
 class _Acc:
@@ -391,6 +400,9 @@ class _Acc:
             return True
         if tb is None:
             last = self.closed.get(key)
+            if last is not None and last.exc_line and v.lineno - last.closed_at <= 3 and msg[:1] in (" ", "\t") \
+                    and msg.strip() and len(last.more) < _MORE_LINES and not msg.lstrip().startswith("File "):
+                self.exception_more(last, v.lineno, msg)  # (and the line is read on as any other)
             if last is not None and v.lineno - last.closed_at <= 3 and (msg.startswith(_CHAIN) or not msg.strip()):
                 if msg.strip():
                     last.lines.append(msg)
@@ -401,9 +413,25 @@ class _Acc:
         if not msg.strip() or msg[:1] in (" ", "\t") or msg.startswith(_CHAIN):
             return True
         tb.exception = msg  # the first unindented line ends a traceback
+        tb.exc_line, tb.more = v.lineno, []
         self.exception_line(v, msg, tb)
         self.close_tb(key, v.lineno)
         return True
+
+    def exception_more(self, tb: _Tb, lineno: int, msg: str) -> None:
+        """An indented line right after an exception's own line continues its text (torch's
+        ConstraintViolationError: "  - You marked … specialized it to be a constant (3)"): it
+        joins the traceback event's detail and, when that exception is the boot's root or
+        runtime cause, its failure message (one line each, as printed)."""
+        text = msg.rstrip()[:1000]
+        tb.more.append(text)
+        tb.closed_at = lineno
+        if tb.event is not None:
+            tb.event.detail["exception_more"] = list(tb.more)
+        if self.root is not None and self.root[0] == tb.exc_line:
+            self.root = (self.root[0], f"{self.root[1]}\n{text}", self.root[2])
+        elif self.runtime_root is not None and self.ready_line is not None and self.runtime_root.split("\n", 1)[0] == tb.exception:
+            self.runtime_root = f"{self.runtime_root}\n{text}"
 
     def close_tb(self, key: tuple, at: int = 0) -> None:
         tb = self.tbs.pop(key, None)
@@ -470,6 +498,10 @@ class _Acc:
             self.add_event(Event("value_error", v.lineno, rank, v.ts, text, {"wrapped_by": "ValidationError"}))
             if self.root is not None and self.root[0] == self.pydantic:
                 self.root_class = "value_error"
+        if self.root is None and self.ready_line is None and _ARG_ERROR.match(msg):
+            # (argparse's line has no vLLM prefix, but the server's process printed it)
+            self.root, self.root_class = (v.lineno, msg.strip(), False), "bad_args"
+            self.terminal = self.printed = True
         if v.stats is not None:  # a whole stats line: nothing but its sample (records.VLine)
             self.add_sample(v, *v.stats)
             if len(self.fp_catalogue) < 64 and self.ready_line is None:
@@ -662,6 +694,13 @@ class _Acc:
         fp = self.fp_catalogue or self.fp
         b.fingerprint = fp.hexdigest()
         return b
+
+
+def _past_start(acc: _Acc) -> bool:
+    """The boot printed more than a start's import-time lines (a banner, engine output, a
+    result): a start refused at argument parsing after it is the next start, not this one."""
+    return bool(acc.keys or acc.progressed or acc.ready_line is not None or acc.root is not None
+                or acc.terminal or acc.engine_done)
 
 
 def _sig(api_pids: dict[str, int]) -> tuple:
@@ -923,6 +962,9 @@ class BootSplitter:
             owner.feed(v, literal)  # a line of an older server still running beside this one
             return
         top = v.role in (None, "api")
+        if v.proc is None and _ARG_ERROR.match(msg) and (cur is None or _past_start(cur)):
+            self._start(v, literal)  # a start refused at argument parsing is a boot of its own
+            return
         if mk is not None and top or (mk is not None and cur is None):
             if cur is None:
                 split = True

@@ -656,6 +656,20 @@ def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str], failed: bool
     return rows
 
 
+def _missing_why(key: str, deploy: dict | None) -> str:
+    """Why a plan's config key is not in the boot's config: "silently dropped" only when the run
+    line (the deploy's command) passed the flag and the engine does not show it; a run line
+    without it did not ask for it; with no run line known, neither is claimed."""
+    command = (deploy or {}).get("command")
+    if not isinstance(command, list) or not command:
+        return (f"the boot's config does not have {key} (its run line is not known: a boot read from its "
+                "container tells a flag the engine dropped from one never passed)")
+    flag = re.compile(r"(?<![\w-])--" + re.escape(key).replace("_", "[_-]") + r"(?![\w-])")
+    if any(flag.search(str(arg)) for arg in command):
+        return f"silently dropped: the run line passes --{key.replace('_', '-')} but the boot's config does not have it"
+    return f"not passed: the run line has no --{key.replace('_', '-')} and the boot's config does not have {key}"
+
+
 def _check_deploy(deploy: dict | None, want: dict[str, Any]) -> list[dict]:
     """[deploy]: the facts the plan pins (the image by digest, an env value) against what the
     container engine said of this boot's run; a pinned image reference is held to its digest."""
@@ -687,8 +701,7 @@ def check(boot: dict, plan: Plan) -> dict:
         if not found and want is False:  # an absent flag is off: nothing was dropped
             out.append(finding(key, "config", want, None, "same", "absent (off)"))
         elif not found and want is not None:
-            out.append(finding(key, "config", want, None, "violation", f"silently dropped: the plan sets {key} "
-                               "but the boot's config does not have it"))
+            out.append(finding(key, "config", want, None, "violation", _missing_why(key, boot.get("deploy"))))
         elif not values_equal(have, want):
             out.append(finding(key, "config", want, have, "violation",
                                f"the boot runs {key}={have!r}, the plan says {want!r}"))

@@ -590,7 +590,9 @@ def render_text(r: HookResult, plan_name: str | None = None) -> str:
     lines += [f"  {'why':<14} {why}" for why in _why_rows(r)]
     if r.show is not None:
         for label, text in _figure_lines(key_figures(r.show), r.show):
-            lines.append(f"  {label:<14} {text}")
+            first, *more = str(text).split("\n")  # (a root cause continued on indented lines)
+            lines.append(f"  {label:<14} {first}")
+            lines += [f"  {'':<14} {m}" for m in more]
     lines = [term(ln, one_line=True) for ln in [*lines, *(f"  note: {n}" for n in r.notes)]]
     if r.check is not None:
         lines += ["", render.render_text(r.check, plan_name=plan_name, show_same=False)]
@@ -610,7 +612,8 @@ def render_markdown(r: HookResult, plan_name: str | None = None) -> str:
     if r.show is not None:
         b = r.show["boot"]
         if b["status"] == "failed":
-            lines.append(f"Root cause: {md_code(b.get('failure_message') or 'no error line found')}")
+            lines.append("Root cause: " + " ".join(md_code(part) for part in (b.get("failure_message") or
+                                                                           "no error line found").split("\n")))
         figs = _figure_lines(key_figures(r.show), {"deploy": r.show.get("deploy"), "events": r.show.get("events")})
         if figs:
             lines.append("MEASURED on the live deploy: " + ", ".join(f"{label} {_md(text)}" for label, text in figs)

@@ -41,7 +41,10 @@ def render_show(data: dict) -> str:
             out.append(f"  {key:<14} {_t(b[key])}")
     out.append(f"  {'lines':<14} {b.get('first_line')}-{b.get('last_line')}")
     if b.get("failure_message"):
-        out.append(f"  {'root cause':<14} {_t(b['failure_message'])}")
+        # (an exception's text continued on indented lines: each on its own, as printed)
+        first, *more = b["failure_message"].split("\n")
+        out.append(f"  {'root cause':<14} {_t(first)}")
+        out += [f"  {'':<14} {_t(m)}" for m in more]
     burst = gdn_summary(data.get("events") or [])
     if burst:
         out.append(f"  {'gdn_hip':<14} {burst}")

@@ -265,11 +265,22 @@ def test_check_graph_capture_over_its_charge_on_one_rank_is_drift():
 
 
 def test_check_silently_dropped_flag():
+    # "silently dropped" is said only when the run line passed the flag (the deploy's command);
+    # a run line without it did not ask for it, and without a run line neither is claimed
     cfg = {k: v for k, v in CFG_G_BASE.items() if k != "expert_precise_memory"}
-    r = compare.check(shape_g(config=cfg), frank_plan())
-    (row,) = by_key(r, "expert_precise_memory")
-    assert row["verdict"] == "violation" and "silently dropped" in row["why"]
-    assert compare.exit_code(r) == 4
+    boot = shape_g(config=cfg)
+    for command, says in (
+            (["vllm", "serve", "/models/q", "--expert-precise-memory", "--max-num-seqs", "3"], "silently dropped"),
+            (["/bin/sh", "-c", "exec vllm serve /models/q --expert-precise-memory"], "silently dropped"),
+            (["vllm", "serve", "/models/q", "--expert-precise-memory-x", "--max-num-seqs", "3"], "not passed"),
+            (["vllm", "serve", "/models/q", "--max-num-seqs", "3"], "not passed"),
+            (None, "its run line is not known")):
+        boot["deploy"] = {"command": command} if command else None
+        r = compare.check(boot, frank_plan())
+        (row,) = by_key(r, "expert_precise_memory")
+        assert row["verdict"] == "violation" and row["why"].startswith(says) or says in row["why"], (command, row["why"])
+        assert ("silently dropped" in row["why"]) == (says == "silently dropped")
+        assert compare.exit_code(r) == 4
 
 
 def test_check_gdn_burst_reports_the_faults_and_the_cap():

@@ -372,3 +372,16 @@ def test_hook_on_a_container_that_already_exited_says_no_new_boot_started(replay
                         res.stderr), res.stderr
     out = json.loads(res.stdout)
     assert (out["verdict"], out["outcome"], out["exit"]) == ("NO_NEW_BOOT", "no_new_boot", 1)
+
+
+def test_hook_fails_a_start_the_argument_parser_refused(replayer, db_path):
+    # `vllm serve … --expert-precise-memroy`: argparse prints usage and the error on stderr and
+    # exits 2 before the hook's first look (a start that dies at once is still the deploy's)
+    usage = (b"usage: vllm serve [model_tag] [options]\n"
+             b"vllm serve: error: unrecognized arguments: --expert-precise-memroy\n")
+    name = replayer.start([Boot().err(usage).exit(2)])
+    res = hook(db_path, name, "--format", "json")
+    assert res.exit_code == 4, res.output
+    out = json.loads(res.stdout)
+    assert (out["verdict"], out["boot"]["status"], out["boot"]["failure"]) == ("FAILED", "failed", "bad_args")
+    assert out["boot"]["failure_message"] == "vllm serve: error: unrecognized arguments: --expert-precise-memroy"
