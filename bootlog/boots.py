@@ -47,7 +47,7 @@ LITERALS: tuple[str, ...] = (
     "Core engine process", "KV cache size", " blocks: ", "num_gpu_blocks is", "Application startup complete",
     "Traceback (most recent call last)", "Error", "Exception", "KeyboardInterrupt", "SystemExit",
     "out of memory", "RESOURCE_EXHAUSTED", "initialization failed", "failed to start", "died", "fatal error",
-    "serve: error: ", "vllm: error: ", ".py: error: ",
+    "serve: error: ", "vllm: error: ", ".py: error: ", "Finished server process",
 )
 
 TB_CONTEXT = 200  # lines after a Traceback line that scan.py passes through unfiltered
@@ -188,6 +188,18 @@ def _gap(a: datetime | None, b: datetime | None, secs: float) -> bool:
         return False
 
 
+BACKWARDS_S = 2.0  # the envelope clock going back more than this is another run (stream reorder is less)
+
+
+def _went_back(a: datetime | None, b: datetime | None) -> bool:
+    """An envelope time (aware: podman, docker, journald) earlier than the line before it by more
+    than BACKWARDS_S: a log of another run appended after this one (vLLM's own zone-less times
+    are not a clock bootlog trusts for this)."""
+    if a is None or b is None or a.tzinfo is None or b.tzinfo is None:
+        return False
+    return (a - b).total_seconds() > BACKWARDS_S
+
+
 def _ver_tuple(ver: str) -> tuple[int, int]:
     m = re.match(r"(\d{1,9})\.(\d{1,9})", ver)  # (a hostile 10,000-digit version is no version)
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
@@ -256,6 +268,8 @@ class _Acc:
         # a line a vLLM process printed (a process tag or the logger's [file:line]): a "boot" of
         # prose quoting vLLM's words (a README, the operator's env file) has none and is none
         self.printed = False
+        # its API server said it finished (uvicorn's last line): nothing later is this run's
+        self.run_over = False
         # BootSplitter's index (None for the orphan, never an owner) and this boot's place in accs
         self.pid_index: dict[int, dict[tuple, dict[_Acc, None]]] | None = None
         self.seq = 0
@@ -451,6 +465,8 @@ class _Acc:
         msg = v.msg
         self.last_seen = v.lineno
         self.printed = self.printed or _is_vllm(v)
+        if "Finished server process" in msg and v.role in (None, "api"):
+            self.run_over = True
         if v.ts is not None:
             if b.started_at is None:
                 b.started_at = v.ts
@@ -957,13 +973,19 @@ class BootSplitter:
         msg = v.msg
         mk = _marker(msg) if literal and v.stats is None else None
         cur = self.cur
-        owner = self._owner(v) if cur is not None and v.proc is not None else None
+        # (a banner or args line is a server starting: never an older server still running)
+        owner = self._owner(v) if cur is not None and v.proc is not None and mk not in _STRONG else None
         if owner is not None:
             owner.feed(v, literal)  # a line of an older server still running beside this one
             return
         top = v.role in (None, "api")
         if v.proc is None and _ARG_ERROR.match(msg) and (cur is None or _past_start(cur)):
             self._start(v, literal)  # a start refused at argument parsing is a boot of its own
+            return
+        if cur is not None and (cur.run_over and mk is not None or _went_back(cur.last_ts, v.ts)):
+            # every start of the process is its own boot: a start line after the server said it
+            # finished, or the envelope's clock going back (another run's log appended after)
+            self._start(v, literal)
             return
         if mk is not None and top or (mk is not None and cur is None):
             if cur is None:
@@ -1043,7 +1065,7 @@ class BootSplitter:
             if not sig or sig == mine:
                 continue
             for acc in accs:
-                if acc is last or acc.superseded or (best is not None and acc.seq < best.seq):
+                if acc is last or acc.superseded or acc.run_over or (best is not None and acc.seq < best.seq):
                     continue
                 if _sig(acc.api_pids) == sig:  # (else filed again under its newer identity)
                     best = acc

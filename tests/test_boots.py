@@ -600,7 +600,8 @@ def test_a_flag_the_engine_did_not_take_is_a_warning():
     b = (seed / "08-gdn-hip-burst-prefix-caching.log").read_text().split("\n")
     engine_line = next(x for x in b if "Initializing a V1 LLM engine" in x)
     at = next(i for i, x in enumerate(a) if "Initializing a V1 LLM engine" in x)
-    mixed = a[:at] + [engine_line] + a[at + 1:]
+    # (with 04's own stamp: a line stamped a day earlier is another run's, a boot of its own)
+    mixed = a[:at] + [a[at].split(" ", 1)[0] + " " + engine_line.split(" ", 1)[1]] + a[at + 1:]
     from bootlog.envelope import read as env_records
 
     recs = list(env_records([("\n".join(mixed)).encode()]))
