@@ -9,6 +9,11 @@ the Boot records.  Rules (corpus README + vllm-log-formats.md):
 * A new boot is split off when a marker one server prints once (banner, args) repeats, when the
   API server's pid changes, or when a top-level process prints an import-time marker after the
   current boot had engine/worker output or figures (a restart).
+* Every start of the process is its own boot, whatever it prints: a start line after the server
+  said "Finished server process", the envelope's clock going back (another run's log appended),
+  the container engine's init/died events between two lines (run_bounds), argparse refusing the
+  run line.  A boot needs a line a vLLM process printed (prose quoting vLLM's words is none),
+  or, opened by the engine's events, a failure (a bare traceback at import).
 * Two servers at once in one file: tagged lines go back to the older boot by pid (only between
   different API-server processes: a restarted container reuses its pids); untagged (corpus 053):
   when the newer one dies through the "Engine core initialization failed" wrapper, later lines
@@ -19,7 +24,8 @@ the Boot records.  Rules (corpus README + vllm-log-formats.md):
   a root cause even with no exception after it; a pydantic "Value error, ..." is a value_error.
 * fingerprint: sha256 over the first 64 catalogue lines (import-time start-ish lines excluded) up
   to the ready line, so a read when the boot had just become ready (the hook) and one hours later
-  (a resumed read, an archive, the journal) agree.
+  (a resumed read, an archive, the journal) agree; with the envelope's time of its first line,
+  so two runs printing the same lines are two boots.
 * A boot that got no line while RETIRE_AFTER newer boots started is finished then and handed to
   `retire` (ingest moves it out of memory); no later line goes back to it (crash loops).
 """
@@ -28,7 +34,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right, insort
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from hashlib import sha256
 from sys import intern as _intern
 from typing import Any, Callable
@@ -270,6 +276,7 @@ class _Acc:
         self.printed = False
         # its API server said it finished (uvicorn's last line): nothing later is this run's
         self.run_over = False
+        self.from_run = False  # opened by the container engine's word that a run began (run_bounds)
         # BootSplitter's index (None for the orphan, never an owner) and this boot's place in accs
         self.pid_index: dict[int, dict[tuple, dict[_Acc, None]]] | None = None
         self.seq = 0
@@ -365,6 +372,11 @@ class _Acc:
             self.runtime_dead = self.runtime_dead or msg
         elif self.root is None:
             self.root = (v.lineno, msg, self.engine_done)
+
+    def kept(self) -> bool:
+        """A boot: a vLLM process printed one of its lines, or the container engine says a run
+        began there and it failed (a crash at import prints a bare traceback, no vLLM prefix)."""
+        return self.printed or (self.from_run and (self.root is not None or self.died is not None))
 
     def said_something(self) -> bool:
         """A log that starts mid-boot: is its lead-in a boot worth keeping (figures, runtime
@@ -708,7 +720,7 @@ class _Acc:
         # the first 64 catalogue lines of the boot; a boot that printed none (a WARNING-level
         # log) falls back to its first 64 literal lines
         fp = self.fp_catalogue or self.fp
-        b.fingerprint = fp.hexdigest()
+        b.fingerprint = _run_fingerprint(fp.hexdigest(), b.started_at)
         return b
 
 
@@ -717,6 +729,17 @@ def _past_start(acc: _Acc) -> bool:
     result): a start refused at argument parsing after it is the next start, not this one."""
     return bool(acc.keys or acc.progressed or acc.ready_line is not None or acc.root is not None
                 or acc.terminal or acc.engine_done)
+
+
+def _run_fingerprint(content: str, started: datetime | None) -> str:
+    """The content hash made one run's: two starts of a server can print the same lines (a
+    restart replaying its output, a crash loop's identical failures) and are still two boots;
+    the envelope's time of the first line tells them apart (it is the same however much of the
+    boot a read saw).  Without an envelope time the content hash stands: vLLM's own MM-DD
+    HH:MM:SS is among the hashed lines."""
+    if started is None or started.tzinfo is None:
+        return content
+    return sha256(f"{content}|{started.astimezone(timezone.utc).isoformat()}".encode()).hexdigest()
 
 
 def _sig(api_pids: dict[str, int]) -> tuple:
@@ -861,10 +884,13 @@ class BootSplitter:
     RESUME_WINDOW_S = 300.0
 
     def __init__(self, continuing: str | None = None, retire: Callable[[Boot], Any] | None = None,
-                 spill: Any = None) -> None:
+                 spill: Any = None, run_bounds: list[datetime] | None = None) -> None:
         # continuing: status ("ready"/"failed") of the stored boot a resumed read continues; its
         # lines before the first start marker belong to that boot, whatever they print
         self.continuing = continuing
+        # the container engine's init and died events of the source (aware, sorted): a line
+        # stamped after one that the boot's last line was stamped before is the next run's
+        self.run_bounds = run_bounds or []
         # retire(boot) -> what finish() lists in the boot's place (module doc); by default the Boot
         self.retire = retire
         self.spill = spill  # where the boots' finished sample chunks may go (store/spill.py)
@@ -942,8 +968,8 @@ class BootSplitter:
             del self.live[seq]
             self.accs[seq] = None
             acc._unindex()
-            if not acc.printed:
-                self.retired[seq] = None  # (no boot: see _Acc.printed)
+            if not acc.kept():
+                self.retired[seq] = None  # (no boot: see _Acc.kept)
                 continue
             boot = acc.finish(self._end_of(acc))
             self.retired[seq] = self.retire(boot) if self.retire is not None else boot
@@ -986,6 +1012,10 @@ class BootSplitter:
             # every start of the process is its own boot: a start line after the server said it
             # finished, or the envelope's clock going back (another run's log appended after)
             self._start(v, literal)
+            return
+        if cur is not None and self._new_run(cur, v):
+            self._start(v, literal)  # the container started again: whatever it prints is this run's
+            self.cur.from_run = True
             return
         if mk is not None and top or (mk is not None and cur is None):
             if cur is None:
@@ -1043,6 +1073,16 @@ class BootSplitter:
             target.body = True  # past the import-time burst of start-ish lines
         if self.resume is None and cur.terminal and len(self.accs) >= 2:
             self._maybe_resume(cur)
+
+    def _new_run(self, cur: _Acc, v: VLine) -> bool:
+        """An engine's init or died event lies between the boot's last line and this one: the
+        container stopped and started again in between (podman.md: every record of a run is
+        later than its init and than the previous run's died)."""
+        if not self.run_bounds or cur.last_ts is None or v.ts is None or v.ts.tzinfo is None \
+                or cur.last_ts.tzinfo is None:
+            return False
+        i = bisect_right(self.run_bounds, cur.last_ts)
+        return i < len(self.run_bounds) and self.run_bounds[i] < v.ts
 
     def _owner(self, v: VLine) -> _Acc | None:
         """The older boot a tagged line belongs to when two servers run at once (tagged era).
@@ -1102,6 +1142,6 @@ class BootSplitter:
             if acc is None:
                 if self.retired[seq] is not None:
                     out.append(self.retired[seq])
-            elif acc.printed:  # (prose quoting vLLM's words is no boot: _Acc.printed)
+            elif acc.kept():  # (prose quoting vLLM's words is no boot)
                 out.append(acc.finish(self._end_of(acc, total_lines)))
         return out

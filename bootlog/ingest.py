@@ -168,7 +168,7 @@ def _retire(spill):
 
 
 def _parse(source, *, resume: "Resume | None" = None, limit: int | None = None, plan=None,
-           progress: bool = False) -> tuple[Boots, int, int]:
+           progress: bool = False, run_bounds: list | None = None) -> tuple[Boots, int, int]:
     """(the boots of a source, or of its unread tail when resuming; the physical lines read;
     the lines cut at sources.LINE_MAX).  A plan's own patterns run over the same single read (stdin
     can be read only once): their literals join the scan's, and a pattern without a literal
@@ -188,7 +188,8 @@ def _parse(source, *, resume: "Resume | None" = None, limit: int | None = None, 
         recs = hits.watch(recs)
     spill = Spill()
     # (a plan's hits are attached to the boots after parsing: then all stay in memory)
-    splitter = BootSplitter(resume.status if resume else None, retire=None if hits else _retire(spill), spill=spill)
+    splitter = BootSplitter(resume.status if resume else None, retire=None if hits else _retire(spill), spill=spill,
+                            run_bounds=run_bounds)
     base = resume.lines if resume else 0
     boots = Boots(parse(recs, year=_year_hint(source), splitter=splitter,
                         total_lines=lambda: base + lines.lines_seen), spill)
@@ -388,7 +389,14 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
             elif limit == resume.offset:
                 out.up_to_date, out.resumed_at_line = True, resume.lines
                 return out
-    boots, seen, out.cut_lines = _parse(source, resume=resume, limit=limit, plan=plan, progress=progress)
+    # a container's runs are bounded by the engine's init/died events: every start its own boot
+    bounds = None
+    if source.kind == "container" and spec is None and container:
+        from bootlog.podman import run_bounds
+
+        bounds = run_bounds(container, container_engine)
+    boots, seen, out.cut_lines = _parse(source, resume=resume, limit=limit, plan=plan, progress=progress,
+                                        run_bounds=bounds)
     read_to = (resume.lines if resume else 0) + seen  # the number of the last line read
     end = _end_of_lines(source.name, limit) if limit is not None else None
     if end != limit and len(boots) and boots[len(boots) - 1].first_line == read_to:

@@ -463,3 +463,19 @@ def events(name: str, since: int | datetime | str, until: int | datetime | str |
         found.append(ev)
     found.sort(key=lambda e: e["time_ns"])
     return found
+
+
+def run_bounds(name: str, engine: str = "podman") -> list[datetime]:
+    """The times the container's runs were bounded at: its `init` and `died` events (aware UTC
+    datetimes, sorted), for the current container of that name; [] when the engine cannot say
+    (no such container, an event log that cannot be read).  Every record of a run is later than
+    its init and than the previous run's died (podman.md), so a boot's lines never span one."""
+    try:
+        info = inspect(name, engine=engine)
+        created = parse_time(str(info.get("Created") or "")) or now_ns() - 7 * 24 * 3600 * 10**9
+        evs = events(name, since=created - 10**9, engine=engine)
+    except SourceError:
+        return []
+    cid = str(info.get("Id") or info.get("ID") or "")
+    return sorted(datetime.fromtimestamp(e["time_ns"] / 1e9, timezone.utc) for e in evs
+                  if e["status"] in ("init", "died") and (e.get("ID") or e.get("id") or cid) == cid)

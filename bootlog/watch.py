@@ -129,6 +129,9 @@ class FileTail:
         except OSError:
             return datetime.now().year
 
+    def run_bounds(self) -> list:
+        return []  # (a file says nothing of when its process started: its lines do)
+
 
 class ContainerTail:
     """A container's log through `<engine> logs --timestamps --since`, across restarts and
@@ -142,6 +145,8 @@ class ContainerTail:
         self.key = f"watch:{engine}:{name}"
         self.label = f"{engine}:{name}"
         self._deploy: tuple[Any, dict | None] = (None, None)
+        self._run = None  # (id, StartedAt, FinishedAt) of the run last read
+        self._bounds: tuple[Any, list] = (None, [])
 
     def deploy(self, boot: Boot) -> dict | None:
         """The engine's deploy context of the run `boot` started in: asked once per boot."""
@@ -173,7 +178,8 @@ class ContainerTail:
     def read(self, pos: podman.Cursor, final: bool
              ) -> Iterator[tuple[list[tuple[podman.Cursor, bytes]], podman.Cursor]]:
         """New lines after `pos` in batches: (lines with the cursor before each, cursor after)."""
-        running = podman.state(self.name, engine=self.engine).running
+        st = podman.state(self.name, engine=self.engine)
+        running, self._run = st.running, (st.id, st.started_at, st.finished_at)
         for data, end in podman.read_batches(self.name, pos, final=final or not running,
                                              engine=self.engine, batch=BATCH):
             lines = []
@@ -185,6 +191,14 @@ class ContainerTail:
 
     def year(self) -> int:
         return datetime.now().year
+
+    def run_bounds(self) -> list:
+        """The engine's init/died times of the container (podman.run_bounds): a restart between
+        two reads files the new run's lines under a boot of their own.  Asked again only when
+        the run read changed (a restart, a stop)."""
+        if self._bounds[0] != self._run:
+            self._bounds = (self._run, podman.run_bounds(self.name, self.engine))
+        return self._bounds[1]
 
 
 def split_lines(data: bytes) -> list[bytes]:
@@ -236,6 +250,7 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
           warn: Callable[[str], None] | None = None, stop: Callable[[], bool] = lambda: False) -> int:
     """Follow `tail` (FileTail / ContainerTail) until `stop()` (or, with `once`, until caught up).
     Returns the number of new events (each kind prints EVENT_LINES lines per read, then a count)."""
+    from bootlog.boots import BootSplitter
     from bootlog.envelope import detect
     from bootlog.ingest import default_host
     from bootlog.parse import parse
@@ -282,7 +297,8 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
                 win.partial = None if lines[-1][1].endswith(b"\n") else win.end_line
                 if win.partial is not None:
                     win.positions.setdefault(win.partial, lines[-1][0])
-                boots = parse(win.records, year=tail.year(), total_lines=win.end_line)
+                boots = parse(win.records, year=tail.year(), total_lines=win.end_line,
+                              splitter=BootSplitter(run_bounds=tail.run_bounds()))
                 emitted += _store(db, tail, src, boots, win, known, emit, on_event, warn, save_boots)
         except (SourceError, InputError) as err:
             if once or not str(err).startswith(("no such container", "no such file")):
