@@ -490,6 +490,11 @@ def _compile_cache_finding(fa: dict, fb: dict, cause: list[str]) -> dict | None:
     states = (_cache_state(fa), _cache_state(fb))
     if states == ("cold", "warm"):
         cold, warm = _sum_max(fa["compile_graph_s"]), _sum_max(fb["compile_cache_load_s"])
+        mounts = [k for k in cause if k.startswith("mount.")]
+        if mounts:  # the cache lived in the container: its mount went or moved
+            return finding("compile_cache", "metric", warm, cold, "changed",
+                           f"cold compile {_fmt(cold)} s after a warm boot, cost {_fmt(cold - warm)} s, with "
+                           f"{_names(mounts)} changed (a compile cache kept in a mount starts empty without it)")
         if cause:
             return finding("compile_cache", "metric", warm, cold, "changed",
                            f"cold compile {_fmt(cold)} s after a warm boot; the cache key changed "

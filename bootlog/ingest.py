@@ -205,6 +205,23 @@ def _drop_silent_last(boots: "Boots") -> None:
         boots.items.pop()
 
 
+def _exits(boots: "Boots", runs: list) -> None:
+    """Each boot of a container's earlier run gets the exit code its run died with (the engine
+    says it only of the latest run; its `died` events say it of each): a server that died
+    serving and exited 0 is why on-failure never restarted it."""
+    died = [r for r in runs if r.status == "died" and r.exit_code is not None]
+    for b in boots.items:
+        if isinstance(b, tuple) or b.ended_at is None or b.ended_at.tzinfo is None:
+            continue  # (a retired boot is on disk; a boot without envelope times has no run)
+        end = next((r for r in died if r.at >= b.ended_at), None)
+        if end is None:
+            continue
+        from bootlog.podman import format_time
+
+        finished = format_time(int(end.at.timestamp()) * 10**9 + end.at.microsecond * 1000)
+        b.deploy = {**(b.deploy or {}), "exit_code": end.exit_code, "finished_at": finished}
+
+
 def parse_source(source) -> list[Boot]:
     """The boots of a whole source."""
     return list(_parse(source)[0])
@@ -390,13 +407,13 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
                 out.up_to_date, out.resumed_at_line = True, resume.lines
                 return out
     # a container's runs are bounded by the engine's init/died events: every start its own boot
-    bounds = None
+    runs = []
     if source.kind == "container" and spec is None and container:
-        from bootlog.podman import run_bounds
+        from bootlog.podman import run_events
 
-        bounds = run_bounds(container, container_engine)
+        runs = run_events(container, container_engine)
     boots, seen, out.cut_lines = _parse(source, resume=resume, limit=limit, plan=plan, progress=progress,
-                                        run_bounds=bounds)
+                                        run_bounds=[r.at for r in runs] or None)
     read_to = (resume.lines if resume else 0) + seen  # the number of the last line read
     end = _end_of_lines(source.name, limit) if limit is not None else None
     if end != limit and len(boots) and boots[len(boots) - 1].first_line == read_to:
@@ -411,7 +428,12 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
             raise InputError(f"{source.stopped}: {source.name}", path=source.name)
         out.truncated, out.stopped_at_line = source.stopped, read_to
     if source.kind == "container" and len(boots) and not isinstance(boots.items[-1], tuple):
-        boots.items[-1].deploy = deploy_of(container, container_engine, plan) if deploy is ASK else deploy
+        last = boots.items[-1]
+        inits = [r.at for r in runs if r.status == "init"]
+        if not (inits and last.ended_at is not None and last.ended_at.tzinfo is not None and last.ended_at < inits[-1]):
+            # (not when a run began after its last line: the engine's word is that run's)
+            last.deploy = deploy_of(container, container_engine, plan) if deploy is ASK else deploy
+    _exits(boots, runs)
     if limit is not None:
         # a file caught mid-line gets no position but CUT: its half line was read into a boot
         # that a resumed read could no longer correct, so the next ingest reads it whole and

@@ -149,10 +149,12 @@ class ContainerTail:
         self._bounds: tuple[Any, list] = (None, [])
 
     def deploy(self, boot: Boot) -> dict | None:
-        """The engine's deploy context of the run `boot` started in: asked once per boot."""
+        """The engine's deploy context of the run `boot` started in: asked once per boot and run
+        state, so the exit code is stored when the run ends (a server that died serving and
+        exited 0 is why on-failure never fired: the seeds' lesson)."""
         from bootlog.ingest import deploy_of
 
-        key = (boot.first_line, boot.started_at)
+        key = (boot.first_line, boot.started_at, self._run)
         if self._deploy[0] != key:
             self._deploy = (key, deploy_of(self.name, self.engine))
         return self._deploy[1]

@@ -114,3 +114,47 @@ def test_a_run_that_prints_no_start_line_is_a_boot_of_its_own(replayer, db_path)
     assert [(b["status"], b["failure"] is None) for b in boots] == [("ready", True), ("failed", False)]
     assert boots[1]["failure_message"].startswith("ImportError: libcuda.so.1")
     assert run(db_path, "diff").exit_code == 4
+
+
+def test_the_exit_code_is_stored_when_the_run_ends(replayer, db_path):
+    # the seeds' lesson: the engine died serving, the API server exited 0, so on-failure never
+    # fired.  The hook stores the boot at ready (the run goes on: no exit code yet); watch and
+    # ingest store the code once the run has ended, and keep it after the next run began
+    log = fixture_log(SMALL).read_bytes()
+    died = runtime_oom(b"\x1b[1;36m(EngineCore_DP0 pid=85423)\x1b[0;0m ", b"09-26 05:58:00",
+                       b"\x1b[1;36m(APIServer pid=85301)\x1b[0;0m ")
+    name = replayer.start([Boot().out(log).gate("die").out(died).exit(0), all_at_once(log)])
+    hooked = json.loads(run(db_path, "hook", "--container", name, "--poll", "0.2", "--format", "json").stdout)
+    assert hooked["deploy"]["exit_code"] is None and hooked["deploy"]["status"] == "running"
+    # a watch that follows the run from before its end to after it (it asked the engine once per
+    # boot: the running state stayed stored)
+    import threading
+
+    from bootlog.store.db import open_store
+    from bootlog.watch import ContainerTail, watch
+
+    done, said = threading.Event(), []
+    t = threading.Thread(target=watch, args=(open_store(db_path), ContainerTail(name)),
+                         kwargs={"poll": 0.2, "emit": said.append, "stop": done.is_set}, daemon=True)
+    t.start()
+    deadline = time.monotonic() + 15
+    time.sleep(0.5)  # (its first reads: the boot the hook stored, nothing new to say)
+    replayer.open_gate(name, "die")
+    assert wait_exit(name) == 0
+    while not any("boot_died" in ln for ln in said):
+        assert time.monotonic() < deadline, said
+        time.sleep(0.1)
+    time.sleep(0.6)  # (a few polls after the exit)
+    done.set()
+    t.join(15)
+    first = json.loads(run(db_path, "show", "1", "--json").stdout)
+    assert (first["boot"]["failure"], first["deploy"]["exit_code"]) == ("oom", 0)
+    assert first["deploy"]["image"] == hooked["deploy"]["image"]  # (the hook's context kept)
+    replayer.restart(name)  # (as systemd's Restart=always would)
+    deadline = time.monotonic() + 15
+    while len(listed(db_path, name)) < 2:
+        assert run(db_path, "ingest", "--container", name).exit_code == 0
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    first = json.loads(run(db_path, "show", "1", "--json").stdout)
+    assert first["deploy"]["exit_code"] == 0 and first["deploy"]["status"] in ("exited", "stopped")

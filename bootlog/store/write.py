@@ -430,7 +430,14 @@ def _insert_children(store: Store, pairs: Iterable[tuple[int, int]], boots: Sequ
 
 
 def save_deploy(store: Store, boot_id: int, data: dict) -> None:
-    """A boot's deploy context (inside the caller's transaction): the newest one said wins."""
+    """A boot's deploy context (inside the caller's transaction): what is said now wins, but a
+    value known before is not forgotten for one not said (a died event gives a run's exit code
+    alone; the hook's context of that run, stored while it ran, keeps its image and command)."""
+    row = store.one("SELECT data FROM deploys WHERE boot_id = ?", (boot_id,))
+    if row is not None:
+        old = json.loads(row[0]) if isinstance(row[0], (str, bytes)) else row[0]
+        if isinstance(old, dict):
+            data = {**old, **{k: v for k, v in data.items() if v is not None or k not in old}}
     store.execute("DELETE FROM deploys WHERE boot_id = ?", (boot_id,))
     store.execute(_INSERT["deploys"], (boot_id, json.dumps(jsonable(data))))
 
