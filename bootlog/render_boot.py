@@ -61,6 +61,10 @@ def render_show(data: dict) -> str:
             v = dep.get(key)
             if v is not None:
                 out.append(f"  {key:<14} {cut(' '.join(map(str, v)) if isinstance(v, list) else v, 100)}")
+        for m in dep.get("mounts") or []:
+            if isinstance(m, dict):
+                ro = " (ro)" if m.get("rw") is False else ""
+                out.append(f"  {'mount':<14} {cut(str(m.get('destination')), 60)} ← {cut(str(m.get('source')), 80)}{ro}")
         for key in ("env", "env_file"):
             if dep.get(key):
                 out.append(f"  {key:<14} {len(dep[key])} variables (show --json lists them)")
