@@ -3,6 +3,7 @@ operator types it (relative paths) gives the same check, diff and report answers
 working directory (a cron job or a systemd unit runs from /)."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import sqlite3
@@ -12,6 +13,7 @@ from click.testing import CliRunner
 
 from bootlog.cli import cli
 from conftest import ROOT
+from podman_util import podman_ready, replayer  # noqa: F401  (fixtures)
 
 SEED = ROOT / "fixtures" / "logs" / "seed"
 PLANS = ROOT / "fixtures" / "plans"
@@ -74,3 +76,58 @@ def test_a_relative_path_an_older_bootlog_stored_gives_one_answer_everywhere(clo
     assert [r[0] for r in con.execute("SELECT name FROM sources")] == [str(clone / log)]
     assert run(db, "check", "last", "--plan", plan).exit_code == 0
     assert len(con.execute("SELECT id FROM boots").fetchall()) == 1
+
+
+def test_the_seeds_history_gets_one_verdict_from_the_clone_from_root_and_from_a_systemd_unit(
+        clone, tmp_path, replayer):
+    """The operator's history (the seed logs as one container's, the real plan and env file)
+    and a deploy of shape G in a replay container: `check`, `diff`, `report` and `hook` run from
+    the clone as typed there, from /, and as a systemd unit runs them (cwd /, no TTY, another
+    HOME, only the unit's environment) give the same answers."""
+    import os
+    import subprocess
+    import sys
+    import uuid
+    from pathlib import Path
+
+    from podman_util import all_at_once, podman_env, unstamped
+
+    name = f"frank-{uuid.uuid4().hex[:8]}"
+    db = tmp_path / "bootlog.db"
+    bootlog = str(Path(sys.executable).with_name("bootlog"))
+    base = {**os.environ, "BOOTLOG_DB": str(db)}
+    unit = {"PATH": os.environ["PATH"], "BOOTLOG_DB": str(db), "HOME": str(tmp_path / "unit-home"),
+            **podman_env()}  # (Environment= lines of the drop-in; no TTY, no LANG, no XDG_*)
+    seeds = sorted(str(p.relative_to(clone)) for p in (clone / "fixtures/logs/seed").glob("*.log"))
+    got = subprocess.run([bootlog, "ingest", "--container", name, *seeds], cwd=clone, env=base,
+                         capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert got.returncode == 0, got.stderr
+    g = (clone / "fixtures/logs/seed/04-shape-g-kv-400700-no-prefix-cache.log").read_bytes()
+    replayer.start([all_at_once(unstamped(g))], name=name)
+
+    def answers(cwd, env, plan: str) -> dict:
+        def run(*args):
+            p = subprocess.run([bootlog, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                               stdin=subprocess.DEVNULL, timeout=120)
+            return p.returncode, p.stdout, p.stderr
+        code, out, err = run("hook", "--container", name, "--plan", plan, "--poll", "0.2", "--timeout", "60",
+                             "--format", "json")
+        hook = json.loads(out)
+        report = run("report", "--plan", plan, "--container", name, "--last", "3")
+        page = re.sub(r"generated [0-9: -]+ UTC", "", report[1])
+        return {"hook": (code, hook["verdict"], hook.get("why"), hook["boot"]["id"], hook["prev"], hook["check"],
+                         hook["diff"], err),
+                "check": run("check", "last", "--plan", plan, "--container", name),
+                "diff": run("diff", "last", "prev", "--plan", plan, "--container", name),
+                "report": (report[0], page, report[2])}
+
+    plan = "fixtures/plans/frank-primary.toml"
+    here = answers(clone, base, plan)
+    there = answers("/", base, str(clone / plan))
+    systemd = answers("/", unit, str(clone / plan))
+    assert here["hook"][:2] == (0, "OK"), here["hook"][:3]
+    assert here["check"][0] == 0 and "source no longer readable" not in here["check"][1]
+    assert '<span class="verdict">OK</span>' in here["report"][1] and "times in UTC" in here["report"][1]
+    for key in ("hook", "check", "diff", "report"):
+        assert there[key] == here[key], key
+        assert systemd[key] == here[key], key
