@@ -456,7 +456,8 @@ class _Acc:
             tb.event.detail["exception_more"] = list(tb.more)
         if self.root is not None and self.root[0] == tb.exc_line:
             self.root = (self.root[0], f"{self.root[1]}\n{text}", self.root[2])
-        elif self.runtime_root is not None and self.ready_line is not None and self.runtime_root.split("\n", 1)[0] == tb.exception:
+        elif self.ready_line is not None and self.runtime_root is not None \
+                and self.runtime_root.split("\n", 1)[0] == tb.exception:
             self.runtime_root = f"{self.runtime_root}\n{text}"
 
     def close_tb(self, key: tuple, at: int = 0) -> None:

@@ -596,7 +596,8 @@ def expect_text(ex: Expect, fig: dict, cfg: dict, rank: int | None) -> str:
     for op, (sign, _) in _OPS.items():
         raw = getattr(ex, op)
         if raw is not None:
-            parts.append(f"{sign} {_bound(raw, fig, cfg, rank)[1]}" + (f" ±{ex.tol * 100:g}%" if op == "approx" else ""))
+            tol = f" ±{ex.tol * 100:g}%" if op == "approx" else ""
+            parts.append(f"{sign} {_bound(raw, fig, cfg, rank)[1]}{tol}")
     return " and ".join(parts)
 
 

@@ -629,10 +629,9 @@ def render_markdown(r: HookResult, plan_name: str | None = None) -> str:
 def error_json(container: str, err: BootlogError) -> dict:
     """to_json's shape for a hook that ended in an error: verdict TIMEOUT or ERROR, the message."""
     boot = getattr(err, "data", {}).get("boot")
+    kind = "timeout" if isinstance(err, HookTimeout) else "no_new_boot" if isinstance(err, NoNewBoot) else "error"
     return {
-        "container": container,
-        "verdict": "TIMEOUT" if isinstance(err, HookTimeout) else "NO_NEW_BOOT" if isinstance(err, NoNewBoot) else "ERROR",
-        "outcome": "timeout" if isinstance(err, HookTimeout) else "no_new_boot" if isinstance(err, NoNewBoot) else "error",
+        "container": container, "verdict": kind.upper(), "outcome": kind,
         "exit": int(err.exit),
         "why": [str(err)], "waited_s": None, "boot": None, "figures": {}, "prev": None, "check": None, "diff": None,
         "measured": None, "deploy": None,

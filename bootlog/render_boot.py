@@ -64,7 +64,8 @@ def render_show(data: dict) -> str:
         for m in dep.get("mounts") or []:
             if isinstance(m, dict):
                 ro = " (ro)" if m.get("rw") is False else ""
-                out.append(f"  {'mount':<14} {cut(str(m.get('destination')), 60)} ← {cut(str(m.get('source')), 80)}{ro}")
+                where = f"{cut(str(m.get('destination')), 60)} ← {cut(str(m.get('source')), 80)}"
+                out.append(f"  {'mount':<14} {where}{ro}")
         for key in ("env", "env_file"):
             if dep.get(key):
                 out.append(f"  {key:<14} {len(dep[key])} variables (show --json lists them)")
