@@ -132,6 +132,9 @@ class FileTail:
     def run_bounds(self) -> list:
         return []  # (a file says nothing of when its process started: its lines do)
 
+    def new_state(self) -> bool:
+        return False  # (no engine to ask)
+
 
 class ContainerTail:
     """A container's log through `<engine> logs --timestamps --since`, across restarts and
@@ -146,6 +149,7 @@ class ContainerTail:
         self.label = f"{engine}:{name}"
         self._deploy: tuple[Any, dict | None] = (None, None)
         self._run = None  # (id, StartedAt, FinishedAt) of the run last read
+        self._run_stored = None  # ... as it was when new_state() last looked
         self._bounds: tuple[Any, list] = (None, [])
 
     def deploy(self, boot: Boot) -> dict | None:
@@ -193,6 +197,11 @@ class ContainerTail:
 
     def year(self) -> int:
         return datetime.now().year
+
+    def new_state(self) -> bool:
+        """Whether the run's state changed since the last look (it ended, or another began)."""
+        changed, self._run_stored = self._run != self._run_stored, self._run
+        return changed
 
     def run_bounds(self) -> list:
         """The engine's init/died times of the container (podman.run_bounds): a restart between
@@ -299,6 +308,12 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
                 win.partial = None if lines[-1][1].endswith(b"\n") else win.end_line
                 if win.partial is not None:
                     win.positions.setdefault(win.partial, lines[-1][0])
+                boots = parse(win.records, year=tail.year(), total_lines=win.end_line,
+                              splitter=BootSplitter(run_bounds=tail.run_bounds()))
+                emitted += _store(db, tail, src, boots, win, known, emit, on_event, warn, save_boots)
+            if tail.new_state() and not got and win.records:
+                # the run ended (or began) with no line after its last one read: its boot is
+                # stored again with what the engine says now (the exit code of the run)
                 boots = parse(win.records, year=tail.year(), total_lines=win.end_line,
                               splitter=BootSplitter(run_bounds=tail.run_bounds()))
                 emitted += _store(db, tail, src, boots, win, known, emit, on_event, warn, save_boots)

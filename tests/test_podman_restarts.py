@@ -123,7 +123,9 @@ def test_the_exit_code_is_stored_when_the_run_ends(replayer, db_path):
     log = fixture_log(SMALL).read_bytes()
     died = runtime_oom(b"\x1b[1;36m(EngineCore_DP0 pid=85423)\x1b[0;0m ", b"09-26 05:58:00",
                        b"\x1b[1;36m(APIServer pid=85301)\x1b[0;0m ")
-    name = replayer.start([Boot().out(log).gate("die").out(died).exit(0), all_at_once(log)])
+    # (its last lines a moment before the exit: the watch reads them while the run still goes
+    # on, and nothing after; the exit alone must reach the store)
+    name = replayer.start([Boot().out(log).gate("die").out(died).sleep(1.0).exit(0), all_at_once(log)])
     hooked = json.loads(run(db_path, "hook", "--container", name, "--poll", "0.2", "--format", "json").stdout)
     assert hooked["deploy"]["exit_code"] is None and hooked["deploy"]["status"] == "running"
     # a watch that follows the run from before its end to after it (it asked the engine once per
