@@ -9,6 +9,11 @@ the Boot records.  Rules (corpus README + vllm-log-formats.md):
 * A new boot is split off when a marker one server prints once (banner, args) repeats, when the
   API server's pid changes, or when a top-level process prints an import-time marker after the
   current boot had engine/worker output or figures (a restart).
+* Every start of the process is its own boot, whatever it prints: a start line after the server
+  said "Finished server process", the envelope's clock going back (another run's log appended),
+  the container engine's init/died events between two lines (run_bounds), argparse refusing the
+  run line.  A boot needs a line a vLLM process printed (prose quoting vLLM's words is none),
+  or, opened by the engine's events, a failure (a bare traceback at import).
 * Two servers at once in one file: tagged lines go back to the older boot by pid (only between
   different API-server processes: a restarted container reuses its pids); untagged (corpus 053):
   when the newer one dies through the "Engine core initialization failed" wrapper, later lines
@@ -19,7 +24,8 @@ the Boot records.  Rules (corpus README + vllm-log-formats.md):
   a root cause even with no exception after it; a pydantic "Value error, ..." is a value_error.
 * fingerprint: sha256 over the first 64 catalogue lines (import-time start-ish lines excluded) up
   to the ready line, so a read when the boot had just become ready (the hook) and one hours later
-  (a resumed read, an archive, the journal) agree.
+  (a resumed read, an archive, the journal) agree; with the envelope's time of its first line,
+  so two runs printing the same lines are two boots.
 * A boot that got no line while RETIRE_AFTER newer boots started is finished then and handed to
   `retire` (ingest moves it out of memory); no later line goes back to it (crash loops).
 """
@@ -28,7 +34,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right, insort
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from hashlib import sha256
 from sys import intern as _intern
 from typing import Any, Callable
@@ -47,6 +53,7 @@ LITERALS: tuple[str, ...] = (
     "Core engine process", "KV cache size", " blocks: ", "num_gpu_blocks is", "Application startup complete",
     "Traceback (most recent call last)", "Error", "Exception", "KeyboardInterrupt", "SystemExit",
     "out of memory", "RESOURCE_EXHAUSTED", "initialization failed", "failed to start", "died", "fatal error",
+    "serve: error: ", "vllm: error: ", ".py: error: ", "Finished server process",
 )
 
 TB_CONTEXT = 200  # lines after a Traceback line that scan.py passes through unfiltered
@@ -66,6 +73,9 @@ _INIT_WRAPPER = "initialization failed. See root cause above"
 _OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
                   r"not enough GPU memory|OUT_OF_DEVICE_MEMORY", re.I)
 _PYDANTIC = re.compile(r"ValidationError: \d+ validation errors? for ")
+# argparse refusing the run line (`vllm serve --bogus`, exit 2): a start that failed before the
+# server printed anything of its own; argparse's own shape, `PROG: error: MESSAGE`
+_ARG_ERROR = re.compile(r"(?:vllm(?: serve)?|[\w.-]+\.py): error: \S")
 _GPU_FAULT = re.compile(r"Memory access fault by GPU node-|an illegal memory access was encountered|"
                         r"unspecified launch failure|unhandled cuda error")
 _KV_INSUFFICIENT = "KV cache is needed, which is larger than the available KV cache memory"
@@ -188,6 +198,18 @@ def _gap(a: datetime | None, b: datetime | None, secs: float) -> bool:
         return False
 
 
+BACKWARDS_S = 2.0  # the envelope clock going back more than this is another run (stream reorder is less)
+
+
+def _went_back(a: datetime | None, b: datetime | None) -> bool:
+    """An envelope time (aware: podman, docker, journald) earlier than the line before it by more
+    than BACKWARDS_S: a log of another run appended after this one (vLLM's own zone-less times
+    are not a clock bootlog trusts for this)."""
+    if a is None or b is None or a.tzinfo is None or b.tzinfo is None:
+        return False
+    return (a - b).total_seconds() > BACKWARDS_S
+
+
 def _ver_tuple(ver: str) -> tuple[int, int]:
     m = re.match(r"(\d{1,9})\.(\d{1,9})", ver)  # (a hostile 10,000-digit version is no version)
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
@@ -204,6 +226,11 @@ class _Tb:
     exception: str | None = None
     closed_at: int = 0
     event: Event | None = None  # the one traceback event, updated while a chain grows
+    exc_line: int = 0  # the line of its exception
+    more: list[str] = field(default_factory=list)  # indented lines that continue the exception's text
+
+
+_MORE_LINES = 8  # continuation lines of an exception's text kept (ConstraintViolationError: 1)
 
 
 class _Acc:
@@ -253,6 +280,12 @@ class _Acc:
         self.kv_sizing: str | None = None  # the CPU backend's own word: measured | explicit
         self.died: str | None = None  # the first line saying a vLLM process died before ready
         self.superseded = False  # a newer concurrent boot died and the older one took over
+        # a line a vLLM process printed (a process tag or the logger's [file:line]): a "boot" of
+        # prose quoting vLLM's words (a README, the operator's env file) has none and is none
+        self.printed = False
+        # its API server said it finished (uvicorn's last line): nothing later is this run's
+        self.run_over = False
+        self.from_run = False  # opened by the container engine's word that a run began (run_bounds)
         # BootSplitter's index (None for the orphan, never an owner) and this boot's place in accs
         self.pid_index: dict[int, dict[tuple, dict[_Acc, None]]] | None = None
         self.seq = 0
@@ -375,6 +408,11 @@ class _Acc:
                 self.boot.metrics.append(Metric("compile_warmup_s", secs, "s", v.rank, v.lineno, v.ts,
                                                 "compile_warmup/cpu-done"))
 
+    def kept(self) -> bool:
+        """A boot: a vLLM process printed one of its lines, or the container engine says a run
+        began there and it failed (a crash at import prints a bare traceback, no vLLM prefix)."""
+        return self.printed or (self.from_run and (self.root is not None or self.died is not None))
+
     def said_something(self) -> bool:
         """A log that starts mid-boot: is its lead-in a boot worth keeping (figures, runtime
         statistics, ready, a failure, a fault), not a few stray lines?"""
@@ -423,6 +461,9 @@ class _Acc:
             return True
         if tb is None:
             last = self.closed.get(key)
+            if last is not None and last.exc_line and v.lineno - last.closed_at <= 3 and msg[:1] in (" ", "\t") \
+                    and msg.strip() and len(last.more) < _MORE_LINES and not msg.lstrip().startswith("File "):
+                self.exception_more(last, v.lineno, msg)  # (and the line is read on as any other)
             if last is not None and v.lineno - last.closed_at <= 3 and (msg.startswith(_CHAIN) or not msg.strip()):
                 if msg.strip():
                     last.lines.append(msg)
@@ -433,9 +474,26 @@ class _Acc:
         if not msg.strip() or msg[:1] in (" ", "\t") or msg.startswith(_CHAIN):
             return True
         tb.exception = msg  # the first unindented line ends a traceback
+        tb.exc_line, tb.more = v.lineno, []
         self.exception_line(v, msg, tb)
         self.close_tb(key, v.lineno)
         return True
+
+    def exception_more(self, tb: _Tb, lineno: int, msg: str) -> None:
+        """An indented line right after an exception's own line continues its text (torch's
+        ConstraintViolationError: "  - You marked … specialized it to be a constant (3)"): it
+        joins the traceback event's detail and, when that exception is the boot's root or
+        runtime cause, its failure message (one line each, as printed)."""
+        text = msg.rstrip()[:1000]
+        tb.more.append(text)
+        tb.closed_at = lineno
+        if tb.event is not None:
+            tb.event.detail["exception_more"] = list(tb.more)
+        if self.root is not None and self.root[0] == tb.exc_line:
+            self.root = (self.root[0], f"{self.root[1]}\n{text}", self.root[2])
+        elif self.ready_line is not None and self.runtime_root is not None \
+                and self.runtime_root.split("\n", 1)[0] == tb.exception:
+            self.runtime_root = f"{self.runtime_root}\n{text}"
 
     def close_tb(self, key: tuple, at: int = 0) -> None:
         tb = self.tbs.pop(key, None)
@@ -454,6 +512,9 @@ class _Acc:
         b = self.boot
         msg = v.msg
         self.last_seen = v.lineno
+        self.printed = self.printed or _is_vllm(v)
+        if "Finished server process" in msg and v.role in (None, "api"):
+            self.run_over = True
         if v.ts is not None:
             if b.started_at is None:
                 b.started_at = v.ts
@@ -501,6 +562,10 @@ class _Acc:
             self.add_event(Event("value_error", v.lineno, rank, v.ts, text, {"wrapped_by": "ValidationError"}))
             if self.root is not None and self.root[0] == self.pydantic:
                 self.root_class = "value_error"
+        if self.root is None and self.ready_line is None and _ARG_ERROR.match(msg):
+            # (argparse's line has no vLLM prefix, but the server's process printed it)
+            self.root, self.root_class = (v.lineno, msg.strip(), False), "bad_args"
+            self.terminal = self.printed = True
         if v.stats is not None:  # a whole stats line: nothing but its sample (records.VLine)
             self.add_sample(v, *v.stats)
             if len(self.fp_catalogue) < 64 and self.ready_line is None:
@@ -740,7 +805,7 @@ class _Acc:
         # the first 64 catalogue lines of the boot; a boot that printed none (a WARNING-level
         # log) falls back to its first 64 literal lines
         fp = self.fp_catalogue or self.fp
-        b.fingerprint = fp.hexdigest()
+        b.fingerprint = _run_fingerprint(fp.hexdigest(), b.started_at)
         return b
 
 
@@ -752,6 +817,23 @@ def _end_mark(msg: str) -> bool:
 def _exit_code(text: str) -> int | None:
     m = _EXIT_CODE.search(text)
     return int(m.group(1)) if m else None
+
+def _past_start(acc: _Acc) -> bool:
+    """The boot printed more than a start's import-time lines (a banner, engine output, a
+    result): a start refused at argument parsing after it is the next start, not this one."""
+    return bool(acc.keys or acc.progressed or acc.ready_line is not None or acc.root is not None
+                or acc.terminal or acc.engine_done)
+
+
+def _run_fingerprint(content: str, started: datetime | None) -> str:
+    """The content hash made one run's: two starts of a server can print the same lines (a
+    restart replaying its output, a crash loop's identical failures) and are still two boots;
+    the envelope's time of the first line tells them apart (it is the same however much of the
+    boot a read saw).  Without an envelope time the content hash stands: vLLM's own MM-DD
+    HH:MM:SS is among the hashed lines."""
+    if started is None or started.tzinfo is None:
+        return content
+    return sha256(f"{content}|{started.astimezone(timezone.utc).isoformat()}".encode()).hexdigest()
 
 
 def _sig(api_pids: dict[str, int]) -> tuple:
@@ -896,10 +978,13 @@ class BootSplitter:
     RESUME_WINDOW_S = 300.0
 
     def __init__(self, continuing: str | None = None, retire: Callable[[Boot], Any] | None = None,
-                 spill: Any = None) -> None:
+                 spill: Any = None, run_bounds: list[datetime] | None = None) -> None:
         # continuing: status ("ready"/"failed") of the stored boot a resumed read continues; its
         # lines before the first start marker belong to that boot, whatever they print
         self.continuing = continuing
+        # the container engine's init and died events of the source (aware, sorted): a line
+        # stamped after one that the boot's last line was stamped before is the next run's
+        self.run_bounds = run_bounds or []
         # retire(boot) -> what finish() lists in the boot's place (module doc); by default the Boot
         self.retire = retire
         self.spill = spill  # where the boots' finished sample chunks may go (store/spill.py)
@@ -977,6 +1062,9 @@ class BootSplitter:
             del self.live[seq]
             self.accs[seq] = None
             acc._unindex()
+            if not acc.kept():
+                self.retired[seq] = None  # (no boot: see _Acc.kept)
+                continue
             boot = acc.finish(self._end_of(acc))
             self.retired[seq] = self.retire(boot) if self.retire is not None else boot
 
@@ -1005,11 +1093,24 @@ class BootSplitter:
         msg = v.msg
         mk = _marker(msg) if literal and v.stats is None else None
         cur = self.cur
-        owner = self._owner(v) if cur is not None and v.proc is not None else None
+        # (a banner or args line is a server starting: never an older server still running)
+        owner = self._owner(v) if cur is not None and v.proc is not None and mk not in _STRONG else None
         if owner is not None:
             owner.feed(v, literal)  # a line of an older server still running beside this one
             return
         top = v.role in (None, "api")
+        if v.proc is None and _ARG_ERROR.match(msg) and (cur is None or _past_start(cur)):
+            self._start(v, literal)  # a start refused at argument parsing is a boot of its own
+            return
+        if cur is not None and (cur.run_over and mk is not None or _went_back(cur.last_ts, v.ts)):
+            # every start of the process is its own boot: a start line after the server said it
+            # finished, or the envelope's clock going back (another run's log appended after)
+            self._start(v, literal)
+            return
+        if cur is not None and self._new_run(cur, v):
+            self._start(v, literal)  # the container started again: whatever it prints is this run's
+            self.cur.from_run = True
+            return
         if mk is not None and top or (mk is not None and cur is None):
             if cur is None:
                 split = True
@@ -1069,6 +1170,16 @@ class BootSplitter:
         if self.resume is None and cur.terminal and len(self.accs) >= 2:
             self._maybe_resume(cur)
 
+    def _new_run(self, cur: _Acc, v: VLine) -> bool:
+        """An engine's init or died event lies between the boot's last line and this one: the
+        container stopped and started again in between (podman.md: every record of a run is
+        later than its init and than the previous run's died)."""
+        if not self.run_bounds or cur.last_ts is None or v.ts is None or v.ts.tzinfo is None \
+                or cur.last_ts.tzinfo is None:
+            return False
+        i = bisect_right(self.run_bounds, cur.last_ts)
+        return i < len(self.run_bounds) and self.run_bounds[i] < v.ts
+
     def _owner(self, v: VLine) -> _Acc | None:
         """The older boot a tagged line belongs to when two servers run at once (tagged era).
 
@@ -1090,7 +1201,7 @@ class BootSplitter:
             if not sig or sig == mine:
                 continue
             for acc in accs:
-                if acc is last or acc.superseded or (best is not None and acc.seq < best.seq):
+                if acc is last or acc.superseded or acc.run_over or (best is not None and acc.seq < best.seq):
                     continue
                 if _sig(acc.api_pids) == sig:  # (else filed again under its newer identity)
                     best = acc
@@ -1124,5 +1235,9 @@ class BootSplitter:
             # its start is the first: it can end no other boot, only be ended by one
             out.append(orphan.finish(self._end_of(orphan, total_lines)))
         for seq, acc in enumerate(self.accs):
-            out.append(self.retired[seq] if acc is None else acc.finish(self._end_of(acc, total_lines)))
+            if acc is None:
+                if self.retired[seq] is not None:
+                    out.append(self.retired[seq])
+            elif acc.kept():  # (prose quoting vLLM's words is no boot)
+                out.append(acc.finish(self._end_of(acc, total_lines)))
         return out

@@ -20,12 +20,12 @@ def _history(store, boot_id: int) -> list[dict]:
     return show_boots(store, boots_like(store, boot_id), runtime=False)
 
 
-def _load_plan(path: str | None):
+def _load_plan(path: str | None, judge: bool = True):
     if not path:
         return None
     from bootlog.plan import load_plan
 
-    return load_plan(path)
+    return load_plan(path, judge=judge)
 
 
 @click.command()
@@ -60,9 +60,9 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
     # that served for days) are not read
     show_a, show_b = show_boots(store, [ida, idb], runtime=False)
     if plan is not None:
-        from bootlog.reread import with_plan_patterns
+        from bootlog.reread import both_with_plan_patterns
 
-        show_a = with_plan_patterns(store, show_a, plan)
+        show_a, show_b = both_with_plan_patterns(store, show_a, show_b, plan)
     result = compare.diff(show_a, show_b, history=_history(store, ida), plan=plan)
     _emit(result, as_json, markdown, plan_file)
     if not (as_json or markdown):  # (the JSON shape is the contract's: no timeline key in it)
@@ -148,7 +148,7 @@ def explain(ctx, target, plan_file, container, host, as_json) -> None:
     # (./70 names the file); anything else that exists is a log
     is_ref = re.fullmatch(r"(?:last|prev)(?:~[0-9]+)?|[0-9]+", target) is not None
     if target == "-" or (not is_ref and os.path.exists(target)):
-        report = ex.explain_log(target, plan=_load_plan(plan_file))
+        report = ex.explain_log(target, plan=_load_plan(plan_file, judge=False))
     elif os.sep in target or os.path.splitext(target)[1] in (".log", ".gz", ".txt", ".out", ".json"):
         from bootlog.errors import InputError
 

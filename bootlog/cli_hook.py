@@ -63,7 +63,7 @@ def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll, probe_
         if plan_file:
             from bootlog.plan import load_plan
 
-            plan = load_plan(plan_file)  # a bad plan fails now, not after a 15-minute wait
+            plan = load_plan(plan_file, judge=True)  # a bad plan fails now, not after a 15-minute wait
         result = h.run_hook(get_store(ctx, create=True), container, plan=plan, timeout=timeout, poll=poll,
                             engine=container_engine, ref_ns=started, progress=say, probe_url=probe_url,
                             probe_tokens=probe_tokens, gpu_smi=gpu_smi)

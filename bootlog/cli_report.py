@@ -120,7 +120,7 @@ def plot(ctx, metric, container, host, last, out, plan_file) -> None:
     if plan_file:
         from bootlog.plan import load_plan
 
-        plan = load_plan(plan_file)
+        plan = load_plan(plan_file, judge=True)
     store = get_store(ctx)
     # (the runtime summary only for a runtime.* metric: the samples are most of the reading)
     docs = load_docs(store, container=container, host=host, last=last,
@@ -161,7 +161,7 @@ def report(ctx, out, plan_file, container, host, last) -> None:
     if plan_file:
         from bootlog.plan import load_plan
 
-        plan = load_plan(plan_file)
+        plan = load_plan(plan_file, judge=True)
     if out is not None:
         from bootlog.export import check_target
 

@@ -17,6 +17,7 @@ from typing import Any, Iterable
 from bootlog.plan import (
     CAPACITY_METRICS, DEPLOY_METRICS, EVENT_KINDS, TIMING_METRICS, UNITS, Expect, Plan,
 )
+from bootlog.verdict import status_finding
 
 # Event kinds whose appearance (or growth) means something went wrong.
 FAULT_EVENTS = ("oom", "engine_init_failed", "value_error", "kv_cache_insufficient",
@@ -206,13 +207,18 @@ def _clean(v: Any) -> Any:
 
 
 def finding(key: str, section: str, old: Any, new: Any, verdict: str, why: str = "",
-            rank: int | None = None) -> dict:
+            rank: int | None = None, expect: str | None = None) -> dict:
+    """One row of a diff or check.  expect: a check's expectation of a figure or event count
+    as text ("≥ 400,700"); its `old` is then the bound, not an earlier value."""
     o, n = _num(old), _num(new)
     d = pct = None
     if o is not None and n is not None and math.isfinite(o) and math.isfinite(n):
         d, pct = _clean(n - o), (round((n - o) / abs(o) * 100, 2) if o else None)
-    return {"key": key, "section": section, "rank": rank, "old": _clean(old), "new": _clean(new),
-            "delta": d, "pct": pct, "verdict": verdict, "why": why}
+    out = {"key": key, "section": section, "rank": rank, "old": _clean(old), "new": _clean(new),
+           "delta": d, "pct": pct, "verdict": verdict, "why": why}
+    if expect is not None:
+        out["expect"] = expect
+    return out
 
 
 def summarize(findings: list[dict]) -> dict:
@@ -356,7 +362,7 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
                 out.extend(finding(f"{key}.{sub}", "config", o, n, "changed") for sub, o, n in subs)
             else:
                 out.append(finding(key, "config", cb.get(key), ca.get(key), "changed"))
-    out.extend(_status_findings(ba, bb))
+    out.extend(_status_findings(a, b))
     measured = "measured" in (ba.get("kv_cache_sized_by"), bb.get("kv_cache_sized_by"))
     cause = [f["key"] for f in deployed if f["key"] != "restart_count"]
     if not values_equal(ba.get("vllm_version"), bb.get("vllm_version")):
@@ -396,22 +402,12 @@ def _boot_key(f: str, ca: dict, cb: dict) -> str:
     return "boot.host" if f == "host" and (f in ca or f in cb) else f
 
 
-def _died(boot: dict) -> str | None:
-    """Why a boot failed, or its server died after ready (status ready with a failure)."""
-    if boot.get("status") == "failed":
-        why = f"boot failed: {boot.get('failure') or 'other'}"
-    elif boot.get("failure"):
-        why = f"the engine died serving ({boot['failure']})"
-    else:
-        return None
-    return why + (f": {boot['failure_message'][:200]}" if boot.get("failure_message") else "")
-
-
-def _status_findings(ba: dict, bb: dict) -> list[dict]:
-    new, old = ba.get("status"), bb.get("status")
-    why = _died(ba)
-    if why is not None:  # the contract's exit 4: the boot failed (at start, or serving)
-        return [finding("status", "config", old, new, "violation", why)]
+def _status_findings(a: dict, b: dict) -> list[dict]:
+    new, old = (a.get("boot") or {}).get("status"), (b.get("boot") or {}).get("status")
+    # (the contract's exit 4 for a boot that failed, at start or serving; verdict.py's one rule)
+    own = status_finding(a, old)
+    if own is not None:
+        return [own]
     return [] if values_equal(old, new) else [finding("status", "config", old, new, "changed")]
 
 
@@ -463,7 +459,13 @@ def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: l
                 verdict, why = explain(name, cause)
                 if measured:
                     why += f" (more than the ±{MEASURED_KV_TOL:.0%} a measured KV cache moves)"
-                if verdict == "drift" and inert:
+                step = print_step(name, old, new)
+                if verdict == "drift" and step is not None and abs(new - old) <= step * (1 + 1e-6):
+                    # -0.06 -> -0.05 GiB: the same capture rounded the other way, not a move
+                    unit = f" {UNITS[name]}" if UNITS.get(name) and UNITS[name] != "x" else ""
+                    verdict, why = "changed", (f"moved by the last digit it is printed with ({step:g}{unit}): "
+                                               "within its print resolution")
+                elif verdict == "drift" and inert:
                     why += f" (only {', '.join(inert[:4])} changed, which do not size memory)"
                 elif verdict == "drift" and cause:
                     why += f" ({_names(cause)} changed, which do not size {name})"
@@ -493,6 +495,22 @@ def _within(old: Any, new: Any, rel: float) -> bool:
     return o is not None and n is not None and abs(n - o) <= rel * max(abs(o), abs(n))
 
 
+# figures bootlog computes (boots._derive) rather than reads off a printed line: exact
+_DERIVED = frozenset({"kv_bytes_per_token", "kv_margin_tokens", "boot_to_ready_s"})
+
+
+def print_step(name: str, *values: float) -> float | None:
+    """The resolution a fractional capacity figure was printed with: one unit of its last
+    printed digit (vLLM prints GiB and concurrency with %.2f, older lines with 4 decimals).  The
+    digits are read off the values themselves, never fewer than 2 (0.30 is stored as 0.3: a
+    move 0.30 -> 0.40 is 10 units of 0.01, not one of 0.1).  None for counts (tokens, blocks:
+    exact) and for figures bootlog derives."""
+    if name in _DERIVED or all(float(v).is_integer() for v in values):
+        return None
+    digits = max(len(repr(float(v)).partition(".")[2].rstrip("0")) for v in values)
+    return 10.0 ** -max(2, min(digits, 6))
+
+
 def _once(vals: list[float]) -> list[float]:
     """[v] for a list holding one value repeated, else the list."""
     return vals[:1] if all(values_equal(v, vals[0]) for v in vals[1:]) else vals
@@ -512,6 +530,11 @@ def _compile_cache_finding(fa: dict, fb: dict, cause: list[str]) -> dict | None:
     states = (_cache_state(fa), _cache_state(fb))
     if states == ("cold", "warm"):
         cold, warm = _sum_max(fa["compile_graph_s"]), _sum_max(fb["compile_cache_load_s"])
+        mounts = [k for k in cause if k.startswith("mount.")]
+        if mounts:  # the cache lived in the container: its mount went or moved
+            return finding("compile_cache", "metric", warm, cold, "changed",
+                           f"cold compile {_fmt(cold)} s after a warm boot, cost {_fmt(cold - warm)} s, with "
+                           f"{_names(mounts)} changed (a compile cache kept in a mount starts empty without it)")
         if cause:
             return finding("compile_cache", "metric", warm, cold, "changed",
                            f"cold compile {_fmt(cold)} s after a warm boot; the cache key changed "
@@ -614,9 +637,20 @@ _OPS = {"min": ("≥", lambda v, b, tol: v >= b), "max": ("≤", lambda v, b, to
         "approx": ("≈", lambda v, b, tol: math.isclose(v, b, rel_tol=tol, abs_tol=1e-9))}
 
 
+def expect_text(ex: Expect, fig: dict, cfg: dict, rank: int | None) -> str:
+    """What the plan expects of a figure or count, as text: "≥ 400,700", "≤ cudagraph_estimate_gib 0.07"."""
+    parts = []
+    for op, (sign, _) in _OPS.items():
+        raw = getattr(ex, op)
+        if raw is not None:
+            tol = f" ±{ex.tol * 100:g}%" if op == "approx" else ""
+            parts.append(f"{sign} {_bound(raw, fig, cfg, rank)[1]}{tol}")
+    return " and ".join(parts)
+
+
 def _judge_expect(ex: Expect, value: float, fig: dict, cfg: dict, rank: int | None) -> tuple[bool | None, Any, str]:
     """(ok, bound value used, text). ok None = a bound could not be resolved."""
-    parts, ok, used = [], True, None
+    ok, used = True, None
     for op, (sign, test) in _OPS.items():
         raw = getattr(ex, op)
         if raw is None:
@@ -625,10 +659,9 @@ def _judge_expect(ex: Expect, value: float, fig: dict, cfg: dict, rank: int | No
         if bv is None:
             return None, None, f"{op} {label}: not in this boot"
         good = test(value, bv, ex.tol)
-        parts.append(f"{sign} {label}" + (f" ±{ex.tol * 100:g}%" if op == "approx" else ""))
         used = bv if used is None or not good else used
         ok = ok and good
-    return ok, used, " and ".join(parts)
+    return ok, used, expect_text(ex, fig, cfg, rank)
 
 
 def _unread(plan_lines: str | None) -> str | None:
@@ -651,27 +684,43 @@ def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str], failed: bool
             why = "no value for this user pattern in the stored boot (re-ingest with --plan to apply it)"
         else:
             verdict, why = _fail(ex.hard), "expected by the plan but not printed by this boot"
-        return [finding(ex.name, "metric", None, None, verdict, why)]
+        return [finding(ex.name, "metric", None, None, verdict, why, expect=expect_text(ex, fig, cfg, None))]
     ranks = by_rank
     if isinstance(ex.rank, int):
         ranks = {ex.rank: by_rank.get(ex.rank, [])}
         if not ranks[ex.rank]:
-            return [finding(ex.name, "metric", None, None, _fail(ex.hard), f"no value on rank {ex.rank}", ex.rank)]
+            return [finding(ex.name, "metric", None, None, _fail(ex.hard), f"no value on rank {ex.rank}", ex.rank,
+                            expect=expect_text(ex, fig, cfg, ex.rank))]
     rows = []
     for rank in sorted(ranks, key=lambda r: (r is not None, r or 0)):
         value = ranks[rank][-1]  # the last print is the figure the boot went on with
         ok, bound, text = _judge_expect(ex, value, fig, cfg, rank)
         if ok is None:  # a bound naming a figure or config key this boot lacks (or a typo of one)
             rows.append(finding(ex.name, "metric", None, value, unsure,
-                                text + (" (hard: cannot be checked)" if ex.hard else ""), rank))
+                                text + (" (hard: cannot be checked)" if ex.hard else ""), rank,
+                                expect=expect_text(ex, fig, cfg, rank)))
         else:
             rows.append(finding(ex.name, "metric", bound, value, "same" if ok else _fail(ex.hard),
-                                f"plan: {text}" if ok else f"plan expects {text}", rank))
+                                f"plan: {text}" if ok else f"plan expects {text}", rank, expect=text))
     # identical rows on every rank read as one
     first = (rows[0]["old"], rows[0]["new"], rows[0]["verdict"]) if rows else None
     if len(rows) > 1 and all((r["old"], r["new"], r["verdict"]) == first for r in rows):
         rows = [{**rows[0], "rank": None}]
     return rows
+
+
+def _missing_why(key: str, deploy: dict | None) -> str:
+    """Why a plan's config key is not in the boot's config: "silently dropped" only when the run
+    line (the deploy's command) passed the flag and the engine does not show it; a run line
+    without it did not ask for it; with no run line known, neither is claimed."""
+    command = (deploy or {}).get("command")
+    if not isinstance(command, list) or not command:
+        return (f"the boot's config does not have {key} (its run line is not known: a boot read from its "
+                "container tells a flag the engine dropped from one never passed)")
+    flag = re.compile(r"(?<![\w-])--" + re.escape(key).replace("_", "[_-]") + r"(?![\w-])")
+    if any(flag.search(str(arg)) for arg in command):
+        return f"silently dropped: the run line passes --{key.replace('_', '-')} but the boot's config does not have it"
+    return f"not passed: the run line has no --{key.replace('_', '-')} and the boot's config does not have {key}"
 
 
 def _check_deploy(deploy: dict | None, want: dict[str, Any]) -> list[dict]:
@@ -705,8 +754,7 @@ def check(boot: dict, plan: Plan) -> dict:
         if not found and want is False:  # an absent flag is off: nothing was dropped
             out.append(finding(key, "config", want, None, "same", "absent (off)"))
         elif not found and want is not None:
-            out.append(finding(key, "config", want, None, "violation", f"silently dropped: the plan sets {key} "
-                               "but the boot's config does not have it"))
+            out.append(finding(key, "config", want, None, "violation", _missing_why(key, boot.get("deploy"))))
         elif not values_equal(have, want):
             out.append(finding(key, "config", want, have, "violation",
                                f"the boot runs {key}={have!r}, the plan says {want!r}"))
@@ -715,9 +763,10 @@ def check(boot: dict, plan: Plan) -> dict:
 
     out.extend(_check_deploy(boot.get("deploy"), plan.deploy))
     hard_boot = bool(plan.boot.get("hard", False))
-    want_status, status, died = plan.boot.get("status"), bd.get("status"), _died(bd)
-    if died is not None:
-        out.append(finding("status", "config", want_status or "ready", status, "violation", died))
+    want_status, status = plan.boot.get("status"), bd.get("status")
+    own = status_finding(boot, want_status or "ready")  # (what the boot says is wrong, plan or not)
+    if own is not None:
+        out.append(own)
     elif want_status and status != want_status:
         out.append(finding("status", "config", want_status, status, _fail(hard_boot),
                            f"plan expects the boot to be {want_status}"))
@@ -751,7 +800,8 @@ def check(boot: dict, plan: Plan) -> dict:
         got = evs.get(kind, [])
         if kind in own_kinds and not got and unread:
             # never looked for: a count of 0 would be a pass nobody earned
-            out.append(finding(kind, "event", None, None, "violation" if ex.hard else "insufficient_history", unread))
+            out.append(finding(kind, "event", None, None, "violation" if ex.hard else "insufficient_history", unread,
+                               expect=expect_text(ex, fig, cfg, None)))
             continue
         if not got:
             # a plan may name a built-in warning by what it warns of (a [[pattern]] event of
@@ -766,6 +816,7 @@ def check(boot: dict, plan: Plan) -> dict:
             note += (f"; report limit ({lim}) reached" if lim is not None else "; report limit reached") \
                 + ", further faults counted silently"
         out.append(finding(kind, "event", bound, int(n), "same" if ok else _fail(ex.hard),
-                           f"plan: {text}" if ok else f"plan expects count {text}; {int(n)} seen{note}"))
+                           f"plan: {text}" if ok else f"plan expects count {text}; {int(n)} seen{note}",
+                           expect=text if ok is not None else expect_text(ex, fig, cfg, None)))
     _say_margin(out, boot)
     return {"a": bd.get("id"), "b": None, "findings": out, "summary": summarize(out)}

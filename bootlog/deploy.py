@@ -11,7 +11,9 @@ A deploy context is a plain dict (the `"deploy"` object of `show --json`, metric
      "env": {"HF_TOKEN": "<redacted>", "GPU_MAX_HW_QUEUES": "2", …},
      "restart_count": 2, "status": "exited",
      "started_at": "2026-12-01T20:18:42.842036573Z", "finished_at": "…" | None,
-     "exit_code": 3 | None, "oom_killed": False | None}   # None while it runs
+     "exit_code": 3 | None, "oom_killed": False | None,   # None while it runs
+     "mounts": [{"destination": "/root/.cache", "source": "/home/dank/.cache/frank-primary",
+                 "type": "bind", "rw": True}, …]}
 
 `env_file` (the plan's env file, `env_file_snapshot`) is added by the caller under "env_file".
 
@@ -214,10 +216,15 @@ def context_from_inspect(doc: Any, engine: str = "podman", image: Any = None) ->
         digest = d if d and _DIGEST.fullmatch(d) else None
 
     path, args = _str(doc.get("Path")), _str_list(doc.get("Args"))
+    declared = [*(_str_list(config.get("Entrypoint")) or []), *(_str_list(config.get("Cmd")) or [])]
     if path is not None and isinstance(doc.get("Args"), (list, type(None))):
-        command = [path, *(args or [])]  # the argv the engine ran: exact in both engines
+        # the argv the engine ran: Path + Args in both engines, except that podman 4.3.1 puts
+        # Path first in Args too when the command is a lone word (`run IMAGE /bin/replay`, an
+        # entrypoint without a cmd): Args then is the whole argv the image and run line declare
+        whole = bool(args) and args[0] == path and args == declared
+        command = list(args or []) if whole else [path, *(args or [])]
     else:
-        command = [*(_str_list(config.get("Entrypoint")) or []), *(_str_list(config.get("Cmd")) or [])]
+        command = declared
 
     running = _bool(state.get("Running"))
     ended = running is False
@@ -237,7 +244,23 @@ def context_from_inspect(doc: Any, engine: str = "podman", image: Any = None) ->
         "finished_at": _time(state.get("FinishedAt")) if ended else None,
         "exit_code": _int(state.get("ExitCode")) if ended else None,
         "oom_killed": _bool(state.get("OOMKilled")) if ended else None,
+        "mounts": _mounts(doc.get("Mounts")),
     }
+
+
+def _mounts(v: Any) -> list[dict] | None:
+    """The container's mounts, by destination: {"destination", "source", "type", "rw"} (a
+    missing /root/.cache mount re-paid the seeds' 184 s compile on every deploy); a source path
+    that looks secret is kept (a path, not a value), a named volume's source is its name."""
+    if not isinstance(v, list):
+        return None
+    out = []
+    for m in v:
+        if not isinstance(m, dict) or not _str(m.get("Destination")):
+            continue
+        out.append({"destination": m["Destination"], "source": _str(m.get("Source")) or _str(m.get("Name")),
+                    "type": _str(m.get("Type")), "rw": _bool(m.get("RW"))})
+    return sorted(out, key=lambda m: m["destination"])
 
 
 def _kind(v: Any) -> str:
@@ -354,14 +377,24 @@ def _verdict(key: str, has_old: bool, has_new: bool, old: Any, new: Any) -> dict
     return _finding(key, old, new, "changed", _WHY.get(key, ""))
 
 
+def _mount_map(mounts: Any) -> dict[str, str] | None:
+    """destination -> "source (ro)" / "source" of a context's mounts; None when it has none known."""
+    if not isinstance(mounts, list):
+        return None
+    return {m["destination"]: f"{m.get('source') or '?'}{' (ro)' if m.get('rw') is False else ''}"
+            for m in mounts if isinstance(m, dict) and m.get("destination")}
+
+
 def deploy_findings(old: dict | None, new: dict | None) -> list[dict]:
     """Findings (section "deploy") between an older and a newer deploy context, in a stable
     order: image_digest, image, image_id (only when neither side knows a digest, else it repeats
-    the digest's news), command, then env.NAME and env_file.NAME by name. Verdicts: same,
+    the digest's news), command, then mount.DESTINATION, env.NAME and env_file.NAME by name. Verdicts: same,
     changed, new (only in `new`), gone (only in `old`). [] when either side is missing (a boot
     read from a plain file has no deploy to compare)."""
     if not isinstance(old, dict) or not isinstance(new, dict):
         return []
+    if not any(old.get(k) is not None for k in _TOP_KEYS) or not any(new.get(k) is not None for k in _TOP_KEYS):
+        return []  # (an earlier run's exit alone, from its died event: nothing deployed to compare)
     out = []
     no_digest = old.get("image_digest") is None and new.get("image_digest") is None
     for key in _TOP_KEYS:
@@ -371,6 +404,15 @@ def deploy_findings(old: dict | None, new: dict | None) -> list[dict]:
         if a is None and b is None:
             continue
         out.append(_verdict(key, a is not None, b is not None, a, b))
+    a, b = _mount_map(old.get("mounts")), _mount_map(new.get("mounts"))
+    if a is not None and b is not None:  # (a context stored before mounts were read has none)
+        for dest in sorted(set(a) | set(b)):
+            found = _verdict(f"mount.{dest}", dest in a, dest in b, a.get(dest), b.get(dest))
+            if found["verdict"] == "gone":
+                found["why"] = "the mount is gone: what the run kept there (a compile cache) starts empty"
+            elif found["verdict"] == "changed":
+                found["why"] = "mounted from elsewhere"
+            out.append(found)
     for section in ("env", "env_file"):
         a = old.get(section) if isinstance(old.get(section), dict) else None
         b = new.get(section) if isinstance(new.get(section), dict) else None

@@ -66,7 +66,9 @@ COMPOSE_LINE = re.compile(r"\[?([A-Za-z0-9][\w.\-]*)\]?\s*\| ?")
 COMPOSE_TS = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
 JOURNAL_LINE = re.compile(
     rb"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"  # short / short-precise (no year)
-    rb"|(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)))"  # short-iso[-precise]
+    # short-iso[-precise]: at most microseconds (9 digits are podman's `logs -t`, whose
+    # "TS vllm serve: error: …" would otherwise read as host "vllm", identifier "serve")
+    rb"|(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:?\d\d)))"
     rb" \S+ [^\s:\[]+(?:\[\d+\])?: ?")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _TZ_CACHE: dict[str, timezone] = {"Z": timezone.utc, "z": timezone.utc}

@@ -35,7 +35,14 @@ class StoreError(BootlogError):
 
 
 class RefError(BootlogError):
-    """A boot reference (last, prev, last~N, id) names no boot."""
+    """A boot reference (last, prev, last~N, id) names no boot (exit 1, as a missing file)."""
+
+
+class RefSyntaxError(RefError):
+    """A REF spelt as none of last, prev, last~N or an id: the command was used wrongly (exit 2,
+    as click's own bad values)."""
+
+    exit = Exit.USAGE
 
 
 class PlanError(BootlogError):

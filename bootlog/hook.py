@@ -16,11 +16,12 @@ import time
 from typing import Any, Callable
 
 from bootlog import podman
-from bootlog.errors import BootlogError, Exit, SourceError
+from bootlog.errors import BootlogError, SourceError
 from dataclasses import dataclass, field
 from bootlog.bursts import gdn_summary
 from bootlog.records import Boot
 from bootlog.safe import md_code, md_text, term
+from bootlog.verdict import Verdict, judge
 
 TERMINAL = ("ready", "failed")
 # lifecycle states in which the container is between two runs: keep waiting
@@ -32,6 +33,17 @@ SETTLE_S = 10.0  # after a fatal line, how long to let the traceback finish befo
 
 class HookTimeout(BootlogError):
     """The boot neither became ready nor failed in time."""
+
+
+class NoNewBoot(BootlogError):
+    """The container's last run had ended before the hook started, and no new one began: there
+    is no boot starting now to judge (the earlier run's verdict is not this deploy's)."""
+
+
+# a run that ended this little before the hook started is the deploy's all the same: `podman
+# run -d` returns once the container runs, and a start that dies at once (a flag the argument
+# parser refuses) can be over before the hook's first look
+RECENT_EXIT_NS = 5 * 10**9
 
 
 @dataclass
@@ -62,6 +74,7 @@ class Run:
     since: int | None  # exclusive lower bound (ns), None = from the log's start
     until: int | None  # the next run's start, None while this is the latest run
     ended_before: bool = False  # it had already stopped when the hook was started
+    ended_at: int | None = None  # then: when it died (ns), where the engine said
 
 
 def pick_run(name: str, st: podman.State, ref_ns: int, engine: str = "podman") -> Run:
@@ -81,7 +94,9 @@ def pick_run(name: str, st: podman.State, ref_ns: int, engine: str = "podman") -
     if not inits:  # docker's start can trail the first record: widen it
         inits = [e["time_ns"] - STARTED_AT_MARGIN_NS for e in evs if e["status"] == "start"]
     if not inits:
-        return Run(st.started_at - STARTED_AT_MARGIN_NS if st.started_at else None, None)
+        ended = not st.running and st.finished_at is not None and st.finished_at <= ref_ns
+        return Run(st.started_at - STARTED_AT_MARGIN_NS if st.started_at else None, None,
+                   ended_before=ended, ended_at=st.finished_at if ended else None)
     return choose_run(inits, [e["time_ns"] for e in evs if e["status"] == "died"], ref_ns)
 
 
@@ -95,7 +110,8 @@ def choose_run(inits: list[int], died: list[int], ref_ns: int) -> Run:
     elif after:
         start = after[0]  # the hook started between runs: the next run is the deploy's
     else:
-        return Run(before[-1], None, ended_before=True)
+        return Run(before[-1], None, ended_before=True,
+                   ended_at=next((d for d in died if before[-1] < d <= ref_ns), None))
     return Run(start, next((t for t in inits if t > start), None))
 
 
@@ -149,6 +165,10 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
             now_run = pick_run(name, st, ref_ns, engine)
             if now_run.ended_before and time.monotonic() < grace_end:
                 say(f"{name} had stopped when the hook started; waiting briefly for a new run")
+            elif now_run.ended_before and (now_run.ended_at is None or ref_ns - now_run.ended_at > RECENT_EXIT_NS):
+                # no run began since: the last one is an earlier deploy's, not this one's to judge
+                raise NoNewBoot(f"no new boot of {name} started", container=name, ended_at=now_run.ended_at,
+                                exit_code=st.exit_code, ref_ns=ref_ns)
             elif st.status in BETWEEN_RUNS and not st.running and now_run.until is None:
                 if st.status == "created" and never_started(name, engine):
                     return done("never_started")
@@ -233,6 +253,7 @@ class HookResult:
     exit: int
     notes: list[str] = field(default_factory=list)
     measured: dict | None = None  # what was measured after ready: probe, GPU memory (measure())
+    verdict: Verdict | None = None  # the word and its reasons (verdict.judge)
 
 
 def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float = 2.0,
@@ -246,8 +267,11 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
     from bootlog.ingest import deploy_of
     from bootlog.store.reads import boots_like, list_boots, show_boot
 
-    waited = wait_for_boot(name, timeout=timeout, poll=poll, engine=engine, ref_ns=ref_ns,
-                           progress=progress)
+    try:
+        waited = wait_for_boot(name, timeout=timeout, poll=poll, engine=engine, ref_ns=ref_ns,
+                               progress=progress)
+    except NoNewBoot as err:
+        raise _no_new_boot(store, name, err, engine) from None
     notes: list[str] = []
     # the engine's word on the run the hook followed, read at once: a restart would replace it
     deploy = deploy_of(name, engine, plan)
@@ -261,8 +285,9 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
     ours = _match(stored, waited.boot)
     if ours is None:
         notes.append(f"no vLLM boot found in {name}'s current run")
-        return HookResult(name, waited.outcome, None, None, None, None, None, waited.waited_s,
-                          int(Exit.VIOLATION), notes)
+        v = judge(None)
+        return HookResult(name, waited.outcome, None, None, None, None, None, waited.waited_s, v.code, notes,
+                          verdict=v)
     show = show_boot(store, ours.id)
     measured = None
     if show["boot"]["status"] == "ready" and not show["boot"].get("failure") and waited.outcome == "ready":
@@ -295,19 +320,53 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
         history = [show_boot(store, i) for i in boots_like(store, ours.id)]
         # with the plan's tolerance (k, min_pct) and own figures, as `diff --plan` judges them;
         # its verdict on the boot is the hook's check, not repeated in the diff
-        diff = compare.diff(show, show_boot(store, prev_id), history=history, plan=plan,
-                            with_check=False)
+        prev = show_boot(store, prev_id)
+        if plan is not None:
+            from bootlog.reread import both_with_plan_patterns
+
+            show, prev = both_with_plan_patterns(store, show, prev, plan)
+        diff = compare.diff(show, prev, history=history, plan=plan, with_check=False)
     else:
         notes.append(f"first boot of {name} in the database: nothing to diff against")
 
-    # a boot that reached ready and whose engine then died is a failed deploy too (README)
-    failed = show["boot"]["status"] == "failed" or waited.outcome == "exited" or bool(show["boot"].get("failure"))
-    codes = [compare.exit_code(r) for r in (check, diff) if r is not None]
-    if measured and measured["problems"]:
-        codes.append(int(Exit.DRIFT))  # a ready server that fails its probe: worth a look
-    code = int(Exit.VIOLATION) if failed else max(codes, default=0)
-    return HookResult(name, waited.outcome, ours.id, show, prev_id, check, diff, waited.waited_s, code, notes,
-                      _public(measured))
+    # the one rule (verdict.py): a failed boot, an engine that died serving, a run that stopped
+    # before ready, gdn_hip state faults; then the plan and the diff; a ready server that fails
+    # its probe is worth a look (DRIFT)
+    v = judge(show, results=[(f"plan {plan_name(plan)}", check), (f"against #{prev_id}", diff)],
+              exited=waited.outcome == "exited", problems=(measured or {}).get("problems") or ())
+    return HookResult(name, waited.outcome, ours.id, show, prev_id, check, diff, waited.waited_s, v.code, notes,
+                      _public(measured), v)
+
+
+def _no_new_boot(store, name: str, err: NoNewBoot, engine: str) -> NoNewBoot:
+    """The NoNewBoot line, saying when the last run ended and which boot is the latest: the
+    container's runs are stored first (as `ingest --container` would), so it is that run's."""
+    from bootlog.store.reads import list_boots
+
+    try:
+        ingest_container(store, name, engine=engine, deploy=None)
+    except BootlogError:
+        pass  # (what is stored already still says which boot is the latest)
+    ended, ref, code = err.data.get("ended_at"), err.data.get("ref_ns"), err.data.get("exit_code")
+    when = f"{_ago((ref - ended) / 1e9)} before the hook started" if ended and ref else "before the hook started"
+    boots = list_boots(store, container=name)
+    if boots:
+        b = boots[-1]
+        state = b["status"] + (f" ({b['failure']})" if b.get("failure") else "")
+        latest = f"the latest boot is #{b['id']} ({state}, started {b.get('started_at') or '?'})"
+    else:
+        latest = "no boot of it is stored"
+    code_text = f" with exit code {code}" if isinstance(code, int) else ""
+    return NoNewBoot(f"no new boot of {name} started: its last run ended{code_text} {when}; {latest}",
+                     container=name, latest=boots[-1]["id"] if boots else None)
+
+
+def _ago(secs: float) -> str:
+    if secs < 120:
+        return f"{secs:.0f} s"
+    if secs < 7200:
+        return f"{secs / 60:.0f} min"
+    return f"{secs / 3600:.1f} h" if secs < 172800 else f"{secs / 86400:.1f} days"
 
 
 def _served_name(show: dict) -> str | None:
@@ -520,16 +579,28 @@ def _figure_lines(figs: dict[str, Any], show: dict | None = None) -> list[tuple[
     return rows
 
 
-def verdict_word(code: int, boot: dict | None, exited: bool = False) -> str:
-    """An exit code in words (the hook's summary, the report's latest boot): 4 is FAILED for a
-    boot that failed, died serving, whose container stopped before ready or that is missing,
-    else VIOLATION (a hard plan expectation)."""
-    failed = boot is None or boot.get("status") == "failed" or exited or bool(boot.get("failure"))
-    return {0: "OK", 3: "DRIFT", 4: "FAILED" if failed else "VIOLATION"}.get(code, str(code))
-
-
 def _verdict(r: HookResult) -> str:
-    return verdict_word(r.exit, r.show["boot"] if r.show else None, r.outcome == "exited")
+    return r.verdict.word if r.verdict is not None else str(r.exit)
+
+
+def _why(r: HookResult) -> list[str]:
+    """The verdict's reasons (a probe that failed says DRIFT even where check and diff found no
+    drift): one line each, most serious first."""
+    return list(r.verdict.reasons) if r.verdict is not None else []
+
+
+def _why_rows(r: HookResult) -> list[str]:
+    """The reasons the headline does not say already (a failed start, an engine that died
+    serving, a run that stopped before ready: the headline and the root cause row say those)."""
+    b = (r.show or {}).get("boot") or {}
+    said = b.get("status") == "failed" or bool(b.get("failure")) or r.show is None
+    return [w for w in _why(r) if not (said and w == _why(r)[0])
+            and w != "the container stopped before the boot was ready"]
+
+
+def plan_name(plan) -> str:
+    path = getattr(plan, "path", None)
+    return path.name if path is not None else "plan"
 
 
 def _md(s: str) -> str:
@@ -541,9 +612,12 @@ def render_text(r: HookResult, plan_name: str | None = None) -> str:
     from bootlog import render
 
     lines = [f"bootlog hook: {_verdict(r)}: {_headline(r)}  (waited {r.waited_s:.1f} s)"]
+    lines += [f"  {'why':<14} {why}" for why in _why_rows(r)]
     if r.show is not None:
         for label, text in _figure_lines(key_figures(r.show), r.show):
-            lines.append(f"  {label:<14} {text}")
+            first, *more = str(text).split("\n")  # (a root cause continued on indented lines)
+            lines.append(f"  {label:<14} {first}")
+            lines += [f"  {'':<14} {m}" for m in more]
     lines = [term(ln, one_line=True) for ln in [*lines, *(f"  note: {n}" for n in r.notes)]]
     if r.check is not None:
         lines += ["", render.render_text(r.check, plan_name=plan_name, show_same=False)]
@@ -558,10 +632,13 @@ def render_markdown(r: HookResult, plan_name: str | None = None) -> str:
     from bootlog import render
 
     lines = [f"**bootlog hook: {_verdict(r)}** — {_md(_headline(r))}", ""]
+    if _why_rows(r):
+        lines += ["Why: " + "; ".join(_md(w) for w in _why_rows(r)), ""]
     if r.show is not None:
         b = r.show["boot"]
         if b["status"] == "failed":
-            lines.append(f"Root cause: {md_code(b.get('failure_message') or 'no error line found')}")
+            lines.append("Root cause: " + " ".join(md_code(part) for part in (b.get("failure_message") or
+                                                                           "no error line found").split("\n")))
         figs = _figure_lines(key_figures(r.show), {"deploy": r.show.get("deploy"), "events": r.show.get("events")})
         if figs:
             lines.append("MEASURED on the live deploy: " + ", ".join(f"{label} {_md(text)}" for label, text in figs)
@@ -577,10 +654,11 @@ def render_markdown(r: HookResult, plan_name: str | None = None) -> str:
 def error_json(container: str, err: BootlogError) -> dict:
     """to_json's shape for a hook that ended in an error: verdict TIMEOUT or ERROR, the message."""
     boot = getattr(err, "data", {}).get("boot")
+    kind = "timeout" if isinstance(err, HookTimeout) else "no_new_boot" if isinstance(err, NoNewBoot) else "error"
     return {
-        "container": container, "verdict": "TIMEOUT" if isinstance(err, HookTimeout) else "ERROR",
-        "outcome": "timeout" if isinstance(err, HookTimeout) else "error", "exit": int(err.exit),
-        "waited_s": None, "boot": None, "figures": {}, "prev": None, "check": None, "diff": None,
+        "container": container, "verdict": kind.upper(), "outcome": kind,
+        "exit": int(err.exit),
+        "why": [str(err)], "waited_s": None, "boot": None, "figures": {}, "prev": None, "check": None, "diff": None,
         "measured": None, "deploy": None,
         "notes": [str(err)] + ([f"last seen: {_progress_note(boot)}"] if boot is not None else []),
     }
@@ -588,7 +666,7 @@ def error_json(container: str, err: BootlogError) -> dict:
 
 def to_json(r: HookResult) -> dict:
     return {
-        "container": r.container, "verdict": _verdict(r), "outcome": r.outcome, "exit": r.exit,
+        "container": r.container, "verdict": _verdict(r), "why": _why(r), "outcome": r.outcome, "exit": r.exit,
         "waited_s": round(r.waited_s, 3), "boot": (r.show or {}).get("boot"),
         "figures": key_figures(r.show) if r.show else {}, "prev": r.prev_id,
         "check": r.check, "diff": r.diff, "notes": r.notes, "measured": r.measured,

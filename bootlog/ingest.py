@@ -168,7 +168,7 @@ def _retire(spill):
 
 
 def _parse(source, *, resume: "Resume | None" = None, limit: int | None = None, plan=None,
-           progress: bool = False) -> tuple[Boots, int, int]:
+           progress: bool = False, run_bounds: list | None = None) -> tuple[Boots, int, int]:
     """(the boots of a source, or of its unread tail when resuming; the physical lines read;
     the lines cut at sources.LINE_MAX).  A plan's own patterns run over the same single read (stdin
     can be read only once): their literals join the scan's, and a pattern without a literal
@@ -188,7 +188,8 @@ def _parse(source, *, resume: "Resume | None" = None, limit: int | None = None, 
         recs = hits.watch(recs)
     spill = Spill()
     # (a plan's hits are attached to the boots after parsing: then all stay in memory)
-    splitter = BootSplitter(resume.status if resume else None, retire=None if hits else _retire(spill), spill=spill)
+    splitter = BootSplitter(resume.status if resume else None, retire=None if hits else _retire(spill), spill=spill,
+                            run_bounds=run_bounds)
     base = resume.lines if resume else 0
     boots = Boots(parse(recs, year=_year_hint(source), splitter=splitter,
                         total_lines=lambda: base + lines.lines_seen), spill)
@@ -202,6 +203,23 @@ def _drop_silent_last(boots: "Boots") -> None:
     last = boots[len(boots) - 1] if len(boots) else None
     if last is not None and not (last.vllm_version or last.metrics or last.config or last.events or last.samples):
         boots.items.pop()
+
+
+def _exits(boots: "Boots", runs: list) -> None:
+    """Each boot of a container's earlier run gets the exit code its run died with (the engine
+    says it only of the latest run; its `died` events say it of each): a server that died
+    serving and exited 0 is why on-failure never restarted it."""
+    died = [r for r in runs if r.status == "died" and r.exit_code is not None]
+    for b in boots.items:
+        if isinstance(b, tuple) or b.ended_at is None or b.ended_at.tzinfo is None:
+            continue  # (a retired boot is on disk; a boot without envelope times has no run)
+        end = next((r for r in died if r.at >= b.ended_at), None)
+        if end is None:
+            continue
+        from bootlog.podman import format_time
+
+        finished = format_time(int(end.at.timestamp()) * 10**9 + end.at.microsecond * 1000)
+        b.deploy = {**(b.deploy or {}), "exit_code": end.exit_code, "finished_at": finished}
 
 
 def parse_source(source) -> list[Boot]:
@@ -254,10 +272,10 @@ class Resume:
 def _position_key(source, host: str | None) -> str:
     """The stored read position of this file on this host (one database serves a fleet: two
     hosts' /var/log/vllm.log are two files); host None: the key earlier versions wrote."""
-    from bootlog.store.write import stored_name
+    from bootlog.store.write import stored_name, stored_path
 
     on = f"{stored_name(host)}:" if host is not None else ""
-    return f"ingest:{on}" + stored_name(os.path.realpath(source.name))
+    return f"ingest:{on}" + stored_path(source.name)
 
 
 def _head(path: str, n: int) -> tuple[bytes, str]:
@@ -361,14 +379,16 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
     """
     from bootlog.envelope import detect
     from bootlog.sources import container_source, open_source
-    from bootlog.store.write import TAIL, PositionMoved, SourceInfo, save_boots, stored_name
+    from bootlog.store.write import FILE_KINDS, TAIL, PositionMoved, SourceInfo, save_boots, stored_name, stored_path
 
     if source is None:
         # a file given with a container's name is that container's saved log (`podman logs >
         # f`): its boots join the container's history, read as the file they are
         source = open_source(spec) if spec is not None else container_source(container, engine=container_engine)
     out = Ingested()
-    info = SourceInfo(name=stored_name(source.name), kind=source.kind, container=container,
+    # a file is stored by its absolute path: read again later from any directory, it is the same
+    name = stored_path(source.name) if source.kind in FILE_KINDS else stored_name(source.name)
+    info = SourceInfo(name=name, kind=source.kind, container=container,
                       host=host or default_host())
     resume = limit = position = None
     reread = False  # the last read of this file ended inside a line: its boots are written again
@@ -386,7 +406,14 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
             elif limit == resume.offset:
                 out.up_to_date, out.resumed_at_line = True, resume.lines
                 return out
-    boots, seen, out.cut_lines = _parse(source, resume=resume, limit=limit, plan=plan, progress=progress)
+    # a container's runs are bounded by the engine's init/died events: every start its own boot
+    runs = []
+    if source.kind == "container" and spec is None and container:
+        from bootlog.podman import run_events
+
+        runs = run_events(container, container_engine)
+    boots, seen, out.cut_lines = _parse(source, resume=resume, limit=limit, plan=plan, progress=progress,
+                                        run_bounds=[r.at for r in runs] or None)
     read_to = (resume.lines if resume else 0) + seen  # the number of the last line read
     end = _end_of_lines(source.name, limit) if limit is not None else None
     if end != limit and len(boots) and boots[len(boots) - 1].first_line == read_to:
@@ -401,7 +428,12 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
             raise InputError(f"{source.stopped}: {source.name}", path=source.name)
         out.truncated, out.stopped_at_line = source.stopped, read_to
     if source.kind == "container" and len(boots) and not isinstance(boots.items[-1], tuple):
-        boots.items[-1].deploy = deploy_of(container, container_engine, plan) if deploy is ASK else deploy
+        last = boots.items[-1]
+        inits = [r.at for r in runs if r.status == "init"]
+        if not (inits and last.ended_at is not None and last.ended_at.tzinfo is not None and last.ended_at < inits[-1]):
+            # (not when a run began after its last line: the engine's word is that run's)
+            last.deploy = deploy_of(container, container_engine, plan) if deploy is ASK else deploy
+    _exits(boots, runs)
     if limit is not None:
         # a file caught mid-line gets no position but CUT: its half line was read into a boot
         # that a resumed read could no longer correct, so the next ingest reads it whole and

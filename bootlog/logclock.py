@@ -80,17 +80,14 @@ def log_clock(store, doc: dict) -> Clock:
     if row is None:
         return UTC
     name, kind, host = row
-    from bootlog.ingest import default_host
-
     if kind not in ("file", "gzip"):
         why = "it was read from a container" if kind == "container" else "it was read from stdin"
         return Clock(timezone.utc, f"times in UTC (the log's own offset is not known: {why})")
-    if host and host != default_host():
-        return Clock(timezone.utc, f"times in UTC (the log's own offset is not known: it was read on host {host})")
     from bootlog.errors import BootlogError
+    from bootlog.reread import stored_file
 
     try:
-        found = head_offset(name)
+        found = head_offset(stored_file(kind, name, host))
     except (BootlogError, OSError) as err:  # the file is gone or unreadable since it was stored
         return Clock(timezone.utc, f"times in UTC (the log's own offset is not known: {err})")
     if found is None:

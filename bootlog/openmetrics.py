@@ -14,6 +14,9 @@ Families (every one a gauge, so the classic text parser node_exporter uses reads
     bootlog_events{host,container,kind}              events of the boot per kind (0 for a known
                                                      kind it does not have, so alerts see 0,
                                                      not an absent series)
+    bootlog_verdict{host,container}                  the boot's own verdict (verdict.py: 0 OK,
+                                                     1 drift, 2 violation, 3 failed)
+    bootlog_boot_died_serving{host,container}        1 when it was ready and its engine then died
 
 Choices:
 * Metric names stay bootlog's vocabulary (metrics.md; cli-contract.md says `bootlog_<metric>`),
@@ -97,6 +100,9 @@ BOOT_FAMILIES = {
     "bootlog_boot_started_timestamp_seconds": ("Time of the boot's first line, Unix seconds", "seconds"),
     "bootlog_boot_id": ("bootlog's id of the boot (bootlog show ID)", None),
     "bootlog_events": ("Events of the boot, per kind", None),
+    "bootlog_verdict": ("The boot's own verdict (verdict.py, no plan or diff): 0 OK, 1 drift, 2 violation, 3 failed",
+                        None),
+    "bootlog_boot_died_serving": ("1 if the boot was ready and its engine then died serving, else 0", None),
 }
 
 _BAD_NAME = re.compile(r"[^a-zA-Z0-9_]")
@@ -129,6 +135,7 @@ def render(boots: list[dict]) -> str:
     for doc in _one_per_identity(boots):
         ident = _identity(doc.get("boot") or {})
         _add_boot(families, doc.get("boot") or {}, ident)
+        _add_verdict(families, doc, ident)
         _add_events(families, doc.get("events") or [], ident)
         _add_metrics(families, doc.get("metrics") or [], ident)
     boot_part = [families[name] for name in BOOT_FAMILIES]
@@ -193,6 +200,16 @@ def _add_boot(families: dict[str, _Family], boot: dict, ident: Labels) -> None:
         families["bootlog_boot_started_timestamp_seconds"].samples[ident] = started
     if _is_number(boot.get("id")):
         families["bootlog_boot_id"].samples[ident] = boot["id"]
+
+
+def _add_verdict(families: dict[str, _Family], doc: dict, ident: Labels) -> None:
+    from bootlog import verdict
+
+    boot = doc.get("boot") or {}
+    if not boot.get("status"):
+        return
+    families["bootlog_verdict"].samples[ident] = verdict.gauge(verdict.judge(doc))
+    families["bootlog_boot_died_serving"].samples[ident] = int(boot["status"] == "ready" and bool(boot.get("failure")))
 
 
 def _add_events(families: dict[str, _Family], events: list[dict], ident: Labels) -> None:

@@ -677,9 +677,12 @@ def compile_pattern(spec: dict, text: str, clock: _Budget) -> UserPattern:
     return up
 
 
-def load_plan(path: str | Path) -> Plan:
+def load_plan(path: str | Path, *, judge: bool = False) -> Plan:
     """Read a plan TOML (and its env file); PlanError names the line or key that is wrong.
-    Warnings (a [config] key bootlog does not know) are in .warnings and said on stderr."""
+    Warnings (a [config] key bootlog does not know) are in .warnings and said on stderr.
+    judge: the plan will judge a boot (check, diff, hook, report), so one that holds no
+    expectation is an error: every boot would pass it (ingest and explain only run its
+    patterns; a pattern-only plan is theirs)."""
     p = Path(path)
     try:
         text = _read_small(p, "plan")
@@ -690,6 +693,9 @@ def load_plan(path: str | Path) -> Plan:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
+        if _looks_like_env(text):
+            raise _file_error("plan", p, "not a plan: it reads like an env file (NAME=value lines); a plan "
+                              f"is TOML and names its env file with env_file = \"{_toml_str(p.name)}\"") from None
         raise _file_error("plan", p, f"bad TOML: {e}") from e
     except RecursionError:  # tomllib recurses once per nested array/table
         raise _file_error("plan", p, "bad TOML: arrays or tables nested too deeply") from None
@@ -705,9 +711,28 @@ def load_plan(path: str | Path) -> Plan:
                 msg = f"plan line {no}: {msg}"
         raise PlanError(cut(f"{p.name}: {msg}", _MAX_MESSAGE), path=str(p),
                         **{k: v for k, v in data_.items() if k != "path"}) from None
+    if judge and not (plan.config or plan.metrics or plan.events or plan.boot_metrics or plan.deploy
+                      or plan.boot.get("status") or plan.boot.get("compile_cache") in ("warm", "cold")):
+        raise _file_error("plan", p, "holds no expectation (no [config], [metrics.NAME], [events], [boot] "
+                          "status/figure or [deploy] entry): every boot would pass it")
     for w in plan.warnings:
         _warn(f"{p.name}: {w}")
     return plan
+
+
+_ENV_LINE = re.compile(r"(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _looks_like_env(text: str) -> bool:
+    """Most of its statements are NAME=value with no spaces around "=" (a shell env file such as
+    the deploy's frank-primary.env, given to --plan instead of the plan that names it)."""
+    lines = [ln.strip() for ln in text.splitlines()[:2000] if ln.strip() and not ln.lstrip().startswith("#")]
+    env = sum(1 for ln in lines if _ENV_LINE.match(ln))
+    return bool(lines) and env * 2 > len(lines)
+
+
+def _toml_str(name: str) -> str:
+    return name.replace("\\", "\\\\").replace('"', '\\"')
 
 
 # What each top-level key holds: a wrong kind is a plan error here, not a crash further on.

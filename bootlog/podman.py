@@ -463,3 +463,41 @@ def events(name: str, since: int | datetime | str, until: int | datetime | str |
         found.append(ev)
     found.sort(key=lambda e: e["time_ns"])
     return found
+
+
+@dataclass
+class RunEvent:
+    """An `init` or `died` event of a container: when, which, and a died run's exit code."""
+
+    at: datetime  # aware, UTC
+    status: str  # init | died
+    exit_code: int | None = None
+
+
+def run_events(name: str, engine: str = "podman") -> list[RunEvent]:
+    """The `init` and `died` events of the current container of that name, oldest first; []
+    when the engine cannot say (no such container, an event log that cannot be read).  Every
+    record of a run is later than its init and than the previous run's died (podman.md): they
+    bound its runs, so a boot's lines never span one."""
+    try:
+        info = inspect(name, engine=engine)
+        created = parse_time(str(info.get("Created") or "")) or now_ns() - 7 * 24 * 3600 * 10**9
+        evs = events(name, since=created - 10**9, engine=engine)
+    except SourceError:
+        return []
+    cid = str(info.get("Id") or info.get("ID") or "")
+    out = []
+    for e in evs:
+        if e["status"] in ("init", "died") and (e.get("ID") or e.get("id") or cid) == cid:
+            code = e.get("ContainerExitCode", (e.get("Actor") or {}).get("Attributes", {}).get("exitCode"))
+            try:
+                code = int(code) if code is not None else None
+            except (TypeError, ValueError):
+                code = None
+            out.append(RunEvent(datetime.fromtimestamp(e["time_ns"] / 1e9, timezone.utc), e["status"], code))
+    return sorted(out, key=lambda r: r.at)
+
+
+def run_bounds(name: str, engine: str = "podman") -> list[datetime]:
+    """The times of run_events(): where one run of the container ends and the next begins."""
+    return [r.at for r in run_events(name, engine)]

@@ -14,6 +14,7 @@ from bootlog import safe
 SYMBOLS = {"same": "=", "changed": "~", "drift": "!", "violation": "✗", "new": "+", "gone": "-",
            "insufficient_history": "?"}
 LEGEND = "(legend: ~ changed  ! drift  ✗ violation  + new  - gone)"
+CHECK_LEGEND = "(legend: = met  ! missed (drift)  ✗ missed (violation)  ? not known)"
 _SECTIONS = (("deploy", "deploy"), ("config", "config"), ("metric", "metrics"), ("event", "events"))
 LIST_MAX = 50  # figures, events, unread lines explain prints of one kind (--json has them all)
 
@@ -63,7 +64,39 @@ def _label(f: dict) -> str:
     return key if f.get("rank") is None else f"{key}[rank {f['rank']}]"
 
 
+# a check's rows say whether each expectation was met (its `old` is the plan's bound, no earlier value)
+CHECK_WORDS = {"same": "met", "drift": "missed", "violation": "missed", "insufficient_history": "not known"}
+
+
+def _beyond(why: str, expect: str) -> str:
+    """What a check row's why says besides its expectation (which the row shows already)."""
+    for head in (f"plan: {expect}", f"plan expects count {expect}", f"plan expects {expect}"):
+        if why.startswith(head):
+            return why[len(head):].lstrip("; ")
+    return why
+
+
+def check_line(f: dict, width: int = 24) -> str:
+    """A check row: `= kv_cache_tokens  ≥ 400,700: 401,408 met`, `✗ enable_prefix_caching: True
+    (the plan says False)` — the plan's bound is never shown as an old value with a delta."""
+    sym = SYMBOLS.get(f["verdict"], "?")
+    label, word = _label(f), CHECK_WORDS.get(f["verdict"], f["verdict"])
+    value = "" if f.get("new") is None else fmt_value(f["new"]) + " "
+    why = f.get("why") or ""
+    if "expect" in f:
+        text = f"{sym} {safe.pad(label, width)} {safe.term(f['expect'], one_line=True)}: {value}{word}"
+        why = _beyond(why, f["expect"])
+    elif f["verdict"] == "same" or f.get("new") is None or f.get("old") == f.get("new"):
+        text = f"{sym} {label}: {value}{word}"  # (a ready boot that failed serving: "ready missed")
+    else:
+        text = f"{sym} {label}: {value}(the plan says {fmt_value(f['old'])})"
+        why = "" if why.startswith("the boot runs ") else why  # (the row says just that)
+    return text + (f"  {safe.term(why, one_line=True)}" if why else "")
+
+
 def finding_line(f: dict, width: int = 24, why_same: bool = False) -> str:
+    if "expect" in f or (why_same and f["section"] in ("config", "deploy")):
+        return check_line(f, width)
     sym = SYMBOLS.get(f["verdict"], "?")
     label = _label(f)
     if f["section"] in ("config", "deploy"):
@@ -81,10 +114,17 @@ def finding_line(f: dict, width: int = 24, why_same: bool = False) -> str:
     return text
 
 
+def _n(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def summary_line(result: dict) -> str:
     s = result.get("summary", {})
     n_cfg = s.get("changed_config", 0)
     insufficient = sum(f["verdict"] == "insufficient_history" for f in result.get("findings", []))
+    if result.get("b") is None and "a" in result:  # a check: expectations met or missed
+        return (f"summary: {_n(s.get('unchanged', 0), 'expectation')} met, {_n(s.get('violations', 0), 'violation')}, "
+                f"{s.get('drift', 0)} drift" + (f", {insufficient} not known" if insufficient else ""))
     text = (f"summary: {s.get('drift', 0)} drift, {s.get('violations', 0)} violation"
             f"{'' if s.get('violations', 0) == 1 else 's'}, {n_cfg} config change"
             f"{'' if n_cfg == 1 else 's'}, {s.get('unchanged', 0)} unchanged")
@@ -100,8 +140,8 @@ def title(result: dict, plan_name: str | None = None) -> str:
             what += f" against {safe.term(plan_name, one_line=True)}"
     else:
         what = f"bootlog diff {result.get('b')} → {result.get('a')}"  # old → new, like every row
-    legend = LEGEND
-    if any(f["verdict"] == "insufficient_history" for f in result.get("findings", [])):
+    legend = LEGEND if result.get("b") is not None else CHECK_LEGEND
+    if result.get("b") is not None and any(f["verdict"] == "insufficient_history" for f in result.get("findings", [])):
         legend = legend[:-1] + "  ? too little history)"
     return f"{what}   {legend}"
 
@@ -162,6 +202,17 @@ def render_markdown(result: dict, *, plan_name: str | None = None, show_same: bo
     shown = [f for f in result.get("findings", []) if show_same or f["verdict"] != "same"]
     if not shown:  # no empty table: the summary line says what was compared
         return "\n".join([f"### {head}", "", summary_line(result)])
+    if result.get("b") is None:  # a check: what the plan expects and what the boot has
+        lines = [f"### {head}", "", "| | section | expectation | rank | expected | value | result | why |",
+                 "|---|---|---|---|---|---|---|---|"]
+        for f in shown:
+            expected = f.get("expect") or ("= " + fmt_value(f["old"]) if f.get("old") is not None else "")
+            why = _beyond(f.get("why") or "", f["expect"]) if "expect" in f else (f.get("why") or "")
+            lines.append("| {} | {} | {} | {} | {} | {} | {} | {} |".format(
+                SYMBOLS.get(f["verdict"], "?"), f["section"], safe.md_cell(f["key"], code=True),
+                "" if f.get("rank") is None else f["rank"], safe.md_cell(expected), _md_cell(f["new"]),
+                CHECK_WORDS.get(f["verdict"], f["verdict"]), safe.md_cell(why)))
+        return "\n".join([*lines, "", summary_line(result)])
     lines = [f"### {head}", "", "| | section | figure | rank | old | new | Δ | % | why |",
              "|---|---|---|---|---|---|---|---|---|"]
     for f in shown:

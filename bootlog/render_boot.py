@@ -53,7 +53,10 @@ def render_show(data: dict) -> str:
     if b.get("kv_cache_sized_by"):
         out.append(f"  {'kv sized by':<14} {_t(SIZED.get(b['kv_cache_sized_by'], b['kv_cache_sized_by']))}")
     if b.get("failure_message"):
-        out.append(f"  {'root cause':<14} {_t(b['failure_message'])}")
+        # (an exception's text continued on indented lines: each on its own, as printed)
+        first, *more = b["failure_message"].split("\n")
+        out.append(f"  {'root cause':<14} {_t(first)}")
+        out += [f"  {'':<14} {_t(m)}" for m in more]
     burst = gdn_summary(data.get("events") or [])
     if burst:
         out.append(f"  {'gdn_hip':<14} {burst}")
@@ -70,6 +73,11 @@ def render_show(data: dict) -> str:
             v = dep.get(key)
             if v is not None:
                 out.append(f"  {key:<14} {cut(' '.join(map(str, v)) if isinstance(v, list) else v, 100)}")
+        for m in dep.get("mounts") or []:
+            if isinstance(m, dict):
+                ro = " (ro)" if m.get("rw") is False else ""
+                where = f"{cut(str(m.get('destination')), 60)} ← {cut(str(m.get('source')), 80)}"
+                out.append(f"  {'mount':<14} {where}{ro}")
         for key in ("env", "env_file"):
             if dep.get(key):
                 out.append(f"  {key:<14} {len(dep[key])} variables (show --json lists them)")

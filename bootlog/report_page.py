@@ -106,6 +106,8 @@ def checks_html(result: dict, plan_name: str) -> str:
 
 
 def _bound(f: dict) -> str:
+    if f.get("expect"):
+        return str(f["expect"])
     why = str(f.get("why") or "")
     return why[len("plan: "):] if why.startswith("plan: ") else why
 
@@ -168,21 +170,21 @@ def timeline_bar_html(tl: list[dict]) -> str:
 
 def latest_html(doc: dict, clock: Clock, tl: list[dict], *, check: dict | None, plan_name: str | None,
                 diff: dict | None, prev: dict | None, moved: list[dict], why_no_diff: str | None) -> str:
-    from bootlog import compare
-    from bootlog.hook import verdict_word
+    from bootlog.verdict import boot_problem, judge
 
     b = doc["boot"]
-    codes = [compare.exit_code(r) for r in (check, diff) if r is not None]
-    # (a failed boot, or one whose engine died serving, is a failed deploy whatever was compared)
-    code = 4 if b.get("status") == "failed" or b.get("failure") else max(codes, default=0)
-    word = verdict_word(code, b)
+    # (the hook's one rule: a failed boot, one whose engine died serving or that printed state
+    # faults is a failed deploy whatever was compared)
+    verdict = judge(doc, results=[("plan", check), ("diff", diff)])
+    word = verdict.word
     facts = [("status", b.get("status") + (f" ({b['failure']})" if b.get("failure") else "")),
              ("version", b.get("vllm_version")), ("model", b.get("model")),
              ("container", b.get("container")), ("host", b.get("host")),
              ("started", clock.text(b.get("started_at"))), ("ready", clock.text(b.get("ready_at"))),
              ("root cause", b.get("failure_message")), ("source", b.get("source"))]
     dl = "".join(f"<dt>{h(k)}</dt><dd>{h(v)}</dd>" for k, v in facts if v)
-    why = []
+    own = boot_problem(doc)
+    why = [own[1]] if own is not None else []
     if check is not None:
         s = check["summary"]
         missed = s.get("violations", 0) + s.get("drift", 0)
@@ -399,9 +401,9 @@ def _latest_diff(store, newest: dict, *, container, host, plan) -> tuple[dict | 
     bid = newest["boot"]["id"]
     a, b = show_boots(store, [bid, old], runtime=False)
     if plan is not None:
-        from bootlog.reread import with_plan_patterns
+        from bootlog.reread import both_with_plan_patterns
 
-        a = with_plan_patterns(store, a, plan)
+        a, b = both_with_plan_patterns(store, a, b, plan)
     history = show_boots(store, boots_like(store, bid), runtime=False)
     # the plan's tolerance and own figures; its verdict on the boot is the plan table, not repeated
     return compare.diff(a, b, history=history, plan=plan, with_check=False), b, None

@@ -28,18 +28,34 @@ def _user_rows(store, boot_id: int, plan) -> bool:
     return bool(n)
 
 
+def stored_file(kind: str, name: str, host: str | None) -> str:
+    """The path of a stored file source as this machine can open it again; BootlogError saying
+    why not (read on another host, from stdin, or stored relative by an older bootlog: then
+    which file it was depends on a directory nobody knows, and no directory is guessed, so the
+    answer is the same from every working directory)."""
+    from bootlog.ingest import default_host
+    from bootlog.store.write import relative_source
+
+    if host and host != default_host():
+        raise BootlogError(f"it was read on host {host}")
+    if kind == "stdin" or name == "-":
+        raise BootlogError("it was read from stdin, whose lines were not kept")
+    if relative_source(kind, name):
+        raise BootlogError(f"it was stored as the relative path {name} by an older bootlog; "
+                           "ingest the file again to store where it is")
+    return name
+
+
 def _source(kind: str, name: str, host: str | None):
     from bootlog.ingest import default_host
     from bootlog.sources import container_source, open_source
 
-    if host and host != default_host():
-        raise BootlogError(f"it was read on host {host}")
     if kind == "container":
+        if host and host != default_host():
+            raise BootlogError(f"it was read on host {host}")
         engine, _, container = name.partition(":")
         return container_source(container, engine=engine or "podman")
-    if kind == "stdin" or name == "-":
-        raise BootlogError("it was read from stdin, whose lines were not kept")
-    return open_source(name)
+    return open_source(stored_file(kind, name, host))
 
 
 def with_plan_patterns(store, show: dict, plan) -> dict:
@@ -66,6 +82,13 @@ def with_plan_patterns(store, show: dict, plan) -> dict:
     events = [_event_row(e) for e in same.events if e.kind in user_kinds]
     return {**show, "metrics": [*show.get("metrics", []), *metrics], "events": [*show.get("events", []), *events],
             "plan_lines": f"read again from {name}"}
+
+
+def both_with_plan_patterns(store, a: dict, b: dict, plan) -> tuple[dict, dict]:
+    """The two boots of a diff, each with the plan's pattern figures and events (read again from
+    its source where it was stored without them): both sides read the same way, or a figure the
+    older boot printed too would be "new" (expert_arena_gib None -> 17.77)."""
+    return with_plan_patterns(store, a, plan), with_plan_patterns(store, b, plan)
 
 
 def _metric_row(m: Metric) -> dict[str, Any]:

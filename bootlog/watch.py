@@ -45,17 +45,18 @@ class FileTail:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        from bootlog.store.write import stored_name
+        from bootlog.store.write import stored_path
 
-        self.key = "watch:file:" + stored_name(os.path.realpath(path))
+        self.key = "watch:file:" + stored_path(path)
         self.label = path
         self.ino: int | None = None
         self.restarted = False  # the last read started over at the top of a new file
 
     def source(self, host: str | None):
-        from bootlog.store.write import SourceInfo, stored_name
+        from bootlog.store.write import SourceInfo, stored_path
 
-        return SourceInfo(name=stored_name(self.path), kind="file", container=None, host=host)
+        # (absolute, as ingest stores a file: the same source, read again from any directory)
+        return SourceInfo(name=stored_path(self.path), kind="file", container=None, host=host)
 
     def start(self) -> int:
         return 0
@@ -128,6 +129,12 @@ class FileTail:
         except OSError:
             return datetime.now().year
 
+    def run_bounds(self) -> list:
+        return []  # (a file says nothing of when its process started: its lines do)
+
+    def new_state(self) -> bool:
+        return False  # (no engine to ask)
+
 
 class ContainerTail:
     """A container's log through `<engine> logs --timestamps --since`, across restarts and
@@ -141,12 +148,17 @@ class ContainerTail:
         self.key = f"watch:{engine}:{name}"
         self.label = f"{engine}:{name}"
         self._deploy: tuple[Any, dict | None] = (None, None)
+        self._run = None  # (id, StartedAt, FinishedAt) of the run last read
+        self._run_stored = None  # ... as it was when new_state() last looked
+        self._bounds: tuple[Any, list] = (None, [])
 
     def deploy(self, boot: Boot) -> dict | None:
-        """The engine's deploy context of the run `boot` started in: asked once per boot."""
+        """The engine's deploy context of the run `boot` started in: asked once per boot and run
+        state, so the exit code is stored when the run ends (a server that died serving and
+        exited 0 is why on-failure never fired: the seeds' lesson)."""
         from bootlog.ingest import deploy_of
 
-        key = (boot.first_line, boot.started_at)
+        key = (boot.first_line, boot.started_at, self._run)
         if self._deploy[0] != key:
             self._deploy = (key, deploy_of(self.name, self.engine))
         return self._deploy[1]
@@ -172,7 +184,8 @@ class ContainerTail:
     def read(self, pos: podman.Cursor, final: bool
              ) -> Iterator[tuple[list[tuple[podman.Cursor, bytes]], podman.Cursor]]:
         """New lines after `pos` in batches: (lines with the cursor before each, cursor after)."""
-        running = podman.state(self.name, engine=self.engine).running
+        st = podman.state(self.name, engine=self.engine)
+        running, self._run = st.running, (st.id, st.started_at, st.finished_at)
         for data, end in podman.read_batches(self.name, pos, final=final or not running,
                                              engine=self.engine, batch=BATCH):
             lines = []
@@ -184,6 +197,19 @@ class ContainerTail:
 
     def year(self) -> int:
         return datetime.now().year
+
+    def new_state(self) -> bool:
+        """Whether the run's state changed since the last look (it ended, or another began)."""
+        changed, self._run_stored = self._run != self._run_stored, self._run
+        return changed
+
+    def run_bounds(self) -> list:
+        """The engine's init/died times of the container (podman.run_bounds): a restart between
+        two reads files the new run's lines under a boot of their own.  Asked again only when
+        the run read changed (a restart, a stop)."""
+        if self._bounds[0] != self._run:
+            self._bounds = (self._run, podman.run_bounds(self.name, self.engine))
+        return self._bounds[1]
 
 
 def split_lines(data: bytes) -> list[bytes]:
@@ -235,6 +261,7 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
           warn: Callable[[str], None] | None = None, stop: Callable[[], bool] = lambda: False) -> int:
     """Follow `tail` (FileTail / ContainerTail) until `stop()` (or, with `once`, until caught up).
     Returns the number of new events (each kind prints EVENT_LINES lines per read, then a count)."""
+    from bootlog.boots import BootSplitter
     from bootlog.envelope import detect
     from bootlog.ingest import default_host
     from bootlog.parse import parse
@@ -281,7 +308,14 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
                 win.partial = None if lines[-1][1].endswith(b"\n") else win.end_line
                 if win.partial is not None:
                     win.positions.setdefault(win.partial, lines[-1][0])
-                boots = parse(win.records, year=tail.year(), total_lines=win.end_line)
+                boots = parse(win.records, year=tail.year(), total_lines=win.end_line,
+                              splitter=BootSplitter(run_bounds=tail.run_bounds()))
+                emitted += _store(db, tail, src, boots, win, known, emit, on_event, warn, save_boots)
+            if tail.new_state() and not got and win.records:
+                # the run ended (or began) with no line after its last one read: its boot is
+                # stored again with what the engine says now (the exit code of the run)
+                boots = parse(win.records, year=tail.year(), total_lines=win.end_line,
+                              splitter=BootSplitter(run_bounds=tail.run_bounds()))
                 emitted += _store(db, tail, src, boots, win, known, emit, on_event, warn, save_boots)
         except (SourceError, InputError) as err:
             if once or not str(err).startswith(("no such container", "no such file")):

@@ -149,6 +149,14 @@ def all_at_once(log: bytes, *, exit_code: int | None = None) -> Boot:
     return boot.exit(exit_code) if exit_code is not None else boot.hold()
 
 
+def unstamped(log: bytes) -> bytes:
+    """A `podman logs --timestamps` log (the seeds) as the server printed it: each line's
+    stamp taken off, for a replay container whose own stamps podman then writes."""
+    import re
+
+    return re.sub(rb"(?m)^\d{4}-\d\d-\d\dT[\d:.]+Z ", b"", log)
+
+
 def until_ready(log: bytes) -> tuple[bytes, bytes]:
     """Split a log after its "Application startup complete." line."""
     at = log.index(b"Application startup complete.")

@@ -39,18 +39,47 @@ def test_a_plan_of_the_wrong_shape_is_a_plan_error(stored, tmp_path, content, sa
     assert len(r.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("ref, says", [
-    ("99999999999999999999", "no boot with id"),
-    ("last~99999999999999999999", "no boot matches"),
-    ("\u00b2", "not a boot reference"),
-    ("\uff11", "not a boot reference"),  # a fullwidth 1 is no id 1
+@pytest.mark.parametrize("ref, says, code", [
+    ("99999999999999999999", "no boot with id", 1),  # well formed, names no stored boot: as a missing file
+    ("last~99999999999999999999", "no boot matches", 1),
+    ("\u00b2", "not a boot reference", 2),  # spelt as no REF at all: a usage error (README's exit codes)
+    ("\uff11", "not a boot reference", 2),  # a fullwidth 1 is no id 1
+    ("lsat", "not a boot reference", 2),
 ])
-def test_odd_boot_references_are_one_line_errors(stored, tmp_path, ref, says):
+def test_odd_boot_references_are_one_line_errors(stored, tmp_path, ref, says, code):
     plan = tmp_path / "ok.toml"
     plan.write_text("[metrics.kv_cache_tokens]\nmin = 1\n")
     for cmd in (["show", ref], ["diff", ref, "last"], ["check", ref, "--plan", str(plan)]):
         r = run(stored, *cmd)
-        assert r.exit_code == 1 and says in r.stderr and "internal error" not in r.stderr, (cmd, r.stderr)
+        assert r.exit_code == code and says in r.stderr and "internal error" not in r.stderr, (cmd, r.stderr)
+
+
+def test_the_readme_gives_a_bad_ref_the_code_bootlog_exits_with():
+    from conftest import ROOT
+
+    table = (ROOT / "README.md").read_text().split("### Exit codes", 1)[1].split("\n\n", 1)[0]
+    usage = next(row for row in table.splitlines() if row.startswith("| 2 |"))
+    error = next(row for row in table.splitlines() if row.startswith("| 1 |"))
+    assert "REF" in usage and "last~N" in usage and "names no stored boot" in error
+
+
+@pytest.mark.parametrize("content", ["", "# nothing yet\n", "[tolerance]\nk = 2\n", "[boot]\nhard = true\n"])
+def test_a_plan_that_holds_no_expectation_is_a_plan_error(stored, tmp_path, content):
+    plan = tmp_path / "empty.toml"
+    plan.write_text(content)
+    for cmd in (["check", "last"], ["diff"], ["report"]):
+        r = run(stored, *cmd, "--plan", str(plan))
+        assert r.exit_code == 1, (cmd, r.output)
+        assert "holds no expectation" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    # ingest --plan only runs its patterns: nothing to judge, nothing said
+    assert run(stored, "ingest", str(FIXTURES / "012-v0.10.2-v1-small.log"), "--plan", str(plan)).exit_code == 0
+
+
+def test_an_env_file_given_as_the_plan_says_so(stored):
+    env = FIXTURES.parent / "plans" / "frank-primary.env"
+    r = run(stored, "check", "last", "--plan", str(env))
+    assert r.exit_code == 1
+    assert "reads like an env file" in r.stderr and 'env_file = "frank-primary.env"' in r.stderr, r.stderr
 
 
 def test_hook_json_mode_answers_a_bad_plan_on_stdout(db_path, tmp_path):

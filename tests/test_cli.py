@@ -365,3 +365,55 @@ def test_ingest_of_rotated_logs_stores_the_oldest_first(db_path, tmp_path):
     last = json.loads(run(db_path, "show", "last", "--json").stdout)["boot"]
     prev = json.loads(run(db_path, "show", "prev", "--json").stdout)["boot"]
     assert last["source"].endswith("vllm.log") and prev["source"].endswith("vllm.log.1")
+
+
+def test_files_that_quote_log_lines_store_no_boot_and_never_become_last(db_path):
+    """The seeds' README quotes `GPU KV cache size: 1,350,182 tokens` in its tables and the
+    operator's env file quotes `'expert_precise_memory': True in non-default args`: both were
+    stored as incomplete boots (v?, KV 1,350,182; a gdn_hip fault) and became `last`."""
+    from pathlib import Path
+
+    g = FIXTURES / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log"
+    assert run(db_path, "ingest", str(g)).exit_code == 0
+    quoting = [FIXTURES / "seed" / "README.md", FIXTURES.parent / "plans" / "frank-primary.env",
+               *sorted(Path("/work/shared/seeds").glob("004_*.txt"))]
+    for path in quoting:
+        res = run(db_path, "ingest", str(path))
+        assert res.exit_code == 0 and res.stdout == f"no vLLM boot found in {path}\n", res.output
+    assert boot_count(db_path) == 1
+    assert json.loads(run(db_path, "show", "last", "--json").stdout)["boot"]["vllm_version"].startswith("0.22.1")
+
+
+USAGE_ERROR = ("2026-10-06T15:02:11.204417311Z usage: vllm serve [model_tag] [options]\n"
+               "2026-10-06T15:02:11.204417311Z vllm serve: error: unrecognized arguments: --expert-precise-memroy\n")
+
+
+def test_a_run_line_argparse_refuses_is_a_failed_start_that_is_stored(db_path, tmp_path):
+    """Shape G, then a redeploy with a misspelt flag: argparse exits 2 before vLLM prints a line
+    of its own.  It was "no vLLM boot found", exit 0, nothing stored: it is a failed start."""
+    log = tmp_path / "frank-primary-qwen.log"
+    log.write_bytes((FIXTURES / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log").read_bytes() + USAGE_ERROR.encode())
+    res = run(db_path, "ingest", "--container", "frank-primary-qwen", str(log))
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert len(lines) == 2 and lines[0].split()[1] == "ready" and lines[1].split()[1:3] == ["failed", "(bad_args)"]
+    shown = json.loads(run(db_path, "show", "last", "--json").stdout)["boot"]
+    assert (shown["status"], shown["failure"]) == ("failed", "bad_args")
+    assert shown["failure_message"] == "vllm serve: error: unrecognized arguments: --expert-precise-memroy"
+    assert run(db_path, "diff").exit_code == 4  # the deploy failed
+    alone = tmp_path / "alone.log"
+    alone.write_text(USAGE_ERROR)
+    res = run(db_path, "ingest", str(alone))
+    assert res.exit_code == 0 and "failed (bad_args)" in res.stdout, res.output
+
+
+def test_seqs2_root_cause_keeps_the_line_that_says_why(db_path):
+    # torch's ConstraintViolationError says what went wrong on its second, indented line
+    assert run(db_path, "ingest", str(FIXTURES / "seed" / "06-seqs2-constraint-violation.log")).exit_code == 0
+    shown = json.loads(run(db_path, "show", "last", "--json").stdout)
+    assert "specialized it to be a constant (3)" in shown["boot"]["failure_message"]
+    tb = [e for e in shown["events"] if e["kind"] == "traceback" and e["message"].startswith("torch.fx")]
+    assert tb and all("constant (3)" in e["detail"]["exception_more"][0] for e in tb)
+    text = run(db_path, "show", "last").stdout.splitlines()
+    at = next(i for i, ln in enumerate(text) if ln.startswith("  root cause"))
+    assert "ConstraintViolationError" in text[at] and "constant (3)" in text[at + 1]

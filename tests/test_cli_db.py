@@ -109,3 +109,46 @@ def test_a_sqlite_file_of_another_application_is_refused_untouched(tmp_path):
     with sqlite3.connect(other) as con:
         assert [r[0] for r in con.execute("select name from sqlite_master where type = 'table'")] == ["customers"]
         assert con.execute("pragma journal_mode").fetchone()[0] != "wal"
+
+
+READS = (["list"], ["show", "last"], ["diff"], ["history"], ["export", "--format", "json"], ["report"],
+         ["check", "last", "--plan", str(FIXTURES.parent / "plans" / "frank-primary.toml")])
+
+
+def _tables(url: str) -> list[str]:
+    if url.startswith("postgresql"):
+        import psycopg
+
+        schema = url.rsplit("search_path%3D", 1)[1]
+        with psycopg.connect("postgresql://" + url.split("://", 1)[1].split("?", 1)[0]) as con:
+            return [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables "
+                                              "WHERE table_schema = %s", (schema,))]
+    with sqlite3.connect(url.removeprefix("sqlite:///")) as con:
+        return [r[0] for r in con.execute("select name from sqlite_master where type = 'table'")]
+
+
+def test_read_commands_never_create_the_schema(tmp_path):
+    """`bootlog --db postgresql://…/test list` on an empty database made bootlog's tables there
+    (and an empty SQLite file got them too): a read command says there is no bootlog database."""
+    from pgutil import pg_base_url, pg_schema
+
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    urls = [f"sqlite:///{empty}"]
+    schemas = pg_schema(pg_base_url()) if pg_base_url() else None
+    if schemas is not None:
+        urls.append(schemas.__enter__())
+    try:
+        for url in urls:
+            for args in READS:
+                res = run(url, *args)
+                assert res.exit_code == 1, (url, args, res.output)
+                assert res.stderr.startswith("bootlog: no bootlog database in "), res.stderr
+                assert "bootlog ingest" in res.stderr and res.stderr.count("\n") == 1
+            assert _tables(url) == [], url
+            # the first write creates it, as the contract says
+            assert run(url, "ingest", str(LOG)).exit_code == 0
+            assert run(url, "list").exit_code == 0
+    finally:
+        if schemas is not None:
+            schemas.__exit__(None, None, None)

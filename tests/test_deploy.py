@@ -324,3 +324,52 @@ def test_real_podman_two_images_digest_diffed(podman_ready):
 def test_real_podman_missing_container(podman_ready):
     with pytest.raises(SourceError, match="no such container: bootlog-deploy-none"):
         deploy.inspect("bootlog-deploy-none", timeout=30)
+
+
+def test_real_podman_a_lone_word_command_and_the_mounts(podman_ready, tmp_path):
+    # podman 4.3.1 repeats a lone-word command's Path in Args: it was stored "/bin/true /bin/true";
+    # the mounts (the seeds' missing /root/.cache) were not in the deploy record at all
+    tag = uuid.uuid4().hex[:8]
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    names = [f"bootlog-deploy-{tag}-c", f"bootlog-deploy-{tag}-d", f"bootlog-deploy-{tag}-e"]
+    try:
+        run_podman("run", "--name", names[0], "--network=none", "-v", f"{cache}:/root/.cache", IMAGE, "/bin/true")
+        run_podman("run", "--name", names[1], "--network=none", IMAGE, "/bin/true")
+        run_podman("run", "--name", names[2], "--network=none", "--entrypoint", "/bin/sleep", IMAGE, "0")
+        with_cache, without, entry = (deploy.deploy_context(n, timeout=30) for n in names)
+    finally:
+        for n in names:
+            run_podman("rm", "-f", "-t", "0", n, check=False)
+    assert with_cache["command"] == ["/bin/true"] == without["command"]
+    assert entry["command"] == ["/bin/sleep", "0"]
+    assert with_cache["mounts"] == [{"destination": "/root/.cache", "source": str(cache), "type": "bind", "rw": True}]
+    assert without["mounts"] == []
+    by = {f["key"]: f for f in deploy_findings(with_cache, without)}
+    assert by["mount./root/.cache"]["verdict"] == "gone" and by["mount./root/.cache"]["old"] == str(cache)
+    assert "command" not in by or by["command"]["verdict"] == "same"
+
+
+def test_diff_names_a_gone_cache_mount_as_the_cause_of_a_cold_compile():
+    # seed 10: the warm boot ran with /root/.cache mounted, the next one without: its cold
+    # compile is the mount's doing, and the diff says so
+    from bootlog import compare
+    from bootlog.ingest import ingest
+    from bootlog.store.db import open_store
+    from bootlog.store.reads import show_boot
+    from conftest import FIXTURES
+
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        store = open_store(f"{d}/m.db")
+        cold, warm = (show_boot(store, b.id) for b in ingest(store, str(FIXTURES / "seed" / "10-cold-vs-warm-compile.log")))
+    ctx = {"image": IMAGE, "image_digest": "sha256:" + "1" * 64, "command": ["vllm", "serve"], "env": {}}
+    warm["deploy"] = {**ctx, "mounts": [{"destination": "/root/.cache", "source": "/home/dank/.cache/frank-primary",
+                                         "type": "bind", "rw": True}]}
+    cold["deploy"] = {**ctx, "mounts": []}
+    r = compare.diff(cold, warm)  # (the cold boot as the newer one)
+    (mount,) = [f for f in r["findings"] if f["key"] == "mount./root/.cache"]
+    assert (mount["section"], mount["verdict"], mount["old"]) == ("deploy", "gone", "/home/dank/.cache/frank-primary")
+    (cc,) = [f for f in r["findings"] if f["key"] == "compile_cache"]
+    assert cc["verdict"] == "changed" and "mount./root/.cache" in cc["why"] and "cold compile 179.24 s" in cc["why"]

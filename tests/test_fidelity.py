@@ -73,7 +73,8 @@ def test_a_gpu_hard_fault_before_ready_fails_the_boot_with_that_line(tmp_path):
 
 def test_a_gpu_hard_fault_after_ready_is_a_runtime_death(tmp_path):
     p = tmp_path / "fault.log"
-    p.write_bytes(seed_lines("01-shape-d-fp8-200704x3.log", 241, ROCM_FAULT))
+    # (stamped after line 241's 15:21:48: a line stamped before it would be another run's)
+    p.write_bytes(seed_lines("01-shape-d-fp8-200704x3.log", 241, ROCM_FAULT.replace("15:21:12", "15:21:50")))
     (b,) = boots_of(p)
     assert b.status == "ready" and b.failure == "other"
     assert b.failure_message.startswith("Memory access fault by GPU node-2")

@@ -138,6 +138,9 @@ def test_a_failing_probe_is_a_line_and_drift_never_a_hang(replayer, db_path, ser
     notes = [ln for ln in res.stdout.splitlines() if ln.strip().startswith("note: probe of http://127.0.0.1:")]
     assert len(notes) == 1 and "no complete answer within the probe's time limit" in notes[0]
     assert "health" in res.stdout  # what was measured before the hang is kept
+    # the DRIFT headline says why (the diff and check below it found no drift: it was the probe)
+    head, why = res.stdout.splitlines()[:2]
+    assert head.startswith("bootlog hook: DRIFT: ") and why.split()[:3] == ["why", "probe", "of"], res.stdout
 
     # nothing listening: one line too
     res = CliRunner().invoke(cli, ["--db", str(db_path), "hook", "--container", name, "--poll", "0.2",
@@ -146,6 +149,7 @@ def test_a_failing_probe_is_a_line_and_drift_never_a_hang(replayer, db_path, ser
     out = json.loads(res.stdout)
     assert res.exit_code == 3 and len(out["measured"]["problems"]) == 1
     assert "127.0.0.1:9" in out["measured"]["problems"][0]
+    assert out["verdict"] == "DRIFT" and out["why"] == out["measured"]["problems"]
 
 
 def test_a_plan_bounds_the_probe_and_pins_the_image(replayer, db_path, server, tmp_path):

@@ -289,7 +289,7 @@ def test_ingest_prints_at_most_100_boot_lines_per_input(tmp_path):
 
 def test_watch_prints_at_most_50_lines_of_a_kind_per_read(tmp_path):
     # a burst of faults in one boot
-    oom = ("2026-10-02T15:22:00.000000000Z (APIServer pid=1) ERROR 10-02 08:22:00 [core.py:1] "
+    oom = ("2026-10-02T16:22:00.000000000Z (APIServer pid=1) ERROR 10-02 09:22:00 [core.py:1] "  # (after READY ends: 15:57)
            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {}.00 GiB\n")
     log = tmp_path / "faults.log"
     log.write_bytes(READY.read_bytes() + "".join(oom.format(i) for i in range(300)).encode())

@@ -318,7 +318,7 @@ def test_forty_thousand_distinct_oom_lines_parse_in_linear_time(tmp_path):
     def log(n: int):
         p = tmp_path / f"ooms-{n}.log"
         p.write_text(seed + "".join(
-            f"2026-10-02T15:30:00.000000000Z (EngineCore_DP0 pid=130) ERROR 10-02 08:30:00 [core.py:720] "
+            f"2026-10-02T16:30:00.000000000Z (EngineCore_DP0 pid=130) ERROR 10-02 09:30:00 [core.py:720] "  # (after 01 ends)
             f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {i}.00 MiB.\n" for i in range(n)))
         return p
 

@@ -311,3 +311,28 @@ def test_a_plans_own_patterns_run_on_a_boot_stored_without_the_plan(tmp_path):
     assert "source no longer readable" in by["offload_exceeds_memavailable"]["why"]
     text = CliRunner().invoke(cli, ["--db", db, "check", "last", "--plan", str(plan)]).stdout
     assert "? expert_arena_gib" in text
+
+
+def test_diff_and_the_report_read_a_plans_own_patterns_on_both_boots(tmp_path):
+    # shapes F and G stored without --plan: `diff --plan` read the plan's patterns on the new
+    # boot only, so the arena F printed too was "new" (None -> 17.77); both sides read alike
+    import json as _json
+    import re as _re
+
+    from click.testing import CliRunner
+
+    from bootlog.cli import cli
+    from conftest import FIXTURES
+
+    plan = str(FIXTURES.parent / "plans" / "frank-primary.toml")
+    db = str(tmp_path / "p.db")
+    for name in ("03-shape-f-mnbt2048-graph-pinned.log", "04-shape-g-kv-400700-no-prefix-cache.log"):
+        assert CliRunner().invoke(cli, ["--db", db, "ingest", str(FIXTURES / "seed" / name)]).exit_code == 0
+    res = CliRunner().invoke(cli, ["--db", db, "diff", "last", "prev", "--plan", plan, "--json"])
+    by = {f["key"]: f for f in _json.loads(res.stdout)["findings"]}
+    assert (by["expert_arena_gib"]["old"], by["expert_arena_gib"]["new"]) == (17.52, 17.77)
+    assert (by["expert_arena_slots"]["old"], by["expert_arena_slots"]["new"]) == (7653, 7762)
+    assert by["planner_overhead_gib"]["verdict"] == "same"
+    page = CliRunner().invoke(cli, ["--db", db, "report", "--plan", plan]).stdout
+    diff_table = page.split("Latest boot against the one before", 1)[1].split("</table>", 1)[0]
+    assert "expert_arena_gib" in diff_table and not _re.search(r"expert_arena_gib</td><td>None", diff_table)

@@ -325,7 +325,7 @@ def test_hook_diffs_with_this_hosts_last_boot_and_the_plans_tolerance(replayer, 
     (tc,) = [f for f in slow["diff"]["findings"] if f["key"] == "torch_compile_s"]
     assert tc["verdict"] == "drift" and "over 3 boots" in tc["why"]
     plan = tmp_path / "loose.toml"
-    plan.write_text("[tolerance]\nmin_pct = 400.0\n")
+    plan.write_text("[tolerance]\nmin_pct = 400.0\n\n[boot]\nstatus = \"ready\"\n")  # (a plan holds an expectation)
     loose = hooked("--plan", str(plan))
     (tc,) = [f for f in loose["diff"]["findings"] if f["key"] == "torch_compile_s"]
     assert tc["verdict"] == "changed" and "within" in tc["why"]
@@ -349,3 +349,56 @@ def test_hook_says_at_once_that_a_container_never_started(replayer, db_path):
     assert time.monotonic() - t0 < 10 and res.exit_code == 4, res.output
     [line] = res.output.strip().splitlines()
     assert "never started" in line and name in line
+
+
+SEED = os.path.join(os.path.dirname(__file__), "..", "fixtures", "logs", "seed")
+
+
+def test_hook_without_a_plan_fails_a_boot_that_printed_gdn_hip_state_faults(replayer, db_path):
+    # seed 08: ready, then the 32-fault burst (48 happened) and the report cap; without --plan
+    # the hook said "OK", exit 0.  A fault burst is the engine serving from corrupted state.
+    from podman_util import unstamped
+
+    with open(os.path.join(SEED, "08-gdn-hip-burst-prefix-caching.log"), "rb") as f:
+        log = unstamped(f.read())
+    name = replayer.start([all_at_once(log)])
+    res = hook(db_path, name, "--format", "json")
+    assert res.exit_code == 4, res.output
+    out = json.loads(res.stdout)
+    assert out["verdict"] == "FAILED" and out["boot"]["status"] == "ready" and out["boot"]["failure"] is None
+    assert out["why"] == ["32 gdn_hip state fault(s) (report limit reached: later faults are silent): "
+                          "the engine serves from corrupted state"]
+    text = hook(db_path, name).stdout.splitlines()
+    assert text[0].startswith(f"bootlog hook: FAILED: {name} boot #1 ready")
+    assert text[1].split(None, 1) == ["why", out["why"][0]]
+
+
+def test_hook_on_a_container_that_already_exited_says_no_new_boot_started(replayer, db_path, monkeypatch):
+    # the run ended before the hook began and none followed: the earlier run's boot was
+    # reported "OK" as if it were this deploy's
+    from bootlog import hook as h
+
+    name = replayer.start([all_at_once(fixture_log(SMALL).read_bytes(), exit_code=0)])
+    wait_exit(name)
+    monkeypatch.setattr(h, "RECENT_EXIT_NS", 0)  # (as if it had ended minutes ago)
+    res = CliRunner().invoke(cli, ["--db", db_path, "hook", "--container", name, "--timeout", "3",
+                                   "--format", "json"], catch_exceptions=False)
+    assert res.exit_code == 1, res.output
+    assert re.fullmatch(rf"bootlog: no new boot of {name} started: its last run ended with exit code 0 "
+                        rf"\d+ s before the hook started; the latest boot is #1 \(ready, started [^)]+\)\n",
+                        res.stderr), res.stderr
+    out = json.loads(res.stdout)
+    assert (out["verdict"], out["outcome"], out["exit"]) == ("NO_NEW_BOOT", "no_new_boot", 1)
+
+
+def test_hook_fails_a_start_the_argument_parser_refused(replayer, db_path):
+    # `vllm serve … --expert-precise-memroy`: argparse prints usage and the error on stderr and
+    # exits 2 before the hook's first look (a start that dies at once is still the deploy's)
+    usage = (b"usage: vllm serve [model_tag] [options]\n"
+             b"vllm serve: error: unrecognized arguments: --expert-precise-memroy\n")
+    name = replayer.start([Boot().err(usage).exit(2)])
+    res = hook(db_path, name, "--format", "json")
+    assert res.exit_code == 4, res.output
+    out = json.loads(res.stdout)
+    assert (out["verdict"], out["boot"]["status"], out["boot"]["failure"]) == ("FAILED", "failed", "bad_args")
+    assert out["boot"]["failure_message"] == "vllm serve: error: unrecognized arguments: --expert-precise-memroy"

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from bootlog.cli import cli
 from bootlog.plan import load_plan
 from conftest import ROOT
+from podman_util import podman_ready, replayer  # noqa: F401  (fixtures)
 
 README = (ROOT / "README.md").read_text()
 
@@ -38,3 +39,100 @@ def test_documented_commands_exist():
     for name in sorted(names):
         res = runner.invoke(cli, [name, "--help"])
         assert res.exit_code == 0, name
+
+
+# ---------------------------------------------------------------- the README's console examples
+# Every ```console block is run as the operator would type it, in a scratch clone (its fixtures
+# and, for the plan-mistake example, the two plans it names), with a database of its own: its
+# text is what bootlog prints today.  (Regenerate a block by replacing its output with what this
+# prints: run_block returns the block as it should read.)
+
+PLAN_MISTAKES = {  # the files the plan-mistake example gives --plan
+    "typo.toml": "# the run line's knobs\n[config]\nmax_model_len = 200704\nmax_num_seq = 3\n",
+    "lots.toml": "[metrics.kv_cache_tokens]\nmin = \"lots\"\n",
+}
+
+
+def console_blocks(text: str = README) -> list[str]:
+    return re.findall(r"```console\n(.*?)```", text, re.S)
+
+
+def _steps(block: str) -> list[tuple[str, list[str]]]:
+    steps: list[tuple[str, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        elif steps:
+            steps[-1][1].append(line)
+    return steps
+
+
+def run_block(block: str, where) -> str:
+    """The block with each command's output as bootlog prints it now (stdout and stderr, as a
+    terminal shows them), run in `where` (a scratch clone) against a database of its own."""
+    import os
+    import subprocess
+    import sys
+
+    shutil.copytree(ROOT / "fixtures", where / "fixtures", dirs_exist_ok=True)
+    for name, text in PLAN_MISTAKES.items():
+        (where / name).write_text(text)
+    env = {**os.environ, "BOOTLOG_DB": str(where / "readme.db"),
+           "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
+    out = []
+    for command, _ in _steps(block):
+        shell = re.sub(r"\s{2,}#.*$", "", command)  # (the example's own comment)
+        done = subprocess.run(["bash", "-c", f"{{ {shell}\n}} 2>&1"], cwd=where, env=env, capture_output=True,
+                              text=True, stdin=subprocess.DEVNULL, timeout=120)
+        out.append(f"$ {command}")
+        out.extend(done.stdout.splitlines())
+    return "\n".join(out) + "\n"
+
+
+def test_every_console_example_prints_what_the_readme_shows(tmp_path):
+    blocks = console_blocks()
+    assert len(blocks) >= 5
+    for i, block in enumerate(blocks):
+        where = tmp_path / f"clone{i}"
+        where.mkdir()
+        assert run_block(block, where) == block, f"README console block {i + 1} is not what bootlog prints"
+
+
+def hook_example() -> str:
+    """The README's hook markdown: from its "**bootlog hook:" line to the check's summary."""
+    at = README.index("**bootlog hook: ")
+    end = README.index("\nsummary: ", at)
+    return README[at:README.index("\n", end + 1)]
+
+
+def _volatile(text: str) -> str:
+    # a replay boots in microseconds, and the local image's digest is this machine's
+    text = re.sub(r"boot to ready \S+ s", "boot to ready … s", text)
+    return re.sub(r"\(sha256:[0-9a-f]+…\)", "(sha256:…)", text)
+
+
+def test_the_hook_example_is_what_the_hook_prints(replayer, tmp_path):
+    """Shapes F then G deployed in turn as frank-demo (a replay container each, run with the env
+    file's graph term, 256 then 0): the second deploy's hook --plan --format markdown."""
+    import os
+    import subprocess
+    import sys
+
+    from podman_util import all_at_once, run_podman, unstamped
+
+    seed = ROOT / "fixtures" / "logs" / "seed"
+    env = {**os.environ, "BOOTLOG_DB": str(tmp_path / "demo.db"),
+           "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
+
+    def hook(*args) -> str:
+        return subprocess.run(["bootlog", "hook", "--container", "frank-demo", "--poll", "0.2", *args], cwd=ROOT,
+                              env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120).stdout
+
+    run_podman("rm", "-f", "-t", "0", "frank-demo", check=False)
+    for log, base_mb in (("03-shape-f-mnbt2048-graph-pinned.log", "256"), ("04-shape-g-kv-400700-no-prefix-cache.log", "0")):
+        run_podman("rm", "-f", "-t", "0", "frank-demo", check=False)
+        replayer.start([all_at_once(unstamped((seed / log).read_bytes()))], name="frank-demo",
+                       env={"FRANK_PRIMARY_CUDAGRAPH_BASE_MB": base_mb})
+        out = hook("--plan", "fixtures/plans/frank-primary.toml", "--format", "markdown")
+    head = out[:out.index("\n", out.index("\nsummary: ") + 1)]
+    assert _volatile(head) == _volatile(hook_example()), head

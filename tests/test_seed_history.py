@@ -188,13 +188,21 @@ def test_cli_diff_and_check_exit_codes(store, tmp_path):
         assert res.exit_code == 0, res.output
     res = runner.invoke(cli, ["--db", db, "check", "1", "--plan", str(PLAN)], catch_exceptions=False)
     assert res.exit_code == 0, res.output
-    assert res.output.splitlines()[-1].startswith("summary: 0 drift, 0 violations")
+    # a check says each expectation met or missed, never a bound as an old value with a delta
+    out = res.output.splitlines()
+    assert out[-1] == "summary: 31 expectations met, 0 violations, 0 drift"
+    assert "  = kv_cache_tokens                ≥ 400,700: 401,408 met" in out
+    assert "  = boot_to_ready_s                ≤ 900: 375.17 met" in out
+    assert "  = oom                            ≤ 0: 0 met" in out
+    assert "  = max_model_len: 200,704 met" in out
+    assert not [ln for ln in out if "→" in ln.split("   (legend")[0] or "%)" in ln]
     res = runner.invoke(cli, ["--db", db, "check", "2", "--plan", str(PLAN), "--json"], catch_exceptions=False)
     assert res.exit_code == 4
     data = json.loads(res.output)
     assert data["a"] == 2 and data["b"] is None and data["summary"]["violations"] >= 2
     res = runner.invoke(cli, ["--db", db, "diff", "2", "1", "--json"], catch_exceptions=False)
-    assert res.exit_code == 3  # 32 new gdn faults at the shape G capacity
+    # 32 gdn_hip state faults: a failed deploy (verdict.py), no longer drift
+    assert res.exit_code == 4
     assert json.loads(res.output)["a"] == 2
     res = runner.invoke(cli, ["--db", db, "diff", "2", "1", "--plan", str(PLAN)], catch_exceptions=False)
     assert res.exit_code == 4

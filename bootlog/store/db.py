@@ -247,11 +247,17 @@ def connect(db: str | None, *, create: bool = True, readonly: bool = False) -> S
 
 def open_store(db: str | None, *, create: bool = True) -> Store:
     """The user's database with its schema created or upgraded to the newest revision.
-    create False (read commands): no new SQLite file is made, and a file on a read-only mount
-    is read as it is when its schema is current."""
+    create False (read commands): no new SQLite file is made, no schema is created where there
+    is none (StoreError), and a file on a read-only mount is read as it is when its schema is
+    current."""
     store = connect(db, create=create)
     try:
-        if current_revision(store) != HEAD_REVISION:
+        rev = current_revision(store)
+        if rev is None and not create:
+            # a read command never writes: an empty database (an empty SQLite file, a PostgreSQL
+            # database nothing was stored in) gets no tables from it
+            raise StoreError(f"no bootlog database in {store.where} yet (bootlog ingest LOG creates it)")
+        if rev != HEAD_REVISION:
             migrate(store)
         return store
     except (sqlite3.OperationalError, StoreError) as err:

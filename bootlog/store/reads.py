@@ -10,7 +10,7 @@ import math
 import re
 from typing import Any, Iterator, Sequence
 
-from bootlog.errors import RefError
+from bootlog.errors import RefError, RefSyntaxError
 from bootlog.records import Sample, samples_of
 from bootlog.store.db import Store, retry
 from bootlog.store.write import _CHUNK, _chunks, _in
@@ -233,7 +233,7 @@ def resolve_ref(store: Store, ref: str, container: str | None = None, host: str 
         return bid
     m = _REF_RE.match(ref)
     if not m:
-        raise RefError(f"not a boot reference: {ref!r} (use last, prev, last~N or an id)")
+        raise RefSyntaxError(f"not a boot reference: {ref!r} (use last, prev, last~N or an id)")
     back = int(m.group(2) or 0) + (1 if m.group(1) == "prev" else 0)
     if back > _ID_MAX // 2:  # more boots back than any database holds (and past an SQL OFFSET)
         raise RefError(f"no boot matches {ref!r}")
@@ -323,8 +323,13 @@ def last_boot_of_source(store: Store, key: str, ends_at: int | None = None) -> t
 
 
 def boot_status(store: Store, boot_id: int) -> str | None:
-    row = retry(lambda: store.one("SELECT status FROM boots WHERE id = ?", (boot_id,)))
-    return row[0] if row else None
+    """The boot's status; None for no such boot, or one of a file source an older bootlog
+    stored under a relative path (its file is read whole again, to store where it is)."""
+    from bootlog.store.write import relative_source
+
+    row = retry(lambda: store.one("SELECT boots.status, sources.kind, sources.name FROM boots JOIN sources "
+                                  "ON sources.id = boots.source_id WHERE boots.id = ?", (boot_id,)))
+    return row[0] if row and not relative_source(row[1], row[2]) else None
 
 
 TABLES = ("sources", "boots", "metrics", "config", "events", "sample_chunks", "deploys", "positions")

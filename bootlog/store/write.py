@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Sequence
@@ -78,6 +79,22 @@ def stored_name(path: str) -> str:
     """A path as the database can hold it: a file name that is not UTF-8 (os.fsdecode's
     surrogates) keeps its odd bytes as \\xNN escapes instead of failing the insert."""
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def stored_path(path: str) -> str:
+    """A log file's name as a source is stored: resolved and absolute, so what a later command
+    reads again (a plan's own patterns, the report's clock) is the same file whatever directory
+    it runs from (a cron job or a systemd unit runs from /)."""
+    return stored_name(os.path.realpath(path))
+
+
+FILE_KINDS = ("file", "gzip")  # sources that are a path on the host that read them
+
+
+def relative_source(kind: str, name: str) -> bool:
+    """A file source stored by a bootlog before sources were stored absolute: which file it was
+    depends on a working directory nobody knows any more."""
+    return kind in FILE_KINDS and not os.path.isabs(name)
 
 
 def config_hash(config: dict[str, str]) -> str:
@@ -253,7 +270,7 @@ def save_boots(store: Store, src: SourceInfo, boots: Sequence[Boot],
                                    + (" FOR UPDATE" if store.pg else ""), (position[0],))
                 if now_at is None or now_at[0] != resumed_from:
                     raise PositionMoved(position[0])
-            found = store.one('SELECT id FROM sources WHERE "key" = ?', (src.key,))
+            found = store.one('SELECT id FROM sources WHERE "key" = ?', (src.key,)) or _adopt_relative(store, src, rows)
             sid = found[0] if found is not None else store.insert_id(
                 'INSERT INTO sources ("key", name, kind, container, host, created) VALUES (?, ?, ?, ?, ?, ?)',
                 (src.key, src.name, src.kind, src.container, src.host, now()))
@@ -269,6 +286,27 @@ def save_boots(store: Store, src: SourceInfo, boots: Sequence[Boot],
         return out
 
     return retry(run)
+
+
+def _adopt_relative(store: Store, src: SourceInfo, rows: list[dict[str, Any]]) -> tuple[int] | None:
+    """The source an older bootlog stored for this file under a relative path (its row renamed
+    to the absolute one, in the caller's transaction), so that the file ingested again moves its
+    boots to where they can be read from any directory.  It must be the same file: its relative
+    name ends the absolute one and it holds a boot that starts where one of this read's does."""
+    if src.kind not in FILE_KINDS or not os.path.isabs(src.name) or not rows:
+        return None
+    found = store.rows("SELECT id, name FROM sources WHERE kind = ? AND coalesce(container, '') = ? "
+                       "AND coalesce(host, '') = ?", (src.kind, src.container or "", src.host or ""))
+    rel = [(sid, os.path.normpath(name)) for sid, name in found if relative_source(src.kind, name)]
+    rel = [(sid, name) for sid, name in rel if not name.startswith("..") and src.name.endswith(os.sep + name)]
+    for sid, _ in sorted(rel, key=lambda r: -len(r[1])):
+        for r in rows[:3]:
+            if store.one("SELECT 1 FROM boots WHERE source_id = ? AND (fingerprint = ? OR "
+                         "(first_line = ? AND coalesce(started_at, '') = ?))",
+                         (sid, r["fingerprint"], r["first_line"], r["started_at"] or "")):
+                store.execute('UPDATE sources SET "key" = ?, name = ? WHERE id = ?', (src.key, src.name, sid))
+                return (sid,)
+    return None
 
 
 def save_position(store: Store, key: str, offset: int, head: str) -> None:
@@ -392,7 +430,14 @@ def _insert_children(store: Store, pairs: Iterable[tuple[int, int]], boots: Sequ
 
 
 def save_deploy(store: Store, boot_id: int, data: dict) -> None:
-    """A boot's deploy context (inside the caller's transaction): the newest one said wins."""
+    """A boot's deploy context (inside the caller's transaction): what is said now wins, but a
+    value known before is not forgotten for one not said (a died event gives a run's exit code
+    alone; the hook's context of that run, stored while it ran, keeps its image and command)."""
+    row = store.one("SELECT data FROM deploys WHERE boot_id = ?", (boot_id,))
+    if row is not None:
+        old = json.loads(row[0]) if isinstance(row[0], (str, bytes)) else row[0]
+        if isinstance(old, dict):
+            data = {**old, **{k: v for k, v in data.items() if v is not None or k not in old}}
     store.execute("DELETE FROM deploys WHERE boot_id = ?", (boot_id,))
     store.execute(_INSERT["deploys"], (boot_id, json.dumps(jsonable(data))))
 

@@ -238,3 +238,20 @@ def test_missing_model_is_a_failed_boot(engine_logs, compile_cache, bootlog):
     assert bootlog.run("ingest", str(s.log)).returncode == 0
     b = bootlog.show("last")["boot"]
     assert b["status"] == "failed" and "/nonexistent/model" in b["failure_message"]
+
+
+def test_the_release_before_says_the_same_in_its_own_words(engine_logs, compile_cache, bootlog):
+    """vLLM 0.28: 'GPU KV cache size' on a CPU, uvicorn's lines tagged (APIServer pid=N)."""
+    with server("release-0.28", engine_logs, compile_cache, release="0.28.0") as s:
+        assert s.wait(400) == "ready", s.log.read_text()[-3000:]
+        serve_some(s)
+        metrics = s.metrics()
+        code = s.stop(signal.SIGTERM)
+    assert code == 0
+    assert bootlog.run("ingest", str(s.log)).returncode == 0
+    show = bootlog.show("last")
+    b = show["boot"]
+    assert (b["vllm_version"], b["status"], b["failure"], b["ended"]) == ("0.28.0", "ready", None, "clean_stop")
+    check_kv_against_metrics(show, metrics)
+    assert any("GPU KV cache size" in line for line in s.lines())  # (so this release still says)
+    assert show["runtime"]["stats_lines"] == len(stats_lines(s)) >= 1
