@@ -724,6 +724,8 @@ class _Acc:
         # (metrics.md: engine_died when no other root cause is printed; a GPU fault stays "other")
         b.failure = "oom" if _OOM.search(msg) else "other" if _GPU_FAULT.search(msg) else "engine_died"
         b.ended = "died"
+        if b.failure != "engine_died":
+            return  # (its oom / gpu_fault event says it)
         detail: dict[str, Any] = {"how": dead}
         code = _exit_code(dead)
         if code is not None:

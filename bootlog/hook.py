@@ -279,8 +279,9 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
             and deploy.get("container_id") not in (None, waited.state.id):
         deploy = None  # another container of that name by now (rm + run): not this boot's
     if waited.outcome == "never_started":
-        return HookResult(name, waited.outcome, None, None, None, None, None, waited.waited_s,
-                          int(Exit.VIOLATION), notes)
+        v = Verdict(4, "FAILED", [f"{name} never started"])
+        return HookResult(name, waited.outcome, None, None, None, None, None, waited.waited_s, v.code, notes,
+                          verdict=v)
     stored = _ingest_run(store, name, waited, engine=engine, plan=plan, deploy=deploy)
     ours = _match(stored, waited.boot)
     if ours is None:

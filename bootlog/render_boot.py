@@ -48,10 +48,6 @@ def render_show(data: dict) -> str:
         if b.get(key) is not None:
             out.append(f"  {key:<14} {_t(b[key])}")
     out.append(f"  {'lines':<14} {b.get('first_line')}-{b.get('last_line')}")
-    if b.get("ended"):
-        out.append(f"  {'ended':<14} {_t(ENDED.get(b['ended'], b['ended']))}")
-    if b.get("kv_cache_sized_by"):
-        out.append(f"  {'kv sized by':<14} {_t(SIZED.get(b['kv_cache_sized_by'], b['kv_cache_sized_by']))}")
     if b.get("failure_message"):
         # (an exception's text continued on indented lines: each on its own, as printed)
         first, *more = b["failure_message"].split("\n")
@@ -64,6 +60,10 @@ def render_show(data: dict) -> str:
         if e["kind"] == "crash_loop":
             out.append(f"  {'crash loop':<14} {_t(e['message'])} (boots {', '.join(f'#{i}' for i in e['detail']['boots'])})")
 
+    if b.get("ended"):
+        out.append(f"  {'ended':<14} {_t(ENDED.get(b['ended'], b['ended']))}")
+    if b.get("kv_cache_sized_by"):
+        out.append(f"  {'kv sized by':<14} {_t(SIZED.get(b['kv_cache_sized_by'], b['kv_cache_sized_by']))}")
     out += _timeline_lines(b, data.get("timeline") or [])
 
     dep = data.get("deploy") or {}

@@ -18,6 +18,7 @@ TTFT ≈ 0.2 s and decode ≈ 50 tok/s are measurable.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -266,7 +267,7 @@ def test_tokens_sent_in_one_burst_give_no_decode_rate(stub):
     assert r.figures["probe_ttft_s"] == pytest.approx(0.2, abs=0.08)
     # (the server answered well: a note, not a problem that would make the hook say DRIFT)
     assert r.problems == [] and len(r.notes) == 1 and "decode speed not measurable" in r.notes[0], r
-    assert "32 token(s) arrived in 1 burst(s)" in r.notes[0]
+    assert re.search(r"32 token\(s\) arrived in [12] burst\(s\)", r.notes[0]), r.notes  # (one write: 1 or 2 reads)
 
 
 def test_tokens_counted_by_chunks_without_usage(stub):

@@ -68,7 +68,7 @@ def test_watch_once_stores_boots_and_runtime_oom_on_the_right_boot(replayer, db_
     assert len(died) == 1 and " boot #1 boot_died: torch.OutOfMemoryError" in died[0]
 
     replayer.restart(name)
-    wait_for_log(name, b"431,200 tokens")
+    wait_for_log(name, b"420,100 tokens")
     third = watch(db_path, "--container", name, "--once")
     assert " boot #2 boot_started" in third.stdout and " boot #2 boot_ready" in third.stdout
     assert " boot #1 " not in third.stdout
@@ -88,7 +88,7 @@ def test_watch_once_stores_boots_and_runtime_oom_on_the_right_boot(replayer, db_
     assert shown["runtime"]["max"]["prefix_cache_hit_rate_pct"] == 47.4
     kv = {r[0]: r[1] for r in rows(db_path, "select b.id, m.value from metrics m join boots b "
                                             "on b.id = m.boot_id where m.name = 'kv_cache_tokens'")}
-    assert kv == {1: 433456, 2: 431200}
+    assert kv == {1: 433456, 2: 420100}
 
 
 def test_watch_follows_a_container_live_across_a_restart(replayer, db_path, tmp_path):
@@ -146,7 +146,7 @@ def test_each_event_is_delivered_once_across_a_container_restart_between_watches
     first = watch(db_path, "--container", name, "--once", "--on-event", cmd)
     assert " boot #1 oom" in first.stdout
     replayer.restart(name)
-    wait_for_log(name, b"431,200 tokens")
+    wait_for_log(name, b"420,100 tokens")
     second = watch(db_path, "--container", name, "--once", "--on-event", cmd)
     assert " boot #2 boot_started" in second.stdout and " boot #1 " not in second.stdout
     assert watch(db_path, "--container", name, "--once", "--on-event", cmd).stdout == ""
@@ -243,7 +243,7 @@ def test_watch_follows_a_container_recreated_under_the_same_name(replayer, db_pa
     assert watch(db_path, "--container", name, "--once").stdout == ""
     kv = rows(db_path, "select b.id, m.value from metrics m join boots b on b.id = m.boot_id "
                        "where m.name = 'kv_cache_tokens' order by b.id")
-    assert kv == [(1, 433456), (2, 431200)]
+    assert kv == [(1, 433456), (2, 420100)]
 
 
 def test_a_boot_watched_while_starting_is_the_boot_the_hook_reports(replayer, db_path):
