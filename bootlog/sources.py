@@ -19,6 +19,11 @@ BLOCK = 2 << 20  # bytes per block of lines (a search's unit): big enough that p
 LINE_MAX = 1 << 20  # bytes of one line that are kept: a longer line is cut (and counted)
 
 
+def cut_note(label: str, n: int) -> str:
+    """What ingest and watch say (once per input, once per read) of the lines cut at LINE_MAX."""
+    return f"{label}: {n:,} line(s) longer than 1 MiB were cut there"
+
+
 @dataclass
 class Source:
     name: str  # path, "-" (stdin) or "podman:NAME"
