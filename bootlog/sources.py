@@ -146,6 +146,11 @@ def _gzip_stream(f: BinaryIO, name: str, start: int, size: int, src: Source) -> 
                 if cut:
                     yield held + b[:cut]
                     held = b[cut:]
+                elif len(held) + len(b) > LINE_MAX:
+                    # a line past LINE_MAX is cut there anyway (Blocks): nothing of it to hold
+                    # back, and a bomb without a newline costs LINE_MAX, not its expanded size
+                    yield held + b
+                    held = b""
                 else:
                     held += b
     except EOFError:
