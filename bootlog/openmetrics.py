@@ -41,7 +41,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable
@@ -135,24 +134,12 @@ def render(boots: list[dict]) -> str:
 
 
 def write(path: str | os.PathLike, text: str) -> None:
-    """Put `text` at `path` atomically: written whole to a temp file in the same directory (a
-    rename is atomic only within one file system), fsynced, given mode 0644, then renamed over
-    `path`; the directory is fsynced so the rename survives a crash.  The temp name ends in
-    .tmp, which node_exporter's textfile collector (*.prom only) never reads."""
-    target = os.path.abspath(os.fspath(path))
-    directory = os.path.dirname(target)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # (mkstemp makes 0600; the collector may run as another user)
-        os.replace(tmp, target)
-    except BaseException:
-        _remove(tmp)
-        raise
-    _fsync_dir(directory)
+    """Put `text` at `path` whole (output.writing: a temp file in the same directory, fsynced,
+    renamed over `path`); a new file gets mode 0644 whatever the umask (the collector may run as
+    another user).  The temp name ends in .tmp, which the textfile collector (*.prom) never reads."""
+    from bootlog.output import write_whole
+
+    write_whole(path, text, new_mode=0o644)
 
 
 # --- boots -> samples ---------------------------------------------------------------------
@@ -275,25 +262,3 @@ def _number(v: float) -> str:
     if float(v).is_integer() and abs(v) < 2**53:
         return str(int(v))
     return repr(float(v))
-
-
-# --- files --------------------------------------------------------------------------------
-
-def _remove(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
-def _fsync_dir(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return  # (a platform without directory fds: the rename is still atomic)
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -443,5 +443,7 @@ def plot(docs: Sequence[dict], metric: str, out: str | Path, *, clock: Clock | N
         raise BootlogError(f"cannot write a .{fmt} plot: name the file .png, .svg or .pdf")
     if not out.parent.exists():
         raise BootlogError(f"directory {out.parent} does not exist")
-    out.write_bytes(render_png(docs, metric, fmt=fmt, clock=clock, plan=plan))
+    from bootlog.output import write_whole
+
+    write_whole(out, render_png(docs, metric, fmt=fmt, clock=clock, plan=plan))
     return out

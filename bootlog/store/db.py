@@ -236,6 +236,11 @@ def connect(db: str | None, *, create: bool = True, readonly: bool = False) -> S
             create_private_file(path)
         elif os.path.isdir(path):
             raise StoreError(f"cannot open database {path}: is a directory")
+        elif not os.path.isfile(path):
+            # /dev/stdout, a FIFO, a terminal: SQLite would write a database into the output
+            # (or wait on the FIFO); a database is a regular file
+            raise StoreError(f"cannot open database {path}: not a regular file (a device or a pipe); "
+                             "give a database file")
         else:
             _refuse_foreign(path)
         return Store(_connect_sqlite(path, readonly), dialect, url, where)

@@ -281,6 +281,13 @@ def list_boots(store: Store, container: str | None = None, host: str | None = No
                           store.rows(_BOOT_SELECT + _where(fw) + f" ORDER BY {_OLDEST}", fp)])
 
 
+def boot_ids(store: Store, container: str | None = None, host: str | None = None) -> list[int]:
+    """The ids of list_boots(), in the same order (what a long export pages through)."""
+    fw, fp = _filtered(container, host)
+    return retry(lambda: [r[0] for r in store.rows("SELECT boots.id FROM boots JOIN sources ON sources.id = "
+                                                   "boots.source_id" + _where(fw) + f" ORDER BY {_OLDEST}", fp)])
+
+
 def show_boot(store: Store, boot_id: int) -> dict:
     """One boot, all it knows, in the exact `show --json` shape."""
     return retry(lambda: show_boots(store, [boot_id]))[0]
