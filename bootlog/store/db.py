@@ -33,6 +33,9 @@ class Store:
     def __init__(self, conn: Any, dialect: str, url: str, where: str) -> None:
         self.conn, self.dialect, self.url, self.where = conn, dialect, url, where
         self.pg = dialect == "postgresql"
+        # what a read found that depends on many rows (reads._crash_loops): forgotten at the
+        # next write transaction, which may change it
+        self.memo: dict[Any, Any] = {}
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """One statement; the cursor (rows, rowcount)."""
@@ -61,6 +64,8 @@ class Store:
         """BEGIN ... COMMIT, rolled back on any error.  A SQLite writer takes the write lock at
         BEGIN (IMMEDIATE) and waits for it on the busy timeout, instead of upgrading a read lock
         mid-transaction, which SQLite refuses at once."""
+        if write:
+            self.memo.clear()
         self.execute("BEGIN IMMEDIATE" if write and not self.pg else "BEGIN")
         try:
             yield self
