@@ -388,3 +388,45 @@ def test_numbers_of_thousands_of_digits_are_read_around_not_an_internal_error(tm
     shown = json.loads(runner.invoke(cli, ["--db", db, "show", "2", "--json"]).output)
     assert shown["boot"]["status"] == "ready" and shown["config"]["max_num_seqs"] == "7" * 5000
     assert "kv_cache_tokens" not in {m["name"] for m in shown["metrics"]}  # not a number: not read
+
+
+# ------------------------------------------------------------------------------ issue 31
+
+def _backends():
+    from pgutil import pg_base_url
+
+    return ["sqlite"] + (["postgresql"] if pg_base_url() else [])
+
+
+@pytest.fixture(params=_backends())
+def any_db(request, tmp_path):
+    if request.param == "sqlite":
+        yield str(tmp_path / "s.db")
+        return
+    from pgutil import pg_base_url, pg_schema
+
+    with pg_schema(pg_base_url()) as url:
+        yield url
+
+
+def test_a_lone_surrogate_is_stored_escaped_and_loses_nothing(any_db, tmp_path):
+    # how Python prints a path holding a Latin-1 byte ('k\udcff'), as a value and as a nested
+    # key: "internal error: UnicodeEncodeError ... surrogates not allowed" and NO boot of the
+    # nohup.out stored (SQLite and PostgreSQL alike); nested, it was stored, and then
+    # `export --format parquet` failed for the whole database
+    data = (FIXTURES / "014-v0.10.2-nohup-multiboot.log").read_bytes().replace(
+        b"'port': 24001,", b"'port': 24001, 'chat_template': 'k\\udcff', 'extra': {'k\\udcff': 1},", 1)
+    log = tmp_path / "nohup.out"
+    log.write_bytes(data)
+    runner = CliRunner()
+    r = runner.invoke(cli, ["--db", any_db, "ingest", str(log)])
+    assert r.exit_code == 0, r.output
+    assert [ln.split()[1] for ln in r.stdout.splitlines()] == ["failed", "ready"]
+    shown = json.loads(runner.invoke(cli, ["--db", any_db, "show", "1", "--json"]).stdout)
+    assert shown["config"]["chat_template"] == "k\\udcff"  # the escape Python printed, kept
+    assert shown["config"]["extra"] == {"k\\udcff": 1}
+    r = runner.invoke(cli, ["--db", any_db, "diff", "1", "2"])
+    assert r.exit_code in (0, 3, 4) and "k\\udcff" in r.stdout and "internal error" not in r.output
+    pytest.importorskip("pyarrow")
+    r = runner.invoke(cli, ["--db", any_db, "export", "--format", "parquet", str(tmp_path / "b.parquet")])
+    assert r.exit_code == 0, r.output
