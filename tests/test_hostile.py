@@ -430,3 +430,28 @@ def test_a_lone_surrogate_is_stored_escaped_and_loses_nothing(any_db, tmp_path):
     pytest.importorskip("pyarrow")
     r = runner.invoke(cli, ["--db", any_db, "export", "--format", "parquet", str(tmp_path / "b.parquet")])
     assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("stamp", ["9999-12-31T23:59:59.999999999-23:59", "0001-01-01T00:00:00+23:59"])
+@pytest.mark.parametrize("envelope", ["podman_ts", "docker_json"])
+def test_a_boot_stamped_at_the_edge_of_the_date_range_is_stored_and_shown(tmp_path, stamp, envelope):
+    # the first stamps of a real podman -t log (and as docker json-file `time`) at the edge of
+    # what a datetime holds: "internal error: OverflowError" in write.start_key (the boot's
+    # place in time, in UTC), and the report's clock afterwards
+    lines = READY.read_text().splitlines()
+    first = lines[0].split(" ", 1)[0]
+    lines = [ln.replace(first, stamp, 1) if i < 3 else ln for i, ln in enumerate(lines)]
+    if envelope == "docker_json":
+        lines = [json.dumps({"log": ln.split(" ", 1)[1] + "\n", "stream": "stdout", "time": ln.split(" ", 1)[0]})
+                 for ln in lines]
+    log = tmp_path / "edge.log"
+    log.write_text("\n".join(lines) + "\n")
+    db = str(tmp_path / "e.db")
+    runner = CliRunner()
+    for args in (["ingest", str(log)], ["ingest", str(OTHER)], ["list"], ["show", "1"], ["diff", "1", "2"],
+                 ["history"], ["report", "-o", str(tmp_path / "r.html")],
+                 ["plot", "kv_cache_tokens", "-o", str(tmp_path / "p.png")]):
+        r = runner.invoke(cli, ["--db", db, *args])
+        assert r.exit_code in (0, 3) and "internal error" not in r.output, (args, r.output[-300:])
+    shown = json.loads(runner.invoke(cli, ["--db", db, "show", "1", "--json"]).stdout)
+    assert shown["boot"]["started_at"].startswith(stamp[:19]) and shown["boot"]["status"] == "ready"

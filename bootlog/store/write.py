@@ -11,7 +11,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Iterator, Sequence
 
 from bootlog.records import EVENT_KINDS, Boot
@@ -54,8 +54,13 @@ def start_key(started_at: str | None) -> str | None:
     except ValueError:
         return None
     if ts.tzinfo is not None:
-        ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
-    return ts.strftime("%Y-%m-%dT%H:%M:%S.%f")
+        try:
+            ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
+        except OverflowError:
+            # a stamp at the edge of the range ("9999-12-31T23:59:59-23:59" is past year 9999
+            # in UTC): it sorts after (a negative offset) or before every other start
+            ts = datetime.max if (ts.utcoffset() or timedelta(0)) < timedelta(0) else datetime.min
+    return ts.isoformat(timespec="microseconds")  # (strftime's %Y writes year 1 as "1": not fixed width)
 
 
 def now() -> str:
