@@ -129,9 +129,14 @@ def _norm(v: Any) -> Any:
     return v
 
 
+MAX_NESTING = 64  # levels of a config value compared as a structure; deeper, it is compared as text
+
+
 def _structure(s: str) -> dict | list | None:
     """A dict or list printed as JSON or as a Python literal (enum members read as their
-    names: compilation_config), else None."""
+    names: compilation_config), else None; also None when it nests deeper than MAX_NESTING
+    (a value 500 lists deep parses, and then every walk over it -- _norm -- ran out of stack:
+    the boot failed every diff, check and report)."""
     import ast
     import json
 
@@ -142,8 +147,19 @@ def _structure(s: str) -> dict | list | None:
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
         if isinstance(got, (dict, list, tuple)):
-            return got
+            return None if _deeper_than(got, MAX_NESTING) else got
     return None
+
+
+def _deeper_than(v: Any, limit: int) -> bool:
+    """Whether a parsed value nests more than `limit` levels (found without recursion)."""
+    level: list[Any] = [v]
+    for _ in range(limit):
+        level = [x for c in level for x in (c.values() if isinstance(c, dict) else c)
+                 if isinstance(x, (dict, list, tuple))]
+        if not level:
+            return False
+    return True
 
 
 def _as_dict(v: Any) -> dict | None:

@@ -455,3 +455,24 @@ def test_a_boot_stamped_at_the_edge_of_the_date_range_is_stored_and_shown(tmp_pa
         assert r.exit_code in (0, 3) and "internal error" not in r.output, (args, r.output[-300:])
     shown = json.loads(runner.invoke(cli, ["--db", db, "show", "1", "--json"]).stdout)
     assert shown["boot"]["started_at"].startswith(stamp[:19]) and shown["boot"]["status"] == "ready"
+
+
+@pytest.mark.parametrize("depth", [500, 900])
+def test_a_config_value_nested_hundreds_deep_poisons_no_command(tmp_path, depth):
+    # `'x': [[[…]]]` in non-default args: ingested, then every diff/check/report touching the
+    # boot was "internal error: RecursionError" (compare._norm walked the parsed value)
+    data = READY.read_bytes()
+    at = data.index(b"non-default args: {") + len(b"non-default args: {")
+    data = data[:at] + b"'x': " + b"[" * depth + b"1" + b"]" * depth + b", " + data[at:]
+    log = tmp_path / "deep.log"
+    log.write_bytes(data)
+    db = str(tmp_path / "d.db")
+    runner = CliRunner()
+    plan = FIXTURES.parent / "plans" / "frank-primary.toml"
+    for args in (["ingest", str(OTHER)], ["ingest", str(log)], ["diff", "1", "2"], ["diff", "last", "prev", "--json"],
+                 ["check", "2", "--plan", str(plan)], ["history", "--metric", "x"],
+                 ["report", "-o", str(tmp_path / "r.html")], ["show", "2", "--json"]):
+        r = runner.invoke(cli, ["--db", db, *args])
+        assert r.exit_code in (0, 3, 4) and "internal error" not in r.output, (args, r.output[-300:])
+    said = json.loads(runner.invoke(cli, ["--db", db, "diff", "1", "2", "--json"]).stdout)
+    assert "x" in json.dumps(said)  # (a new key of boot 2: compared as text)
