@@ -562,14 +562,30 @@ def event_json(ev: dict) -> str:
 
 
 def _run_hook_cmd(cmd: str, ev: dict, warn: Callable[[str], None]) -> None:
-    """Run the user's command with the event as JSON on stdin (an argument list, no shell)."""
+    """Run the user's command with the event as JSON on stdin (an argument list, no shell).
+
+    Only the command itself is waited for (ON_EVENT_TIMEOUT_S at most, then its session is
+    killed): its stdin and stderr are temporary files, not pipes, so a child it leaves running
+    (`sh -c "notify & exit 0"`) holds no pipe watch would wait on to close."""
+    import tempfile
+
     argv = shlex.split(cmd)
-    try:
-        done = subprocess.run(argv, input=event_json(ev).encode(), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, timeout=ON_EVENT_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as err:
-        warn(f"on-event command {argv[0]!r} failed: {err}")
-        return
-    if done.returncode != 0:
-        last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1]
-        warn(f"on-event command {argv[0]!r} exited {done.returncode}: {last}")
+    with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as stderr:
+        stdin.write(event_json(ev).encode())
+        stdin.seek(0)
+        try:
+            proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=stderr,
+                                    start_new_session=True)
+        except OSError as err:
+            warn(f"on-event command {argv[0]!r} failed: {err}")
+            return
+        try:
+            code = proc.wait(timeout=ON_EVENT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            podman.stop(proc)  # (the handler and what it started: its own session)
+            warn(f"on-event command {argv[0]!r} failed: still running after {ON_EVENT_TIMEOUT_S} s: stopped")
+            return
+        if code != 0:
+            stderr.seek(max(0, stderr.seek(0, 2) - 4096))
+            last = (stderr.read().decode("utf-8", "replace").strip().splitlines() or [""])[-1]
+            warn(f"on-event command {argv[0]!r} exited {code}: {last}")

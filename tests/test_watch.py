@@ -457,3 +457,33 @@ def subprocess_watch(db_path, path):
 
     return subprocess.run([sys.executable, "-m", "bootlog.cli", "--db", str(db_path), "watch", "--once", "--file",
                            path], capture_output=True, timeout=20)
+
+
+def test_a_child_an_on_event_command_leaves_running_does_not_stall_watch(tmp_path, db_path):
+    # `sh -c "sleep 30 & exit 0"`: watch waited for the grandchild to close the stderr pipe it
+    # inherited, up to the 60 s timeout per event; only the command itself is waited for now
+    path = tmp_path / "server.log"
+    path.write_bytes(fixture_log(SMALL).read_bytes())
+    got = tmp_path / "events.jsonl"
+    cmd = f"sh -c 'cat >> {got}; sleep 4 & exit 0'"
+    t0 = time.monotonic()
+    res = watch(db_path, "--file", str(path), "--once", "--on-event", cmd)
+    took = time.monotonic() - t0
+    assert res.exit_code == 0 and res.stderr == ""
+    n = len(res.stdout.splitlines())
+    assert n >= 2 and got.read_text().count('{"boot_id": ') == n  # every event handed over
+    assert took < 3, took
+
+
+def test_an_on_event_command_that_hangs_is_stopped_with_what_it_started(tmp_path, db_path, monkeypatch):
+    from bootlog import watch as w
+
+    monkeypatch.setattr(w, "ON_EVENT_TIMEOUT_S", 0.5)
+    marker = tmp_path / "late"
+    said: list[str] = []
+    t0 = time.monotonic()
+    w._run_hook_cmd(f"sh -c '(sleep 2; touch {marker}) & sleep 30'", {"kind": "x"}, said.append)
+    assert time.monotonic() - t0 < 2
+    assert said == ["on-event command 'sh' failed: still running after 0.5 s: stopped"]
+    time.sleep(2.5)
+    assert not marker.exists()  # its child was stopped with it
