@@ -110,6 +110,7 @@ def plot(ctx, metric, container, host, last, out, plan_file) -> None:
     (pip install 'bootlog[plot]').
     """
     from bootlog.logclock import log_clock
+    from bootlog.plot import keep_for
     from bootlog.plot import plot as draw
     from bootlog.report import load_docs
 
@@ -124,7 +125,7 @@ def plot(ctx, metric, container, host, last, out, plan_file) -> None:
     check_target(out, store)
     # (the runtime summary only for a runtime.* metric: the samples are most of the reading)
     docs = load_docs(store, container=container, host=host, last=last,
-                     runtime=metric.startswith("runtime."))
+                     runtime=metric.startswith("runtime."), trim=keep_for(metric, plan))
     if not docs:
         from bootlog.errors import BootlogError
         from bootlog.report import nothing_stored

@@ -439,25 +439,9 @@ def test_watch_holds_a_line_without_newline_at_one_mib(tmp_path, plain_peak):
 # ---------------------------------------------------------------- a database of many boots (issue 31)
 
 def _many_boots(path: Path, n: int) -> Path:
-    """n boots of one container, two of three failed starts a minute apart (one long crash
-    loop's worth of failed boots between the ready ones), saved as ingest saves them."""
-    from datetime import timedelta
+    from pgutil import many_boots
 
-    from bootlog.store.write import SourceInfo, save_boots
-    from pgutil import seed_boot
-
-    store = open_store(str(path))
-    src = SourceInfo("podman:frank", "container", container="frank")
-    t0 = seed_boot(0).started_at
-    for i in range(0, n, 500):
-        boots = []
-        for k in range(i, min(n, i + 500)):
-            b = seed_boot(k, status="failed" if k % 3 else "ready")
-            b.started_at, b.ready_at = t0 + timedelta(minutes=k), None
-            boots.append(b)
-        save_boots(store, src, boots)
-    store.close()
-    return path
+    return many_boots(path, n)
 
 
 def test_export_json_streams_a_database_of_many_boots(tmp_path):
