@@ -245,17 +245,21 @@ def resolve_ref(store: Store, ref: str, container: str | None = None, host: str 
     Without a container, `prev` looks in the same source first, then in the other container-less
     sources of the same host (a deploy log per file)."""
     ref = (ref or "").strip()
-    if ref.isascii() and ref.isdigit():
-        bid = int(ref)
-        if bid > _ID_MAX or store.one("SELECT boots.id FROM boots WHERE boots.id = ?", [bid]) is None:
-            raise RefError(f"no boot with id {bid}")
-        return bid
     m = _REF_RE.match(ref)
-    if not m:
-        raise RefError(f"not a boot reference: {ref!r} (use last, prev, last~N or an id)")
-    back = int(m.group(2) or 0) + (1 if m.group(1) == "prev" else 0)
+    try:
+        bid = int(ref) if ref.isascii() and ref.isdigit() else None
+        back = int(m.group(2) or 0) + (1 if m.group(1) == "prev" else 0) if m else None
+    except ValueError:  # a number of over 4,300 digits: int() refuses it (and it is no id)
+        bid = back = None
+    shown = repr(ref) if len(ref) <= 40 else repr(ref[:30]) + f"… ({len(ref):,} characters)"
+    if bid is None and back is None:
+        raise RefError(f"not a boot reference: {shown} (use last, prev, last~N or an id)")
+    if bid is not None:
+        if bid > _ID_MAX or store.one("SELECT boots.id FROM boots WHERE boots.id = ?", [bid]) is None:
+            raise RefError(f"no boot with id {bid if bid <= _ID_MAX else shown}")
+        return bid
     if back > _ID_MAX // 2:  # more boots back than any database holds (and past an SQL OFFSET)
-        raise RefError(f"no boot matches {ref!r}")
+        raise RefError(f"no boot matches {shown}")
     fw, fp = _filtered(container, host)
     last = store.one("SELECT boots.id, boots.container, boots.host, boots.source_id, boots.start_key FROM boots"
                      + _where(fw) + f" ORDER BY {_NEWEST} LIMIT 1", fp)
