@@ -14,6 +14,7 @@ import re
 import statistics
 from typing import Any, Iterable
 
+from bootlog.patterns import decimal
 from bootlog.plan import (
     CAPACITY_METRICS, DEPLOY_METRICS, EVENT_KINDS, TIMING_METRICS, UNITS, Expect, Plan,
 )
@@ -81,8 +82,8 @@ _MOVES_ANYTHING = frozenset({"vllm_version", "image_digest", "image", "image_id"
 def _num(v: Any) -> float | None:
     if isinstance(v, bool) or v is None:
         return None
-    try:
-        return float(v) if isinstance(v, (int, float)) else float(str(v).replace(",", ""))
+    try:  # (text: as vLLM prints a number, ASCII decimal: "１.５" and "1_0" are no numbers)
+        return float(v) if isinstance(v, (int, float)) else float(decimal(str(v)))
     except ValueError:
         return None
 
@@ -606,13 +607,18 @@ def _unread(plan_lines: str | None) -> str | None:
 
 
 def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str], failed: bool = False,
-                  plan_lines: str | None = None) -> list[dict]:
+                  plan_lines: str | None = None, not_numbers: dict | None = None) -> list[dict]:
     by_rank = fig.get(ex.name)
     unsure = "violation" if ex.hard else "insufficient_history"  # (hard: what cannot be checked is not met)
     if not by_rank:
         unread = _unread(plan_lines)
+        bad = (not_numbers or {}).get(ex.name)
         if failed:  # the failure is the finding; figures it never reached are not more drift
             verdict, why = "insufficient_history", "not printed: the boot failed before it"
+        elif ex.name in user and bad is not None:
+            where = f" line {bad[0]:,}" if bad[0] is not None else " a line"
+            verdict, why = unsure, (f"[[pattern]] {ex.name} matched{where}, but its value {bad[1]!r} is not a "
+                                    "number (a figure is read as vLLM prints one: ASCII decimal)")
         elif ex.name in user and unread:
             verdict, why = unsure, unread
         elif ex.name in user and plan_lines is None and not ex.hard:  # not known whether it was looked for
@@ -693,9 +699,10 @@ def check(boot: dict, plan: Plan) -> dict:
     elif want_status:
         out.append(finding("status", "config", want_status, status, "same"))
 
+    not_numbers = boot.get("plan_not_numbers")  # (reread.py: the boot's lines read again)
     for ex in [*plan.metrics.values(), *plan.boot_metrics.values()]:
         out.extend(_check_metric(ex, fig, cfg, plan.user_names, failed=status == "failed",
-                                 plan_lines=boot.get("plan_lines")))
+                                 plan_lines=boot.get("plan_lines"), not_numbers=not_numbers))
 
     cache = plan.boot.get("compile_cache")
     if cache in ("warm", "cold"):

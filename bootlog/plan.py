@@ -191,6 +191,9 @@ class UserPattern:
     searched: int = 0  # lines it was run on this run
     dropped: bool = False
     shared: _Budget | None = field(default=None, repr=False, compare=False)  # its plan's seconds
+    # the first lines it matched whose value is no number (line, the value as captured; at most
+    # 50 a run): said at ingest and by check, instead of the figure missing without a word
+    not_numbers: list[tuple[int | None, str]] = field(default_factory=list, compare=False)
 
 
 @dataclass
@@ -708,6 +711,8 @@ def compile_pattern(spec: dict, text: str, clock: _Budget) -> UserPattern:
                 if left < _PATTERN_TIMEOUT_S:  # cut short by the budget, not by its own timeout
                     raise too_slow from None
                 raise err(": regex timed out on its sample") from None
+            if not hits and up.not_numbers:
+                raise err(f": its sample {_what(line)} captures {up.not_numbers[-1][1]!r}, which is not a number")
             if not hits:
                 raise err(f": does not match its sample {_what(line)}")
             got = hits[0]
@@ -716,6 +721,7 @@ def compile_pattern(spec: dict, text: str, clock: _Budget) -> UserPattern:
                 raise err(f": sample {_what(line)} gives {got.value}, expected {want}")
     finally:
         clock.left -= time.perf_counter() - started
+    up.not_numbers.clear()  # (the samples' matches are no log's)
     return up
 
 
@@ -1024,9 +1030,14 @@ def user_pattern_hits_one(up: UserPattern, msg: str, *, line: int | None = None,
     if up.event:
         detail = {k: v for k, v in m.groupdict().items() if v is not None}
         return [Event(kind=up.event, line=line, rank=rank, ts=ts, message=msg.strip(), detail=detail)]
+    from bootlog.patterns import decimal  # (the one reader of a figure's number)
+
+    raw = m.group("value") or ""
     try:
-        value = float((m.group("value") or "").replace(",", ""))
-    except ValueError:
+        value = float(decimal(raw))
+    except ValueError:  # ("1_0", "１.５": int()/float() read them, vLLM never prints them)
+        if len(up.not_numbers) < 50:
+            up.not_numbers.append((line, cut(raw, 40)))
         return []
     return [Metric(name=up.name, value=value, unit=up.unit or "", rank=rank, line=line, ts=ts,
                    pattern=f"user:{up.name}")]

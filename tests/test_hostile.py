@@ -476,3 +476,51 @@ def test_a_config_value_nested_hundreds_deep_poisons_no_command(tmp_path, depth)
         assert r.exit_code in (0, 3, 4) and "internal error" not in r.output, (args, r.output[-300:])
     said = json.loads(runner.invoke(cli, ["--db", db, "diff", "1", "2", "--json"]).stdout)
     assert "x" in json.dumps(said)  # (a new key of boot 2: compared as text)
+
+
+@pytest.mark.parametrize("shown", ["0x10x", "\uff11.\uff15x", "\u0663.\u0665x", "1_0x"])
+def test_a_figure_is_read_only_as_ascii_decimal(tmp_path, shown):
+    # "0x10x" was stored as max_concurrency 0; fullwidth "１.５x" and Arabic-Indic "٣.٥x" as 1.5
+    # and 3.5 (int() and float() read them): vLLM prints ASCII decimal; read nothing rather
+    # than a wrong value
+    data = READY.read_bytes().replace(b"per request: 1.99x", b"per request: " + shown.encode(), 1)
+    log = tmp_path / "n.log"
+    log.write_bytes(data)
+    db = str(tmp_path / "n.db")
+    r = CliRunner().invoke(cli, ["--db", db, "ingest", str(log)])
+    assert r.exit_code == 0, r.output
+    shown_json = json.loads(CliRunner().invoke(cli, ["--db", db, "show", "1", "--json"]).stdout)
+    got = {m["name"]: m["value"] for m in shown_json["metrics"]}
+    assert "max_concurrency" not in got and got["kv_cache_tokens"] == 398658
+
+
+USER_PATTERN = """
+[metrics.arena_gib]
+min = 1
+[[pattern]]
+name = "arena_gib"
+regex = 'expert cache (?P<value>\\S+) GiB / '
+literal = "expert cache "
+samples = [{ line = "expert cache 14.87 GiB / 6,496 slots", value = 14.87 }]
+"""
+
+
+@pytest.mark.parametrize("value", ["1_4", "\uff11\uff14.87", "fourteen"])
+def test_a_user_pattern_value_that_is_no_number_is_said_so(tmp_path, value):
+    # a user pattern capturing "1_4" stored 14; one capturing text stored nothing, and check
+    # then said "source no longer readable: it was read on host h1" for a file it could read
+    data = READY.read_bytes().replace(b"expert cache 14.87 GiB", b"expert cache " + value.encode() + b" GiB")
+    log = tmp_path / "u.log"
+    log.write_bytes(data)
+    plan = tmp_path / "p.toml"
+    plan.write_text(USER_PATTERN)
+    db = str(tmp_path / "u.db")
+    runner = CliRunner()
+    r = runner.invoke(cli, ["--db", db, "ingest", "--host", "h1", "--plan", str(plan), str(log)])
+    assert r.exit_code == 0, r.output
+    assert r.stderr.strip() == (f"bootlog: warning: {log}: [[pattern]] arena_gib matched line 185 (and 1 more), but "
+                                f"its value {safe.term(repr(value))} is not a number: no figure stored")
+    r = runner.invoke(cli, ["--db", db, "check", "1", "--plan", str(plan), "--json"])
+    row = next(f for f in json.loads(r.stdout)["findings"] if f["key"] == "arena_gib")
+    assert row["new"] is None and "matched line 185, but its value" in row["why"] and "not a number" in row["why"]
+    assert "no longer readable" not in r.stdout

@@ -34,8 +34,9 @@ def _json_number(v: float) -> int | float:
     return int(v) if float(v).is_integer() and abs(v) < 2**53 else v
 
 
-_INT_RE = re.compile(r"^[+-]?\d+$")
-_FLOAT_RE = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
+# ASCII digits: int() and float() also read "１" and "٣", which no Python prints for a number
+_INT_RE = re.compile(r"^[+-]?[0-9]+$")
+_FLOAT_RE = re.compile(r"^[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?$")
 _WORDS = {"True": True, "true": True, "False": False, "false": False, "None": None, "null": None, "": None}
 
 
