@@ -32,7 +32,7 @@ from typing import IO, Any, Iterable, Iterator, Sequence
 
 from bootlog.errors import BootlogError, InputError
 from bootlog.output import check_target, writing
-from bootlog.safe import csv_cell
+from bootlog.safe import csv_cell, json_text
 
 FORMATS = ("csv", "json", "parquet")
 ALL_FORMATS = (*FORMATS, "openmetrics")
@@ -179,7 +179,8 @@ class _CsvTable:
 
 class _JsonArray:
     """One array of the JSON export's object, written element by element as
-    json.dumps(obj, indent=1) would lay it out."""
+    json.dumps(obj, indent=1) would lay it out, with the characters a terminal acts on escaped
+    (safe.json_text, as every JSON bootlog writes: the same values, read by any parser)."""
 
     def __init__(self, fh: IO, name: str, first: bool) -> None:
         self.fh, self.n = fh, 0
@@ -188,7 +189,7 @@ class _JsonArray:
     def add(self, rows: Iterable[dict]) -> None:
         for r in rows:
             text = json.dumps({k: _plain(v) for k, v in r.items()}, indent=1, ensure_ascii=False, default=str)
-            self.fh.write(("\n  " if self.n == 0 else ",\n  ") + text.replace("\n", "\n  "))
+            self.fh.write(("\n  " if self.n == 0 else ",\n  ") + json_text(text.replace("\n", "\n  ")))
             self.n += 1
 
     def close(self, last: bool) -> None:

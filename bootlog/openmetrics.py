@@ -29,9 +29,11 @@ Choices:
   Grafana but breaks `max()`; a missing figure should simply be absent).  One figure printed
   several times by the same rank keeps the last value in log order (the boot ended with it).
   Two boots with the same host/container: the later one in the list wins.
-* Log text is hostile: label values are escaped (`\\`, `\"`, `\n`), other control characters
-  (ESC, CR, TAB, NUL, DEL, C1) become U+FFFD so `cat file.prom` cannot drive a terminal, and
-  values are cut to 1024 characters.  HELP text is ours, never the log's.
+* Log text is hostile: a label value is shown on one line by bootlog's one escaping rule
+  (safe.term: ESC as `\\x1b`, a bidi override as `\\u202e`, a newline as `\\n`; as `show` and
+  `--json` show them) and then escaped as OpenMetrics says (`\\`, `\"`), so `cat file.prom` cannot
+  drive a terminal and a parser reads back the visible form; values are cut to 1024 characters.
+  HELP text is ours, never the log's.
 * No timestamps on samples: node_exporter refuses a textfile that has them.
 * Naive started_at (plain vLLM logs print no zone) is read as the exporting machine's local
   time, as datetime.timestamp() does; the textfile collector runs on the same host.
@@ -44,6 +46,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable
+
+from bootlog.safe import term
 
 PREFIX = "bootlog_"
 MAX_LABEL = 1024
@@ -97,7 +101,6 @@ BOOT_FAMILIES = {
 
 _BAD_NAME = re.compile(r"[^a-zA-Z0-9_]")
 # control characters other than \n (escaped instead), and lone surrogates
-_BAD_TEXT = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _UNIT_TEXT = re.compile(r"^[A-Za-z0-9/%._-]{1,16}$")
 
 Labels = tuple[tuple[str, str], ...]
@@ -248,14 +251,15 @@ def _labels(labels: Labels) -> str:
 
 
 def _escape_label(value: str) -> str:
-    """OpenMetrics label value escaping, plus: no control character survives, bounded length."""
-    text = _BAD_TEXT.sub("\ufffd", value[:MAX_LABEL])
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """A label value on one line, shown escaped as everywhere else (safe.term: `\\x1b`,
+    `\\u202e`, `\\n`), then OpenMetrics' own escaping; bounded length."""
+    text = term(value[:MAX_LABEL], one_line=True)
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _escape_help(text: str) -> str:
     # (HELP is ours; escaped anyway, and quotes dropped: the classic text format has no \")
-    return _BAD_TEXT.sub("\ufffd", text).replace("\\", "\\\\").replace("\n", "\\n").replace('"', "'")
+    return term(text, one_line=True).replace("\\", "\\\\").replace('"', "'")
 
 
 def _number(v: float) -> str:

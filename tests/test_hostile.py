@@ -524,3 +524,22 @@ def test_a_user_pattern_value_that_is_no_number_is_said_so(tmp_path, value):
     row = next(f for f in json.loads(r.stdout)["findings"] if f["key"] == "arena_gib")
     assert row["new"] is None and "matched line 185, but its value" in row["why"] and "not a number" in row["why"]
     assert "no longer readable" not in r.stdout
+
+
+def test_export_json_and_openmetrics_escape_as_every_output_does(tmp_path):
+    # --json escaped U+202E (and C1, line separators); `export --format json` and OpenMetrics
+    # on stdout wrote it raw: one escaping rule (safe.py) for every output
+    attack = "\u202egnp.exe\u2028\u009b2J"
+    log = hostile(READY, attack, tmp_path / "r.log")
+    db = str(tmp_path / "e.db")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--db", db, "ingest", log]).exit_code == 0
+    out = tmp_path / "all.json"
+    assert runner.invoke(cli, ["--db", db, "export", str(out)]).exit_code == 0
+    text = out.read_text(encoding="utf-8")
+    no_raw(text)
+    assert json.loads(text)["boots"][0]["model"] == attack + "Qwen3-8B"  # (the exact text, as JSON reads it)
+    om = runner.invoke(cli, ["--db", db, "export", "--format", "openmetrics"])
+    assert om.exit_code == 0
+    no_raw(om.stdout)
+    assert 'model="\\\\u202egnp.exe\\\\u2028\\\\x9b2JQwen3-8B"' in om.stdout  # (shown as term() shows it)
