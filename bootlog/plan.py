@@ -767,13 +767,14 @@ _NEST_TOKEN = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\
                          r'|[\[\]{}=,.\n]', re.S)
 
 
-def _nesting(text: str) -> tuple[int, int]:
+def _nesting(text: str, limit: int = _MAX_NESTING) -> tuple[int, int]:
     """(the deepest nesting of the TOML text, its line), found without parsing it: the table
     a header opens (its dotted parts), plus the dotted parts of a key, plus the arrays and
     inline tables open around it.  A dot counts only in a key (before `=`, or in a header):
-    a number's is a value's."""
+    a number's is a value's.  It stops at the first place deeper than `limit`."""
     deepest, at = 0, 1
-    line, table, dots, open_ = 1, 0, 0, []  # open_: the brackets open ("[" array, "{" table, "h" header)
+    line, table, dots, inline = 1, 0, 0, 0  # inline: arrays and inline tables open
+    open_: list[str] = []  # the brackets open: "[" array, "{" inline table, "h" a header
     in_key = True
     for m in _NEST_TOKEN.finditer(text):
         t = m.group()
@@ -797,6 +798,7 @@ def _nesting(text: str) -> tuple[int, int]:
             if t == "[" and open_ and open_[-1] == "h":
                 continue  # the second [ of [[…]]
             open_.append(t)
+            inline += 1
             in_key = t == "{"
             dots = 0 if in_key else dots
         elif t in "]}":
@@ -806,11 +808,14 @@ def _nesting(text: str) -> tuple[int, int]:
                 continue
             if open_:
                 open_.pop()
+                inline -= 1
         elif t == ",":
             in_key, dots = bool(open_) and open_[-1] == "{", 0
-        depth = table + dots + sum(1 for b in open_ if b != "h")
+        depth = table + dots + inline
         if depth > deepest:
             deepest, at = depth, line
+            if deepest > limit:
+                break
     return deepest, at
 
 
