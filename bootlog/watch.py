@@ -161,7 +161,8 @@ class FileTail:
                 nl = block.find(b"\n")
                 if nl < 0 and block:
                     take = block[:max(0, LINE_MAX - kept)]
-                    part.append(take)
+                    if take:
+                        part.append(take)
                     kept, dropped = kept + len(take), dropped + len(block) - len(take)
                     continue
                 if nl < 0 and not final:
