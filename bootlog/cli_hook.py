@@ -57,9 +57,9 @@ def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll, probe_
     say = (lambda msg: click.echo(f"bootlog: {msg}", err=True)) if stderr_is_tty() else None
     try:
         if om_file:
-            from bootlog.export import check_target
+            from bootlog.output import check_target
 
-            check_target(om_file)  # a path that cannot be written fails now, not after the wait
+            check_target(om_file, get_store(ctx, create=True))  # fails now, not after the wait
         if plan_file:
             from bootlog.plan import load_plan
 

@@ -39,6 +39,7 @@ def ingest_command(store, paths: tuple[str, ...] | list[str], *, container: str 
     """Ingest `paths` (or the container) into `store`; returns the exit code.  echo(text,
     err=False) prints.  BootlogErrors of a single input propagate."""
     from bootlog.ingest import ingest as run_ingest
+    from bootlog.sources import cut_note
     from bootlog.store.write import stored_name
 
     # (boots are ordered by when they started, whatever order the files come in: reads.py)
@@ -64,7 +65,15 @@ def ingest_command(store, paths: tuple[str, ...] | list[str], *, container: str 
             echo(f"bootlog: {label}: {results.truncated}: stopped at line {results.stopped_at_line:,}; "
                  "the boots before it are stored", err=True)
         if results.cut_lines:
-            echo(f"bootlog: {label}: {results.cut_lines:,} line(s) longer than 1 MiB were cut there", err=True)
+            echo(f"bootlog: {cut_note(label, results.cut_lines)}", err=True)
+        for up in getattr(plan, "patterns", None) or []:
+            if up.not_numbers:  # (said once per input, with the first such line)
+                line, text = up.not_numbers[0]
+                more = f" (and {len(up.not_numbers) - 1:,} more)" if len(up.not_numbers) > 1 else ""
+                echo(f"bootlog: warning: {label}: [[pattern]] {term(up.name, one_line=True)} matched line "
+                     f"{line or 0:,}{more}, but its value {term(repr(text), one_line=True)} is not a number: "
+                     "no figure stored", err=True)
+                up.not_numbers.clear()
         if results.up_to_date:
             if not as_json:
                 echo(f"{label}: nothing new since line {results.resumed_at_line:,}")

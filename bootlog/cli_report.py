@@ -86,13 +86,10 @@ def export(ctx, file, fmt, container, host, no_samples) -> None:
         return
     if file is None:
         raise click.UsageError(f"give FILE to write the {fmt} export to (only openmetrics goes to stdout)")
-    from bootlog.export import export as write, load_samples
-    from bootlog.report import load_docs
+    from bootlog.export import export as write
 
-    docs = load_docs(store, container=container, host=host, runtime=False)
-    samples = [] if no_samples else load_samples(store, [d["boot"]["id"] for d in docs])
-    written = write(docs, fmt, file, samples)
-    click.echo(f"exported {len(docs)} boot{'s' if len(docs) != 1 else ''} to " + ", ".join(str(p) for p in written))
+    written, n = write(store, fmt, file, container=container, host=host, samples=not no_samples)
+    click.echo(f"exported {n} boot{'s' if n != 1 else ''} to " + ", ".join(str(p) for p in written))
 
 
 @click.command()
@@ -113,6 +110,7 @@ def plot(ctx, metric, container, host, last, out, plan_file) -> None:
     (pip install 'bootlog[plot]').
     """
     from bootlog.logclock import log_clock
+    from bootlog.plot import keep_for
     from bootlog.plot import plot as draw
     from bootlog.report import load_docs
 
@@ -122,9 +120,12 @@ def plot(ctx, metric, container, host, last, out, plan_file) -> None:
 
         plan = load_plan(plan_file, judge=True)
     store = get_store(ctx)
+    from bootlog.output import check_target
+
+    check_target(out, store)
     # (the runtime summary only for a runtime.* metric: the samples are most of the reading)
     docs = load_docs(store, container=container, host=host, last=last,
-                     runtime=metric.startswith("runtime."))
+                     runtime=metric.startswith("runtime."), trim=keep_for(metric, plan))
     if not docs:
         from bootlog.errors import BootlogError
         from bootlog.report import nothing_stored
@@ -162,16 +163,17 @@ def report(ctx, out, plan_file, container, host, last) -> None:
         from bootlog.plan import load_plan
 
         plan = load_plan(plan_file, judge=True)
+    store = get_store(ctx)
     if out is not None:
-        from bootlog.export import check_target
+        from bootlog.output import check_target
 
-        check_target(out)
-    page = html_report(get_store(ctx), container=container, host=host, last=last, plan=plan,
+        check_target(out, store)
+    page = html_report(store, container=container, host=host, last=last, plan=plan,
                        plan_name=os.path.basename(plan_file) if plan_file else None)
     if out is None:
         click.echo(page)
         return
-    from bootlog.export import write_whole
+    from bootlog.output import write_whole
 
     write_whole(out, page)  # (a browser reloading it never sees half a page)
     click.echo(f"wrote {out}")

@@ -14,6 +14,7 @@ import re
 import statistics
 from typing import Any, Iterable
 
+from bootlog.patterns import decimal
 from bootlog.plan import (
     CAPACITY_METRICS, DEPLOY_METRICS, EVENT_KINDS, TIMING_METRICS, UNITS, Expect, Plan,
 )
@@ -89,8 +90,8 @@ _MOVES_ANYTHING = frozenset({"vllm_version", "image_digest", "image", "image_id"
 def _num(v: Any) -> float | None:
     if isinstance(v, bool) or v is None:
         return None
-    try:
-        return float(v) if isinstance(v, (int, float)) else float(str(v).replace(",", ""))
+    try:  # (text: as vLLM prints a number, ASCII decimal: "１.５" and "1_0" are no numbers)
+        return float(v) if isinstance(v, (int, float)) else float(decimal(str(v)))
     except ValueError:
         return None
 
@@ -137,9 +138,14 @@ def _norm(v: Any) -> Any:
     return v
 
 
+MAX_NESTING = 64  # levels of a config value compared as a structure; deeper, it is compared as text
+
+
 def _structure(s: str) -> dict | list | None:
     """A dict or list printed as JSON or as a Python literal (enum members read as their
-    names: compilation_config), else None."""
+    names: compilation_config), else None; also None when it nests deeper than MAX_NESTING
+    (a value 500 lists deep parses, and then every walk over it -- _norm -- ran out of stack:
+    the boot failed every diff, check and report)."""
     import ast
     import json
 
@@ -150,8 +156,19 @@ def _structure(s: str) -> dict | list | None:
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
         if isinstance(got, (dict, list, tuple)):
-            return got
+            return None if _deeper_than(got, MAX_NESTING) else got
     return None
+
+
+def _deeper_than(v: Any, limit: int) -> bool:
+    """Whether a parsed value nests more than `limit` levels (found without recursion)."""
+    level: list[Any] = [v]
+    for _ in range(limit):
+        level = [x for c in level for x in (c.values() if isinstance(c, dict) else c)
+                 if isinstance(x, (dict, list, tuple))]
+        if not level:
+            return False
+    return True
 
 
 def _as_dict(v: Any) -> dict | None:
@@ -670,13 +687,18 @@ def _unread(plan_lines: str | None) -> str | None:
 
 
 def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str], failed: bool = False,
-                  plan_lines: str | None = None) -> list[dict]:
+                  plan_lines: str | None = None, not_numbers: dict | None = None) -> list[dict]:
     by_rank = fig.get(ex.name)
     unsure = "violation" if ex.hard else "insufficient_history"  # (hard: what cannot be checked is not met)
     if not by_rank:
         unread = _unread(plan_lines)
+        bad = (not_numbers or {}).get(ex.name)
         if failed:  # the failure is the finding; figures it never reached are not more drift
             verdict, why = "insufficient_history", "not printed: the boot failed before it"
+        elif ex.name in user and bad is not None:
+            where = f" line {bad[0]:,}" if bad[0] is not None else " a line"
+            verdict, why = unsure, (f"[[pattern]] {ex.name} matched{where}, but its value {bad[1]!r} is not a "
+                                    "number (a figure is read as vLLM prints one: ASCII decimal)")
         elif ex.name in user and unread:
             verdict, why = unsure, unread
         elif ex.name in user and plan_lines is None and not ex.hard:  # not known whether it was looked for
@@ -773,9 +795,10 @@ def check(boot: dict, plan: Plan) -> dict:
     elif want_status:
         out.append(finding("status", "config", want_status, status, "same"))
 
+    not_numbers = boot.get("plan_not_numbers")  # (reread.py: the boot's lines read again)
     for ex in [*plan.metrics.values(), *plan.boot_metrics.values()]:
         out.extend(_check_metric(ex, fig, cfg, plan.user_names, failed=status == "failed",
-                                 plan_lines=boot.get("plan_lines")))
+                                 plan_lines=boot.get("plan_lines"), not_numbers=not_numbers))
 
     cache = plan.boot.get("compile_cache")
     if cache in ("warm", "cold"):

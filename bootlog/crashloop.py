@@ -10,7 +10,7 @@ boot of the loop.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Iterable
 
 WINDOW_S = 15 * 60
 
@@ -35,7 +35,7 @@ def _other_deploy(a: dict | None, b: dict | None) -> bool:
     return any(a[k] != b[k] for k in a.keys() & b.keys())
 
 
-def loops(boots: list[dict]) -> dict[int, dict]:
+def loops(boots: Iterable[dict]) -> dict[int, dict]:
     """{boot id: crash_loop event} for the boots of one container or source, in start order.
 
     Each boot: id, status, started_at, ended_at, first_line, and optionally restart_count (what
@@ -75,6 +75,8 @@ def loops(boots: list[dict]) -> dict[int, dict]:
             gap = _gap_s(_time(prev.get("ended_at") or prev.get("started_at")), _time(b.get("started_at")))
             if gap is None or gap > WINDOW_S or _other_deploy(prev.get("config"), b.get("config")):
                 close()
+            elif run:
+                prev.pop("config", None)  # (only the last boot's is compared: a long loop holds one)
         run.append(b)
     close()
     return out

@@ -30,7 +30,10 @@ else CONTINUED when 4. the read that produced the piece was (nearly) full: that 
   dies mid-line leaves a short tail; half, as podman.md shows a 20 KB line whose first read was
   8105 bytes -- or 5. (stream known: raw formats) the next piece came within _QUICK s.
 Otherwise the writer stopped mid-line (a boot that died, or in `2>&1` output a record of the
-other stream) and the next piece starts a new record.
+other stream) and the next piece starts a new record.  A joined line keeps its first
+sources.LINE_MAX characters (the pieces after them are dropped and the line counted as cut, as a
+physical line is), and records held back behind an unfinished line are bounded by number and
+size: memory stays bounded whatever a writer does.
 
 podman_ts skips rule 5: it does not say which stream a piece came from, and `podman logs -t 2>&1`
 glues a stdout partial line to the next stderr record (podman.md: "tail-no-newline<TS> boot err",
@@ -48,6 +51,7 @@ from itertools import chain, islice
 from typing import Iterable, Iterator
 
 from bootlog.records import Record
+from bootlog.sources import LINE_MAX
 
 HEAD_BYTES = 64 * 1024
 CONMON_BUF = 8192  # conmon STDIO_BUF_SIZE: one read() -> at most this many bytes per timestamp
@@ -55,6 +59,7 @@ DOCKER_PIECE = 16 * 1024  # docker json-file splits lines at 16 KiB
 _QUICK = 0.05  # seconds: a same-stream piece this close is a continuation (raw formats)
 _PAUSE = 0.15  # seconds: a piece this much later follows a writer that stopped (a restart)
 _HOLD = 10_000  # records held back behind an unfinished partial line before it is cut
+_HOLD_CHARS = 16 << 20  # ... and their text at most this long
 
 ANSI_B = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 ANSI_S = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -230,6 +235,8 @@ def records(lines: Iterable[Line], fmt: str) -> Iterator[Record]:
     envelope `fmt` removed."""
     if fmt not in _PARSERS:
         raise ValueError(f"unknown log format: {fmt}")
+    if fmt in _JOINING:  # (lines joined past LINE_MAX are counted with those Lines cut: scan.Lines)
+        return _PARSERS[fmt](lines, getattr(lines, "count_cut", None))
     return _PARSERS[fmt](lines)
 
 
@@ -326,12 +333,22 @@ def _stamp_at(e: re.Match, zone: bytes, cur: datetime | None) -> datetime | None
 
 
 class _Chain:
-    """One stream's unfinished line: its pieces, first line number and first timestamp."""
+    """One stream's unfinished line: its pieces (their first LINE_MAX characters: `size`, and
+    whether more were dropped: `cut`), first line number and first timestamp."""
 
-    __slots__ = ("lineno", "ts", "parts", "last_ts", "run", "slot")
+    __slots__ = ("lineno", "ts", "parts", "last_ts", "run", "slot", "size", "cut")
 
     def __init__(self, lineno: int, ts: datetime | None) -> None:
         self.lineno, self.ts, self.last_ts, self.parts, self.run, self.slot = lineno, ts, ts, [], 0, [None]
+        self.size, self.cut = 0, False
+
+    def add(self, data) -> None:
+        room = LINE_MAX - self.size
+        if len(data) > room:
+            data, self.cut = data[:max(0, room)], True
+        if data:
+            self.parts.append(data)
+            self.size += len(data)
 
 
 class _Joiner:
@@ -340,11 +357,13 @@ class _Joiner:
     A record that completes while an earlier line of the other stream is still open waits
     (bounded by _HOLD) so downstream sees line numbers in order."""
 
-    def __init__(self, buf: int, text_of) -> None:
+    def __init__(self, buf: int, text_of, on_cut=None) -> None:
         self.buf = buf
         self.text_of = text_of  # list of pieces -> text
+        self.on_cut = on_cut  # called once per joined line cut at LINE_MAX
         self.open: dict[str | None, _Chain] = {}
         self.out: deque[list] = deque()  # slots: [Record | None]
+        self.held = 0  # characters of the finished records in `out`
         self.run_key: dict[str | None, object] = {}
         self.run_bytes: dict[str | None, int] = {}
 
@@ -356,8 +375,12 @@ class _Joiner:
         return self.run_bytes[stream]
 
     def plain(self, rec: Record) -> Iterator[Record]:
-        self.out.append([rec])
+        self._hold(rec)
         yield from self._drain()
+
+    def _hold(self, rec: Record) -> None:
+        self.out.append([rec])
+        self.held += len(rec.text)
 
     def piece(self, lineno: int, ts: datetime | None, stream: str | None, data, partial: bool,
               run_key: object) -> Iterator[Record]:
@@ -368,7 +391,7 @@ class _Joiner:
             if not self.out:
                 yield rec
                 return
-            self.out.append([rec])
+            self._hold(rec)
             yield from self._drain()
             return
         if ch is not None:
@@ -379,7 +402,7 @@ class _Joiner:
         if ch is None:
             ch = self.open[stream] = _Chain(lineno, ts)
             self.out.append(ch.slot)
-        ch.parts.append(data)
+        ch.add(data)
         ch.last_ts = ts
         ch.run = self._run(stream, run_key, len(data) + (0 if partial else 1))
         if not partial:
@@ -388,29 +411,37 @@ class _Joiner:
 
     def _close(self, stream: str | None) -> None:
         ch = self.open.pop(stream)
-        ch.slot[0] = Record(ch.lineno, self.text_of(ch.parts), ch.ts, stream)
+        ch.slot[0] = rec = Record(ch.lineno, self.text_of(ch.parts), ch.ts, stream)
+        self.held += len(rec.text)
+        if ch.cut and self.on_cut is not None:
+            self.on_cut()
+
+    def _pop(self) -> Record:
+        rec = self.out.popleft()[0]
+        self.held -= len(rec.text)
+        return rec
 
     def _drain(self) -> Iterator[Record]:
         out = self.out
         while out:
             if out[0][0] is None:
-                if len(out) <= _HOLD:
+                if len(out) <= _HOLD and self.held <= _HOLD_CHARS:
                     return
                 # a partial line that never ends: cut it rather than hold everything back
                 for s, ch in list(self.open.items()):
                     if ch.slot is out[0]:
                         self._close(s)
-            yield out.popleft()[0]
+            yield self._pop()
 
     def finish(self) -> Iterator[Record]:
         for s in list(self.open):
             self._close(s)
         while self.out:
-            yield self.out.popleft()[0]
+            yield self._pop()
 
 
-def _cri(lines: Iterable[Line]) -> Iterator[Record]:
-    j = _Joiner(CONMON_BUF, lambda parts: clean(b"".join(parts)))
+def _cri(lines: Iterable[Line], on_cut=None) -> Iterator[Record]:
+    j = _Joiner(CONMON_BUF, lambda parts: clean(b"".join(parts)), on_cut)
     key, ts = b"", None
     for n, raw, _ in lines:
         m = CRI_LINE.match(raw)
@@ -427,8 +458,8 @@ def _join_text(parts: list[str]) -> str:
     return clean_text("".join(parts))
 
 
-def _docker_json(lines: Iterable[Line]) -> Iterator[Record]:
-    j = _Joiner(DOCKER_PIECE, _join_text)
+def _docker_json(lines: Iterable[Line], on_cut=None) -> Iterator[Record]:
+    j = _Joiner(DOCKER_PIECE, _join_text, on_cut)
     for n, raw, _ in lines:
         d = _load(raw)
         if d is None or not isinstance(d.get("log"), str):
@@ -461,8 +492,8 @@ def _bytes_text(s: str) -> str:
     return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def _journal_json(lines: Iterable[Line]) -> Iterator[Record]:
-    j = _Joiner(CONMON_BUF, lambda parts: clean_text(_bytes_text("".join(parts))))
+def _journal_json(lines: Iterable[Line], on_cut=None) -> Iterator[Record]:
+    j = _Joiner(CONMON_BUF, lambda parts: clean_text(_bytes_text("".join(parts))), on_cut)
     nulls = 0  # records whose MESSAGE journalctl left out (null)
     for n, raw, _ in lines:
         d = _load(raw)
@@ -507,12 +538,12 @@ def _journal_json(lines: Iterable[Line]) -> Iterator[Record]:
               "leaves out fields of 4 KiB or more; export with `journalctl -o json --all`", file=sys.stderr)
 
 
-def _kaggle(lines: Iterable[Line]) -> Iterator[Record]:
+def _kaggle(lines: Iterable[Line], on_cut=None) -> Iterator[Record]:
     """`kaggle kernels logs` of a notebook: a JSON array, one console write per line
     ('[{"stream_name":"stderr","time":6.4,"data":"INFO ...\\n"}', ',{...}', ']'); a write may hold
     several lines or end mid-line, and goes on in the next write of its stream, as a console
     shows it.  "time" counts seconds from the kernel's start: no date."""
-    j = _Joiner(0, _join_text)
+    j = _Joiner(0, _join_text, on_cut)
     for n, raw, _ in lines:
         body = raw.strip().lstrip(b"[,").rstrip(b"],")
         d = _load(body)
@@ -578,30 +609,39 @@ def wrap_width(texts: list[str]) -> int | None:
     return w
 
 
-def _wrapped(lines: Iterable[Line]) -> Iterator[Record]:
-    """A line of the console's full width goes on in the next, unless that one starts a record."""
+def _wrapped(lines: Iterable[Line], on_cut=None) -> Iterator[Record]:
+    """A line of the console's full width goes on in the next, unless that one starts a record
+    (a joined line keeps its first LINE_MAX characters, as _Chain does)."""
     it = iter(lines)
     head = list(islice(it, _WRAP_LOOK))
     w = wrap_width([clean(raw) for _, raw, _ in head]) or -1
-    first = last = 0
-    parts: list[str] = []  # the pieces of a line being joined
+    last = 0
+    line: _Chain | None = None  # the pieces of a line being joined
+
+    def done(ch: _Chain) -> Record:
+        if ch.cut and on_cut is not None:
+            on_cut()
+        return Record(ch.lineno, "".join(ch.parts))
+
     for n, raw, _ in chain(head, it):
         text = clean(raw)
-        if parts and last == n - 1 and not _NEW_RECORD.match(text):
-            parts.append(text)
+        if line is not None and last == n - 1 and not _NEW_RECORD.match(text):
+            line.add(text)
         else:
-            if parts:
-                yield Record(first, "".join(parts))
-            first, parts = n, [text]
+            if line is not None:
+                yield done(line)
+            line = _Chain(n, None)
+            line.add(text)
         last = n
         if _cols(text) != w:
-            yield Record(first, "".join(parts))
-            parts = []
-    if parts:
-        yield Record(first, "".join(parts))
+            yield done(line)
+            line = None
+    if line is not None:
+        yield done(line)
 
 
 _PARSERS = {"plain": _plain, "podman_ts": _podman_ts, "cri": _cri, "docker_json": _docker_json,
             "journal_json": _journal_json, "compose": _compose, "journal_short": _journal_short,
             "wrapped": _wrapped, "kaggle": _kaggle}
+_JOINING = ("cri", "docker_json", "journal_json", "kaggle", "wrapped")  # the parsers that join pieces
 FORMATS = tuple(_PARSERS)

@@ -15,18 +15,24 @@ metric (its first printing in the log), whatever else the database holds, so a s
 on the name.  A metric whose ranks print different values in any boot also gets one column per
 rank, `NAME@rankN` (`NAME@engine` for the engine-core printing); a rank printing the same metric
 several times (one per compile range, per KV group) adds `NAME@rankN.2`, `.3`….
+
+csv and json are streamed: the boots are read PAGE at a time, once to gather the columns and
+once to write the rows (the events spooled to a temporary file meanwhile), so memory does not
+grow with the database (100,000 boots).  Parquet builds its tables in memory (pyarrow needs
+a column's type before it is written).  Every file is checked before anything is read
+(output.check_target: never the database itself) and written whole, then renamed into place.
 """
 from __future__ import annotations
 
 import csv
 import json
-import os
-import stat
+import shutil
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import IO, Any, Iterable, Iterator, Sequence
 
 from bootlog.errors import BootlogError, InputError
-from bootlog.safe import csv_cell
+from bootlog.output import check_target, writing
+from bootlog.safe import csv_cell, json_text
 
 FORMATS = ("csv", "json", "parquet")
 ALL_FORMATS = (*FORMATS, "openmetrics")
@@ -35,17 +41,15 @@ BOOT_FIELDS = ("id", "status", "failure", "failure_message", "vllm_version", "en
                "first_line", "last_line")
 
 
-def _slots(doc: dict, name: str) -> list[tuple[int | None, int, float]]:
-    """(rank, nth printing by that rank, value) of one metric, in log order."""
-    seen: dict[int | None, int] = {}
-    out = []
+def _slots(doc: dict) -> dict[str, list[tuple[int | None, int, float]]]:
+    """Per metric, (rank, nth printing by that rank, value) of each printing, in log order."""
+    seen: dict[tuple[str, int | None], int] = {}
+    out: dict[str, list[tuple[int | None, int, float]]] = {}
     for m in doc.get("metrics", []):
-        if m["name"] != name:
-            continue
-        r = m.get("rank")
-        k = seen.get(r, 0)
-        seen[r] = k + 1
-        out.append((r, k, m["value"]))
+        name, r = m["name"], m.get("rank")
+        k = seen.get((name, r), 0)
+        seen[(name, r)] = k + 1
+        out.setdefault(name, []).append((r, k, m["value"]))
     return out
 
 
@@ -54,52 +58,71 @@ def _slot_column(name: str, rank: int | None, k: int) -> str:
     return base if k == 0 else f"{base}.{k + 1}"
 
 
+class Wide:
+    """The wide table's columns, gathered over every boot before the first row is written (a
+    metric gets per-rank columns when any boot's ranks disagree on it)."""
+
+    def __init__(self) -> None:
+        self.split: set[str] = set()
+        self.extra_boot: dict[str, None] = {}
+        self.config: dict[str, None] = {}
+        self.metrics: dict[str, None] = {}
+        self.slots: dict[str, dict[str, None]] = {}  # metric -> its per-rank columns, when split
+
+    def add(self, doc: dict) -> None:
+        for k in doc.get("boot", {}):
+            if k not in BOOT_FIELDS:
+                self.extra_boot[k] = None
+        for k in doc.get("config") or {}:
+            self.config[f"config.{k}"] = None
+        for name, slots in _slots(doc).items():
+            self.metrics[name] = None
+            if len({v for _, _, v in slots}) > 1:
+                self.split.add(name)
+            cols = self.slots.setdefault(name, {})
+            for r, k, _ in slots:
+                cols[_slot_column(name, r, k)] = None
+
+    def columns(self) -> list[str]:
+        metric_cols = dict(self.metrics)
+        for name in self.split:
+            metric_cols.update(self.slots[name])
+        return [*BOOT_FIELDS, *self.extra_boot, *sorted(self.config), *sorted(metric_cols)]
+
+    def row(self, doc: dict, columns: Sequence[str]) -> dict:
+        boot = doc.get("boot", {})
+        row: dict[str, Any] = dict(boot)
+        for k, v in (doc.get("config") or {}).items():
+            row[f"config.{k}"] = v
+        for name, slots in _slots(doc).items():
+            row[name] = slots[0][2]
+            if name in self.split:
+                for r, k, v in slots:
+                    row[_slot_column(name, r, k)] = v
+        return {c: row.get(c) for c in columns}
+
+
 def split_metrics(docs: Sequence[dict]) -> set[str]:
     """Metric names that need per-rank columns: some boot printed different values for them."""
-    split: set[str] = set()
+    wide = Wide()
     for d in docs:
-        by_name: dict[str, set[float]] = {}
-        for m in d.get("metrics", []):
-            by_name.setdefault(m["name"], set()).add(m["value"])
-        split.update(n for n, vals in by_name.items() if len(vals) > 1)
-    return split
+        wide.add(d)
+    return wide.split
 
 
 def wide_rows(docs: Sequence[dict]) -> tuple[list[str], list[dict]]:
     """(columns, rows): one row per boot with boot fields, config.KEY and metric columns."""
-    split = split_metrics(docs)
-    rows: list[dict] = []
-    config_cols: dict[str, None] = {}
-    metric_cols: dict[str, None] = {}
-    extra_boot: dict[str, None] = {}
+    wide = Wide()
     for d in docs:
-        boot = d.get("boot", {})
-        row: dict[str, Any] = {k: boot.get(k) for k in BOOT_FIELDS}
-        for k, v in boot.items():
-            if k not in row:
-                extra_boot[k] = None
-                row[k] = v
-        for k, v in (d.get("config") or {}).items():
-            config_cols[f"config.{k}"] = None
-            row[f"config.{k}"] = v
-        for name in dict.fromkeys(m["name"] for m in d.get("metrics", [])):
-            slots = _slots(d, name)
-            metric_cols[name] = None
-            row[name] = slots[0][2]
-            if name in split:
-                for r, k, v in slots:
-                    col = _slot_column(name, r, k)
-                    metric_cols[col] = None
-                    row[col] = v
-        rows.append(row)
-    columns = [*BOOT_FIELDS, *extra_boot, *sorted(config_cols), *sorted(metric_cols)]
-    return columns, [{c: r.get(c) for c in columns} for r in rows]
+        wide.add(d)
+    columns = wide.columns()
+    return columns, [wide.row(d, columns) for d in docs]
 
 
 EVENT_COLUMNS = ("boot_id", "kind", "rank", "line", "ts", "message", "detail")
 
 
-def event_rows(docs: Sequence[dict]) -> list[dict]:
+def event_rows(docs: Iterable[dict]) -> list[dict]:
     """One row per event of every boot, in boot then log order."""
     out = []
     for d in docs:
@@ -110,12 +133,13 @@ def event_rows(docs: Sequence[dict]) -> list[dict]:
     return out
 
 
-def load_samples(store, boot_ids: Iterable[int]) -> list[dict]:
+def sample_rows(store, boot_ids: Iterable[int]) -> Iterator[dict]:
     """Runtime samples (periodic stats lines) as long rows: boot_id, line, ts, name, value."""
     from bootlog.store.reads import samples
 
-    return [{"boot_id": bid, "line": s.line, "ts": s.ts, "name": name, "value": value}
-            for bid, s in samples(store, list(boot_ids)) for name, value in s.values.items()]
+    for bid, s in samples(store, list(boot_ids)):
+        for name, value in s.values.items():
+            yield {"boot_id": bid, "line": s.line, "ts": s.ts, "name": name, "value": value}
 
 
 SAMPLE_COLUMNS = ("boot_id", "line", "ts", "name", "value")
@@ -140,20 +164,39 @@ def _csv_cell(v: Any) -> Any:
     return _plain(v)
 
 
-def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict]) -> None:
-    """No cell (a header is a config key or a figure's name) that a spreadsheet runs as a formula."""
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow([csv_cell(c) for c in columns])
+class _CsvTable:
+    """One CSV file: no cell (a header is a config key or a figure's name) that a spreadsheet
+    runs as a formula."""
+
+    def __init__(self, fh: IO, columns: Sequence[str]) -> None:
+        self.columns, self.w = columns, csv.writer(fh)
+        self.w.writerow([csv_cell(c) for c in columns])
+
+    def add(self, rows: Iterable[dict]) -> None:
         for r in rows:
-            w.writerow([csv_cell(_csv_cell(r.get(c))) for c in columns])
+            self.w.writerow([csv_cell(_csv_cell(r.get(c))) for c in self.columns])
 
 
-def _json_ready(rows: Sequence[dict]) -> list[dict]:
-    return [{k: _plain(v) for k, v in r.items()} for r in rows]
+class _JsonArray:
+    """One array of the JSON export's object, written element by element as
+    json.dumps(obj, indent=1) would lay it out, with the characters a terminal acts on escaped
+    (safe.json_text, as every JSON bootlog writes: the same values, read by any parser)."""
+
+    def __init__(self, fh: IO, name: str, first: bool) -> None:
+        self.fh, self.n = fh, 0
+        fh.write(("{\n" if first else ",\n") + f" {json.dumps(name)}: [")
+
+    def add(self, rows: Iterable[dict]) -> None:
+        for r in rows:
+            text = json.dumps({k: _plain(v) for k, v in r.items()}, indent=1, ensure_ascii=False, default=str)
+            self.fh.write(("\n  " if self.n == 0 else ",\n  ") + json_text(text.replace("\n", "\n  ")))
+            self.n += 1
+
+    def close(self, last: bool) -> None:
+        self.fh.write(("\n ]" if self.n else "]") + ("\n}" if last else ""))
 
 
-def _write_parquet(path: Path, columns: Sequence[str], rows: Sequence[dict]) -> None:
+def _parquet_frame(columns: Sequence[str], rows: Iterable[dict]):
     try:
         import pyarrow  # noqa: F401
     except ImportError:
@@ -173,36 +216,7 @@ def _write_parquet(path: Path, columns: Sequence[str], rows: Sequence[dict]) -> 
             frame[c] = frame[c].astype("float64")
         elif not (vals and all(isinstance(v, bool) for v in vals)):
             frame[c] = frame[c].map(lambda v: None if v is None or v != v else str(v))
-    frame.to_parquet(path, engine="pyarrow", index=False)
-
-
-def check_target(path: str | Path) -> Path:
-    """An output file name that can be written: not a directory, in a directory that exists."""
-    path = Path(path)
-    if path.is_dir():
-        raise InputError(f"{path} is a directory; give a file name")
-    if not path.parent.exists():
-        raise InputError(f"directory {path.parent} does not exist")
-    return path
-
-
-def write_whole(path: str | Path, text: str) -> None:
-    """`text` into `path`.  A regular file (or a new one) is written whole, then renamed into
-    place (openmetrics.write: a collector or a browser never reads half of it), through a
-    symlink to the file it names (the link stays).  Anything else that exists -- /dev/stdout, a
-    FIFO, /dev/full -- is written to as it is: a rename would put a file where the device was."""
-    target = os.path.realpath(path) if os.path.islink(path) else os.fspath(path)
-    try:
-        mode = os.stat(target).st_mode
-    except FileNotFoundError:
-        mode = None
-    if mode is not None and not stat.S_ISREG(mode):
-        with open(target, "w", encoding="utf-8") as f:
-            f.write(text)
-        return
-    from bootlog import openmetrics
-
-    openmetrics.write(target, text)
+    return frame
 
 
 def latest_boots(store, *, container: str | None = None, host: str | None = None) -> list[dict]:
@@ -220,33 +234,85 @@ def latest_boots(store, *, container: str | None = None, host: str | None = None
 
 def export_openmetrics(store, path: str | Path | None, *, container: str | None = None,
                        host: str | None = None) -> tuple[str, int]:
-    """The OpenMetrics text of the latest boots (latest_boots), written to `path` (write_whole:
-    the textfile collector never reads half a file); with no path it is only returned.
+    """The OpenMetrics text of the latest boots (latest_boots), written to `path` (whole, then
+    renamed: the textfile collector never reads half a file); with no path it is only returned.
     (text, number of boots in it)."""
     from bootlog import openmetrics
 
-    target = check_target(path) if path is not None else None
+    target = check_target(path, store) if path is not None else None
     docs = latest_boots(store, container=container, host=host)
     text = openmetrics.render(docs)
     if target is not None:
-        write_whole(target, text)
+        openmetrics.write(target, text)
     return text, len(docs)
 
 
-def export(docs: Sequence[dict], fmt: str, path: str | Path, samples: Sequence[dict] = ()) -> list[Path]:
-    """Write the export; return the files written."""
+PAGE = 500  # boots read at a time
+
+
+def targets(fmt: str, path: str | Path, store=None) -> list[Path]:
+    """The files an export writes, each checked (output.check_target: a directory that exists,
+    never the database): FILE, and for csv/parquet its -events and -samples siblings."""
     if fmt not in FORMATS:
         raise InputError(f"unknown export format {fmt!r} (choose {', '.join(FORMATS)})")
-    path = check_target(path)
-    columns, boots = wide_rows(docs)
-    events = event_rows(docs)
+    path = Path(path)
+    files = [path] if fmt == "json" else [path, sibling(path, "events"), sibling(path, "samples")]
+    return [check_target(p, store) for p in files]
+
+
+def _pages(store, ids: Sequence[int]) -> Iterator[list[dict]]:
+    from bootlog.store.reads import show_boots
+
+    for i in range(0, len(ids), PAGE):
+        yield show_boots(store, list(ids[i:i + PAGE]), runtime=False)
+
+
+def export(store, fmt: str, path: str | Path, *, container: str | None = None, host: str | None = None,
+           samples: bool = True) -> tuple[list[Path], int]:
+    """Write the export of the stored boots (of `container`/`host`); (the files written, the
+    number of boots)."""
+    from bootlog.store.reads import boot_ids
+
+    files = targets(fmt, path, store)
+    if fmt == "parquet":
+        _parquet_frame([], [])  # (no pyarrow: said before anything is read)
+    ids = boot_ids(store, container=container, host=host)
+    wide = Wide()
+    for page in _pages(store, ids):
+        for d in page:
+            wide.add(d)
+    columns = wide.columns()
+    sample_ids = ids if samples else []
+    if fmt == "parquet":
+        docs = [d for page in _pages(store, ids) for d in page]
+        for f, cols, rows in ((files[0], columns, [wide.row(d, columns) for d in docs]),
+                              (files[1], EVENT_COLUMNS, event_rows(docs)),
+                              (files[2], SAMPLE_COLUMNS, list(sample_rows(store, sample_ids)))):
+            frame = _parquet_frame(cols, rows)
+            with writing(f, binary=True) as fh:
+                frame.to_parquet(fh, engine="pyarrow", index=False)
+        return files, len(ids)
     if fmt == "json":
-        obj = {"boots": _json_ready(boots), "events": _json_ready(events), "samples": _json_ready(samples)}
-        path.write_text(json.dumps(obj, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
-        return [path]
-    writer = _write_csv if fmt == "csv" else _write_parquet
-    written = [path, sibling(path, "events"), sibling(path, "samples")]
-    writer(written[0], columns, boots)
-    writer(written[1], EVENT_COLUMNS, events)
-    writer(written[2], SAMPLE_COLUMNS, samples)
-    return written
+        import tempfile
+
+        with writing(files[0]) as fh, tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+            boots = _JsonArray(fh, "boots", first=True)
+            events = _JsonArray(spool, "events", first=False)
+            for page in _pages(store, ids):
+                boots.add(wide.row(d, columns) for d in page)
+                events.add(event_rows(page))
+            boots.close(last=False)
+            events.close(last=False)
+            spool.seek(0)
+            shutil.copyfileobj(spool, fh)
+            rows = _JsonArray(fh, "samples", first=False)
+            rows.add(sample_rows(store, sample_ids))
+            rows.close(last=True)
+        return files, len(ids)
+    with writing(files[0]) as fb, writing(files[1]) as fe, writing(files[2]) as fs:
+        boots, events = _CsvTable(fb, columns), _CsvTable(fe, EVENT_COLUMNS)
+        for page in _pages(store, ids):
+            boots.add(wide.row(d, columns) for d in page)
+            events.add(event_rows(page))
+        _CsvTable(fs, SAMPLE_COLUMNS).add(sample_rows(store, sample_ids))
+    return files, len(ids)

@@ -315,6 +315,9 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
         from bootlog.reread import STORED
 
         show["plan_lines"] = STORED  # just read with the plan: a pattern without a value matched nothing
+        bad = {up.name: up.not_numbers[0] for up in plan.patterns if up.not_numbers}
+        if bad:  # ... or a value that is no number: check says so
+            show["plan_not_numbers"] = bad
     check = compare.check(show, plan) if plan is not None else None
     diff = None
     if prev_id is not None:

@@ -236,10 +236,11 @@ class _UserHits:
         self.found: list[tuple[int, object, list]] = []  # (line, ts, hits)
 
     def watch(self, recs: Iterable[Record]) -> Iterator[Record]:
-        from bootlog.plan import user_pattern_hits
+        from bootlog.plan import apply_user_patterns
 
         for rec in recs:
-            got = user_pattern_hits(self.plan, rec.text)
+            got = apply_user_patterns(self.plan, (rec,))  # (with its line number: a value that is
+            # no number is said with it)
             if got:
                 self.found.append((rec.lineno, rec.ts, got))
             yield rec

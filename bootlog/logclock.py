@@ -49,7 +49,10 @@ class Clock:
                 return None
         if ts.tzinfo is None or self.zone is None:
             return ts
-        return ts.astimezone(self.zone)
+        try:
+            return ts.astimezone(self.zone)
+        except OverflowError:  # a stamp at the edge of the range: shown on its own offset
+            return ts
 
     def text(self, ts: str | datetime | None, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
         dt = self.at(ts)

@@ -32,9 +32,11 @@ Choices:
   Grafana but breaks `max()`; a missing figure should simply be absent).  One figure printed
   several times by the same rank keeps the last value in log order (the boot ended with it).
   Two boots with the same host/container: the later one in the list wins.
-* Log text is hostile: label values are escaped (`\\`, `\"`, `\n`), other control characters
-  (ESC, CR, TAB, NUL, DEL, C1) become U+FFFD so `cat file.prom` cannot drive a terminal, and
-  values are cut to 1024 characters.  HELP text is ours, never the log's.
+* Log text is hostile: a label value is shown on one line by bootlog's one escaping rule
+  (safe.term: ESC as `\\x1b`, a bidi override as `\\u202e`, a newline as `\\n`; as `show` and
+  `--json` show them) and then escaped as OpenMetrics says (`\\`, `\"`), so `cat file.prom` cannot
+  drive a terminal and a parser reads back the visible form; values are cut to 1024 characters.
+  HELP text is ours, never the log's.
 * No timestamps on samples: node_exporter refuses a textfile that has them.
 * Naive started_at (plain vLLM logs print no zone) is read as the exporting machine's local
   time, as datetime.timestamp() does; the textfile collector runs on the same host.
@@ -44,10 +46,11 @@ from __future__ import annotations
 import math
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable
+
+from bootlog.safe import term
 
 PREFIX = "bootlog_"
 MAX_LABEL = 1024
@@ -107,7 +110,6 @@ BOOT_FAMILIES = {
 
 _BAD_NAME = re.compile(r"[^a-zA-Z0-9_]")
 # control characters other than \n (escaped instead), and lone surrogates
-_BAD_TEXT = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _UNIT_TEXT = re.compile(r"^[A-Za-z0-9/%._-]{1,16}$")
 
 Labels = tuple[tuple[str, str], ...]
@@ -145,24 +147,12 @@ def render(boots: list[dict]) -> str:
 
 
 def write(path: str | os.PathLike, text: str) -> None:
-    """Put `text` at `path` atomically: written whole to a temp file in the same directory (a
-    rename is atomic only within one file system), fsynced, given mode 0644, then renamed over
-    `path`; the directory is fsynced so the rename survives a crash.  The temp name ends in
-    .tmp, which node_exporter's textfile collector (*.prom only) never reads."""
-    target = os.path.abspath(os.fspath(path))
-    directory = os.path.dirname(target)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # (mkstemp makes 0600; the collector may run as another user)
-        os.replace(tmp, target)
-    except BaseException:
-        _remove(tmp)
-        raise
-    _fsync_dir(directory)
+    """Put `text` at `path` whole (output.writing: a temp file in the same directory, fsynced,
+    renamed over `path`); a new file gets mode 0644 whatever the umask (the collector may run as
+    another user).  The temp name ends in .tmp, which the textfile collector (*.prom) never reads."""
+    from bootlog.output import write_whole
+
+    write_whole(path, text, new_mode=0o644)
 
 
 # --- boots -> samples ---------------------------------------------------------------------
@@ -281,39 +271,18 @@ def _labels(labels: Labels) -> str:
 
 
 def _escape_label(value: str) -> str:
-    """OpenMetrics label value escaping, plus: no control character survives, bounded length."""
-    text = _BAD_TEXT.sub("\ufffd", value[:MAX_LABEL])
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """A label value on one line, shown escaped as everywhere else (safe.term: `\\x1b`,
+    `\\u202e`, `\\n`), then OpenMetrics' own escaping; bounded length."""
+    text = term(value[:MAX_LABEL], one_line=True)
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _escape_help(text: str) -> str:
     # (HELP is ours; escaped anyway, and quotes dropped: the classic text format has no \")
-    return _BAD_TEXT.sub("\ufffd", text).replace("\\", "\\\\").replace("\n", "\\n").replace('"', "'")
+    return term(text, one_line=True).replace("\\", "\\\\").replace('"', "'")
 
 
 def _number(v: float) -> str:
     if float(v).is_integer() and abs(v) < 2**53:
         return str(int(v))
     return repr(float(v))
-
-
-# --- files --------------------------------------------------------------------------------
-
-def _remove(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
-def _fsync_dir(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return  # (a platform without directory fds: the rename is still atomic)
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -88,7 +88,7 @@ def parse(records: Iterable[Record], *, year: int | None = None,
                 for x in json_exc_lines(v):
                     splitter.feed(x, has_literal(x.text))
         except ValueError as e:  # (the line is not read)
-            if not patterns.too_many_digits(e):
+            if not patterns.unreadable_number(e):
                 raise
     total = total_lines() if callable(total_lines) else total_lines
     return splitter.finish(total if total is not None else last_lineno)

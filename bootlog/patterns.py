@@ -66,21 +66,43 @@ class Hit:
     detail: dict
 
 
-def _num(text: str) -> int | float:
-    """'1,350,182' -> 1350182, '0.53' -> 0.53, 'nan' -> nan; thousands separators dropped."""
+class NotDecimal(ValueError):
+    """Text where a figure was expected that is no number as vLLM prints one (decimal)."""
+
+
+_DECIMAL = _re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def decimal(text: str) -> int | float:
+    """A number as vLLM prints one: '1,350,182' -> 1350182, '0.53' -> 0.53, 'nan' -> nan
+    (thousands separators dropped).  ASCII decimal only: int() and float() also read "１.５",
+    "٣.٥" and "1_0", which no vLLM prints: ValueError, as for "0x10" (a figure read wrong is
+    worse than a figure not read)."""
     t = text.replace(",", "").strip()
     low = t.lower()
     if low in ("nan", "inf", "-inf", "+inf"):
         return float(low)
+    if not _DECIMAL.fullmatch(t):
+        raise NotDecimal(f"not a decimal number: {t[:40]!r}")
     if "." in t or "e" in low:
         return float(t)
     return int(t)
 
 
-def too_many_digits(e: ValueError) -> bool:
-    """Whether `e` is Python refusing to read an int of over 4,300 digits (sys.set_int_max_str_digits):
-    a hostile or corrupted log can hold such a number anywhere, and it is then no figure."""
-    return "integer string conversion" in str(e)
+_num = decimal
+
+
+def _rx(pattern: str, flags: int = 0) -> Any:
+    """A regex of the catalogue: \\d \\w \\s \\b match ASCII only (a fullwidth or
+    Arabic-Indic digit is no digit of a figure: float() would read it as one)."""
+    return re.compile(pattern, flags | re.ASCII)
+
+
+def unreadable_number(e: ValueError) -> bool:
+    """Whether `e` is Python refusing to read an int of over 4,300 digits (sys.set_int_max_str_digits),
+    or decimal() refusing a number vLLM would not print: a hostile or corrupted log can hold such
+    a number anywhere, and it is then no figure."""
+    return isinstance(e, NotDecimal) or "integer string conversion" in str(e)
 
 
 def _maybe_num(v: str) -> object:
@@ -191,9 +213,9 @@ def _clean_value(v: str) -> str:
     return v
 
 
-_KEY = re.compile(r"[A-Za-z_][\w.]*")
+_KEY = _rx(r"[A-Za-z_][\w.]*")
 # v0.6.3-v0.6.4 print "chunked_prefill_enabled=False multi_step_stream_outputs=True" (no comma)
-_GLUED = re.compile(r"(?P<v>[^\s=,'\"\[\](){}]+) (?P<k>[A-Za-z_]\w*)=(?P<rest>.*)", re.S)
+_GLUED = _rx(r"(?P<v>[^\s=,'\"\[\](){}]+) (?P<k>[A-Za-z_]\w*)=(?P<rest>.*)", re.S)
 
 
 def _kv_list(s: str, start: int) -> dict[str, str]:
@@ -253,8 +275,8 @@ def _engine_cfg(msg: str, start: int) -> dict[str, str]:
     return cfg
 
 
-_ENGINE_CONFIG = re.compile(r"Initializing an? (?:V[01] )?LLM engine(?: \(v[^)\s]*\))? with config: ")
-_CHUNKED = re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(\d+)")
+_ENGINE_CONFIG = _rx(r"Initializing an? (?:V[01] )?LLM engine(?: \(v[^)\s]*\))? with config: ")
+_CHUNKED = _rx(r"Chunked prefill is enabled with max_num_batched_tokens=(\d+)")
 
 
 def parse_config(msg: str) -> dict[str, str] | None:
@@ -283,14 +305,14 @@ _MIB = {"": 1 / 2**20, "b": 1 / 2**20, "bytes": 1 / 2**20, "k": 1 / 1024, "kib":
         "mib": 1.0, "g": 1024.0, "gib": 1024.0, "t": 1024.0**2, "tib": 1024.0**2}
 _OOM_MARKERS = ("out of memory", "OutOfMemoryError", "hipErrorOutOfMemory", "cudaErrorMemoryAllocation",
                 "RESOURCE_EXHAUSTED", "Tried to allocate")
-_TRIED = re.compile(r"Tried to allocate (?P<n>\d+(?:\.\d+)?) ?(?P<u>[KMGT]iB|bytes|B)\b")
-_FREE = re.compile(
+_TRIED = _rx(r"Tried to allocate (?P<n>\d+(?:\.\d+)?) ?(?P<u>[KMGT]iB|bytes|B)\b")
+_FREE = _rx(
     r"(?:of which (?P<n1>\d+(?:\.\d+)?) ?(?P<u1>[KMGT]iB|bytes|B) (?:is )?free"
     r"|(?P<n2>\d+(?:\.\d+)?) ?(?P<u2>[KMGT]iB|bytes|B) free)"
 )
-_TOTAL = re.compile(r"total capacity of (?P<n>\d+(?:\.\d+)?) ?(?P<u>[KMGT]iB)")
-_JAX_ALLOC = re.compile(r"Attempting to allocate (?P<n>\d+(?:\.\d+)?)(?P<u>[KMGT]?)B?\b")
-_JAX_FREE = re.compile(r"There are (?P<n>\d+(?:\.\d+)?)(?P<u>[KMGT]?)B? free")
+_TOTAL = _rx(r"total capacity of (?P<n>\d+(?:\.\d+)?) ?(?P<u>[KMGT]iB)")
+_JAX_ALLOC = _rx(r"Attempting to allocate (?P<n>\d+(?:\.\d+)?)(?P<u>[KMGT]?)B?\b")
+_JAX_FREE = _rx(r"There are (?P<n>\d+(?:\.\d+)?)(?P<u>[KMGT]?)B? free")
 
 
 def _mib(n: str, unit: str) -> float:
@@ -320,18 +342,18 @@ def oom_detail(text: str) -> dict | None:
     return out
 
 
-_FREE_ON_DEVICE = re.compile(
+_FREE_ON_DEVICE = _rx(
     r"(?:Free memory on device(?: (?P<device>[^\s(]+))?|Available memory on node (?P<node>\d+)) "
     r"\((?P<free>\d+(?:\.\d+)?)/(?P<total>\d+(?:\.\d+)?) GiB"
 )
-_DESIRED = re.compile(
+_DESIRED = _rx(
     r"on startup is less than (?:desired [GC]PU memory utilization|the engine's budget[^(]*)"
     r"\s*\((?P<util>\d+(?:\.\d+)?), (?P<requested>\d+(?:\.\d+)?) GiB\)"
 )
 # the CPU backend, when the KV pool is allocated: "... is less than requested memory for kv (64.0
 # GiB)" (an explicit size) or "(-0.2/5.89 GiB)" (what the worker's share left for it)
-_KV_REQUESTED = re.compile(r"on kv cache allocation is less than requested memory for kv "
-                           r"\((?P<requested>-?\d+(?:\.\d+)?)(?:/(?P<share>\d+(?:\.\d+)?))? GiB\)")
+_KV_REQUESTED = _rx(r"on kv cache allocation is less than requested memory for kv "
+                    r"\((?P<requested>-?\d+(?:\.\d+)?)(?:/(?P<share>\d+(?:\.\d+)?))? GiB\)")
 
 
 def value_error_detail(text: str) -> dict | None:
@@ -358,12 +380,12 @@ def value_error_detail(text: str) -> dict | None:
     return out
 
 
-_KV_NEEDED = re.compile(
+_KV_NEEDED = _rx(
     r"max seq len \((?P<len>\d+)\), \((?P<needed>\d+(?:\.\d+)?) Gi?B KV cache is needed, which is larger than "
     r"the available KV cache memory \((?P<avail>-?\d+(?:\.\d+)?) Gi?B\)\."
     r"(?:\s*Based on the available memory,\s*(?:the estimated maximum model length is (?P<est>\d+))?)?"
 )
-_KV_V0 = re.compile(
+_KV_V0 = _rx(
     r"The model's max seq len \((?P<len>\d+)\) is larger than the maximum number of tokens that can be "
     r"stored in KV cache \((?P<kv>\d+)\)"
 )
@@ -392,7 +414,7 @@ def kv_insufficient_detail(text: str) -> dict | None:
 # parts (KV fetch, Corrupted, ...) do not break the line.
 # (a key starts a word and is at most 48 characters: else a line with a long run of letters costs
 # a scan to the run's end from each capital in it; 20,000 "A"s took 1 s)
-_STAT_PART = re.compile(r"(?<![A-Za-z])(?P<k>[A-Z][A-Za-z +]{0,48}): (?P<v>-?\d+(?:\.\d+)?|nan)")
+_STAT_PART = _rx(r"(?<![A-Za-z])(?P<k>[A-Z][A-Za-z +]{0,48}): (?P<v>-?\d+(?:\.\d+)?|nan)")
 _STAT_KEYS: dict[str, str] = {
     "Avg prompt throughput": "prompt_throughput_tps", "Avg generation throughput": "generation_throughput_tps",
     "Running": "running_reqs", "Waiting": "waiting_reqs",
@@ -402,9 +424,9 @@ _STAT_KEYS: dict[str, str] = {
     "External prefix cache hit rate": "external_prefix_cache_hit_rate_pct",
     "MM cache hit rate": "mm_cache_hit_rate_pct",
 }
-_V0_PREFIX = re.compile(r"Prefix cache hit rate: GPU: (?P<gpu>" + _NUM + r"|nan)%, CPU: (?P<cpu>" + _NUM + r"|nan)%")
-_ENGINE_IDX = re.compile(r"Engine (\d{3}): ")
-_AGG = re.compile(r"(\d+) Engines Aggregated: ")
+_V0_PREFIX = _rx(r"Prefix cache hit rate: GPU: (?P<gpu>" + _NUM + r"|nan)%, CPU: (?P<cpu>" + _NUM + r"|nan)%")
+_ENGINE_IDX = _rx(r"Engine (\d{3}): ")
+_AGG = _rx(r"(\d+) Engines Aggregated: ")
 
 
 def _stats_hit(values: dict[str, float], msg: str) -> list[Hit]:
@@ -465,7 +487,7 @@ STATS_WORDINGS: tuple[str, ...] = (
 STATS_LITERAL = "Avg prompt throughput: "  # in every wording: the stats entry's literal
 # (fullmatch, figure names: the wording's groups in order)
 _STATS_MSG = [(rx.fullmatch, tuple(rx.groupindex)) for rx in map(_re.compile, STATS_WORDINGS)]
-_STATS_LINE = [(_re.compile(f"{PREFIX}(?P<msg>{body})").fullmatch, names, len(names))
+_STATS_LINE = [(_re.compile(f"{PREFIX}(?P<msg>{body})", _re.ASCII).fullmatch, names, len(names))
                for body, (_, names) in zip(STATS_WORDINGS, _STATS_MSG)]
 
 
@@ -497,12 +519,12 @@ def _bare_running_post(m: Any, msg: str) -> list[Hit] | None:
 
 
 # (regex, figure): V1's "SpecDecoding metrics:" line, V0's "Speculative metrics:" (fractions)
-_SPEC_V1 = ((re.compile(r"(?:Avg )?Draft acceptance rate: (" + _NUM + r"|nan)%"), "spec_acceptance_rate_pct"),
-            (re.compile(r"Mean acceptance length: (" + _NUM + r"|nan)"), "spec_mean_acceptance_length"),
-            (re.compile(r"Accepted: (\d+) tokens"), "spec_accepted_tokens"),
-            (re.compile(r"Drafted: (\d+) tokens"), "spec_drafted_tokens"))
-_SPEC_V0 = ((re.compile(r"Draft acceptance rate: (" + _NUM + r"|nan)(?!%)\b"), "spec_acceptance_rate_pct"),
-            (re.compile(r"System efficiency: (" + _NUM + r"|nan)\b"), "spec_system_efficiency_pct"))
+_SPEC_V1 = ((_rx(r"(?:Avg )?Draft acceptance rate: (" + _NUM + r"|nan)%"), "spec_acceptance_rate_pct"),
+            (_rx(r"Mean acceptance length: (" + _NUM + r"|nan)"), "spec_mean_acceptance_length"),
+            (_rx(r"Accepted: (\d+) tokens"), "spec_accepted_tokens"),
+            (_rx(r"Drafted: (\d+) tokens"), "spec_drafted_tokens"))
+_SPEC_V0 = ((_rx(r"Draft acceptance rate: (" + _NUM + r"|nan)(?!%)\b"), "spec_acceptance_rate_pct"),
+            (_rx(r"System efficiency: (" + _NUM + r"|nan)\b"), "spec_system_efficiency_pct"))
 
 
 def _spec_post(m: Any, msg: str) -> list[Hit] | None:
@@ -526,7 +548,7 @@ def _engine_from_config_line(m: Any, msg: str) -> str | None:
     # '..., use_cached_outputs=True, '), but also opt-in V1 v0.6.4-v0.7.0, which printed the bare
     # VllmConfig ending with compilation_config={...}.  Say nothing when the line does not tell.
     ver = m["vllm_version"] or ""
-    old = re.match(r"0\.(\d+)\.(\d+)", ver)
+    old = re.match(r"0\.(\d+)\.(\d+)", ver, re.ASCII)
     if ("use_cached_outputs=" in msg or msg.rstrip().endswith(")") or (old and (int(old[1]), int(old[2])) < (6, 4))
             or not ver):  # (v0.3.x printed no version and had no V1)
         return "v0"
@@ -570,11 +592,11 @@ def _message_post(what: str) -> Callable[[Any, str], list[Hit] | None]:
 
 
 _GDN_FIELDS = (
-    ("slot", re.compile(r"\bslot=(\d+)")),
-    ("head", re.compile(r"\bhead=(\d+)")),
-    ("limit", re.compile(r"\blimit=([-+0-9.eE]+|inf|nan)")),
-    ("fault_no", re.compile(r"fault #(\d+)")),
-    ("fault_last", re.compile(r"fault #\d+\s*[-–]\s*#?(\d+)")),  # "fault #1-23": one line for a run
+    ("slot", _rx(r"\bslot=(\d+)")),
+    ("head", _rx(r"\bhead=(\d+)")),
+    ("limit", _rx(r"\blimit=([-+0-9.eE]+|inf|nan)")),
+    ("fault_no", _rx(r"fault #(\d+)")),
+    ("fault_last", _rx(r"fault #\d+\s*[-–]\s*#?(\d+)")),  # "fault #1-23": one line for a run
 )
 
 
@@ -604,7 +626,7 @@ def _worker_died_post(m: Any, msg: str) -> list[Hit] | None:
     detail: dict[str, Any] = {"rank": int(g["rank"])} if g.get("rank") else {}
     if g.get("proc"):
         detail["proc"] = g["proc"]
-        r = re.search(r"-(\d+)$", g["proc"])  # mp name "VllmWorker-<rank>"
+        r = re.search(r"-(\d+)$", g["proc"], re.ASCII)  # mp name "VllmWorker-<rank>"
         if r and "rank" not in detail:
             detail["rank"] = int(r.group(1))
     if g.get("pid"):
@@ -629,7 +651,7 @@ def _p(id: str, kind: str, name: str, literal: str, regex: str, samples: list[tu
 _CTAG = r"(?:\[(?P<compile_tag>[^\[\]:]+)\] )?"
 _KV_LINE = r"(?P<device>GPU \+ host|[A-Z][A-Za-z0-9]*) KV cache size: (?P<kv_cache_tokens>" + _TOK + r") tokens"
 _CONC = (r"Maximum concurrency for (?P<max_concurrency_request_tokens>" + _TOK + r") tokens per request: "
-         r"(?P<max_concurrency>\d+(?:\.\d+)?|nan|inf)x")
+         r"(?P<max_concurrency>\d+(?:\.\d+)?|nan|inf)x(?!\w)")  # ("0x10x" is no 0.00x)
 
 CATALOGUE: tuple[Pattern, ...] = (
     # --- KV cache capacity ------------------------------------------------------------------
@@ -1207,7 +1229,7 @@ _RX: dict[str, Any] = {}
 
 
 def _compiled(p: Pattern) -> Any:
-    _RX[p.id] = rx = re.compile(p.regex)
+    _RX[p.id] = rx = _rx(p.regex)
     return rx
 
 
@@ -1259,7 +1281,7 @@ def _match(msg: str) -> tuple[Hit, ...]:
             try:
                 got = _hits_from_groups(p, m) if p.post is None else p.post(m, msg)
             except ValueError as e:
-                if not too_many_digits(e):
+                if not unreadable_number(e):
                     raise
                 continue  # not this fact
             if got and p.post is not None:

@@ -143,6 +143,11 @@ _MAX_EXPANDED = 1 << 20  # characters ${...} may insert into one env file, and i
 _CLOSE = 0.85  # difflib ratio from which an unknown name is taken as a typo of a known one
 _MAX_MESSAGE = 1000  # columns: a 1 MiB key or value must not make a 1 MiB error line
 _MAX_TEXT = 4 << 20  # bytes: a plan or env file is a page of text, never a device or a log
+# levels of tables, arrays and dotted keys a plan may nest: a real one uses 3 or 4; found before
+# TOML parses it (tomllib held 2.3 GB for a 128 KB key 20,000 levels deep, and the walks after
+# it recurse once a level)
+_MAX_NESTING = 32
+_MAX_RANK = 4095  # a rank of one server (TP x PP x DP workers) is below this
 
 
 @dataclass
@@ -187,6 +192,9 @@ class UserPattern:
     searched: int = 0  # lines it was run on this run
     dropped: bool = False
     shared: _Budget | None = field(default=None, repr=False, compare=False)  # its plan's seconds
+    # the first lines it matched whose value is no number (line, the value as captured; at most
+    # 50 a run): said at ingest and by check, instead of the figure missing without a word
+    not_numbers: list[tuple[int | None, str]] = field(default_factory=list, compare=False)
 
 
 @dataclass
@@ -259,6 +267,10 @@ def coerce(text: str) -> Any:
         return s
 
 
+def _a(what: str) -> str:
+    return ("an " if what[0] in "aeiou" else "a ") + what
+
+
 def _read_small(p: Path, what: str) -> str:
     """A regular file of at most _MAX_TEXT bytes (a FIFO would block, /dev/zero would fill the
     memory), as UTF-8."""
@@ -266,9 +278,14 @@ def _read_small(p: Path, what: str) -> str:
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise _file_error(what, p, "not a regular file")
+        if os.path.realpath(p).startswith(("/proc/", "/sys/")):
+            # (/proc/self/environ is a "regular file": bootlog's own environment, secrets and all)
+            raise _file_error(what, p, f"a file of the kernel's (/proc, /sys), not {_a(what)}")
         data = f.read(_MAX_TEXT + 1)
     if len(data) > _MAX_TEXT:
-        raise _file_error(what, p, f"larger than {_MAX_TEXT >> 20} MiB: not a {what}")
+        raise _file_error(what, p, f"larger than {_MAX_TEXT >> 20} MiB: not {_a(what)}")
+    if b"\0" in data:  # (NUL-separated records: no text file a person writes)
+        raise _file_error(what, p, "holds NUL bytes: not a text file", line=data.count(b"\n", 0, data.index(b"\0")) + 1)
     return data.decode("utf-8")
 
 
@@ -287,6 +304,7 @@ _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")  # env files: shell forms
 _PLAN_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}()")  # plans: only ${NAME}, so a regex's $ is safe
+_NESTED_VAR = re.compile(r"\$\{[^}]*\$\{")  # `${${X}}`: the inner one expanded, the outer left as text
 
 
 def _shell_words(line: str) -> list[tuple[_Segments, bool]]:
@@ -361,6 +379,16 @@ def _loop(start: str, target: str, refs: dict[str, set[str]]) -> list[str] | Non
     return None
 
 
+class Env(dict):
+    """An env file's values; `unset`: name -> (the name its value referred to that is set
+    neither above it in the file nor in the environment, line): sh reads such a reference as
+    empty, and a plan quoting that value is told so instead of comparing "None"."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.unset: dict[str, tuple[str, int]] = {}
+
+
 def load_env(path: str | Path) -> dict[str, Any]:
     """An env file as sh reads it: `#` comments, blank lines, `export`, 'single' and "double"
     quotes, backslashes, several NAME=value on a line; `$NAME` / `${NAME}` of a name set above
@@ -391,6 +419,7 @@ def load_env(path: str | Path) -> dict[str, Any]:
                 m.group(1) or m.group(2) for kind, text in segs if kind == "exp" for m in _VAR.finditer(text))
     text: dict[str, str] = {}  # values as text (what a later ${NAME} inserts)
     budget = _Budget(_MAX_EXPANDED)
+    env = Env()
 
     def ref(name: str, owner: str, no: int) -> str:
         """What ${name} inserts on line `no` (assigning `owner`)."""
@@ -406,13 +435,15 @@ def load_env(path: str | Path) -> dict[str, Any]:
                                   f"({path}, lines {nos}): a value cannot be made of itself", line=None)
             raise _file_error("env file", p, f"${{{name}}} is set below, on line {first[name]}: sh "
                               "reads it here before it is set (move that line up)", line=no)
+        elif name in os.environ:
+            v = os.environ[name]
         else:
-            v = os.environ.get(name, "")
+            v = ""  # (sh's reading; a plan that uses the value is told: Env.unset)
+            env.unset.setdefault(owner, (name, no))
         if not budget.take(len(v)):
             raise _file_error("env file", p, f"${{{name}}}: {_TOO_BIG}", line=no)
         return v
 
-    env: dict[str, Any] = {}
     for no, assigns in lines:
         for name, segs, quoted in assigns:
             raw = "".join(seg if kind == "lit" else _VAR.sub(lambda m: ref(m.group(1) or m.group(2), name, no), seg)
@@ -456,10 +487,20 @@ def expand(value: Any, env: dict[str, Any], prefix: str, where: str, budget: _Bu
         if not found:
             raise PlanError(f"{where}: ${{{name}}} is not defined in the env file "
                             f"(looked for {prefix + name} and {name})", key=where)
+        key = next((k for k in (prefix + name, name) if k in env), None)
+        unset = getattr(env, "unset", {}).get(key) if key is not None and v in (None, "") else None
+        if unset is not None:
+            ref, no = unset
+            raise PlanError(f"{where}: ${{{name}}} is empty: the env file sets {key} from ${{{ref}}} (line {no}), "
+                            f"which is set neither above it nor in the environment (an env file's "
+                            f"${{…}} names a variable as sh sees it: no {prefix or 'prefix'} is added)", key=where)
         if not budget.take(len(v) if isinstance(v, str) else 16):
             raise PlanError(f"{where}: ${{{name}}}: {_TOO_BIG}", key=where)
         return v
 
+    if _NESTED_VAR.search(value):
+        raise PlanError(f"{where}: a ${{…}} inside ${{…}}: a plan names each variable once, as ${{NAME}} "
+                        "(what a reference inserts is not expanded again)", key=where)
     whole = _PLAN_VAR.fullmatch(value.strip())
     if whole:
         return get(whole.group(1))
@@ -594,9 +635,9 @@ def _expect(name: str, spec: Any, text: str, section: str) -> Expect:
         if isinstance(b, bool) or not isinstance(b, (int, float, str, type(None))):
             raise err(f"{where} {op}: expected a number or a figure/config name, got {_what(b)}")
     rank = spec.get("rank")
-    if rank is not None and not ((isinstance(rank, int) and not isinstance(rank, bool))
+    if rank is not None and not ((isinstance(rank, int) and not isinstance(rank, bool) and 0 <= rank <= _MAX_RANK)
                                  or rank in ("each", "all", "any")):
-        raise err(f"{where} rank: an integer or \"each\"")
+        raise err(f"{where} rank {_what(rank)}: a rank from 0 to {_MAX_RANK}, or \"each\"")
     # (None: a ${NAME} the env file leaves empty, which means unset: the default)
     tol = 0.01 if spec.get("tol") is None else _number(spec["tol"], text, name, f"{where} tol")
     hard = spec.get("hard") is not None and _flag(spec["hard"], text, name, f"{where} hard")
@@ -626,6 +667,11 @@ def compile_pattern(spec: dict, text: str, clock: _Budget) -> UserPattern:
     if not isinstance(name, str) or not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
         raise _err(text, "[[pattern]]", f"[[pattern]] name {_what(name)}: lowercase_with_underscores",
                    key=str(name))
+    if name in known_figures():
+        # (its figures would be stored under a name bootlog reads itself: [metrics] would
+        # judge the built-in one, and the pattern's values would be silently ignored)
+        raise _err(text, name, f"[[pattern]] {name}: the name of a figure bootlog reads itself; "
+                   "give the pattern a name of its own", key=name)
 
     def err(msg: str) -> PlanError:
         return _err(text, name, f"[[pattern]] {name}{msg}", key=name)
@@ -666,6 +712,8 @@ def compile_pattern(spec: dict, text: str, clock: _Budget) -> UserPattern:
                 if left < _PATTERN_TIMEOUT_S:  # cut short by the budget, not by its own timeout
                     raise too_slow from None
                 raise err(": regex timed out on its sample") from None
+            if not hits and up.not_numbers:
+                raise err(f": its sample {_what(line)} captures {up.not_numbers[-1][1]!r}, which is not a number")
             if not hits:
                 raise err(f": does not match its sample {_what(line)}")
             got = hits[0]
@@ -674,6 +722,7 @@ def compile_pattern(spec: dict, text: str, clock: _Budget) -> UserPattern:
                 raise err(f": sample {_what(line)} gives {got.value}, expected {want}")
     finally:
         clock.left -= time.perf_counter() - started
+    up.not_numbers.clear()  # (the samples' matches are no log's)
     return up
 
 
@@ -690,6 +739,10 @@ def load_plan(path: str | Path, *, judge: bool = False) -> Plan:
         raise _file_error("plan", p, e.strerror or e) from e
     except UnicodeDecodeError as e:  # TOML is UTF-8 by definition
         raise _file_error("plan", p, _not_utf8(e)) from None
+    depth, no = _nesting(text)
+    if depth > _MAX_NESTING:
+        raise _file_error("plan", p, f"tables, arrays or dotted keys nested more than {_MAX_NESTING} levels deep",
+                          line=no)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -733,6 +786,63 @@ def _looks_like_env(text: str) -> bool:
 
 def _toml_str(name: str) -> str:
     return name.replace("\\", "\\\\").replace('"', '\\"')
+
+
+# the tokens of TOML that make nesting, and the strings and comments in which nothing does
+_NEST_TOKEN = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*'
+                         r'|[\[\]{}=,.\n]', re.S)
+
+
+def _nesting(text: str, limit: int = _MAX_NESTING) -> tuple[int, int]:
+    """(the deepest nesting of the TOML text, its line), found without parsing it: the table
+    a header opens (its dotted parts), plus the dotted parts of a key, plus the arrays and
+    inline tables open around it.  A dot counts only in a key (before `=`, or in a header):
+    a number's is a value's.  It stops at the first place deeper than `limit`."""
+    deepest, at = 0, 1
+    line, table, dots, inline = 1, 0, 0, 0  # inline: arrays and inline tables open
+    open_: list[str] = []  # the brackets open: "[" array, "{" inline table, "h" a header
+    in_key = True
+    for m in _NEST_TOKEN.finditer(text):
+        t = m.group()
+        if t == "\n":
+            line += 1
+            if not open_:
+                in_key, dots = True, 0
+            continue
+        if len(t) > 1 or t[0] in "\"'#":
+            line += t.count("\n")
+            continue
+        if t == "." and in_key:
+            dots += 1
+        elif t == "=":
+            in_key = False
+        elif t in "[{":
+            if t == "[" and in_key and not open_:
+                open_.append("h")  # a [table] / [[array of tables]] header
+                table, dots = 1, 0
+                continue
+            if t == "[" and open_ and open_[-1] == "h":
+                continue  # the second [ of [[…]]
+            open_.append(t)
+            inline += 1
+            in_key = t == "{"
+            dots = 0 if in_key else dots
+        elif t in "]}":
+            if open_ and open_[-1] == "h":
+                open_.pop()
+                table, dots = table + dots, 0
+                continue
+            if open_:
+                open_.pop()
+                inline -= 1
+        elif t == ",":
+            in_key, dots = bool(open_) and open_[-1] == "{", 0
+        depth = table + dots + inline
+        if depth > deepest:
+            deepest, at = depth, line
+            if deepest > limit:
+                break
+    return deepest, at
 
 
 # What each top-level key holds: a wrong kind is a plan error here, not a crash further on.
@@ -951,9 +1061,14 @@ def user_pattern_hits_one(up: UserPattern, msg: str, *, line: int | None = None,
     if up.event:
         detail = {k: v for k, v in m.groupdict().items() if v is not None}
         return [Event(kind=up.event, line=line, rank=rank, ts=ts, message=msg.strip(), detail=detail)]
+    from bootlog.patterns import decimal  # (the one reader of a figure's number)
+
+    raw = m.group("value") or ""
     try:
-        value = float((m.group("value") or "").replace(",", ""))
-    except ValueError:
+        value = float(decimal(raw))
+    except ValueError:  # ("1_0", "１.５": int()/float() read them, vLLM never prints them)
+        if len(up.not_numbers) < 50:
+            up.not_numbers.append((line, cut(raw, 40)))
         return []
     return [Metric(name=up.name, value=value, unit=up.unit or "", rank=rank, line=line, ts=ts,
                    pattern=f"user:{up.name}")]

@@ -27,7 +27,7 @@ import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from bootlog.errors import BootlogError
 from bootlog.report import metric_values
@@ -46,6 +46,7 @@ _KEY_CONFIG = ("max_model_len", "max_num_seqs", "kv_cache_dtype", "gpu_memory_ut
 # a figure -> the figure it must fit under, without a plan (the planner's own estimate)
 BUDGET_OF = {"graph_capture_gib": "cudagraph_estimate_gib"}
 TRACK_KEYS = 3  # key names per config-change label; more are counted ("+2 more keys")
+TRACK_CHANGES = 60  # config changes drawn and named (the latest); earlier ones are counted
 
 DPI = 100
 FONT = 7.5  # points: tick labels, legend, track
@@ -92,6 +93,37 @@ def config_changes(docs: Sequence[dict]) -> list[tuple[int, list[str]]]:
         if moved:
             out.append((i, moved))
     return out
+
+
+# the boot fields a plot reads: the tick label, the failure markers, the log's clock
+_BOOT_KEPT = ("id", "status", "failure", "started_at", "container", "host")
+
+
+def keep_for(metric: str, plan: Any = None) -> Callable[[dict], dict]:
+    """What a plot of `metric` needs of each boot's document (report.load_docs' `trim`): its
+    fields, the printings of the figure and of its budgets, the config (one dict shared by the
+    boots that ran the same config: a plot of 100,000 boots held every boot's whole document,
+    2.5 GB), the events a status or a fault count reads, the runtime summary."""
+    from bootlog.report import FAULT_KINDS
+
+    names = {metric, *BUDGET_OF.values()}
+    ex = plan is not None and (plan.metrics.get(metric) or plan.boot_metrics.get(metric))
+    if ex:
+        names.update(b for b in (ex.min, ex.max, ex.eq, ex.approx) if isinstance(b, str))
+    last: dict[str, Any] = {"config": None}
+
+    def keep(doc: dict) -> dict:
+        config = doc.get("config") or {}
+        if config == last["config"]:
+            config = last["config"]
+        last["config"] = config
+        boot = doc["boot"]
+        return {"boot": {k: boot.get(k) for k in _BOOT_KEPT + ((metric,) if metric in boot else ())},
+                "config": config, "runtime": doc.get("runtime"),
+                "metrics": [m for m in doc.get("metrics", []) if m["name"] in names],
+                "events": [e for e in doc.get("events", []) if e.get("kind") in ("crash_loop", *FAULT_KINDS)]}
+
+    return keep
 
 
 def change_label(moved: list[str]) -> str:
@@ -277,9 +309,17 @@ def rows_for(spans: Sequence[tuple[float, float]], pad: float = 6.0) -> list[int
     return out
 
 
+def widest_labels(labels: Sequence[str], k: int = 16) -> list[str]:
+    """The labels with the most characters on one line (and the most lines): the widest and
+    tallest are among them, and only they are measured (100,000 tick labels took a minute)."""
+    if len(labels) <= k:
+        return list(labels)
+    return sorted(set(labels), key=lambda s: (s.count("\n"), max(map(len, s.split("\n")))))[-k:]
+
+
 def every_kth(labels: Sequence[str], slot_px: float, renderer: Any) -> int:
     """The step between shown x tick labels so that none touches its neighbour."""
-    widest = max((text_px(renderer, s)[0] for s in labels), default=0.0)
+    widest = max((text_px(renderer, s)[0] for s in widest_labels(labels)), default=0.0)
     return max(1, math.ceil((widest + 8) / max(slot_px, 1e-6)))
 
 
@@ -300,6 +340,8 @@ def figure(docs: Sequence[dict], metric: str, *, title: str | None = None, clock
     lims = (-0.6, n - 0.4)
     fails = failures(docs)
     changes = config_changes(docs)
+    earlier = max(0, len(changes) - TRACK_CHANGES)  # (the latest are drawn and named)
+    changes = changes[earlier:]
     limits = budgets(docs, metric, plan)
     labels = [tick_label(d, clock) for d in docs]
 
@@ -339,7 +381,7 @@ def figure(docs: Sequence[dict], metric: str, *, title: str | None = None, clock
             right_in, axes_w_in = 0.3, width_in - left_in - 0.3
         slot_px = axes_w_in * DPI / (lims[1] - lims[0])
         step = every_kth(labels, slot_px, renderer)
-        tick_h = max(text_px(renderer, s)[1] for s in labels) / DPI
+        tick_h = max(text_px(renderer, s)[1] for s in widest_labels(labels)) / DPI
         bottom_in = tick_h + 0.45
 
         # the config-change track: label rows from the pixel spans the labels will take
@@ -370,7 +412,7 @@ def figure(docs: Sequence[dict], metric: str, *, title: str | None = None, clock
         else:
             ax.legend(fontsize=FONT, loc="best", framealpha=0.85)
         if n_rows:
-            _draw_track(fig, ax, changes, texts, rows, n_rows, track_in / height_in)
+            _draw_track(fig, ax, changes, texts, rows, n_rows, track_in / height_in, earlier)
         fig.suptitle(plain(title or f"{metric} across {n} boot{'s' if n != 1 else ''}", 100),
                      x=left_in / width_in, y=1 - 0.08 / height_in, ha="left", va="top", fontsize=FONT + 2)
         return fig
@@ -398,13 +440,14 @@ def _draw_budgets(ax, xs: list[int], limits: list[Budget]) -> None:
             ax.axhline(b.values, **style)
 
 
-def _draw_track(fig, ax, changes, texts, rows, n_rows: int, height: float) -> None:
+def _draw_track(fig, ax, changes, texts, rows, n_rows: int, height: float, earlier: int = 0) -> None:
     """The config-change track: an axes over the main one, same x, one row per label level."""
     pos = ax.get_position()
     track = fig.add_axes((pos.x0, pos.y1 + 0.08 / fig.get_size_inches()[1], pos.width, height), sharex=ax)
     track.set_ylim(n_rows, 0)
     track.axis("off")
-    track.text(0, 1.02, "config changes (keys; values in the history table)", transform=track.transAxes,
+    more = f"; the latest {len(changes)}, {earlier:,} earlier not drawn" if earlier else ""
+    track.text(0, 1.02, f"config changes (keys; values in the history table{more})", transform=track.transAxes,
                fontsize=FONT - 0.5, color="dimgrey", va="bottom")
     for (i, _), text, row in zip(changes, texts, rows):
         x = i - 0.5
@@ -443,5 +486,7 @@ def plot(docs: Sequence[dict], metric: str, out: str | Path, *, clock: Clock | N
         raise BootlogError(f"cannot write a .{fmt} plot: name the file .png, .svg or .pdf")
     if not out.parent.exists():
         raise BootlogError(f"directory {out.parent} does not exist")
-    out.write_bytes(render_png(docs, metric, fmt=fmt, clock=clock, plan=plan))
+    from bootlog.output import write_whole
+
+    write_whole(out, render_png(docs, metric, fmt=fmt, clock=clock, plan=plan))
     return out

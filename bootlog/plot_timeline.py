@@ -81,7 +81,8 @@ def timeline_figure(docs: Sequence[dict], timelines: dict[int, list[dict]], *,
         ax.set_xlabel("seconds from the boot's first line to ready (a boot that never got ready: to its last line)",
                       fontsize=FONT + 0.5)
         ax.grid(True, axis="x", alpha=0.3)
-        ax.legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, frameon=False)
+        if order:  # (no boot with a line time: no phase to name, and matplotlib warns on stderr)
+            ax.legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, frameon=False)
         fig.suptitle(f"Where each boot's time went ({n} boot{'s' if n != 1 else ''}; starts in {zone_words(clock)})",
                      x=left_in / width_in, y=1 - 0.08 / height_in, ha="left", va="top", fontsize=FONT + 2)
         return fig

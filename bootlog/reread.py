@@ -33,10 +33,14 @@ def stored_file(kind: str, name: str, host: str | None) -> str:
     why not (read on another host, from stdin, or stored relative by an older bootlog: then
     which file it was depends on a directory nobody knows, and no directory is guessed, so the
     answer is the same from every working directory)."""
+    import os
+
     from bootlog.ingest import default_host
     from bootlog.store.write import relative_source
 
-    if host and host != default_host():
+    if host and host != default_host() and not os.path.isfile(name):
+        # (a file is read where it is found: `ingest --host h1` labels a file of this machine,
+        # and the boot's fingerprint says whether the file still holds it)
         raise BootlogError(f"it was read on host {host}")
     if kind == "stdin" or name == "-":
         raise BootlogError("it was read from stdin, whose lines were not kept")
@@ -47,6 +51,8 @@ def stored_file(kind: str, name: str, host: str | None) -> str:
 
 
 def _source(kind: str, name: str, host: str | None):
+    import os
+
     from bootlog.ingest import default_host
     from bootlog.sources import container_source, open_source
 
@@ -70,18 +76,29 @@ def with_plan_patterns(store, show: dict, plan) -> dict:
     row = store.one("SELECT boots.fingerprint, sources.name, sources.kind, boots.host FROM boots "
                     "JOIN sources ON sources.id = boots.source_id WHERE boots.id = ?", [bid])
     fingerprint, name, kind, host = row
+    for up in plan.patterns:
+        up.not_numbers.clear()
     try:
         boots, _, _ = _parse(_source(kind, name, host), plan=plan)
         same = next((b for b in boots if b.fingerprint == fingerprint), None)
     except BootlogError as err:
         return {**show, "plan_lines": f"source no longer readable: {err}"}
+    # what a pattern matched that was no number (said by check instead of a silent gap)
+    bad: dict[str, tuple] = {}
+    for up in plan.patterns if same is not None else ():
+        mine = [h for h in up.not_numbers if same.first_line <= (h[0] or 0) <= same.last_line]
+        if mine:
+            bad[up.name] = mine[0]
     if same is None:
-        return {**show, "plan_lines": f"source no longer readable: {name} no longer holds this boot"}
+        from bootlog.ingest import default_host
+
+        why = f"it was read on host {host}" if host and host != default_host() else f"{name} no longer holds this boot"
+        return {**show, "plan_lines": f"source no longer readable: {why}"}
     metrics = [_metric_row(m) for m in same.metrics if (m.pattern or "").startswith("user:")]
     user_kinds = {up.event for up in plan.patterns if up.event}
     events = [_event_row(e) for e in same.events if e.kind in user_kinds]
     return {**show, "metrics": [*show.get("metrics", []), *metrics], "events": [*show.get("events", []), *events],
-            "plan_lines": f"read again from {name}"}
+            "plan_lines": f"read again from {name}", **({"plan_not_numbers": bad} if bad else {})}
 
 
 def both_with_plan_patterns(store, a: dict, b: dict, plan) -> tuple[dict, dict]:

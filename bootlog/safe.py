@@ -30,7 +30,7 @@ import re
 import unicodedata
 
 __all__ = ["term", "width", "pad", "cut", "one_line", "md_text", "md_code", "md_fence", "md_cell", "csv_cell",
-           "html", "json_text"]
+           "html", "json_text", "storable"]
 
 # C0 but tab and newline, DEL, C1
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"
@@ -225,3 +225,18 @@ def json_text(doc: str) -> str:
     written as \\uXXXX escapes: the same JSON value (they can only stand inside strings),
     safe to print (`show --json` on a terminal), still UTF-8 for everything else."""
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", doc)
+
+
+# ---------------------------------------------------------------------------- the database
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(s: str) -> str:
+    """`s` as a database can hold it (UTF-8): a lone surrogate -- what Python's repr of a
+    Latin-1 path prints as `\\udcff` reads back as, or a JSON `"\\ud83d"` of a cut emoji -- is
+    kept as its escape `\\udcff` (the form term() shows), everything else as it is.  Without it
+    one such character failed the whole input's transaction."""
+    if s.isascii():
+        return s
+    return _SURROGATE.sub(_sub_visible, s)

@@ -179,11 +179,16 @@ class Lines:
         # a byte hit is a hit in the text only where the text is the line's bytes, decoded
         self.exact = fmt in ("plain", "podman_ts")
         self.lines_seen = 0
+        self.joined_cut = 0  # joined lines cut by the envelope (count_cut)
         self._tb = TRACEBACK.encode()
 
     @property
     def cut_lines(self) -> int:
-        return self.blocks.cut_lines
+        return self.blocks.cut_lines + self.joined_cut
+
+    def count_cut(self) -> None:
+        """One more line cut at sources.LINE_MAX, where the envelope joined it from pieces."""
+        self.joined_cut += 1
 
     def __iter__(self) -> Iterator[tuple[int, bytes, bool | None]]:
         return self._candidates() if self.fmt in PREFILTERED else self._every()

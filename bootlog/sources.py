@@ -5,6 +5,7 @@ knows anything about log formats (envelope.py does that).
 """
 from __future__ import annotations
 
+import io
 import os
 import stat
 import sys
@@ -17,6 +18,11 @@ GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
 BLOCK = 2 << 20  # bytes per block of lines (a search's unit): big enough that per-block costs vanish
 LINE_MAX = 1 << 20  # bytes of one line that are kept: a longer line is cut (and counted)
+
+
+def cut_note(label: str, n: int) -> str:
+    """What ingest and watch say (once per input, once per read) of the lines cut at LINE_MAX."""
+    return f"{label}: {n:,} line(s) longer than 1 MiB were cut there"
 
 
 @dataclass
@@ -122,8 +128,76 @@ def _file_chunks(path: str, start: int, size: int) -> Iterator[bytes]:
 
 
 def _opened(path: str, read: Callable[..., Iterator[bytes]], start: int, size: int, src: Source) -> Iterator[bytes]:
-    with _open_rb(path) as f:
+    with _open_rb(path) if src.kind != "stdin" else _open_stream(path) as f:
         yield from read(f, path, start, size, src)
+
+
+FIFO_WAIT_S = 10.0  # seconds a FIFO may go without a writer before the read gives up
+
+
+def _open_stream(path: str) -> BinaryIO:
+    """A FIFO or device, opened without waiting for a writer (open() of a FIFO nobody writes
+    blocks forever): a FIFO is read once a writer has come, and is an error when none came in
+    FIFO_WAIT_S."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise input_error(path, e) from None
+    try:
+        head = _writer_came(fd, path) if stat.S_ISFIFO(os.fstat(fd).st_mode) else b""
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return io.BufferedReader(_Prefixed(head, fd))
+
+
+def _writer_came(fd: int, path: str) -> bytes:
+    """Wait until the FIFO `fd` (non-blocking) has a writer: the bytes it wrote meanwhile.  A
+    read gives EAGAIN while a writer is there with nothing written yet, and end-of-file while
+    no writer is (not yet, or no more)."""
+    import select
+    import time
+
+    deadline = time.monotonic() + FIFO_WAIT_S
+    while True:
+        try:
+            got = os.read(fd, CHUNK)
+        except BlockingIOError:
+            return b""  # a writer is there: read on, blocking
+        if got:
+            return got
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise InputError(f"{path} is a FIFO that no program writes (none came in {FIFO_WAIT_S:g} s): start "
+                             f"its writer first, or pipe it: PROGRAM | bootlog ingest -", path=path)
+        select.select([fd], [], [], min(left, 0.5))
+        time.sleep(0.02)  # (after a writer came and went, select returns at once)
+
+
+class _Prefixed(io.RawIOBase):
+    """A file descriptor's bytes, after `head` (bytes read from it already)."""
+
+    def __init__(self, head: bytes, fd: int) -> None:
+        super().__init__()
+        self.head, self.fd = head, fd
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if self.head:
+            n = min(len(b), len(self.head))
+            b[:n], self.head = self.head[:n], self.head[n:]
+            return n
+        got = os.read(self.fd, len(b))
+        b[:len(got)] = got
+        return len(got)
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self.fd)
+        super().close()
 
 
 def _gzip_stream(f: BinaryIO, name: str, start: int, size: int, src: Source) -> Iterator[bytes]:
@@ -141,6 +215,11 @@ def _gzip_stream(f: BinaryIO, name: str, start: int, size: int, src: Source) -> 
                 if cut:
                     yield held + b[:cut]
                     held = b[cut:]
+                elif len(held) + len(b) > LINE_MAX:
+                    # a line past LINE_MAX is cut there anyway (Blocks): nothing of it to hold
+                    # back, and a bomb without a newline costs LINE_MAX, not its expanded size
+                    yield held + b
+                    held = b""
                 else:
                     held += b
     except EOFError:

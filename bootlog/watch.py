@@ -39,7 +39,14 @@ UNSETTLED = 8  # boots a read keeps (re-reads) at most: the last, back to the ol
 
 
 class FileTail:
-    """A log file that grows (and may be truncated or replaced: then it is read from the top)."""
+    """A log file that grows (and may be truncated or replaced: then it is read from the top).
+
+    A run knows the file by its inode and its head (the first HEAD_HASH_BYTES bytes, hashed as
+    the stored position holds them): a file emptied and written again past the offset read
+    before the next poll (`: > nohup.out` and a restart, logrotate's copytruncate with a fast
+    writer) has another head, and is read from its top as a restarted watch would.  A line with
+    no newline yet is held at most sources.LINE_MAX bytes (the rest is counted and dropped, as
+    ingest cuts it); `cut_lines` counts the lines cut so."""
 
     kind = "file"
 
@@ -50,7 +57,9 @@ class FileTail:
         self.key = "watch:file:" + stored_path(path)
         self.label = path
         self.ino: int | None = None
+        self.head: str | None = None  # "n:digest" of the file's head at the last read
         self.restarted = False  # the last read started over at the top of a new file
+        self.cut_lines = 0
 
     def source(self, host: str | None):
         from bootlog.store.write import SourceInfo, stored_path
@@ -63,7 +72,7 @@ class FileTail:
 
     def _head(self, n: int) -> str:
         with open(self.path, "rb") as f:
-            return hashlib.sha256(f.read(n)).hexdigest()[:32]
+            return _digest(f, n)
 
     def encode(self, pos: int) -> tuple[int, str]:
         n = min(HEAD_HASH_BYTES, self._size())
@@ -85,13 +94,30 @@ class FileTail:
         except FileNotFoundError:
             raise InputError(f"no such file: {self.path}", path=self.path) from None
 
-    def read(self, pos: int, final: bool) -> Iterator[tuple[list[tuple[int, bytes]], int]]:
-        """New lines after `pos` in batches: (lines with the offset before each, offset after)."""
+    def _open(self):
+        """The file, opened without waiting: a FIFO or a device (/dev/zero) is no log file that
+        grows (it has no offset to come back to, and a FIFO with no writer would wait forever)."""
+        import stat
+
         try:
-            f = open(self.path, "rb")
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except FileNotFoundError:
             raise InputError(f"no such file: {self.path}", path=self.path) from None
-        with f:
+        except OSError as e:
+            from bootlog.sources import input_error
+
+            raise input_error(self.path, e) from None
+        f = os.fdopen(fd, "rb")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            f.close()
+            raise InputError(f"{self.path} is not a regular file: watch --file follows a log file that grows; "
+                             f"read a pipe or a device once with: bootlog ingest {self.path}", path=self.path)
+        os.set_blocking(fd, True)
+        return f
+
+    def read(self, pos: int, final: bool) -> Iterator[tuple[list[tuple[int, bytes]], int]]:
+        """New lines after `pos` in batches: (lines with the offset before each, offset after)."""
+        with self._open() as f:
             st = os.fstat(f.fileno())
             if pos == 0 or self.ino != st.st_ino:
                 from bootlog.sources import GZIP_MAGIC, _other_compression
@@ -102,26 +128,69 @@ class FileTail:
                 if head[:2] == GZIP_MAGIC:  # (gzip appends cannot be followed line by line)
                     raise InputError(f"{self.path} is gzip-compressed: watch follows a growing plain log; "
                                      f"read it with: bootlog ingest {self.path}", path=self.path)
-            # truncated in place (copytruncate) or replaced (rotated): a new file, from its top
-            self.restarted = pos > 0 and (st.st_size < pos or (self.ino is not None and st.st_ino != self.ino))
+            # truncated in place (copytruncate) or replaced (rotated), or emptied and written
+            # again past `pos` since the last poll (its head is another): a new file, from its top
+            self.restarted = pos > 0 and (st.st_size < pos or (self.ino is not None and st.st_ino != self.ino)
+                                          or not self._same_head(f, st.st_size))
             self.ino = st.st_ino
             if self.restarted:
                 pos = 0
-            f.seek(pos)
-            pending = b""
-            while True:
-                block = f.read(BATCH)
-                pending += block
-                cut = len(pending) if (not block and final) else pending.rfind(b"\n") + 1
-                if cut:
-                    lines = []
-                    for line in split_lines(pending[:cut]):
-                        lines.append((pos, line))
-                        pos += len(line)
-                    pending = pending[cut:]
-                    yield lines, pos
-                if not block:
-                    return
+            yield from self._batches(f, pos, final)
+            n = min(HEAD_HASH_BYTES, os.fstat(f.fileno()).st_size)
+            self.head = f"{n}:{_digest(f, n)}"
+
+    def _same_head(self, f, size: int) -> bool:
+        """Whether the file still starts as it did at the last read of this run."""
+        if self.head is None:
+            return True
+        n, _, digest = self.head.partition(":")
+        return size >= int(n) and _digest(f, int(n)) == digest
+
+    def _batches(self, f, pos: int, final: bool) -> Iterator[tuple[list[tuple[int, bytes]], int]]:
+        """The lines from `pos` on, BATCH bytes at a time; a line with no newline yet is held (its
+        head only: LINE_MAX) until its newline comes, or with `final` given out as it is."""
+        from bootlog.sources import LINE_MAX
+
+        f.seek(pos)
+        part: list[bytes] = []  # the line still without its newline: its first LINE_MAX bytes
+        kept = dropped = 0  # bytes of it kept, and read past LINE_MAX
+        while True:
+            block = f.read(BATCH)
+            lines: list[tuple[int, bytes]] = []
+            start = 0
+            if part or dropped:
+                nl = block.find(b"\n")
+                if nl < 0 and block:
+                    take = block[:max(0, LINE_MAX - kept)]
+                    if take:
+                        part.append(take)
+                    kept, dropped = kept + len(take), dropped + len(block) - len(take)
+                    continue
+                if nl < 0 and not final:
+                    return  # the half line waits for its newline
+                start = nl + 1 if nl >= 0 else 0
+                line = b"".join(part) + block[:start]
+                if dropped or len(line.rstrip(b"\n")) > LINE_MAX:
+                    line = line[:LINE_MAX] + (b"\n" if line.endswith(b"\n") else b"")
+                    self.cut_lines += 1
+                lines.append((pos, line))
+                pos += kept + dropped + start
+                part, kept, dropped = [], 0, 0
+            end = block.rfind(b"\n", start) + 1
+            if end > start:
+                for line in split_lines(block[start:end]):
+                    lines.append((pos, line))
+                    pos += len(line)
+            at = max(start, end)
+            if at < len(block):  # (the head of the rest only: no copy of a block-long rest)
+                part = [block[at:at + LINE_MAX]]
+                kept = len(part[0])
+                dropped = len(block) - at - kept
+            if lines:
+                yield lines, pos
+            if not block:
+                return
+            del block, lines  # (before the next read: two blocks are never held at once)
 
     def year(self) -> int:
         try:
@@ -134,6 +203,16 @@ class FileTail:
 
     def new_state(self) -> bool:
         return False  # (no engine to ask)
+
+
+def _digest(f, n: int) -> str:
+    """The hash of the first `n` bytes of the open file `f` (its position is kept)."""
+    at = f.tell()
+    try:
+        f.seek(0)
+        return hashlib.sha256(f.read(n)).hexdigest()[:32]
+    finally:
+        f.seek(at)
 
 
 class ContainerTail:
@@ -151,6 +230,7 @@ class ContainerTail:
         self._run = None  # (id, StartedAt, FinishedAt) of the run last read
         self._run_stored = None  # ... as it was when new_state() last looked
         self._bounds: tuple[Any, list] = (None, [])
+        self.cut_lines = 0  # lines cut at sources.LINE_MAX in the parse (FileTail's doc)
 
     def deploy(self, boot: Boot) -> dict | None:
         """The engine's deploy context of the run `boot` started in: asked once per boot and run
@@ -299,7 +379,7 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
                 data = b"".join(line for _, line in lines)
                 fmt = fmt or detect(data[:64 * 1024])
                 first = win.end_line + 1
-                new = keep(win, data, fmt, first)
+                new = keep(win, data, fmt, first, tail)
                 win.records.extend(new)
                 win.positions.update((r.lineno, lines[r.lineno - first][0]) for r in new)
                 win.end_line += len(lines)
@@ -323,6 +403,11 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
             if not missing_said:  # between `rm` and `run` of a redeploy, or a log rotation
                 warn(f"{tail.label}: {err}; waiting for it to come back")
                 missing_said = True
+        if tail.cut_lines:  # (once per read, as ingest says it once per input)
+            from bootlog.sources import cut_note
+
+            warn(cut_note(tail.label, tail.cut_lines))
+            tail.cut_lines = 0
         if once and not got:
             break
         if not once:
@@ -332,19 +417,21 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
     return emitted
 
 
-def _candidates() -> Callable[[_Window, bytes, str, int], list[Record]]:
+def _candidates() -> Callable[[_Window, bytes, str, int, Any], list[Record]]:
     """The lines ingest keeps (the scan's literals, plus the lines after a traceback start),
-    with the traceback context carried into the next batch."""
+    with the traceback context carried into the next batch; the lines cut at sources.LINE_MAX
+    (and pieces of one joined past it) are counted on the tail."""
     from bootlog.envelope import records
     from bootlog.parse import all_literals
     from bootlog.scan import Lines, Search
 
     search = Search(all_literals())
 
-    def keep(win: _Window, data: bytes, fmt: str, first: int) -> list[Record]:
+    def keep(win: _Window, data: bytes, fmt: str, first: int, tail) -> list[Record]:
         lines = Lines([data], fmt, search, start_line=first, owed=win.carry)
         out = list(records(lines, fmt))
         win.carry = lines.owed
+        tail.cut_lines += lines.cut_lines
         return out
 
     return keep
@@ -510,14 +597,30 @@ def event_json(ev: dict) -> str:
 
 
 def _run_hook_cmd(cmd: str, ev: dict, warn: Callable[[str], None]) -> None:
-    """Run the user's command with the event as JSON on stdin (an argument list, no shell)."""
+    """Run the user's command with the event as JSON on stdin (an argument list, no shell).
+
+    Only the command itself is waited for (ON_EVENT_TIMEOUT_S at most, then its session is
+    killed): its stdin and stderr are temporary files, not pipes, so a child it leaves running
+    (`sh -c "notify & exit 0"`) holds no pipe watch would wait on to close."""
+    import tempfile
+
     argv = shlex.split(cmd)
-    try:
-        done = subprocess.run(argv, input=event_json(ev).encode(), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, timeout=ON_EVENT_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as err:
-        warn(f"on-event command {argv[0]!r} failed: {err}")
-        return
-    if done.returncode != 0:
-        last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1]
-        warn(f"on-event command {argv[0]!r} exited {done.returncode}: {last}")
+    with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as stderr:
+        stdin.write(event_json(ev).encode())
+        stdin.seek(0)
+        try:
+            proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=stderr,
+                                    start_new_session=True)
+        except OSError as err:
+            warn(f"on-event command {argv[0]!r} failed: {err}")
+            return
+        try:
+            code = proc.wait(timeout=ON_EVENT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            podman.stop(proc)  # (the handler and what it started: its own session)
+            warn(f"on-event command {argv[0]!r} failed: still running after {ON_EVENT_TIMEOUT_S} s: stopped")
+            return
+        if code != 0:
+            stderr.seek(max(0, stderr.seek(0, 2) - 4096))
+            last = (stderr.read().decode("utf-8", "replace").strip().splitlines() or [""])[-1]
+            warn(f"on-event command {argv[0]!r} exited {code}: {last}")

@@ -146,3 +146,26 @@ def crash_worker(url: str, numbers: list[int], padding: int, started) -> None:
     started.set()
     save_boots(engine, SourceInfo("podman:crash", "container", container="crash"), boots)
     engine.close()
+
+
+def many_boots(path, n: int, failed_every: int = 3):
+    """A SQLite database of n seed boots of one container, started a minute apart, all but
+    every `failed_every`-th a failed start (a long crash loop's worth between the ready ones),
+    saved as ingest saves them: what a fleet's years of deploys, or a crash loop, leave."""
+    from datetime import timedelta
+
+    from bootlog.store.db import open_store
+    from bootlog.store.write import SourceInfo, save_boots
+
+    store = open_store(str(path))
+    src = SourceInfo("podman:frank", "container", container="frank")
+    t0 = seed_boot(0).started_at
+    for i in range(0, n, 500):
+        boots = []
+        for k in range(i, min(n, i + 500)):
+            b = seed_boot(k, status="failed" if k % failed_every else "ready")
+            b.started_at, b.ready_at = t0 + timedelta(minutes=k), None
+            boots.append(b)
+        save_boots(store, src, boots)
+    store.close()
+    return path

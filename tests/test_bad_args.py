@@ -45,13 +45,18 @@ def test_a_plan_of_the_wrong_shape_is_a_plan_error(stored, tmp_path, content, sa
     ("\u00b2", "not a boot reference", 2),  # spelt as no REF at all: a usage error (README's exit codes)
     ("\uff11", "not a boot reference", 2),  # a fullwidth 1 is no id 1
     ("lsat", "not a boot reference", 2),
+    # over Python's 4,300-digit int limit: "internal error: ValueError: Exceeds the limit"
+    ("1" * 5000, "not a boot reference: '111111111111111111111111111111'… (5,000 characters)", 2),
+    ("last~" + "9" * 5000, "not a boot reference: 'last~9999999999999999999999999'… (5,005 characters)", 2),
+    ("prev~" + "9" * 5000, "not a boot reference", 2),
 ])
 def test_odd_boot_references_are_one_line_errors(stored, tmp_path, ref, says, code):
     plan = tmp_path / "ok.toml"
     plan.write_text("[metrics.kv_cache_tokens]\nmin = 1\n")
-    for cmd in (["show", ref], ["diff", ref, "last"], ["check", ref, "--plan", str(plan)]):
+    for cmd in (["show", ref], ["diff", ref, "last"], ["check", ref, "--plan", str(plan)], ["explain", ref]):
         r = run(stored, *cmd)
         assert r.exit_code == code and says in r.stderr and "internal error" not in r.stderr, (cmd, r.stderr)
+        assert len(r.stderr.splitlines()) == 1 and len(r.stderr) < 200  # (one short line, whatever the REF)
 
 
 def test_the_readme_gives_a_bad_ref_the_code_bootlog_exits_with():

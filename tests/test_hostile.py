@@ -388,3 +388,158 @@ def test_numbers_of_thousands_of_digits_are_read_around_not_an_internal_error(tm
     shown = json.loads(runner.invoke(cli, ["--db", db, "show", "2", "--json"]).output)
     assert shown["boot"]["status"] == "ready" and shown["config"]["max_num_seqs"] == "7" * 5000
     assert "kv_cache_tokens" not in {m["name"] for m in shown["metrics"]}  # not a number: not read
+
+
+# ------------------------------------------------------------------------------ issue 31
+
+def _backends():
+    from pgutil import pg_base_url
+
+    return ["sqlite"] + (["postgresql"] if pg_base_url() else [])
+
+
+@pytest.fixture(params=_backends())
+def any_db(request, tmp_path):
+    if request.param == "sqlite":
+        yield str(tmp_path / "s.db")
+        return
+    from pgutil import pg_base_url, pg_schema
+
+    with pg_schema(pg_base_url()) as url:
+        yield url
+
+
+def test_a_lone_surrogate_is_stored_escaped_and_loses_nothing(any_db, tmp_path):
+    # how Python prints a path holding a Latin-1 byte ('k\udcff'), as a value and as a nested
+    # key: "internal error: UnicodeEncodeError ... surrogates not allowed" and NO boot of the
+    # nohup.out stored (SQLite and PostgreSQL alike); nested, it was stored, and then
+    # `export --format parquet` failed for the whole database
+    data = (FIXTURES / "014-v0.10.2-nohup-multiboot.log").read_bytes().replace(
+        b"'port': 24001,", b"'port': 24001, 'chat_template': 'k\\udcff', 'extra': {'k\\udcff': 1},", 1)
+    log = tmp_path / "nohup.out"
+    log.write_bytes(data)
+    runner = CliRunner()
+    r = runner.invoke(cli, ["--db", any_db, "ingest", str(log)])
+    assert r.exit_code == 0, r.output
+    assert [ln.split()[1] for ln in r.stdout.splitlines()] == ["failed", "ready"]
+    shown = json.loads(runner.invoke(cli, ["--db", any_db, "show", "1", "--json"]).stdout)
+    assert shown["config"]["chat_template"] == "k\\udcff"  # the escape Python printed, kept
+    assert shown["config"]["extra"] == {"k\\udcff": 1}
+    r = runner.invoke(cli, ["--db", any_db, "diff", "1", "2"])
+    assert r.exit_code in (0, 3, 4) and "k\\udcff" in r.stdout and "internal error" not in r.output
+    pytest.importorskip("pyarrow")
+    r = runner.invoke(cli, ["--db", any_db, "export", "--format", "parquet", str(tmp_path / "b.parquet")])
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("stamp", ["9999-12-31T23:59:59.999999999-23:59", "0001-01-01T00:00:00+23:59"])
+@pytest.mark.parametrize("envelope", ["podman_ts", "docker_json"])
+def test_a_boot_stamped_at_the_edge_of_the_date_range_is_stored_and_shown(tmp_path, stamp, envelope):
+    # the first stamps of a real podman -t log (and as docker json-file `time`) at the edge of
+    # what a datetime holds: "internal error: OverflowError" in write.start_key (the boot's
+    # place in time, in UTC), and the report's clock afterwards
+    lines = READY.read_text().splitlines()
+    first = lines[0].split(" ", 1)[0]
+    lines = [ln.replace(first, stamp, 1) if i < 3 else ln for i, ln in enumerate(lines)]
+    if envelope == "docker_json":
+        lines = [json.dumps({"log": ln.split(" ", 1)[1] + "\n", "stream": "stdout", "time": ln.split(" ", 1)[0]})
+                 for ln in lines]
+    log = tmp_path / "edge.log"
+    log.write_text("\n".join(lines) + "\n")
+    db = str(tmp_path / "e.db")
+    runner = CliRunner()
+    for args in (["ingest", str(log)], ["ingest", str(OTHER)], ["list"], ["show", "1"], ["diff", "1", "2"],
+                 ["history"], ["report", "-o", str(tmp_path / "r.html")],
+                 ["plot", "kv_cache_tokens", "-o", str(tmp_path / "p.png")]):
+        r = runner.invoke(cli, ["--db", db, *args])
+        assert r.exit_code in (0, 3) and "internal error" not in r.output, (args, r.output[-300:])
+    shown = json.loads(runner.invoke(cli, ["--db", db, "show", "1", "--json"]).stdout)
+    assert shown["boot"]["started_at"].startswith(stamp[:19]) and shown["boot"]["status"] == "ready"
+
+
+@pytest.mark.parametrize("depth", [500, 900])
+def test_a_config_value_nested_hundreds_deep_poisons_no_command(tmp_path, depth):
+    # `'x': [[[…]]]` in non-default args: ingested, then every diff/check/report touching the
+    # boot was "internal error: RecursionError" (compare._norm walked the parsed value)
+    data = READY.read_bytes()
+    at = data.index(b"non-default args: {") + len(b"non-default args: {")
+    data = data[:at] + b"'x': " + b"[" * depth + b"1" + b"]" * depth + b", " + data[at:]
+    log = tmp_path / "deep.log"
+    log.write_bytes(data)
+    db = str(tmp_path / "d.db")
+    runner = CliRunner()
+    plan = FIXTURES.parent / "plans" / "frank-primary.toml"
+    for args in (["ingest", str(OTHER)], ["ingest", str(log)], ["diff", "1", "2"], ["diff", "last", "prev", "--json"],
+                 ["check", "2", "--plan", str(plan)], ["history", "--metric", "x"],
+                 ["report", "-o", str(tmp_path / "r.html")], ["show", "2", "--json"]):
+        r = runner.invoke(cli, ["--db", db, *args])
+        assert r.exit_code in (0, 3, 4) and "internal error" not in r.output, (args, r.output[-300:])
+    said = json.loads(runner.invoke(cli, ["--db", db, "diff", "1", "2", "--json"]).stdout)
+    assert "x" in json.dumps(said)  # (a new key of boot 2: compared as text)
+
+
+@pytest.mark.parametrize("shown", ["0x10x", "\uff11.\uff15x", "\u0663.\u0665x", "1_0x"])
+def test_a_figure_is_read_only_as_ascii_decimal(tmp_path, shown):
+    # "0x10x" was stored as max_concurrency 0; fullwidth "１.５x" and Arabic-Indic "٣.٥x" as 1.5
+    # and 3.5 (int() and float() read them): vLLM prints ASCII decimal; read nothing rather
+    # than a wrong value
+    data = READY.read_bytes().replace(b"per request: 1.99x", b"per request: " + shown.encode(), 1)
+    log = tmp_path / "n.log"
+    log.write_bytes(data)
+    db = str(tmp_path / "n.db")
+    r = CliRunner().invoke(cli, ["--db", db, "ingest", str(log)])
+    assert r.exit_code == 0, r.output
+    shown_json = json.loads(CliRunner().invoke(cli, ["--db", db, "show", "1", "--json"]).stdout)
+    got = {m["name"]: m["value"] for m in shown_json["metrics"]}
+    assert "max_concurrency" not in got and got["kv_cache_tokens"] == 398658
+
+
+USER_PATTERN = """
+[metrics.arena_gib]
+min = 1
+[[pattern]]
+name = "arena_gib"
+regex = 'expert cache (?P<value>\\S+) GiB / '
+literal = "expert cache "
+samples = [{ line = "expert cache 14.87 GiB / 6,496 slots", value = 14.87 }]
+"""
+
+
+@pytest.mark.parametrize("value", ["1_4", "\uff11\uff14.87", "fourteen"])
+def test_a_user_pattern_value_that_is_no_number_is_said_so(tmp_path, value):
+    # a user pattern capturing "1_4" stored 14; one capturing text stored nothing, and check
+    # then said "source no longer readable: it was read on host h1" for a file it could read
+    data = READY.read_bytes().replace(b"expert cache 14.87 GiB", b"expert cache " + value.encode() + b" GiB")
+    log = tmp_path / "u.log"
+    log.write_bytes(data)
+    plan = tmp_path / "p.toml"
+    plan.write_text(USER_PATTERN)
+    db = str(tmp_path / "u.db")
+    runner = CliRunner()
+    r = runner.invoke(cli, ["--db", db, "ingest", "--host", "h1", "--plan", str(plan), str(log)])
+    assert r.exit_code == 0, r.output
+    assert r.stderr.strip() == (f"bootlog: warning: {log}: [[pattern]] arena_gib matched line 185 (and 1 more), but "
+                                f"its value {safe.term(repr(value))} is not a number: no figure stored")
+    r = runner.invoke(cli, ["--db", db, "check", "1", "--plan", str(plan), "--json"])
+    row = next(f for f in json.loads(r.stdout)["findings"] if f["key"] == "arena_gib")
+    assert row["new"] is None and "matched line 185, but its value" in row["why"] and "not a number" in row["why"]
+    assert "no longer readable" not in r.stdout
+
+
+def test_export_json_and_openmetrics_escape_as_every_output_does(tmp_path):
+    # --json escaped U+202E (and C1, line separators); `export --format json` and OpenMetrics
+    # on stdout wrote it raw: one escaping rule (safe.py) for every output
+    attack = "\u202egnp.exe\u2028\u009b2J"
+    log = hostile(READY, attack, tmp_path / "r.log")
+    db = str(tmp_path / "e.db")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--db", db, "ingest", log]).exit_code == 0
+    out = tmp_path / "all.json"
+    assert runner.invoke(cli, ["--db", db, "export", str(out)]).exit_code == 0
+    text = out.read_text(encoding="utf-8")
+    no_raw(text)
+    assert json.loads(text)["boots"][0]["model"] == attack + "Qwen3-8B"  # (the exact text, as JSON reads it)
+    om = runner.invoke(cli, ["--db", db, "export", "--format", "openmetrics"])
+    assert om.exit_code == 0
+    no_raw(om.stdout)
+    assert 'model="\\\\u202egnp.exe\\\\u2028\\\\x9b2JQwen3-8B"' in om.stdout  # (shown as term() shows it)

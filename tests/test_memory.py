@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -37,12 +38,17 @@ _WRAPPER = (
 )
 
 
-def _peak_ingest_mib(log: Path, db: Path) -> float:
-    cmd = [sys.executable, "-c", _WRAPPER, sys.executable, "-m", "bootlog.cli", "--db", str(db), "ingest", str(log)]
+def _peak_mib(db: Path, *args: str) -> tuple[float, str]:
+    """(peak RSS in MiB, stderr) of `bootlog --db DB ARGS` run to its end in a fresh process."""
+    cmd = [sys.executable, "-c", _WRAPPER, sys.executable, "-m", "bootlog.cli", "--db", str(db), *args]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert res["rc"] == 0, res["err"]
-    return res["kib"] / 1024
+    return res["kib"] / 1024, res["err"]
+
+
+def _peak_ingest_mib(log: Path, db: Path) -> float:
+    return _peak_mib(db, "ingest", str(log))[0]
 
 
 @pytest.fixture(scope="module")
@@ -329,3 +335,121 @@ def test_forty_thousand_distinct_oom_lines_parse_in_linear_time(tmp_path):
         took[n] = time.perf_counter() - t0
         assert sum(e.kind == "oom" for e in boot.events) == n
     assert took[40_000] < 20 * took[5_000]  # linear: ~8x; quadratic was ~64x
+
+
+# ---------------------------------------------------------------- one line without end (issue 31)
+
+_LONG = 32  # MiB of one line: the unbounded reads held it 2-4 times over (70-110 MiB more)
+_PIECE = 16384  # bytes of one docker / CRI / journald piece of a partial line
+
+
+def _pieces(fmt: str) -> Iterator[str]:
+    """One logical line of _LONG MiB as `fmt`'s partial records (none ends it until the last)."""
+    t = "2026-11-29T14:25:19.%06dZ"
+    body = "y" * _PIECE
+    for i in range(_LONG * 2**20 // _PIECE):
+        if fmt == "docker_json":
+            yield json.dumps({"log": body, "stream": "stdout", "time": t % i}) + "\n"
+        elif fmt == "cri":
+            yield f"{t % i} stdout P {body}\n"
+        else:
+            yield json.dumps({"MESSAGE": body, "__REALTIME_TIMESTAMP": str(1764426319000000 + i),
+                              "PRIORITY": "6", "CONTAINER_PARTIAL_MESSAGE": "true"}) + "\n"
+
+
+def _enveloped(fmt: str, text: str) -> str:
+    """A whole line of the real log in `fmt`'s envelope."""
+    if fmt == "docker_json":
+        return json.dumps({"log": text + "\n", "stream": "stdout", "time": "2026-11-29T14:25:18Z"}) + "\n"
+    if fmt == "cri":
+        return f"2026-11-29T14:25:18Z stdout F {text}\n"
+    return json.dumps({"MESSAGE": text, "__REALTIME_TIMESTAMP": "1764426318000000", "PRIORITY": "6"}) + "\n"
+
+
+@pytest.fixture(scope="module")
+def plain_peak(tmp_path_factory) -> dict[str, float]:
+    """The peaks of an ingest and a watch --once of the real log alone: what every case below
+    may add little to (a read's block and one line's MiB)."""
+    d = tmp_path_factory.mktemp("plainpeak")
+    return {"ingest": _peak_mib(d / "i.db", "ingest", str(FIXTURES / SMALL))[0],
+            "watch": _peak_mib(d / "w.db", "watch", "--once", "--file", str(FIXTURES / SMALL))[0]}
+
+
+SMALL = "012-v0.10.2-v1-small.log"
+
+
+def _ready(db: Path) -> list[tuple]:
+    import sqlite3
+
+    with sqlite3.connect(db) as con:
+        return con.execute("SELECT status, vllm_version FROM boots").fetchall()
+
+
+@pytest.mark.parametrize("fmt", ["docker_json", "cri", "journal_json"])
+def test_a_partial_line_joined_from_pieces_is_cut_at_one_mib(tmp_path, plain_peak, fmt):
+    """docker json-file pieces without a newline, CRI P records, journald partial messages: a
+    logical line of 32 MiB (the joins held it whole, 3.5 times over: 465 MB RSS at 128 MiB) is
+    cut at 1 MiB and said so, as ingest says it of a physical line."""
+    log = tmp_path / "c.log"
+    with open(log, "w") as f:
+        for line in (FIXTURES / SMALL).read_text().splitlines():
+            f.write(_enveloped(fmt, line))
+        f.writelines(_pieces(fmt))
+        f.write(_enveloped(fmt, "the end of it"))
+    peak, err = _peak_mib(tmp_path / "c.db", "ingest", str(log))
+    assert err.strip() == f"bootlog: {log}: 1 line(s) longer than 1 MiB were cut there"
+    assert _ready(tmp_path / "c.db") == [("ready", "0.10.2")]
+    assert peak - plain_peak["ingest"] < 24, (plain_peak, peak)
+
+
+def test_a_gzip_bomb_without_a_newline_costs_one_mib(tmp_path, plain_peak):
+    """32 MiB of one line, gzipped (a few KiB): the gzip reader held the line back whole (590 MB
+    RSS and 15 s at 256 MiB; 2.1 GB at 1 GiB)."""
+    import gzip
+    import zlib
+
+    log = tmp_path / "bomb.gz"
+    with gzip.open(log, "wb", compresslevel=1) as g:
+        g.write((FIXTURES / SMALL).read_bytes())
+        block = b"x" * 2**20
+        for _ in range(_LONG):
+            g.write(block)
+    assert log.stat().st_size < 2**20 and zlib  # (the bomb: small on disk)
+    peak, err = _peak_mib(tmp_path / "g.db", "ingest", str(log))
+    assert err.strip() == f"bootlog: {log}: 1 line(s) longer than 1 MiB were cut there"
+    assert _ready(tmp_path / "g.db") == [("ready", "0.10.2")]
+    assert peak - plain_peak["ingest"] < 24, (plain_peak, peak)
+
+
+def test_watch_holds_a_line_without_newline_at_one_mib(tmp_path, plain_peak):
+    """watch --file's half line was concatenated whole, and quadratically (900 MB RSS and 9.4 s
+    for 400 MiB); now it keeps 1 MiB of it, counts the rest and says so."""
+    log = tmp_path / "server.log"
+    with open(log, "wb") as f:
+        f.write((FIXTURES / SMALL).read_bytes())
+        block = b"y" * 2**20
+        for _ in range(_LONG):
+            f.write(block)
+    peak, err = _peak_mib(tmp_path / "w.db", "watch", "--once", "--file", str(log))
+    assert err.strip() == f"bootlog: {log}: 1 line(s) longer than 1 MiB were cut there"
+    assert _ready(tmp_path / "w.db") == [("ready", "0.10.2")]
+    assert peak - plain_peak["watch"] < 24, (plain_peak, peak)
+
+
+# ---------------------------------------------------------------- a database of many boots (issue 31)
+
+def _many_boots(path: Path, n: int) -> Path:
+    from pgutil import many_boots
+
+    return many_boots(path, n)
+
+
+def test_export_json_streams_a_database_of_many_boots(tmp_path):
+    """export --format json held every boot's document (10 GB RSS for 100,000 boots, 570 MB for
+    10,000): now a page at a time, whatever the number of boots."""
+    small, big = _many_boots(tmp_path / "s.db", 300), _many_boots(tmp_path / "b.db", 1500)
+    peak_small = _peak_mib(small, "export", "--format", "json", str(tmp_path / "s.json"))[0]
+    peak_big = _peak_mib(big, "export", "--format", "json", str(tmp_path / "b.json"))[0]
+    got = json.loads((tmp_path / "b.json").read_text())
+    assert len(got["boots"]) == 1500 and len(got["samples"]) == 1500 * 3 * 6
+    assert peak_big - peak_small < 12, (peak_small, peak_big)

@@ -146,3 +146,24 @@ def test_schema_from_a_newer_bootlog_is_refused_clearly(url):
     store.close()
     with pytest.raises(StoreError, match="0099_future is newer than this bootlog"):
         dbmod.open_store(url)
+
+
+def test_0004_orders_starts_at_the_edge_of_the_date_range(url):
+    """A 0003 database holding a start stamped at the edge of the range (a log said
+    9999-12-31T23:59:59-23:59, past year 9999 in UTC): 0004's start_key failed with OverflowError,
+    the database could not be upgraded and every command failed."""
+    store = dbmod.connect(url)
+    dbmod.migrate(store, "0003_deploys")
+    store.execute('INSERT INTO sources ("key", name, kind, created) VALUES (?, ?, ?, ?)', ("k", "a.log", "file", "x"))
+    starts = ["9999-12-31T23:59:59.999999-23:59", "2026-10-02T09:53:01-07:00", "0001-01-01T00:00:00+23:59"]
+    for i, started in enumerate(starts):
+        store.execute("INSERT INTO boots (source_id, status, started_at, first_line, last_line, fingerprint, "
+                      "config_hash, ingested_at) VALUES (1, 'ready', ?, ?, ?, ?, 'h', 'x')", (started, i, i, f"fp{i}"))
+    dbmod.migrate(store, "head")
+    keys = dict(store.rows("SELECT started_at, start_key FROM boots"))
+    assert keys == {starts[0]: "9999-12-31T23:59:59.999999", starts[1]: "2026-10-02T16:53:01.000000",
+                    starts[2]: "0001-01-01T00:00:00.000000"}
+    from bootlog.store.reads import list_boots
+
+    assert [b["started_at"] for b in list_boots(store)] == starts[::-1]  # (start order)
+    store.close()

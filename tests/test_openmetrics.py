@@ -152,10 +152,11 @@ def test_hostile_text_cannot_break_the_file():
     assert "\x1b" not in text and "\r" not in text and "\x00" not in text and "\t" not in text
     fams = families(text)
     (info,) = fams["bootlog_boot_info"].samples
-    assert info.labels["model"] == 'evil"model\\name\nINFO:     Application startup complete.\ufffd[2J\ufffd\ufffd\ufffd'
-    assert info.labels["container"] == 'ctr"\n}x 1' and info.labels["host"] == "h\\"
-    assert info.labels["vllm_version"] == "0.1\u2028\ufffd"
-    assert any(s.labels["kind"] == 'odd"kind\n' for s in fams["bootlog_events"].samples)
+    # shown as every output shows them (safe.term, one line): the escapes are text
+    assert info.labels["model"] == 'evil"model\\name\\nINFO:     Application startup complete.\\x1b[2J\\r\\t\\x00'
+    assert info.labels["container"] == 'ctr"\\n}x 1' and info.labels["host"] == "h\\"
+    assert info.labels["vllm_version"] == "0.1\\u2028\\ud800"
+    assert any(s.labels["kind"] == 'odd"kind\\n' for s in fams["bootlog_events"].samples)
     assert classic_families(text)  # (the classic parser agrees it is one file)
     # every sample line is one line of the file: the newline in the name stayed escaped
     assert sum(1 for line in text.splitlines() if line.startswith("bootlog_boot_info")) == 1

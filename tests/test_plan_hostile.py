@@ -372,3 +372,84 @@ samples = [{", ".join([repr(line)] * 10)}]
 def test_a_huge_key_makes_a_short_message(tmp_path):
     msg = plan_error(tmp_path, f'[metrics."{"k" * 200_000}"]\nmin = 1\n')
     assert len(msg) <= 1000
+
+
+# ---------------------------------------------------------------------------- issue 31
+
+@pytest.mark.parametrize("levels", [500, 20_000])
+def test_nesting_is_bounded_before_the_toml_is_parsed(tmp_path, levels):
+    # a dotted key 500 levels deep (an 8 KB file): RecursionError in plan.expand ("internal
+    # error"); 20,000 levels (40 KB): 2.3 GB RSS in the TOML parser, then the same
+    msg = plan_error(tmp_path, "[config]\n" + "a" + ".a" * levels + " = 1\n")
+    assert msg.endswith("line 2: tables, arrays or dotted keys nested more than 32 levels deep")
+    msg = plan_error(tmp_path, "[config]\nx = " + "[" * levels + "]" * levels + "\n")
+    assert "nested more than 32 levels deep" in msg
+    tracemalloc.start()
+    try:
+        plan_error(tmp_path, "[" + ".".join(["t"] * levels) + "]\nk = 1\n")
+        assert tracemalloc.get_traced_memory()[1] < 8 << 20  # (never handed to the parser)
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_plan_nested_as_deep_as_real_ones_loads(tmp_path):
+    plan = load_plan(plan_file(tmp_path, textwrap.dedent("""\
+        [config]
+        compilation_config.cudagraph_mode = "PIECEWISE"
+        compilation_config.pass_config = { enable_fusion = { x = [[1.5, 2.5], [3.5]] } }
+        [metrics.kv_cache_tokens]
+        min = 1.5e3
+        [[pattern]]
+        name = "arena_gib"
+        regex = 'arena (?P<value>\\d+\\.\\d+) GiB'
+        samples = [{ line = "arena 17.77 GiB", value = 17.77 }]
+        """)))
+    assert plan.metrics["kv_cache_tokens"].min == 1500.0 and plan.user_names == {"arena_gib"}
+
+
+@pytest.mark.parametrize("rank", ["-1", "4096", "99999999999999999999", "1.5", '"first"'])
+def test_a_rank_outside_what_a_server_has_is_a_plan_error(tmp_path, rank):
+    msg = plan_error(tmp_path, f"[metrics.kv_cache_tokens]\nmin = 1\nrank = {rank}\n")
+    assert "line 1" in msg and "[metrics.kv_cache_tokens] rank" in msg and "a rank from 0 to 4095" in msg
+
+
+def test_a_reference_inside_a_reference_is_a_plan_error(tmp_path):
+    # `${${X}}` expanded the inner reference and left "${2}" in the plan as text
+    msg = plan_error(tmp_path, '[config]\nmax_model_len = "${${X}}"\n', env="X=2\n")
+    assert "config.max_model_len: a ${…} inside ${…}" in msg and "line 3" in msg
+
+
+def test_an_env_file_of_the_kernels_or_with_nul_bytes_is_refused(tmp_path):
+    # /proc/self/environ is a "regular file": bootlog's own environment became plan variables
+    p = tmp_path / "plan.toml"
+    p.write_text('env_file = "/proc/self/environ"\n[config]\nmax_model_len = 1\n')
+    with pytest.raises(PlanError) as info:
+        load_plan(p)
+    assert str(info.value).startswith("plan.toml: env file /proc/") and str(info.value).endswith(
+        "/environ: a file of the kernel's (/proc, /sys), not an env file")
+    msg = plan_error(tmp_path, "[config]\nmax_model_len = 1\n", env="A=1\nB=2\x00C=3\n")
+    assert msg.endswith("deploy.env line 2: holds NUL bytes: not a text file")
+
+
+def test_an_env_value_made_empty_by_a_reference_to_nothing_is_said_so(tmp_path):
+    # FRANK_PRIMARY_MAXLEN=${BASE_LEN} (BASE_LEN set nowhere: sh reads it as empty) gave
+    # "the plan says None" at every check, for a key the plan clearly set
+    env = "FRANK_PRIMARY_BASE_LEN=200704\nFRANK_PRIMARY_MAXLEN=${BASE_LEN}\n"
+    msg = plan_error(tmp_path, 'env_prefix = "FRANK_PRIMARY_"\n[config]\nmax_model_len = "${MAXLEN}"\n', env=env)
+    assert ("config.max_model_len: ${MAXLEN} is empty: the env file sets FRANK_PRIMARY_MAXLEN from ${BASE_LEN} "
+            "(line 2), which is set neither above it nor in the environment") in msg
+    # a value the file leaves empty on purpose still means unset, and sh's reading of the rest stays
+    plan = load_plan(plan_file(tmp_path, '[metrics.kv_cache_tokens]\nmin = 1\nhard = "${STRICT}"\n', env="STRICT=\n"))
+    assert plan.metrics["kv_cache_tokens"].hard is False
+
+
+def test_a_pattern_named_like_a_builtin_figure_is_a_plan_error(tmp_path):
+    # its figures were stored under kv_cache_tokens and never seen: [metrics] judged the built-in
+    msg = plan_error(tmp_path, textwrap.dedent("""\
+        [[pattern]]
+        name = "kv_cache_tokens"
+        regex = 'my KV (?P<value>\\d+)'
+        samples = ["my KV 5"]
+        """))
+    assert msg.endswith("line 2: [[pattern]] kv_cache_tokens: the name of a figure bootlog reads itself; give the "
+                        "pattern a name of its own")

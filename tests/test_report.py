@@ -491,3 +491,43 @@ def test_history_json_keeps_a_huge_figure_a_float_not_invented_digits():
     assert json_cell(398658.0) == 398658 and isinstance(json_cell(398658.0), int)
     big = 123456789012345678901.0  # printed by a log as 123,456,789,012,345,678,901
     assert json_cell(big) == big and isinstance(json_cell(big), float)  # not 123456789012345683968
+
+
+# ------------------------------------------------------------------- many boots (issue 31)
+
+@pytest.fixture(scope="module")
+def crowd(tmp_path_factory):
+    """3,000 boots of one container, two in three failed starts (the crash loops between)."""
+    from pgutil import many_boots
+
+    return many_boots(tmp_path_factory.mktemp("crowd") / "crowd.db", 3000)
+
+
+def test_a_plot_of_thousands_of_boots_measures_a_few_labels_and_keeps_a_few_fields(crowd, tmp_path, monkeypatch):
+    """100,000 boots: plot took 224 s and 2.5 GB (every tick label measured twice with the
+    renderer, every boot's whole document held): now 16 labels are measured, and each boot keeps
+    the fields, figures and events a plot reads (the config shared by the boots that ran it)."""
+    from bootlog import plot as plot_mod
+    from bootlog.report import load_docs
+    from bootlog.store.db import open_store
+
+    measured: list[str] = []
+    real = plot_mod.text_px
+    monkeypatch.setattr(plot_mod, "text_px", lambda r, text, *a: measured.append(text) or real(r, text, *a))
+    res = run(crowd, "plot", "kv_cache_tokens", "-o", str(tmp_path / "k.png"))
+    assert res.exit_code == 0 and res.stderr == "", res.output
+    assert (tmp_path / "k.png").read_bytes()[:4] == b"\x89PNG"
+    assert len(measured) < 100, len(measured)  # (6,000 before: two passes over 3,000 tick labels)
+    store = open_store(str(crowd))
+    docs = load_docs(store, runtime=False, trim=plot_mod.keep_for("kv_cache_tokens"))
+    store.close()
+    assert len(docs) == 3000 and len({id(d["config"]) for d in docs}) == 1  # one config, held once
+    assert all(len(json.dumps(d)) < 1000 for d in docs)  # (a seed boot's whole document: ~6 KB)
+
+
+@pytest.mark.filterwarnings("error")  # (a warning is what a user's stderr would show)
+def test_the_report_of_boots_without_line_times_prints_nothing_on_stderr(crowd, tmp_path):
+    # matplotlib's "UserWarning: No artists with labels found to put in legend" reached stderr
+    # when none of the boots shown had a line time (the timeline's legend names the phases)
+    res = run(crowd, "report", "-o", str(tmp_path / "r.html"))
+    assert res.exit_code == 0 and res.stderr == "", res.stderr

@@ -7,6 +7,7 @@ import io
 import os
 import stat
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -279,3 +280,43 @@ def test_real_podman_partial_line_in_a_full_read_before_a_restart(replayer):
     got = [r.text for r in records(container_source(name).chunks())]
     assert got[-3:] == ["long:" + "A" * 20000 + ":END", "tail-no-newline", "boot two"]
     assert got[:-3] == [r.text for r in records([log])]
+
+
+def test_a_fifo_with_no_writer_is_one_line_not_a_hang(tmp_path, monkeypatch):
+    # `bootlog ingest FIFO` with nobody writing it waited in open() forever
+    from bootlog import sources
+    from bootlog.errors import InputError
+
+    monkeypatch.setattr(sources, "FIFO_WAIT_S", 0.3, raising=False)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    t0 = time.monotonic()
+    with pytest.raises(InputError) as info:
+        b"".join(open_source(str(fifo)).chunks())
+    assert time.monotonic() - t0 < 2
+    assert str(info.value) == (f"{fifo} is a FIFO that no program writes (none came in 0.3 s): start its "
+                               "writer first, or pipe it: PROGRAM | bootlog ingest -")
+
+
+def test_a_fifo_whose_writer_comes_late_is_read_whole(tmp_path, monkeypatch):
+    import threading
+
+    from bootlog import sources
+
+    monkeypatch.setattr(sources, "FIFO_WAIT_S", 5)
+    data = LOG.read_bytes()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def feed():
+        time.sleep(0.3)  # (after the reader opened it)
+        with open(fifo, "wb") as w:
+            w.write(data[:100])
+            w.flush()
+            time.sleep(0.2)  # (a writer that pauses: EAGAIN, then more)
+            w.write(data[100:])
+
+    t = threading.Thread(target=feed)
+    t.start()
+    assert b"".join(open_source(str(fifo)).chunks()) == data
+    t.join()

@@ -396,3 +396,94 @@ def test_a_watch_position_stored_before_hosts_counted_still_resumes(tmp_path, db
         f.write(OOM_012)
     out = watch(db_path, "--file", str(log), "--once").stdout
     assert "boot_started" not in out and "boot_died" in out
+
+
+def _boot_rows(db) -> list[tuple]:
+    return rows(db, "select status, failure, vllm_version, first_line, last_line from boots order by id")
+
+
+def test_a_file_emptied_and_written_past_the_old_offset_between_polls_is_read_from_its_top(tmp_path, db_path):
+    # `: > nohup.out` and a restart writing more than was read before the next poll (logrotate's
+    # copytruncate with a fast writer): the size alone says nothing; the head says it is another
+    # file (a bogus failed boot of version ? "at line 100" was stored, the new boot never)
+    from bootlog.store.db import open_store
+    from bootlog.watch import FileTail
+    from bootlog.watch import watch as follow
+
+    first, second = fixture_log(SMALL).read_bytes(), fixture_log(MULTI).read_bytes()
+    assert len(second) > len(first)
+    path = tmp_path / "nohup.out"
+    path.write_bytes(first)
+    polls = 0
+
+    def stop() -> bool:
+        nonlocal polls
+        polls += 1
+        if polls == 2:
+            with open(path, "r+b") as f:
+                f.truncate(0)
+            with open(path, "ab") as f:
+                f.write(second)
+        return polls > 3
+
+    follow(open_store(db_path), FileTail(str(path)), poll=0.01, emit=lambda _: None, stop=stop)
+    want = tmp_path / "want.db"
+    for data, name in ((first, "a.log"), (second, "b.log")):
+        (tmp_path / name).write_bytes(data)
+        assert watch(want, "--file", str(tmp_path / name), "--once").exit_code == 0
+    assert _boot_rows(db_path) == _boot_rows(want)
+    assert [r[0] for r in _boot_rows(db_path)] == ["ready", "failed", "ready"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])
+def test_watch_of_a_fifo_or_a_device_is_one_line_not_a_hang(tmp_path, db_path, kind):
+    # a FIFO with no writer waited forever in open(); /dev/zero was read without end (and held:
+    # memory grew with it): neither is a log file that grows, with an offset to come back to
+    import os
+
+    path = "/dev/zero" if kind == "/dev/zero" else str(tmp_path / "pipe")
+    if kind == "fifo":
+        os.mkfifo(path)
+    t0 = time.monotonic()
+    res = subprocess_watch(db_path, path)
+    assert time.monotonic() - t0 < 10
+    assert res.returncode == 1 and res.stderr.decode().strip() == (
+        f"bootlog: {path} is not a regular file: watch --file follows a log file that grows; read a pipe or a "
+        f"device once with: bootlog ingest {path}")
+
+
+def subprocess_watch(db_path, path):
+    import subprocess
+
+    return subprocess.run([sys.executable, "-m", "bootlog.cli", "--db", str(db_path), "watch", "--once", "--file",
+                           path], capture_output=True, timeout=20)
+
+
+def test_a_child_an_on_event_command_leaves_running_does_not_stall_watch(tmp_path, db_path):
+    # `sh -c "sleep 30 & exit 0"`: watch waited for the grandchild to close the stderr pipe it
+    # inherited, up to the 60 s timeout per event; only the command itself is waited for now
+    path = tmp_path / "server.log"
+    path.write_bytes(fixture_log(SMALL).read_bytes())
+    got = tmp_path / "events.jsonl"
+    cmd = f"sh -c 'cat >> {got}; sleep 4 & exit 0'"
+    t0 = time.monotonic()
+    res = watch(db_path, "--file", str(path), "--once", "--on-event", cmd)
+    took = time.monotonic() - t0
+    assert res.exit_code == 0 and res.stderr == ""
+    n = len(res.stdout.splitlines())
+    assert n >= 2 and got.read_text().count('{"boot_id": ') == n  # every event handed over
+    assert took < 3, took
+
+
+def test_an_on_event_command_that_hangs_is_stopped_with_what_it_started(tmp_path, db_path, monkeypatch):
+    from bootlog import watch as w
+
+    monkeypatch.setattr(w, "ON_EVENT_TIMEOUT_S", 0.5)
+    marker = tmp_path / "late"
+    said: list[str] = []
+    t0 = time.monotonic()
+    w._run_hook_cmd(f"sh -c '(sleep 1; touch {marker}) & sleep 30'", {"kind": "x"}, said.append)
+    assert time.monotonic() - t0 < 1
+    assert said == ["on-event command 'sh' failed: still running after 0.5 s: stopped"]
+    time.sleep(1.5 - (time.monotonic() - t0))
+    assert not marker.exists()  # its child was stopped with it

@@ -33,6 +33,9 @@ class Store:
     def __init__(self, conn: Any, dialect: str, url: str, where: str) -> None:
         self.conn, self.dialect, self.url, self.where = conn, dialect, url, where
         self.pg = dialect == "postgresql"
+        # what a read found that depends on many rows (reads._crash_loops): forgotten at the
+        # next write transaction, which may change it
+        self.memo: dict[Any, Any] = {}
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """One statement; the cursor (rows, rowcount)."""
@@ -61,6 +64,8 @@ class Store:
         """BEGIN ... COMMIT, rolled back on any error.  A SQLite writer takes the write lock at
         BEGIN (IMMEDIATE) and waits for it on the busy timeout, instead of upgrading a read lock
         mid-transaction, which SQLite refuses at once."""
+        if write:
+            self.memo.clear()
         self.execute("BEGIN IMMEDIATE" if write and not self.pg else "BEGIN")
         try:
             yield self
@@ -236,6 +241,11 @@ def connect(db: str | None, *, create: bool = True, readonly: bool = False) -> S
             create_private_file(path)
         elif os.path.isdir(path):
             raise StoreError(f"cannot open database {path}: is a directory")
+        elif not os.path.isfile(path):
+            # /dev/stdout, a FIFO, a terminal: SQLite would write a database into the output
+            # (or wait on the FIFO); a database is a regular file
+            raise StoreError(f"cannot open database {path}: not a regular file (a device or a pipe); "
+                             "give a database file")
         else:
             _refuse_foreign(path)
         return Store(_connect_sqlite(path, readonly), dialect, url, where)

@@ -35,8 +35,9 @@ def _json_number(v: float) -> int | float:
     return int(v) if float(v).is_integer() and abs(v) < 2**53 else v
 
 
-_INT_RE = re.compile(r"^[+-]?\d+$")
-_FLOAT_RE = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
+# ASCII digits: int() and float() also read "１" and "٣", which no Python prints for a number
+_INT_RE = re.compile(r"^[+-]?[0-9]+$")
+_FLOAT_RE = re.compile(r"^[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?$")
 _WORDS = {"True": True, "true": True, "False": False, "false": False, "None": None, "null": None, "": None}
 
 
@@ -144,9 +145,10 @@ def show_boots(store: Store, boot_ids: list[int], *, runtime: bool = True) -> li
 
 def _crash_loops(store: Store, failed: list[dict]) -> dict[int, dict]:
     """crash_loop events (crashloop.py) of the failed boots in `failed`, from the boots of
-    their container / source in start order (with the restart count the engine gave each)."""
-    from bootlog.crashloop import loops
-
+    their container / source in start order (with the restart count the engine gave each).
+    A group's loops are found once per command and kept on the store until its next write
+    (an export reads a database of 100,000 boots a page at a time: each page would read every
+    boot of the group again)."""
     out: dict[int, dict] = {}
     wanted = [b["id"] for b in failed]
     failed_shown = set(wanted)
@@ -156,30 +158,49 @@ def _crash_loops(store: Store, failed: list[dict]) -> dict[int, dict]:
             gw, gp = _group(row)
             groups[(tuple(gw), tuple(gp))] = None
     for gw, gp in groups:
-        boots = [dict(zip(("id", "status", "started_at", "ended_at", "first_line", "deploy"), r)) for r in store.rows(
-            "SELECT boots.id, boots.status, boots.started_at, boots.ended_at, boots.first_line, deploys.data "
-            "FROM boots LEFT JOIN deploys ON deploys.boot_id = boots.id" + _where(list(gw)) + f" ORDER BY {_OLDEST}",
-            list(gp))]
-        failed_ids = [b["id"] for b in boots if b["status"] == "failed"]
-        configs: dict[int, dict] = {i: {} for i in failed_ids}
-        restarts: dict[int, int] = {}
-        for chunk in _chunks(failed_ids, _CHUNK):
-            ids = f"boot_id IN {_in(len(chunk))}"
-            for bid, key, value in store.execute(f'SELECT boot_id, "key", value FROM config WHERE {ids}', chunk):
-                configs[bid][key] = value
-            # systemd's "Scheduled restart job, restart counter is at N" (a journal of the unit)
-            for bid, detail in store.execute(f"SELECT boot_id, detail FROM events WHERE {ids} AND kind = 'warning' "
-                                             "AND message LIKE ?", [*chunk, "%restart counter is at%"]):
-                n = (_json(detail) or {}).get("restart_count")
-                if isinstance(n, int):
-                    restarts[bid] = max(n, restarts.get(bid, 0))
-        for b in boots:
-            dep = _json(b.pop("deploy")) if b.get("deploy") is not None else None
-            counts = [dep.get("restart_count") if isinstance(dep, dict) else None, restarts.get(b["id"])]
-            b["restart_count"] = max((c for c in counts if isinstance(c, int)), default=None)
-            b["config"] = configs.get(b["id"])
-        out.update({i: ev for i, ev in loops(boots).items() if i in failed_shown})
+        key = ("crash_loops", gw, gp)
+        if key not in store.memo:
+            store.memo[key] = _group_loops(store, list(gw), list(gp))
+        out.update({i: ev for i, ev in store.memo[key].items() if i in failed_shown})
     return out
+
+
+def _group_loops(store: Store, gw: list[str], gp: list[Any]) -> dict[int, dict]:
+    """{boot id: crash_loop event} of one container's / source's boots.  The failed boots'
+    config and restart counts are read _CHUNK boots at a time as the walk reaches them, and
+    crashloop.loops keeps the config of a loop's last boot only: memory does not grow with
+    the boots (a crash loop of thousands)."""
+    from bootlog.crashloop import loops
+
+    rows = store.rows("SELECT boots.id, boots.status, boots.started_at, boots.ended_at, boots.first_line, deploys.data "
+                      "FROM boots LEFT JOIN deploys ON deploys.boot_id = boots.id" + _where(gw) + f" ORDER BY {_OLDEST}", gp)
+    rows.reverse()  # (popped from the end as the walk goes: what was walked is not kept)
+
+    def walk() -> Iterator[dict]:
+        while rows:
+            part = [dict(zip(("id", "status", "started_at", "ended_at", "first_line", "deploy"), rows.pop()))
+                    for _ in range(min(_CHUNK, len(rows)))]
+            failed_ids = [b["id"] for b in part if b["status"] == "failed"]
+            configs: dict[int, dict] = {i: {} for i in failed_ids}
+            restarts: dict[int, int] = {}
+            if failed_ids:
+                ids = f"boot_id IN {_in(len(failed_ids))}"
+                for bid, key, value in store.execute(f'SELECT boot_id, "key", value FROM config WHERE {ids}', failed_ids):
+                    configs[bid][key] = hash(value)  # (compared for equality only; values can be KBs)
+                # systemd's "Scheduled restart job, restart counter is at N" (a journal of the unit)
+                for bid, detail in store.execute(f"SELECT boot_id, detail FROM events WHERE {ids} AND kind = 'warning' "
+                                                 "AND message LIKE ?", [*failed_ids, "%restart counter is at%"]):
+                    n = (_json(detail) or {}).get("restart_count")
+                    if isinstance(n, int):
+                        restarts[bid] = max(n, restarts.get(bid, 0))
+            for b in part:
+                dep = _json(b.pop("deploy")) if b.get("deploy") is not None else None
+                counts = [dep.get("restart_count") if isinstance(dep, dict) else None, restarts.get(b["id"])]
+                b["restart_count"] = max((c for c in counts if isinstance(c, int)), default=None)
+                b["config"] = configs.get(b["id"])
+                yield b
+
+    return loops(walk())
 
 
 def log_order(m: dict) -> tuple[bool, int]:
@@ -226,17 +247,21 @@ def resolve_ref(store: Store, ref: str, container: str | None = None, host: str 
     Without a container, `prev` looks in the same source first, then in the other container-less
     sources of the same host (a deploy log per file)."""
     ref = (ref or "").strip()
-    if ref.isascii() and ref.isdigit():
-        bid = int(ref)
-        if bid > _ID_MAX or store.one("SELECT boots.id FROM boots WHERE boots.id = ?", [bid]) is None:
-            raise RefError(f"no boot with id {bid}")
-        return bid
     m = _REF_RE.match(ref)
-    if not m:
-        raise RefSyntaxError(f"not a boot reference: {ref!r} (use last, prev, last~N or an id)")
-    back = int(m.group(2) or 0) + (1 if m.group(1) == "prev" else 0)
+    try:
+        bid = int(ref) if ref.isascii() and ref.isdigit() else None
+        back = int(m.group(2) or 0) + (1 if m.group(1) == "prev" else 0) if m else None
+    except ValueError:  # a number of over 4,300 digits: int() refuses it (and it is no id)
+        bid = back = None
+    shown = repr(ref) if len(ref) <= 40 else repr(ref[:30]) + f"… ({len(ref):,} characters)"
+    if bid is None and back is None:
+        raise RefSyntaxError(f"not a boot reference: {shown} (use last, prev, last~N or an id)")
+    if bid is not None:
+        if bid > _ID_MAX or store.one("SELECT boots.id FROM boots WHERE boots.id = ?", [bid]) is None:
+            raise RefError(f"no boot with id {bid if bid <= _ID_MAX else shown}")
+        return bid
     if back > _ID_MAX // 2:  # more boots back than any database holds (and past an SQL OFFSET)
-        raise RefError(f"no boot matches {ref!r}")
+        raise RefError(f"no boot matches {shown}")
     fw, fp = _filtered(container, host)
     last = store.one("SELECT boots.id, boots.container, boots.host, boots.source_id, boots.start_key FROM boots"
                      + _where(fw) + f" ORDER BY {_NEWEST} LIMIT 1", fp)
@@ -280,6 +305,13 @@ def list_boots(store: Store, container: str | None = None, host: str | None = No
     fw, fp = _filtered(container, host)
     return retry(lambda: [dict(zip(BOOT_KEYS, r)) for r in
                           store.rows(_BOOT_SELECT + _where(fw) + f" ORDER BY {_OLDEST}", fp)])
+
+
+def boot_ids(store: Store, container: str | None = None, host: str | None = None) -> list[int]:
+    """The ids of list_boots(), in the same order (what a long export pages through)."""
+    fw, fp = _filtered(container, host)
+    return retry(lambda: [r[0] for r in store.rows("SELECT boots.id FROM boots JOIN sources ON sources.id = "
+                                                   "boots.source_id" + _where(fw) + f" ORDER BY {_OLDEST}", fp)])
 
 
 def show_boot(store: Store, boot_id: int) -> dict:

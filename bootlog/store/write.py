@@ -12,10 +12,11 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Iterator, Sequence
 
 from bootlog.records import EVENT_KINDS, Boot
+from bootlog.safe import storable
 from bootlog.store.db import Store, retry
 
 _CHUNK = 500  # bound on IN (...) lists: SQLite's variable limit is 999 on old builds
@@ -54,8 +55,13 @@ def start_key(started_at: str | None) -> str | None:
     except ValueError:
         return None
     if ts.tzinfo is not None:
-        ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
-    return ts.strftime("%Y-%m-%dT%H:%M:%S.%f")
+        try:
+            ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
+        except OverflowError:
+            # a stamp at the edge of the range ("9999-12-31T23:59:59-23:59" is past year 9999
+            # in UTC): it sorts after (a negative offset) or before every other start
+            ts = datetime.max if (ts.utcoffset() or timedelta(0)) < timedelta(0) else datetime.min
+    return ts.isoformat(timespec="microseconds")  # (strftime's %Y writes year 1 as "1": not fixed width)
 
 
 def now() -> str:
@@ -63,16 +69,24 @@ def now() -> str:
 
 
 def jsonable(obj: Any) -> Any:
-    """Event details and the like as plain JSON (no datetimes, NaN or tuples)."""
+    """Event details and the like as plain JSON (no datetimes, NaN or tuples; text storable:
+    a lone surrogate as its escape, safe.storable)."""
     if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
+        return {storable(str(k)): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set)):
         return [jsonable(v) for v in obj]
     if isinstance(obj, datetime):
         return obj.isoformat()
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
-    return obj if obj is None or isinstance(obj, (str, int, bool)) else str(obj)
+    if isinstance(obj, str):
+        return storable(obj)
+    return obj if obj is None or isinstance(obj, (int, bool)) else storable(str(obj))
+
+
+def _text(v: Any) -> Any:
+    """A column value as the database can hold it (text through safe.storable)."""
+    return storable(v) if isinstance(v, str) else v
 
 
 def stored_name(path: str) -> str:
@@ -116,12 +130,13 @@ def fallback_fingerprint(src: SourceInfo, boot: Boot) -> str:
 
 def boot_row(src: SourceInfo, b: Boot) -> dict[str, Any]:
     """The boots row of a Boot (without source_id and ingested_at, set when written)."""
-    return {"container": src.container, "host": src.host, "status": b.status, "failure": b.failure,
-            "failure_message": b.failure_message, "vllm_version": b.vllm_version, "engine": b.engine,
-            "model": b.model, "started_at": iso(b.started_at), "ready_at": iso(b.ready_at),
-            "ended_at": iso(b.ended_at), "first_line": b.first_line, "last_line": b.last_line,
-            "fingerprint": b.fingerprint or fallback_fingerprint(src, b), "config_hash": config_hash(b.config),
-            "start_key": start_key(iso(b.started_at)), "ended": b.ended, "kv_cache_sized_by": b.kv_cache_sized_by}
+    row = {"container": src.container, "host": src.host, "status": b.status, "failure": b.failure,
+           "failure_message": b.failure_message, "vllm_version": b.vllm_version, "engine": b.engine,
+           "model": b.model, "started_at": iso(b.started_at), "ready_at": iso(b.ready_at),
+           "ended_at": iso(b.ended_at), "first_line": b.first_line, "last_line": b.last_line,
+           "fingerprint": b.fingerprint or fallback_fingerprint(src, b), "config_hash": config_hash(b.config),
+           "start_key": start_key(iso(b.started_at)), "ended": b.ended, "kv_cache_sized_by": b.kv_cache_sized_by}
+    return {k: _text(v) for k, v in row.items()}
 
 
 def _finite(v: Any) -> bool:
@@ -130,17 +145,17 @@ def _finite(v: Any) -> bool:
 
 def metric_rows(b: Boot, boot_id: int, base: int = 0) -> list[tuple]:
     # NaN/inf cannot be stored portably and mean "unread"
-    return [(boot_id, base + i, m.name, float(m.value), m.unit, m.rank, m.line, iso(m.ts), m.pattern)
-            for i, m in enumerate(b.metrics) if _finite(m.value)]
+    return [(boot_id, base + i, _text(m.name), float(m.value), _text(m.unit), m.rank, m.line, iso(m.ts),
+             _text(m.pattern)) for i, m in enumerate(b.metrics) if _finite(m.value)]
 
 
 def event_rows(b: Boot, boot_id: int, base: int = 0) -> list[tuple]:
-    return [(boot_id, base + i, e.kind, e.rank, e.line, iso(e.ts), e.message or "", json.dumps(jsonable(e.detail or {})))
-            for i, e in enumerate(b.events)]
+    return [(boot_id, base + i, _text(e.kind), e.rank, e.line, iso(e.ts), storable(e.message or ""),
+             json.dumps(jsonable(e.detail or {}))) for i, e in enumerate(b.events)]
 
 
 def config_rows(b: Boot, boot_id: int) -> list[tuple]:
-    return [(boot_id, k, "" if v is None else str(v)) for k, v in b.config.items()]
+    return [(boot_id, storable(str(k)), "" if v is None else storable(str(v))) for k, v in b.config.items()]
 
 
 _INSERT = {
@@ -270,10 +285,11 @@ def save_boots(store: Store, src: SourceInfo, boots: Sequence[Boot],
                                    + (" FOR UPDATE" if store.pg else ""), (position[0],))
                 if now_at is None or now_at[0] != resumed_from:
                     raise PositionMoved(position[0])
-            found = store.one('SELECT id FROM sources WHERE "key" = ?', (src.key,)) or _adopt_relative(store, src, rows)
+            key = storable(src.key)
+            found = store.one('SELECT id FROM sources WHERE "key" = ?', (key,)) or _adopt_relative(store, src, rows)
             sid = found[0] if found is not None else store.insert_id(
                 'INSERT INTO sources ("key", name, kind, container, host, created) VALUES (?, ?, ?, ?, ?, ?)',
-                (src.key, src.name, src.kind, src.container, src.host, now()))
+                (key, *map(_text, (src.name, src.kind, src.container, src.host)), now()))
             head: list[tuple[int, bool]] = []
             order = list(range(len(rows)))
             if extend is not None:
