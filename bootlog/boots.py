@@ -835,7 +835,11 @@ def _run_fingerprint(content: str, started: datetime | None) -> str:
     HH:MM:SS is among the hashed lines."""
     if started is None or started.tzinfo is None:
         return content
-    return sha256(f"{content}|{started.astimezone(timezone.utc).isoformat()}".encode()).hexdigest()
+    try:
+        stamp = started.astimezone(timezone.utc).isoformat()
+    except OverflowError:  # (a stamp at the edge of the date range has no UTC form: as printed)
+        stamp = started.isoformat()
+    return sha256(f"{content}|{stamp}".encode()).hexdigest()
 
 
 def _sig(api_pids: dict[str, int]) -> tuple:

@@ -28,19 +28,19 @@ def _user_rows(store, boot_id: int, plan) -> bool:
     return bool(n)
 
 
-def stored_file(kind: str, name: str, host: str | None) -> str:
+def stored_file(kind: str, name: str, host: str | None, *, verified: bool = False) -> str:
     """The path of a stored file source as this machine can open it again; BootlogError saying
     why not (read on another host, from stdin, or stored relative by an older bootlog: then
     which file it was depends on a directory nobody knows, and no directory is guessed, so the
-    answer is the same from every working directory)."""
+    answer is the same from every working directory).  `verified`: the caller checks that the
+    file still holds the boot (its fingerprint), so a file labelled with another host is read
+    where it is found (`ingest --host h1` may label a file of this machine)."""
     import os
 
     from bootlog.ingest import default_host
     from bootlog.store.write import relative_source
 
-    if host and host != default_host() and not os.path.isfile(name):
-        # (a file is read where it is found: `ingest --host h1` labels a file of this machine,
-        # and the boot's fingerprint says whether the file still holds it)
+    if host and host != default_host() and not (verified and os.path.isfile(name)):
         raise BootlogError(f"it was read on host {host}")
     if kind == "stdin" or name == "-":
         raise BootlogError("it was read from stdin, whose lines were not kept")
@@ -51,8 +51,6 @@ def stored_file(kind: str, name: str, host: str | None) -> str:
 
 
 def _source(kind: str, name: str, host: str | None):
-    import os
-
     from bootlog.ingest import default_host
     from bootlog.sources import container_source, open_source
 
@@ -61,7 +59,7 @@ def _source(kind: str, name: str, host: str | None):
             raise BootlogError(f"it was read on host {host}")
         engine, _, container = name.partition(":")
         return container_source(container, engine=engine or "podman")
-    return open_source(stored_file(kind, name, host))
+    return open_source(stored_file(kind, name, host, verified=True))  # (the caller checks the fingerprint)
 
 
 def with_plan_patterns(store, show: dict, plan) -> dict:

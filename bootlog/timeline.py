@@ -133,10 +133,13 @@ def phases(boot: BootTimes | Mapping[str, Any]) -> list[dict]:
         return []
     status = boot.status or ("ready" if ready is not None else "incomplete")
     tail = "api_server_start" if ready is not None else ("failed" if status == "failed" else "incomplete")
-    spans = [s for s in (_clip(s, t0, t1) for s in _spans(boot.figures, zone)) if s is not None]
-    pieces = _flatten(spans, t0, t1)
-    _name_gaps(pieces, tail, ready is not None)
-    return [_entry(p, zone) for p in _merge(_absorb_slivers(_merge(pieces)))]
+    try:
+        spans = [s for s in (_clip(s, t0, t1) for s in _spans(boot.figures, zone)) if s is not None]
+        pieces = _flatten(spans, t0, t1)
+        _name_gaps(pieces, tail, ready is not None)
+        return [_entry(p, zone) for p in _merge(_absorb_slivers(_merge(pieces)))]
+    except OverflowError:  # stamped at the edge of the date range: no interval can be placed
+        return []
 
 
 def _figure_of(r: Mapping[str, Any]) -> Figure:

@@ -21,7 +21,7 @@ from bootlog.store.where import create_private_file, default_path, resolve_url
 
 # The newest revision in migrations/versions (tests/test_migrations.py checks it against the
 # scripts): a database at it needs no Alembic import.
-HEAD_REVISION = "0005_boot_end"
+HEAD_REVISION = "0006_unbounded_log_text"
 BUSY_TIMEOUT_S = 30.0
 # a new SQLite file's pages (its default is 4096): a big first ingest writes a sixteenth of the pages
 PAGE_SIZE = 65536
