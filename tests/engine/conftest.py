@@ -1,7 +1,8 @@
 """The engine tier: real vLLM servers (harness.py), each scenario checked against what the server
 itself says — its exit code, its /metrics, podman inspect, a streaming client of our own — never
-against bootlog alone.  Run it with `python3 -m pytest -m engine tests/engine` (the ordinary suite
-skips it: pyproject's addopts); the first run installs vLLM into ~/.cache/bootlog-engine.
+against bootlog alone.  Run it with `python3 -m pytest -m engine tests/engine -n 0` (one server
+at a time, each module's scenarios in order; the ordinary suite skips it: pyproject's addopts);
+the first run installs vLLM into ~/.cache/bootlog-engine.
 
 Every log a scenario makes is kept under $BOOTLOG_ENGINE_LOGS (default: the session's temporary
 directory) so it can be looked at, and copied into fixtures/logs/engine/ with its provenance.
