@@ -179,6 +179,13 @@ def test_engine_killed_inside_the_container_exits_0_and_is_named(served, bootlog
     assert "died" in res.stdout
     b = bootlog.show("last")["boot"]
     assert (b["failure"], b["ended"]) == ("engine_died", "died")
+    # one boot per start, whoever read them (hook twice, watch, ingest): podman's own count
+    starts = [e for e in podman_util.run_podman("events", "--stream=false", "--since", "1h", "--filter",
+                                                f"container={c.name}", "--format", "{{.Status}}").stdout.split()
+              if e == "init"]
+    boots = bootlog.json("list", "--container", c.name)
+    assert len(boots) == len(starts) == 2, (boots, starts)
+    assert [(x["ended"], x["failure"]) for x in boots] == [("clean_stop", None), ("died", "engine_died")]
 
 
 def test_a_container_that_never_starts_is_one_prompt_line(podman, bootlog):
