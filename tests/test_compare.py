@@ -2,8 +2,9 @@
 (seeds: frank-primary shapes D, E, F, G, the 5 x 262144 night and the compile-cache proof)."""
 from __future__ import annotations
 
-from bootlog import compare, render
-from bootlog.plan import Expect, Plan
+from bootlog.judge import compare
+from bootlog.render import render
+from bootlog.judge.plan import Expect, Plan
 
 CFG_D = {"max_model_len": 200704, "max_num_seqs": 3, "kv_cache_dtype": "fp8",
          "kv_cache_memory_bytes": 3146129408, "max_num_batched_tokens": 1024,
@@ -299,7 +300,7 @@ def test_check_gdn_burst_reports_the_faults_and_the_cap():
 
 def test_check_failed_boot_and_missing_user_figure():
     plan = frank_plan()
-    from bootlog.plan import UserPattern
+    from bootlog.judge.plan import UserPattern
 
     plan.patterns.append(UserPattern(name="expert_arena_gib", regex=None, source="", unit="GiB"))
     plan.metrics["expert_arena_gib"] = Expect("expert_arena_gib", min=17.0)
@@ -428,7 +429,7 @@ def test_reprinted_exceptions_count_once():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from bootlog.plan import CAPACITY_METRICS, EVENT_KINDS, TIMING_METRICS  # noqa: E402
+from bootlog.judge.plan import CAPACITY_METRICS, EVENT_KINDS, TIMING_METRICS  # noqa: E402
 
 _metric = st.tuples(st.sampled_from(CAPACITY_METRICS + TIMING_METRICS),
                     st.floats(-1e7, 1e7, allow_nan=False, allow_infinity=False),
@@ -449,7 +450,7 @@ def test_a_boot_against_itself_never_drifts(metrics, events, config, status):
     r = compare.diff(a, b)
     # nothing moved: only what the boot says of itself (verdict.boot_problem: a failed start,
     # faults while serving) is a finding, on its status row
-    from bootlog.verdict import boot_problem
+    from bootlog.judge.verdict import boot_problem
 
     own = boot_problem(a)
     assert [f["key"] for f in r["findings"] if f["verdict"] != "same"] == (["status"] if own else [])
@@ -502,7 +503,7 @@ def test_machine_and_bind_address_are_not_confused():
 
 def test_a_fault_run_on_one_line_counts_every_fault():
     # the seed notes write the burst as "fault #1-23" / "fault #24-46": 46 faults, not 2
-    from bootlog import patterns
+    from bootlog.parse import patterns
 
     lines = ["[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite values "
              "(slot=42 head=3 limit=3.40282e+38) fault #1-23",
@@ -531,7 +532,7 @@ def test_a_nan_config_value_is_no_change_and_hides_no_drift():
 def test_json_output_has_no_nan_or_infinity():
     import json
 
-    from bootlog.cli_common import to_json
+    from bootlog.cli.cli_common import to_json
 
     b = show(2, {**CFG_D, "cpu_offload_gb": "inf"}, [("kv_cache_tokens", 390000, None)])
     a = show(1, {**CFG_D, "cpu_offload_gb": "1"}, [("kv_cache_tokens", 398658, None)])

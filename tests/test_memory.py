@@ -20,11 +20,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import genlog  # noqa: E402
 
-from bootlog import boots as boots_mod  # noqa: E402
-from bootlog import ingest as ingest_mod  # noqa: E402
+from bootlog.parse import boots as boots_mod  # noqa: E402
+from bootlog.run import ingest as ingest_mod  # noqa: E402
 from bootlog import records  # noqa: E402
-from bootlog.ingest import ingest, parse_source  # noqa: E402
-from bootlog.sources import open_source  # noqa: E402
+from bootlog.run.ingest import ingest, parse_source  # noqa: E402
+from bootlog.read.sources import open_source  # noqa: E402
 from bootlog.store import spill as spill_mod  # noqa: E402
 from bootlog.store.db import open_store  # noqa: E402
 from bootlog.store.reads import samples, show_boot  # noqa: E402
@@ -222,7 +222,7 @@ def test_crash_loop_peak_memory_does_not_grow_with_its_boots(tmp_path):
 # ---------------------------------------------------------------- progress bar
 
 _PROGRESS_RUN = (
-    "import sys, bootlog.ingest as i\n"
+    "import sys, bootlog.run.ingest as i\n"
     "i._PROGRESS_DELAY = float(sys.argv.pop(1))\n"
     "from bootlog.cli import main\n"
     "sys.argv[0] = 'bootlog'\n"
@@ -316,8 +316,8 @@ def test_forty_thousand_distinct_oom_lines_parse_in_linear_time(tmp_path):
     # 40k of them took ~40 s; read once per event they take about as long as any 40k lines
     import time
 
-    from bootlog.ingest import parse_source
-    from bootlog.sources import open_source
+    from bootlog.run.ingest import parse_source
+    from bootlog.read.sources import open_source
 
     seed = (FIXTURES / "seed" / "01-shape-d-fp8-200704x3.log").read_text()
 

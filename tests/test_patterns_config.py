@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from bootlog import patterns as P
+from bootlog.parse import patterns as P
 from bootlog.records import Record
-from bootlog.vline import parse_line
+from bootlog.parse.vline import parse_line
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = sorted((ROOT / "fixtures" / "logs").glob("*.log")) + sorted((ROOT / "fixtures" / "logs" / "seed").glob("*.log"))

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bootlog import compare, render
+from bootlog.judge import compare
+from bootlog.render import render
 from bootlog.cli import cli
-from bootlog.plan import load_plan
+from bootlog.judge.plan import load_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "fixtures" / "logs" / "seed"
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.skipif(not SEED.is_dir() or not PLAN.exists(),
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     """Every seed log ingested with the plan (so its user patterns are stored); name -> shows."""
-    from bootlog.ingest import ingest
+    from bootlog.run.ingest import ingest
     from bootlog.store.db import open_store
     from bootlog.store.reads import boots_like, show_boot
 
@@ -247,10 +248,10 @@ def test_kv_margin_says_what_it_means(store):
     (f,) = store["boots"]["03"]
     (row,) = rows(compare.diff(g, f), "kv_margin_tokens")
     assert row["why"].endswith("; full-length requests resident: 2.00 of 3 slots")
-    from bootlog import render
+    from bootlog.render import render
 
     assert render.finding_line(row).endswith("full-length requests resident: 2.00 of 3 slots")
-    from bootlog.render_boot import render_show
+    from bootlog.render.render_boot import render_show
 
     text = render_show(g)
     assert "  kv_margin_tokens                -200,704 tokens  (full-length requests resident: 2.00 of 3 slots)" in text

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from bootlog.console import to_json  # noqa: F401  (re-exported: the commands import them from here)
+from bootlog.cli.console import to_json  # noqa: F401  (re-exported: the commands import them from here)
 
 
 def get_store(ctx: click.Context, *, create: bool = False):

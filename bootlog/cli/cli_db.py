@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from bootlog.cli_common import get_store, print_json
+from bootlog.cli.cli_common import get_store, print_json
 
 
 def _root_db(ctx: click.Context) -> str | None:

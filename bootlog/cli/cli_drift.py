@@ -9,7 +9,7 @@ import re
 
 import click
 
-from bootlog.cli_common import get_store, plan_path, print_json
+from bootlog.cli.cli_common import get_store, plan_path, print_json
 
 
 def _history(store, boot_id: int) -> list[dict]:
@@ -23,7 +23,7 @@ def _history(store, boot_id: int) -> list[dict]:
 def _load_plan(path: str | None, judge: bool = True):
     if not path:
         return None
-    from bootlog.plan import load_plan
+    from bootlog.judge.plan import load_plan
 
     return load_plan(path, judge=judge)
 
@@ -48,7 +48,7 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
     container; for plain files the same file first, then the host's other files), last~N (N boots
     back) or a boot id.
     """
-    from bootlog import compare
+    from bootlog.judge import compare
     from bootlog.store.reads import resolve_ref, show_boots
 
     _one_format(as_json, markdown)
@@ -60,7 +60,7 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
     # that served for days) are not read
     show_a, show_b = show_boots(store, [ida, idb], runtime=False)
     if plan is not None:
-        from bootlog.reread import both_with_plan_patterns
+        from bootlog.run.reread import both_with_plan_patterns
 
         show_a, show_b = both_with_plan_patterns(store, show_a, show_b, plan)
     result = compare.diff(show_a, show_b, history=_history(store, ida), plan=plan)
@@ -72,9 +72,9 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
 
 def _phases_moved(store, show_a: dict, show_b: dict) -> str:
     """Which phases of the boot's timeline moved between B and A (a cold compile, a slow load)."""
-    from bootlog.boot_timeline import timeline
-    from bootlog.render import render_phases_moved
-    from bootlog.timeline import moved
+    from bootlog.judge.boot_timeline import timeline
+    from bootlog.render.render import render_phases_moved
+    from bootlog.judge.timeline import moved
 
     new, old = timeline(store, show_a), timeline(store, show_b)
     rows = moved(new, old) if new and old else []
@@ -96,14 +96,14 @@ def check(ctx, ref, plan_file, container, host, as_json, markdown) -> None:
     Exit 0 all met, 3 a soft expectation missed, 4 a hard one missed or the boot failed.
     REF (default last): last, prev, last~N or a boot id.
     """
-    from bootlog import compare
+    from bootlog.judge import compare
     from bootlog.store.reads import resolve_ref, show_boots
 
     _one_format(as_json, markdown)
     plan = _load_plan(plan_file)
     store = get_store(ctx)
     shown = show_boots(store, [resolve_ref(store, ref, container=container, host=host)], runtime=False)[0]
-    from bootlog.reread import with_plan_patterns
+    from bootlog.run.reread import with_plan_patterns
 
     result = compare.check(with_plan_patterns(store, shown, plan), plan)
     _emit(result, as_json, markdown, plan_file)
@@ -116,7 +116,7 @@ def _one_format(as_json: bool, markdown: bool) -> None:
 
 
 def _emit(result: dict, as_json: bool, markdown: bool, plan_file: str | None) -> None:
-    from bootlog import render
+    from bootlog.render import render
 
     name = os.path.basename(plan_file) if plan_file else None
     if as_json:
@@ -141,8 +141,8 @@ def explain(ctx, target, plan_file, container, host, as_json) -> None:
     TARGET is a log file (parsed in memory, nothing stored) or a stored boot REF (last, prev~1,
     70: a REF's spelling means the stored boot; write ./70 for a file of that name).
     """
-    from bootlog import explain as ex
-    from bootlog import render
+    from bootlog.run import explain as ex
+    from bootlog.render import render
 
     # a REF's spelling (last, prev~2, 70) is the stored boot, even beside a file of that name
     # (./70 names the file); anything else that exists is a log

@@ -8,7 +8,7 @@ import os
 
 import click
 
-from bootlog.cli_common import Seconds, get_store, plan_path, print_json, stderr_is_tty
+from bootlog.cli.cli_common import Seconds, get_store, plan_path, print_json, stderr_is_tty
 from bootlog.errors import BootlogError
 
 ENGINE_OPT = click.option("--engine", "container_engine", type=click.Choice(["podman", "docker"]),
@@ -49,19 +49,19 @@ def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll, probe_
     Exit 0 nothing wrong, 1 error or timeout, 3 drift, 4 the boot failed or a hard plan
     expectation was missed.
     """
-    from bootlog import hook as h
-    from bootlog.podman import now_ns
+    from bootlog.run import hook as h
+    from bootlog.read.podman import now_ns
 
     started = now_ns()  # the run current at this moment is the deploy's (before any slow setup)
     plan = None
     say = (lambda msg: click.echo(f"bootlog: {msg}", err=True)) if stderr_is_tty() else None
     try:
         if om_file:
-            from bootlog.output import check_target
+            from bootlog.render.output import check_target
 
             check_target(om_file, get_store(ctx, create=True))  # fails now, not after the wait
         if plan_file:
-            from bootlog.plan import load_plan
+            from bootlog.judge.plan import load_plan
 
             plan = load_plan(plan_file, judge=True)  # a bad plan fails now, not after a 15-minute wait
         result = h.run_hook(get_store(ctx, create=True), container, plan=plan, timeout=timeout, poll=poll,
@@ -88,7 +88,7 @@ def _refresh_openmetrics(ctx, path: str, code: int) -> int:
     """Rewrite the textfile after the deploy was stored.  The verdict already printed stands: a
     file that cannot be written is one stderr line, and exit 1 only when the verdict was 0
     (a 3 or 4 says more about the deploy than the dashboard's file does)."""
-    from bootlog.export import export_openmetrics
+    from bootlog.render.export import export_openmetrics
     from bootlog.safe import term
 
     try:
@@ -118,7 +118,7 @@ def watch(ctx, container, path, once, on_event, poll, container_engine, host) ->
     The read position is stored with the rows, so a restarted watch neither loses nor
     duplicates anything.
     """
-    from bootlog import watch as w
+    from bootlog.run import watch as w
 
     if bool(container) == bool(path):
         raise click.UsageError("give exactly one of --container NAME or --file PATH")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from typing import Callable
 
-from bootlog.bursts import gdn_summary
-from bootlog.console import to_json
-from bootlog.render import fmt_value
+from bootlog.render.bursts import gdn_summary
+from bootlog.cli.console import to_json
+from bootlog.render.render import fmt_value
 from bootlog.errors import BootlogError, InputError
 from bootlog.safe import term
 
@@ -38,8 +38,8 @@ def ingest_command(store, paths: tuple[str, ...] | list[str], *, container: str 
                    as_json: bool = False, echo: Callable[..., None]) -> int:
     """Ingest `paths` (or the container) into `store`; returns the exit code.  echo(text,
     err=False) prints.  BootlogErrors of a single input propagate."""
-    from bootlog.ingest import ingest as run_ingest
-    from bootlog.sources import cut_note
+    from bootlog.run.ingest import ingest as run_ingest
+    from bootlog.read.sources import cut_note
     from bootlog.store.write import stored_name
 
     # (boots are ordered by when they started, whatever order the files come in: reads.py)

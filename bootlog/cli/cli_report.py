@@ -1,10 +1,10 @@
 """Report commands: history, export, plot, report.  Only click and the standard library at
-module level; the work happens in bootlog.report / export / plot, imported inside each command."""
+module level; the work happens in bootlog.render.report / export / plot, imported inside each command."""
 from __future__ import annotations
 
 import click
 
-from bootlog.cli_common import get_store, plan_path, print_json
+from bootlog.cli.cli_common import get_store, plan_path, print_json
 
 
 def _split_names(values: tuple[str, ...]) -> list[str]:
@@ -27,7 +27,7 @@ def history(ctx, container, host, metrics, last, as_json, as_csv) -> None:
 
     Per-rank figures show one value when all ranks agree, else rank0/rank1.
     """
-    from bootlog.report import history as build, load_docs, render_csv, render_json, render_text
+    from bootlog.render.report import history as build, load_docs, render_csv, render_json, render_text
 
     if as_json and as_csv:
         raise click.UsageError("choose --json or --csv, not both")
@@ -42,7 +42,7 @@ def history(ctx, container, host, metrics, last, as_json, as_csv) -> None:
     elif as_csv:
         click.echo(render_csv(rows, cols, changes), nl=False)
     elif not rows:
-        from bootlog.report import nothing_stored
+        from bootlog.render.report import nothing_stored
 
         click.echo(nothing_stored(container, host))
     else:
@@ -76,7 +76,7 @@ def export(ctx, file, fmt, container, host, no_samples) -> None:
         fmt = "openmetrics" if suffix == "prom" else suffix if suffix in ("csv", "json", "parquet") else "csv"
     store = get_store(ctx)
     if fmt == "openmetrics":
-        from bootlog.export import export_openmetrics
+        from bootlog.render.export import export_openmetrics
 
         text, n = export_openmetrics(store, file, container=container, host=host)
         if file is None:
@@ -86,7 +86,7 @@ def export(ctx, file, fmt, container, host, no_samples) -> None:
         return
     if file is None:
         raise click.UsageError(f"give FILE to write the {fmt} export to (only openmetrics goes to stdout)")
-    from bootlog.export import export as write
+    from bootlog.render.export import export as write
 
     written, n = write(store, fmt, file, container=container, host=host, samples=not no_samples)
     click.echo(f"exported {n} boot{'s' if n != 1 else ''} to " + ", ".join(str(p) for p in written))
@@ -109,18 +109,18 @@ def plot(ctx, metric, container, host, last, out, plan_file) -> None:
     Boot starts on the log's own clock where it has one.  Needs matplotlib
     (pip install 'bootlog[plot]').
     """
-    from bootlog.logclock import log_clock
-    from bootlog.plot import keep_for
-    from bootlog.plot import plot as draw
-    from bootlog.report import load_docs
+    from bootlog.render.logclock import log_clock
+    from bootlog.render.plot import keep_for
+    from bootlog.render.plot import plot as draw
+    from bootlog.render.report import load_docs
 
     plan = None
     if plan_file:
-        from bootlog.plan import load_plan
+        from bootlog.judge.plan import load_plan
 
         plan = load_plan(plan_file, judge=True)
     store = get_store(ctx)
-    from bootlog.output import check_target
+    from bootlog.render.output import check_target
 
     check_target(out, store)
     # (the runtime summary only for a runtime.* metric: the samples are most of the reading)
@@ -128,7 +128,7 @@ def plot(ctx, metric, container, host, last, out, plan_file) -> None:
                      runtime=metric.startswith("runtime."), trim=keep_for(metric, plan))
     if not docs:
         from bootlog.errors import BootlogError
-        from bootlog.report import nothing_stored
+        from bootlog.render.report import nothing_stored
 
         raise BootlogError(nothing_stored(container, host))
     path = draw(docs, metric, out, clock=log_clock(store, docs[-1]), plan=plan)
@@ -156,16 +156,16 @@ def report(ctx, out, plan_file, container, host, last) -> None:
     """
     import os
 
-    from bootlog.report_page import html_report
+    from bootlog.render.report_page import html_report
 
     plan = None
     if plan_file:
-        from bootlog.plan import load_plan
+        from bootlog.judge.plan import load_plan
 
         plan = load_plan(plan_file, judge=True)
     store = get_store(ctx)
     if out is not None:
-        from bootlog.output import check_target
+        from bootlog.render.output import check_target
 
         check_target(out, store)
     page = html_report(store, container=container, host=host, last=last, plan=plan,
@@ -173,7 +173,7 @@ def report(ctx, out, plan_file, container, host, last) -> None:
     if out is None:
         click.echo(page)
         return
-    from bootlog.output import write_whole
+    from bootlog.render.output import write_whole
 
     write_whole(out, page)  # (a browser reloading it never sees half a page)
     click.echo(f"wrote {out}")

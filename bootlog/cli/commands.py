@@ -10,23 +10,23 @@ import os
 
 import click
 
-from bootlog.cli_common import get_store, plan_path, print_json
-from bootlog.cli_ingest import ingest_command
-from bootlog.console import error_exit
+from bootlog.cli.cli_common import get_store, plan_path, print_json
+from bootlog.cli.cli_ingest import ingest_command
+from bootlog.cli.console import error_exit
 
 # command name -> "module:attribute"; kept here so the root knows every command without importing it
 LAZY = {
-    "diff": "bootlog.cli_drift:diff",
-    "check": "bootlog.cli_drift:check",
-    "explain": "bootlog.cli_drift:explain",
-    "hook": "bootlog.cli_hook:hook",
-    "watch": "bootlog.cli_hook:watch",
-    "history": "bootlog.cli_report:history",
-    "export": "bootlog.cli_report:export",
-    "plot": "bootlog.cli_report:plot",
-    "report": "bootlog.cli_report:report",
-    "db": "bootlog.cli_db:db",
-    "prune": "bootlog.cli_db:prune",
+    "diff": "bootlog.cli.cli_drift:diff",
+    "check": "bootlog.cli.cli_drift:check",
+    "explain": "bootlog.cli.cli_drift:explain",
+    "hook": "bootlog.cli.cli_hook:hook",
+    "watch": "bootlog.cli.cli_hook:watch",
+    "history": "bootlog.cli.cli_report:history",
+    "export": "bootlog.cli.cli_report:export",
+    "plot": "bootlog.cli.cli_report:plot",
+    "report": "bootlog.cli.cli_report:report",
+    "db": "bootlog.cli.cli_db:db",
+    "prune": "bootlog.cli.cli_db:prune",
 }
 
 
@@ -118,7 +118,7 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
         raise click.UsageError("give one or more PATHS (or - for stdin), or --container NAME")
     plan = None
     if plan_file:
-        from bootlog.plan import load_plan
+        from bootlog.judge.plan import load_plan
 
         plan = load_plan(plan_file)
     code = ingest_command(get_store(ctx, create=True), paths, container=container, container_engine=container_engine, host=host,
@@ -141,7 +141,7 @@ def list_(ctx, container, host, as_json) -> None:
         print_json(boots)
         return
     if not boots:
-        from bootlog.report import nothing_stored
+        from bootlog.render.report import nothing_stored
 
         click.echo(nothing_stored(container, host))
         return
@@ -171,8 +171,8 @@ def show(ctx, ref, container, host, as_json) -> None:
     REF (default last): last, prev (the boot before last of the same container; for plain files
     the same file first, then the host's other files), last~N (N boots back), or a boot id.
     """
-    from bootlog.boot_timeline import timeline
-    from bootlog.render_boot import render_show
+    from bootlog.judge.boot_timeline import timeline
+    from bootlog.render.render_boot import render_show
     from bootlog.store.reads import resolve_ref, show_boot
 
     store = get_store(ctx)
@@ -182,10 +182,3 @@ def show(ctx, ref, container, host, as_json) -> None:
         print_json(data)
     else:
         click.echo(render_show(data))
-
-
-from bootlog.entry import main  # noqa: E402,F401  (the console script)
-
-
-if __name__ == "__main__":
-    main()

@@ -25,7 +25,7 @@ def main() -> None:
             pass
     got = 0
     try:
-        from bootlog.cli import cli
+        from bootlog.cli.commands import cli
 
         cli(prog_name="bootlog")
     except _Terminated as end:

@@ -14,7 +14,7 @@ def timeline(store, doc: dict) -> list[dict]:
     "s"}, ...], adding up to boot_to_ready_s (to the last line for a boot that never got ready);
     [] when the log gave no times."""
     from bootlog.store.reads import stored_figures
-    from bootlog.timeline import BootTimes, phases
+    from bootlog.judge.timeline import BootTimes, phases
 
     boot = doc["boot"]
     return phases(BootTimes.from_dict(boot, stored_figures(store, boot["id"])))

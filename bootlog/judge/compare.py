@@ -14,11 +14,11 @@ import re
 import statistics
 from typing import Any, Iterable
 
-from bootlog.patterns import decimal
-from bootlog.plan import (
+from bootlog.parse.patterns import decimal
+from bootlog.judge.plan import (
     CAPACITY_METRICS, DEPLOY_METRICS, EVENT_KINDS, TIMING_METRICS, UNITS, Expect, Plan,
 )
-from bootlog.verdict import status_finding
+from bootlog.judge.verdict import status_finding
 
 # Event kinds whose appearance (or growth) means something went wrong.
 FAULT_EVENTS = ("oom", "engine_init_failed", "value_error", "kv_cache_insufficient",
@@ -360,7 +360,7 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
     out: list[dict] = []
 
     # --- cause first: how the boots were deployed, and what they were asked to be
-    from bootlog.deploy import deploy_findings
+    from bootlog.measure.deploy import deploy_findings
 
     deployed = [f for f in deploy_findings(b.get("deploy"), a.get("deploy")) if f["verdict"] != "same"]
     out.extend(deployed)

@@ -584,7 +584,7 @@ def warning_whats() -> set[str]:
     that name, as compare.check counts them."""
     out = {"arg_overridden"}  # (made by boots.py from two config lines, not by one pattern)
     try:
-        from bootlog import patterns
+        from bootlog.parse import patterns
 
         for p in patterns.CATALOGUE:
             if p.name == "warning":
@@ -598,7 +598,7 @@ def known_figures() -> set[str]:
     """Names a plan may bound: the metrics.md vocabulary plus the catalogue's own figures."""
     names = set(CAPACITY_METRICS) | set(TIMING_METRICS) | set(RUNTIME_METRICS) | set(DEPLOY_METRICS)
     try:  # the catalogue may define newer figures; it is optional for plan loading
-        from bootlog import patterns as _patterns
+        from bootlog.parse import patterns as _patterns
 
         names |= set(getattr(_patterns, "UNITS", {}))
         names |= {p.name for p in getattr(_patterns, "CATALOGUE", ()) if getattr(p, "kind", "") == "metric"}
@@ -1061,7 +1061,7 @@ def user_pattern_hits_one(up: UserPattern, msg: str, *, line: int | None = None,
     if up.event:
         detail = {k: v for k, v in m.groupdict().items() if v is not None}
         return [Event(kind=up.event, line=line, rank=rank, ts=ts, message=msg.strip(), detail=detail)]
-    from bootlog.patterns import decimal  # (the one reader of a figure's number)
+    from bootlog.parse.patterns import decimal  # (the one reader of a figure's number)
 
     raw = m.group("value") or ""
     try:
@@ -1120,7 +1120,7 @@ def _msg_rank(text: str) -> tuple[str, int | None]:
     """The message part and TP rank of a raw line, so a user figure printed once per rank is
     stored once per rank like a catalogue figure."""
     try:
-        from bootlog.vline import parse_line
+        from bootlog.parse.vline import parse_line
 
         v = parse_line(Record(lineno=0, text=text))
         return (v.msg or text), v.rank

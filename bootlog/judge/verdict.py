@@ -37,7 +37,7 @@ class Verdict:
 def boot_problem(doc: dict) -> tuple[int, str] | None:
     """(exit code, why) of what a boot (a `show --json` document) says is wrong by itself, or
     None: see the module docstring."""
-    from bootlog.compare import count_of, event_counts
+    from bootlog.judge.compare import count_of, event_counts
 
     b = doc.get("boot") or {}
     message = f": {b['failure_message'][:200]}" if b.get("failure_message") else ""
@@ -61,7 +61,7 @@ def judge(doc: dict | None, *, results: Iterable[tuple[str, dict | None]] = (), 
     """The verdict on a boot: its own problem (boot_problem), a run that stopped before it was
     ready (`exited`), the (label, result) pairs of check/diff (compare's exit codes), and
     problems measured around it (a failed probe: DRIFT)."""
-    from bootlog.compare import exit_code
+    from bootlog.judge.compare import exit_code
 
     code, failed, reasons = OK, False, []
     if doc is None:
@@ -106,7 +106,7 @@ def gauge(v: Verdict) -> int:
 def status_finding(doc: dict, want: Any = "ready") -> dict | None:
     """check's and diff's `status` row for a boot with a problem of its own (violation when it
     failed, drift when it survived a fault), or None."""
-    from bootlog.compare import finding
+    from bootlog.judge.compare import finding
 
     own = boot_problem(doc)
     if own is None:

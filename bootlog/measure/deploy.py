@@ -32,7 +32,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bootlog import podman
+from bootlog.read import podman
 from bootlog.errors import SourceError
 from bootlog.safe import one_line
 
@@ -340,7 +340,7 @@ def env_file_snapshot(path: str | Path) -> dict[str, str]:
     """The env file as it is now, redacted, through plan.py's own reader (`load_env`: comments,
     blank lines, `export`, quotes, `${NAME}`; PlanError with the line for a bad file). Values are
     its coerced values written back as text, so `1.00` reads `1.0` and `yes` reads `true`."""
-    from bootlog.plan import load_env  # (plan.py pulls the pattern catalogue: load it on use)
+    from bootlog.judge.plan import load_env  # (plan.py pulls the pattern catalogue: load it on use)
 
     return redact({k: _text(v) for k, v in load_env(path).items()})
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bootlog.errors import SourceError
-from bootlog.podman import stop
+from bootlog.read.podman import stop
 from bootlog.safe import one_line
 
 GIB = 1 << 30

@@ -39,9 +39,9 @@ from hashlib import sha256
 from sys import intern as _intern
 from typing import Any, Callable
 
-from bootlog import patterns
+from bootlog.parse import patterns
 from bootlog.records import Boot, Event, Metric, VLine
-from bootlog.vline import worker_dims
+from bootlog.parse.vline import worker_dims
 
 # Every literal the boundary/status/failure logic reads; scan.py keeps lines holding any of these
 # (plus patterns.LITERALS and 200 lines after each "Traceback (most recent call last)").

@@ -14,12 +14,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable, Iterable
 
-from bootlog import patterns
-from bootlog.boots import LITERALS as BOOT_LITERALS
-from bootlog.boots import TB_CONTEXT, BootSplitter
+from bootlog.parse import patterns
+from bootlog.parse.boots import LITERALS as BOOT_LITERALS
+from bootlog.parse.boots import TB_CONTEXT, BootSplitter
 from bootlog.records import Boot, Record
-from bootlog.scan import TRACEBACK, Search
-from bootlog.vline import from_prefix, json_exc_lines, parse_line
+from bootlog.read.scan import TRACEBACK, Search
+from bootlog.parse.vline import from_prefix, json_exc_lines, parse_line
 
 
 def all_literals() -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import regex as re  # (the catalogue's regexes use its syntax; `_re` is the standard library's)
 
-from bootlog.vline import PREFIX
+from bootlog.parse.vline import PREFIX
 
 # Units of the numeric figures; a named group with one of these names is a metric value.
 UNITS: dict[str, str] = {
@@ -1269,7 +1269,7 @@ _MATCH_CACHE = 1024  # (1024 -> 2048 saves 5,000 of 45,733 misses there: not wor
 
 def _match(msg: str) -> tuple[Hit, ...]:
     if not _SEARCH:
-        from bootlog.scan import Search
+        from bootlog.read.scan import Search
 
         _SEARCH.append(Search([lit for lit, _ in _BY_LITERAL], every=True))
     hits: list[Hit] = []

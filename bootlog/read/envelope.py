@@ -51,7 +51,7 @@ from itertools import chain, islice
 from typing import Iterable, Iterator
 
 from bootlog.records import Record
-from bootlog.sources import LINE_MAX
+from bootlog.read.sources import LINE_MAX
 
 HEAD_BYTES = 64 * 1024
 CONMON_BUF = 8192  # conmon STDIO_BUF_SIZE: one read() -> at most this many bytes per timestamp
@@ -243,7 +243,7 @@ def records(lines: Iterable[Line], fmt: str) -> Iterator[Record]:
 def read(chunks: Iterable[bytes], fmt: str | None = None, *, start_line: int = 1) -> Iterator[Record]:
     """Every Record of a byte stream (no search); the envelope is detected from the first
     ~64 KiB when fmt is None."""
-    from bootlog.scan import Lines
+    from bootlog.read.scan import Lines
 
     if fmt is None:
         fmt, chunks = sniff(chunks)

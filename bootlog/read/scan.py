@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, Iterator
 
-from bootlog.envelope import strip_codes
-from bootlog.sources import Blocks
+from bootlog.read.envelope import strip_codes
+from bootlog.read.sources import Blocks
 
 TRACEBACK = "Traceback (most recent call last)"
 CONTEXT = 200  # lines after a traceback start kept whatever they hold

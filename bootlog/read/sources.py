@@ -340,10 +340,10 @@ def bytes_source(name: str, data: bytes, kind: str = "container") -> Source:
 def container_source(name: str, engine: str = "podman", since: str | None = None) -> Source:
     """`ENGINE logs --timestamps [--since X] NAME`, stdout and stderr merged by timestamp.
 
-    The engine is run by bootlog.podman (the one place that runs it): $BOOTLOG_<ENGINE> names the
+    The engine is run by bootlog.read.podman (the one place that runs it): $BOOTLOG_<ENGINE> names the
     binary and $BOOTLOG_<ENGINE>_ARGS goes before the subcommand; the two streams are spooled
     and merged exactly by their timestamps."""
-    from bootlog import podman
+    from bootlog.read import podman
 
     podman.command(engine)  # fail now, with one line, when the engine is not installed
     return Source(name=f"{engine}:{name}", kind="container",

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Iterator, Sequence
 
 from bootlog.errors import BootlogError, InputError
-from bootlog.output import check_target, writing
+from bootlog.render.output import check_target, writing
 from bootlog.safe import csv_cell, json_text
 
 FORMATS = ("csv", "json", "parquet")
@@ -237,7 +237,7 @@ def export_openmetrics(store, path: str | Path | None, *, container: str | None 
     """The OpenMetrics text of the latest boots (latest_boots), written to `path` (whole, then
     renamed: the textfile collector never reads half a file); with no path it is only returned.
     (text, number of boots in it)."""
-    from bootlog import openmetrics
+    from bootlog.render import openmetrics
 
     target = check_target(path, store) if path is not None else None
     docs = latest_boots(store, container=container, host=host)

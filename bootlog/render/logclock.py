@@ -87,7 +87,7 @@ def log_clock(store, doc: dict) -> Clock:
         why = "it was read from a container" if kind == "container" else "it was read from stdin"
         return Clock(timezone.utc, f"times in UTC (the log's own offset is not known: {why})")
     from bootlog.errors import BootlogError
-    from bootlog.reread import stored_file
+    from bootlog.run.reread import stored_file
 
     try:
         found = head_offset(stored_file(kind, name, host))
@@ -104,9 +104,9 @@ def log_clock(store, doc: dict) -> Clock:
 
 def head_offset(path: str) -> tuple[tzinfo, str] | None:
     """(the offset of the log at `path`, how it was found) from its first lines, or None."""
-    from bootlog import envelope
-    from bootlog.sources import open_source
-    from bootlog.vline import PREFIX
+    from bootlog.read import envelope
+    from bootlog.read.sources import open_source
+    from bootlog.parse.vline import PREFIX
 
     stamp = re.compile(PREFIX)
     votes: Counter[int] = Counter()

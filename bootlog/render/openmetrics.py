@@ -150,7 +150,7 @@ def write(path: str | os.PathLike, text: str) -> None:
     """Put `text` at `path` whole (output.writing: a temp file in the same directory, fsynced,
     renamed over `path`); a new file gets mode 0644 whatever the umask (the collector may run as
     another user).  The temp name ends in .tmp, which the textfile collector (*.prom) never reads."""
-    from bootlog.output import write_whole
+    from bootlog.render.output import write_whole
 
     write_whole(path, text, new_mode=0o644)
 
@@ -193,7 +193,7 @@ def _add_boot(families: dict[str, _Family], boot: dict, ident: Labels) -> None:
 
 
 def _add_verdict(families: dict[str, _Family], doc: dict, ident: Labels) -> None:
-    from bootlog import verdict
+    from bootlog.judge import verdict
 
     boot = doc.get("boot") or {}
     if not boot.get("status"):

@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from bootlog.errors import BootlogError
-from bootlog.report import metric_values
+from bootlog.render.report import metric_values
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from bootlog.logclock import Clock
+    from bootlog.render.logclock import Clock
 
 # Config keys that change with every boot or say nothing about capacity; never annotated.
 _NOISY_CONFIG = {"seed", "served_model_name", "model_tag", "port", "host"}
@@ -104,7 +104,7 @@ def keep_for(metric: str, plan: Any = None) -> Callable[[dict], dict]:
     fields, the printings of the figure and of its budgets, the config (one dict shared by the
     boots that ran the same config: a plot of 100,000 boots held every boot's whole document,
     2.5 GB), the events a status or a fault count reads, the runtime summary."""
-    from bootlog.report import FAULT_KINDS
+    from bootlog.render.report import FAULT_KINDS
 
     names = {metric, *BUDGET_OF.values()}
     ex = plan is not None and (plan.metrics.get(metric) or plan.boot_metrics.get(metric))
@@ -145,7 +145,7 @@ def series(docs: Sequence[dict], metric: str) -> dict[str, list[float | None]]:
     per_boot = [metric_values(d, metric) for d in docs]
     out: dict[str, list[float | None]] = {metric: [None] * len(docs)}
     if not any(per_boot):  # not a printed metric: any numeric history column (faults, a config
-        from bootlog.report import figure  # key such as max_model_len, runtime.max.X)
+        from bootlog.render.report import figure  # key such as max_model_len, runtime.max.X)
 
         for i, d in enumerate(docs):
             v = _number(figure(d, metric))
@@ -185,7 +185,7 @@ class Budget:
 def budgets(docs: Sequence[dict], metric: str, plan: Any = None) -> list[Budget]:
     """The figure's budget lines: the plan's bounds on it (a number, or a figure it names),
     else BUDGET_OF's estimate; per-boot values are the largest over ranks."""
-    from bootlog.render import fmt_value
+    from bootlog.render.render import fmt_value
 
     out: list[Budget] = []
     ex = None
@@ -212,7 +212,7 @@ def _per_boot_max(docs: Sequence[dict], name: str) -> list[float | None]:
     for d in docs:
         got = [v for _, v in metric_values(d, name) if _number(v) is not None]
         if not got:
-            from bootlog.report import figure
+            from bootlog.render.report import figure
 
             one = _number(figure(d, name))
             got = [one] if one is not None else []
@@ -245,7 +245,7 @@ def tick_label(doc: dict, clock: Clock | None) -> str:
 
 
 def zone_words(clock: Clock | None) -> str:
-    from bootlog.logclock import offset_name
+    from bootlog.render.logclock import offset_name
 
     if clock is None or clock.zone is None:
         return "as the log printed it"
@@ -269,7 +269,7 @@ def one_format(axis: Any) -> None:
     that write every tick exactly (0.50 0.75 1.00, never 1.2e+06 beside 800,000)."""
     from matplotlib.ticker import Formatter
 
-    from bootlog.render import fmt_value
+    from bootlog.render.render import fmt_value
 
     class OneFormat(Formatter):
         ticks: Sequence[float] = ()
@@ -486,7 +486,7 @@ def plot(docs: Sequence[dict], metric: str, out: str | Path, *, clock: Clock | N
         raise BootlogError(f"cannot write a .{fmt} plot: name the file .png, .svg or .pdf")
     if not out.parent.exists():
         raise BootlogError(f"directory {out.parent} does not exist")
-    from bootlog.output import write_whole
+    from bootlog.render.output import write_whole
 
     write_whole(out, render_png(docs, metric, fmt=fmt, clock=clock, plan=plan))
     return out

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from bootlog.logclock import Clock
+    from bootlog.render.logclock import Clock
 
 # (panel title, unit, sample keys drawn in it)
 PANELS = (
@@ -45,7 +45,7 @@ def _series(samples: Iterable, key: str, clock: Clock | None) -> tuple[list[date
 def faults_over_time(events: Sequence[dict], clock: Clock | None) -> tuple[list[datetime], list[int]]:
     """Cumulative gdn_hip faults at each fault line's time (a line may stand for a run of
     faults: compare.count_of counts it as diff does)."""
-    from bootlog.compare import count_of
+    from bootlog.judge.compare import count_of
 
     xs, ys, total = [], [], 0
     for e in events:
@@ -63,7 +63,7 @@ def faults_over_time(events: Sequence[dict], clock: Clock | None) -> tuple[list[
 def runtime_figure(doc: dict, samples: Sequence, *, clock: Clock | None = None) -> Figure | None:
     """The runtime chart of one boot (`doc` a show --json document, `samples` its reads.samples
     rows), or None when it has nothing to draw.  The caller saves and closes it (plot.save)."""
-    from bootlog.plot import DPI, FONT, _matplotlib, one_format, plain, zone_words
+    from bootlog.render.plot import DPI, FONT, _matplotlib, one_format, plain, zone_words
 
     panels = []
     for title, unit, keys in PANELS:
@@ -121,7 +121,7 @@ def runtime_figure(doc: dict, samples: Sequence, *, clock: Clock | None = None) 
 
 
 def runtime_png(doc: dict, samples: Sequence, *, clock: Clock | None = None) -> bytes | None:
-    from bootlog.plot import save
+    from bootlog.render.plot import save
 
     fig = runtime_figure(doc, samples, clock=clock)
     return None if fig is None else save(fig)

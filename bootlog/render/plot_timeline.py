@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from bootlog.timeline import PHASES
+from bootlog.judge.timeline import PHASES
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from bootlog.logclock import Clock
+    from bootlog.render.logclock import Clock
 
 # the big work items saturated, bookkeeping pale; a cold compile (orange-red) against a cache
 # load (green) is the contrast an operator looks for; unlogged/failed/incomplete also hatched
@@ -38,8 +38,8 @@ def timeline_figure(docs: Sequence[dict], timelines: dict[int, list[dict]], *,
                     clock: Clock | None = None) -> Figure:
     """The chart of `docs`' timelines (boot id -> timeline.phases rows), oldest boot on top;
     the caller saves and closes it (plot.save)."""
-    from bootlog.plot import DPI, FONT, _matplotlib, one_format, plain, text_px, tick_label, zone_words
-    from bootlog.render import fmt_value
+    from bootlog.render.plot import DPI, FONT, _matplotlib, one_format, plain, text_px, tick_label, zone_words
+    from bootlog.render.render import fmt_value
 
     plt = _matplotlib()
     n = len(docs)
@@ -99,6 +99,6 @@ def _status(doc: dict) -> str:
 
 
 def timeline_png(docs: Sequence[dict], timelines: dict[int, list[dict]], *, clock: Clock | None = None) -> bytes:
-    from bootlog.plot import save
+    from bootlog.render.plot import save
 
     return save(timeline_figure(docs, timelines, clock=clock))

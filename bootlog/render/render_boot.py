@@ -5,10 +5,10 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from bootlog.bursts import gdn_summary
-from bootlog.render import fmt_value
+from bootlog.render.bursts import gdn_summary
+from bootlog.render.render import fmt_value
 from bootlog.safe import cut, pad, term, width
-from bootlog.timeline import render_bar
+from bootlog.judge.timeline import render_bar
 
 
 def _t(v: Any) -> str:  # one field of log text, on one line, controls escaped
@@ -93,7 +93,7 @@ def render_show(data: dict) -> str:
         for name, vals in grouped.items():
             line = f"  {pad(name, w)}  {_t(_ranked(vals))} {units[name]}".rstrip()
             if name == "kv_margin_tokens":
-                from bootlog.compare import margin_meaning
+                from bootlog.judge.compare import margin_meaning
 
                 meaning = margin_meaning(data)
                 line += f"  ({meaning})" if meaning else ""

@@ -23,8 +23,8 @@ from typing import Any, Sequence
 
 from bootlog import safe
 from bootlog.errors import BootlogError
-from bootlog.logclock import Clock
-from bootlog.render import SYMBOLS, fmt_value
+from bootlog.render.logclock import Clock
+from bootlog.render.render import SYMBOLS, fmt_value
 
 KEY_PLOTS: tuple[str, ...] = ("kv_cache_tokens", "max_concurrency", "graph_capture_gib",
                               "torch_compile_s", "boot_to_ready_s")
@@ -43,7 +43,7 @@ h = safe.html
 
 def cell(v: Any) -> str:
     """A figure as the page shows it (render.fmt_value; ranks that disagree as a/b), escaped."""
-    from bootlog.report import PerRank
+    from bootlog.render.report import PerRank
 
     if v is None:
         return ""
@@ -115,7 +115,7 @@ def _bound(f: dict) -> str:
 def diff_html(result: dict, prev: dict, clock: Clock, moved: list[dict]) -> str:
     """The latest boot against the one before: the findings that are not `same` (the page's
     question is what changed), then the summary and the phases that moved."""
-    from bootlog.render import PHASE_MOVE_S, summary_line
+    from bootlog.render.render import PHASE_MOVE_S, summary_line
 
     b = prev["boot"]
     when = clock.text(b.get("started_at"), "%m-%d %H:%M")
@@ -141,15 +141,15 @@ def diff_html(result: dict, prev: dict, clock: Clock, moved: list[dict]) -> str:
 
 
 def _swatch(phase: str) -> str:
-    from bootlog.plot_timeline import PHASE_COLORS
+    from bootlog.render.plot_timeline import PHASE_COLORS
 
     return f'<span class="sw" style="background:{PHASE_COLORS.get(phase, "#888")}"></span>'
 
 
 def timeline_bar_html(tl: list[dict]) -> str:
     """The boot's phases as one HTML bar (the chart's colours) and a legend with the seconds."""
-    from bootlog.plot_timeline import HATCHES, PHASE_COLORS
-    from bootlog.timeline import phase_totals
+    from bootlog.render.plot_timeline import HATCHES, PHASE_COLORS
+    from bootlog.judge.timeline import phase_totals
 
     total = sum(p["s"] for p in tl)
     if not tl or total <= 0:
@@ -170,7 +170,7 @@ def timeline_bar_html(tl: list[dict]) -> str:
 
 def latest_html(doc: dict, clock: Clock, tl: list[dict], *, check: dict | None, plan_name: str | None,
                 diff: dict | None, prev: dict | None, moved: list[dict], why_no_diff: str | None) -> str:
-    from bootlog.verdict import boot_problem, judge
+    from bootlog.judge.verdict import boot_problem, judge
 
     b = doc["boot"]
     # (the hook's one rule: a failed boot, one whose engine died serving or that printed state
@@ -335,9 +335,9 @@ def page(*, title: str, meta: str, sections: Sequence[str], notes: Sequence[str]
 def html_report(store, *, container: str | None = None, host: str | None = None, last: int | None = 50,
                 plan: Any = None, plan_name: str | None = None, title: str | None = None) -> str:
     """The report page for the stored boots (the newest `last` in the table and the charts)."""
-    from bootlog import report
-    from bootlog.boot_timeline import timelines
-    from bootlog.logclock import log_clock
+    from bootlog.render import report
+    from bootlog.judge.boot_timeline import timelines
+    from bootlog.render.logclock import log_clock
     from bootlog.store.reads import show_boot
 
     docs = report.load_docs(store, container=container, host=host, last=None if last is None else last + 1,
@@ -355,8 +355,8 @@ def html_report(store, *, container: str | None = None, host: str | None = None,
     diff, prev, why_no_diff = _latest_diff(store, newest, container=container, host=host, plan=plan)
     moved: list[dict] = []
     if diff is not None and prev is not None:
-        from bootlog.boot_timeline import timeline
-        from bootlog.timeline import moved as moved_phases
+        from bootlog.judge.boot_timeline import timeline
+        from bootlog.judge.timeline import moved as moved_phases
 
         old = timeline(store, prev)
         moved = moved_phases(tls[newest["boot"]["id"]], old) if old and tls[newest["boot"]["id"]] else []
@@ -382,15 +382,15 @@ def _plan_checks(store, docs: Sequence[dict], plan) -> list[dict]:
     """compare.check of every boot against the plan, its own patterns read where it was stored
     without them (reread.with_plan_patterns): the history's plan column, the last one the
     latest boot's table."""
-    from bootlog import compare
-    from bootlog.reread import with_plan_patterns
+    from bootlog.judge import compare
+    from bootlog.run.reread import with_plan_patterns
 
     return [compare.check(with_plan_patterns(store, d, plan), plan) for d in docs]
 
 
 def _latest_diff(store, newest: dict, *, container, host, plan) -> tuple[dict | None, dict | None, str | None]:
     """(diff of the newest boot against `prev`, prev's document, why there is none)."""
-    from bootlog import compare
+    from bootlog.judge import compare
     from bootlog.errors import RefError
     from bootlog.store.reads import boots_like, resolve_ref, show_boots
 
@@ -401,7 +401,7 @@ def _latest_diff(store, newest: dict, *, container, host, plan) -> tuple[dict | 
     bid = newest["boot"]["id"]
     a, b = show_boots(store, [bid, old], runtime=False)
     if plan is not None:
-        from bootlog.reread import both_with_plan_patterns
+        from bootlog.run.reread import both_with_plan_patterns
 
         a, b = both_with_plan_patterns(store, a, b, plan)
     history = show_boots(store, boots_like(store, bid), runtime=False)
@@ -412,12 +412,12 @@ def _latest_diff(store, newest: dict, *, container, host, plan) -> tuple[dict | 
 def _charts(store, docs: Sequence[dict], tls: dict[int, list[dict]], clock: Clock, plan, notes: list[str]) -> list[str]:
     """The timeline chart, the key figures, the runtime series (matplotlib: left out, said why,
     when it is not installed)."""
-    from bootlog import plot
+    from bootlog.render import plot
 
     out: list[str] = []
     try:
-        from bootlog.plot_runtime import runtime_png
-        from bootlog.plot_timeline import timeline_png
+        from bootlog.render.plot_runtime import runtime_png
+        from bootlog.render.plot_timeline import timeline_png
 
         out += ["<h2>Where each boot's time went</h2>",
                 _img(timeline_png(docs, tls, clock=clock), "boot timelines", "timeline")]

@@ -32,7 +32,7 @@ UNMATCHED_MAX = 200  # unread lines listed; more are counted
 
 def markers() -> list[tuple[frozenset[str], str]]:
     """(the distinctive words of a catalogue literal, the literal) per catalogue literal."""
-    from bootlog import patterns
+    from bootlog.parse import patterns
 
     out = []
     for lit in patterns.LITERALS:
@@ -85,15 +85,15 @@ def _figure_rows(metrics: Iterable[Any], recs: dict[int, Any]) -> list[dict]:
 def explain_log(path: str | Path, plan: Any = None) -> dict:
     """Run the pipeline in memory over a log file; figures with their lines, unread lines.
     With a plan, its user patterns read the lines too (as `ingest --plan` would)."""
-    from bootlog.envelope import read
-    from bootlog.parse import parse
-    from bootlog.sources import open_source
+    from bootlog.read.envelope import read
+    from bootlog.parse.parse import parse
+    from bootlog.read.sources import open_source
 
     src = open_source(str(path))
     recs: dict[int, Any] = {}
     boots = parse(_kept(read(src.chunks()), recs))
     if plan is not None and getattr(plan, "patterns", None):
-        from bootlog.plan import apply_user_patterns
+        from bootlog.judge.plan import apply_user_patterns
         from bootlog.records import Metric
 
         for hit in apply_user_patterns(plan, (recs[n] for n in sorted(recs))):
@@ -125,8 +125,8 @@ def explain_log(path: str | Path, plan: Any = None) -> dict:
 
 def unmatched_lines(recs: dict[int, Any], used: set[int], messages: set[str]) -> list[dict]:
     """Lines that look like a catalogue line (see the module doc) that nothing read."""
-    from bootlog.patterns import match
-    from bootlog.vline import parse_line
+    from bootlog.parse.patterns import match
+    from bootlog.parse.vline import parse_line
 
     marks = markers()
     out = []

@@ -15,13 +15,13 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from bootlog import podman
+from bootlog.read import podman
 from bootlog.errors import BootlogError, SourceError
 from dataclasses import dataclass, field
-from bootlog.bursts import gdn_summary
+from bootlog.render.bursts import gdn_summary
 from bootlog.records import Boot
 from bootlog.safe import md_code, md_text, term
-from bootlog.verdict import Verdict, judge
+from bootlog.judge.verdict import Verdict, judge
 
 TERMINAL = ("ready", "failed")
 # lifecycle states in which the container is between two runs: keep waiting
@@ -61,8 +61,8 @@ class Waited:
 
 def parse_bytes(data: bytes) -> list[Boot]:
     """Boots in `podman logs --timestamps` bytes, parsed exactly as ingest parses a source."""
-    from bootlog.ingest import parse_source
-    from bootlog.sources import bytes_source
+    from bootlog.run.ingest import parse_source
+    from bootlog.read.sources import bytes_source
 
     return parse_source(bytes_source("-", data))
 
@@ -263,8 +263,8 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
     """Wait for the container's current boot, ingest it with its deploy context, measure it
     once ready (probe_url, gpu_smi: measure()), check it and diff it with the previous boot of
     the same container.  Exit code: 4 failed boot or hard violation, 3 drift, else 0."""
-    from bootlog import compare
-    from bootlog.ingest import deploy_of
+    from bootlog.judge import compare
+    from bootlog.run.ingest import deploy_of
     from bootlog.store.reads import boots_like, list_boots, show_boot
 
     try:
@@ -312,7 +312,7 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
     earlier = ids[:ids.index(ours.id)] if ours.id in ids else []  # (in start order)
     prev_id = earlier[-1] if earlier else None
     if plan is not None and plan.patterns:
-        from bootlog.reread import STORED
+        from bootlog.run.reread import STORED
 
         show["plan_lines"] = STORED  # just read with the plan: a pattern without a value matched nothing
         bad = {up.name: up.not_numbers[0] for up in plan.patterns if up.not_numbers}
@@ -326,7 +326,7 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
         # its verdict on the boot is the hook's check, not repeated in the diff
         prev = show_boot(store, prev_id)
         if plan is not None:
-            from bootlog.reread import both_with_plan_patterns
+            from bootlog.run.reread import both_with_plan_patterns
 
             show, prev = both_with_plan_patterns(store, show, prev, plan)
         diff = compare.diff(show, prev, history=history, plan=plan, with_check=False)
@@ -391,7 +391,7 @@ def measure(probe_url: str | None, *, served_name: str | None, tokens: int = 32,
     memory again (the operator's "held through a live generation": the lower free value is
     kept).  {"metrics": [Metric], "probe": ProbeResult|None, "gpu_tool": str|None,
     "problems": [one line each]}.  Never raises for what the server or a GPU tool does."""
-    from bootlog import gpumem
+    from bootlog.measure import gpumem
     from bootlog.records import Metric
 
     problems: list[str] = []
@@ -410,7 +410,7 @@ def measure(probe_url: str | None, *, served_name: str | None, tokens: int = 32,
     before = gpu()
     result = None
     if probe_url:
-        from bootlog import probe
+        from bootlog.measure import probe
 
         if progress:
             progress(f"probing {probe_url}")
@@ -451,7 +451,7 @@ def ingest_container(store, name: str, *, engine: str = "podman", plan=None, hos
 
     Its source is the one `watch --container` uses (`ENGINE:NAME`), so a boot watch stored while
     it was starting is found again by the store and updated in place."""
-    from bootlog.ingest import ingest
+    from bootlog.run.ingest import ingest
 
     return list(ingest(store, None, container=name, container_engine=engine, plan=plan, host=host,
                        source=source, deploy=deploy))
@@ -469,7 +469,7 @@ def _ingest_run(store, name: str, waited: Waited, *, engine: str = "podman", pla
             if not str(err).startswith("no such container"):
                 raise
             now = None
-        from bootlog.sources import bytes_source
+        from bootlog.read.sources import bytes_source
 
         src = bytes_source(f"{engine}:{name}", waited.data, kind="container")
         if now is None or (waited.state.id and now.id != waited.state.id):
@@ -516,7 +516,7 @@ KEY_FIGURES = (  # (metric, label, unit shown)
 
 def key_figures(show: dict) -> dict[str, Any]:
     """The figures a deploy note quotes: one value, or a list when ranks differ."""
-    from bootlog.compare import figures
+    from bootlog.judge.compare import figures
 
     fig = figures(show)
     out: dict[str, Any] = {}
@@ -532,7 +532,7 @@ def key_figures(show: dict) -> dict[str, Any]:
 
 
 def _fmt(v: Any, unit: str) -> str:
-    from bootlog.render import fmt_value
+    from bootlog.render.render import fmt_value
 
     if isinstance(v, list):
         return " / ".join(_fmt(x, unit) for x in v) + " (per rank)"
@@ -613,7 +613,7 @@ def _md(s: str) -> str:
 
 def render_text(r: HookResult, plan_name: str | None = None) -> str:
     """The summary for a terminal or a journal: what the log said is escaped, one line each."""
-    from bootlog import render
+    from bootlog.render import render
 
     lines = [f"bootlog hook: {_verdict(r)}: {_headline(r)}  (waited {r.waited_s:.1f} s)"]
     lines += [f"  {'why':<14} {why}" for why in _why_rows(r)]
@@ -633,7 +633,7 @@ def render_text(r: HookResult, plan_name: str | None = None) -> str:
 def render_markdown(r: HookResult, plan_name: str | None = None) -> str:
     """For a deploy commit message: the measured figures first, then findings tables; log text
     is inert there (no HTML, link or code span of it comes alive)."""
-    from bootlog import render
+    from bootlog.render import render
 
     lines = [f"**bootlog hook: {_verdict(r)}** — {_md(_headline(r))}", ""]
     if _why_rows(r):

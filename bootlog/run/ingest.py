@@ -108,9 +108,9 @@ def read_records(source, *, start: int = 0, limit: int | None = None, start_line
     Only candidate lines (holding one of the parser's literals or `literals`, or owed as context
     after a traceback) unless `every`; start/limit: the byte range to read (a resumed read),
     start_line: the line number at `start`."""
-    from bootlog import envelope, scan
-    from bootlog.parse import all_literals
-    from bootlog.sources import BLOCK
+    from bootlog.read import envelope, scan
+    from bootlog.parse.parse import all_literals
+    from bootlog.read.sources import BLOCK
 
     chunks = source.chunks(start, BLOCK)
     if limit is not None:
@@ -173,8 +173,8 @@ def _parse(source, *, resume: "Resume | None" = None, limit: int | None = None, 
     the lines cut at sources.LINE_MAX).  A plan's own patterns run over the same single read (stdin
     can be read only once): their literals join the scan's, and a pattern without a literal
     makes every line be read."""
-    from bootlog.boots import BootSplitter
-    from bootlog.parse import parse
+    from bootlog.parse.boots import BootSplitter
+    from bootlog.parse.parse import parse
     from bootlog.store.spill import Spill
 
     user = getattr(plan, "patterns", None) or []
@@ -216,7 +216,7 @@ def _exits(boots: "Boots", runs: list) -> None:
         end = next((r for r in died if r.at >= b.ended_at), None)
         if end is None:
             continue
-        from bootlog.podman import format_time
+        from bootlog.read.podman import format_time
 
         finished = format_time(int(end.at.timestamp()) * 10**9 + end.at.microsecond * 1000)
         b.deploy = {**(b.deploy or {}), "exit_code": end.exit_code, "finished_at": finished}
@@ -236,7 +236,7 @@ class _UserHits:
         self.found: list[tuple[int, object, list]] = []  # (line, ts, hits)
 
     def watch(self, recs: Iterable[Record]) -> Iterator[Record]:
-        from bootlog.plan import apply_user_patterns
+        from bootlog.judge.plan import apply_user_patterns
 
         for rec in recs:
             got = apply_user_patterns(self.plan, (rec,))  # (with its line number: a value that is
@@ -352,7 +352,7 @@ ASK = object()  # ingest(deploy=ASK): ask the engine for the deploy context of t
 def deploy_of(container: str, engine: str = "podman", plan=None) -> dict | None:
     """What the container engine says of the container's current run (deploy.py), with the
     plan's env file as it is now; None when the engine cannot say (the container is gone)."""
-    from bootlog.deploy import deploy_context, env_file_snapshot
+    from bootlog.measure.deploy import deploy_context, env_file_snapshot
     from bootlog.errors import BootlogError
 
     try:
@@ -378,8 +378,8 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
     newest boot gets the deploy context of its run: `deploy` (None: none known), by default what
     the engine says now.
     """
-    from bootlog.envelope import detect
-    from bootlog.sources import container_source, open_source
+    from bootlog.read.envelope import detect
+    from bootlog.read.sources import container_source, open_source
     from bootlog.store.write import FILE_KINDS, TAIL, PositionMoved, SourceInfo, save_boots, stored_name, stored_path
 
     if source is None:
@@ -410,7 +410,7 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
     # a container's runs are bounded by the engine's init/died events: every start its own boot
     runs = []
     if source.kind == "container" and spec is None and container:
-        from bootlog.podman import run_events
+        from bootlog.read.podman import run_events
 
         runs = run_events(container, container_engine)
     boots, seen, out.cut_lines = _parse(source, resume=resume, limit=limit, plan=plan, progress=progress,

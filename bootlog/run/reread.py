@@ -37,7 +37,7 @@ def stored_file(kind: str, name: str, host: str | None, *, verified: bool = Fals
     where it is found (`ingest --host h1` may label a file of this machine)."""
     import os
 
-    from bootlog.ingest import default_host
+    from bootlog.run.ingest import default_host
     from bootlog.store.write import relative_source
 
     if host and host != default_host() and not (verified and os.path.isfile(name)):
@@ -51,8 +51,8 @@ def stored_file(kind: str, name: str, host: str | None, *, verified: bool = Fals
 
 
 def _source(kind: str, name: str, host: str | None):
-    from bootlog.ingest import default_host
-    from bootlog.sources import container_source, open_source
+    from bootlog.run.ingest import default_host
+    from bootlog.read.sources import container_source, open_source
 
     if kind == "container":
         if host and host != default_host():
@@ -69,7 +69,7 @@ def with_plan_patterns(store, show: dict, plan) -> dict:
     bid = show["boot"]["id"]
     if _user_rows(store, bid, plan):
         return {**show, "plan_lines": STORED}  # read with the plan when it was stored
-    from bootlog.ingest import _parse
+    from bootlog.run.ingest import _parse
 
     row = store.one("SELECT boots.fingerprint, sources.name, sources.kind, boots.host FROM boots "
                     "JOIN sources ON sources.id = boots.source_id WHERE boots.id = ?", [bid])
@@ -88,7 +88,7 @@ def with_plan_patterns(store, show: dict, plan) -> dict:
         if mine:
             bad[up.name] = mine[0]
     if same is None:
-        from bootlog.ingest import default_host
+        from bootlog.run.ingest import default_host
 
         why = f"it was read on host {host}" if host and host != default_host() else f"{name} no longer holds this boot"
         return {**show, "plan_lines": f"source no longer readable: {why}"}

@@ -21,7 +21,7 @@ import time
 from datetime import datetime
 from typing import Any, Callable, Iterator
 
-from bootlog import podman
+from bootlog.read import podman
 from bootlog.errors import InputError, SourceError
 from dataclasses import dataclass, field
 from bootlog.records import Boot, Record
@@ -104,7 +104,7 @@ class FileTail:
         except FileNotFoundError:
             raise InputError(f"no such file: {self.path}", path=self.path) from None
         except OSError as e:
-            from bootlog.sources import input_error
+            from bootlog.read.sources import input_error
 
             raise input_error(self.path, e) from None
         f = os.fdopen(fd, "rb")
@@ -120,7 +120,7 @@ class FileTail:
         with self._open() as f:
             st = os.fstat(f.fileno())
             if pos == 0 or self.ino != st.st_ino:
-                from bootlog.sources import GZIP_MAGIC, _other_compression
+                from bootlog.read.sources import GZIP_MAGIC, _other_compression
 
                 head = f.read(10)
                 f.seek(0)
@@ -149,7 +149,7 @@ class FileTail:
     def _batches(self, f, pos: int, final: bool) -> Iterator[tuple[list[tuple[int, bytes]], int]]:
         """The lines from `pos` on, BATCH bytes at a time; a line with no newline yet is held (its
         head only: LINE_MAX) until its newline comes, or with `final` given out as it is."""
-        from bootlog.sources import LINE_MAX
+        from bootlog.read.sources import LINE_MAX
 
         f.seek(pos)
         part: list[bytes] = []  # the line still without its newline: its first LINE_MAX bytes
@@ -236,7 +236,7 @@ class ContainerTail:
         """The engine's deploy context of the run `boot` started in: asked once per boot and run
         state, so the exit code is stored when the run ends (a server that died serving and
         exited 0 is why on-failure never fired: the seeds' lesson)."""
-        from bootlog.ingest import deploy_of
+        from bootlog.run.ingest import deploy_of
 
         key = (boot.first_line, boot.started_at, self._run)
         if self._deploy[0] != key:
@@ -341,10 +341,10 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
           warn: Callable[[str], None] | None = None, stop: Callable[[], bool] = lambda: False) -> int:
     """Follow `tail` (FileTail / ContainerTail) until `stop()` (or, with `once`, until caught up).
     Returns the number of new events (each kind prints EVENT_LINES lines per read, then a count)."""
-    from bootlog.boots import BootSplitter
-    from bootlog.envelope import detect
-    from bootlog.ingest import default_host
-    from bootlog.parse import parse
+    from bootlog.parse.boots import BootSplitter
+    from bootlog.read.envelope import detect
+    from bootlog.run.ingest import default_host
+    from bootlog.parse.parse import parse
     from bootlog.store.reads import get_position
     from bootlog.store.write import save_boots
 
@@ -404,7 +404,7 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
                 warn(f"{tail.label}: {err}; waiting for it to come back")
                 missing_said = True
         if tail.cut_lines:  # (once per read, as ingest says it once per input)
-            from bootlog.sources import cut_note
+            from bootlog.read.sources import cut_note
 
             warn(cut_note(tail.label, tail.cut_lines))
             tail.cut_lines = 0
@@ -421,9 +421,9 @@ def _candidates() -> Callable[[_Window, bytes, str, int, Any], list[Record]]:
     """The lines ingest keeps (the scan's literals, plus the lines after a traceback start),
     with the traceback context carried into the next batch; the lines cut at sources.LINE_MAX
     (and pieces of one joined past it) are counted on the tail."""
-    from bootlog.envelope import records
-    from bootlog.parse import all_literals
-    from bootlog.scan import Lines, Search
+    from bootlog.read.envelope import records
+    from bootlog.parse.parse import all_literals
+    from bootlog.read.scan import Lines, Search
 
     search = Search(all_literals())
 

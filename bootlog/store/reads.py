@@ -170,7 +170,7 @@ def _group_loops(store: Store, gw: list[str], gp: list[Any]) -> dict[int, dict]:
     config and restart counts are read _CHUNK boots at a time as the walk reaches them, and
     crashloop.loops keeps the config of a loop's last boot only: memory does not grow with
     the boots (a crash loop of thousands)."""
-    from bootlog.crashloop import loops
+    from bootlog.parse.crashloop import loops
 
     rows = store.rows("SELECT boots.id, boots.status, boots.started_at, boots.ended_at, boots.first_line, deploys.data "
                       "FROM boots LEFT JOIN deploys ON deploys.boot_id = boots.id" + _where(gw) + f" ORDER BY {_OLDEST}", gp)
