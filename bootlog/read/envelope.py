@@ -51,6 +51,7 @@ from itertools import chain, islice
 from typing import Iterable, Iterator
 
 from bootlog.records import Record
+from bootlog.read.scan import Lines, strip_codes
 from bootlog.read.sources import LINE_MAX
 
 HEAD_BYTES = 64 * 1024
@@ -61,7 +62,6 @@ _PAUSE = 0.15  # seconds: a piece this much later follows a writer that stopped 
 _HOLD = 10_000  # records held back behind an unfinished partial line before it is cut
 _HOLD_CHARS = 16 << 20  # ... and their text at most this long
 
-ANSI_B = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 ANSI_S = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _TS = rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)"
 TS_LEAD = re.compile(rb"(" + _TS + rb") ?")
@@ -78,20 +78,6 @@ JOURNAL_LINE = re.compile(
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _TZ_CACHE: dict[str, timezone] = {"Z": timezone.utc, "z": timezone.utc}
 Line = tuple[int, bytes, "bool | None"]  # (line number, raw bytes, hit: scan.Lines' candidates)
-
-
-def strip_codes(raw: bytes) -> bytes:
-    """Bytes without NULs and ANSI colour codes, removed until none is left (removing one can
-    join the bytes around it into another), so that stripping twice is stripping once (scan.py
-    strips a whole block, then the envelope each line)."""
-    if b"\x00" in raw:
-        raw = raw.replace(b"\x00", b"")
-    while b"\x1b" in raw:
-        done = ANSI_B.sub(b"", raw)
-        if done == raw:
-            break
-        raw = done
-    return raw
 
 
 def clean(raw: bytes) -> str:
@@ -243,8 +229,6 @@ def records(lines: Iterable[Line], fmt: str) -> Iterator[Record]:
 def read(chunks: Iterable[bytes], fmt: str | None = None, *, start_line: int = 1) -> Iterator[Record]:
     """Every Record of a byte stream (no search); the envelope is detected from the first
     ~64 KiB when fmt is None."""
-    from bootlog.read.scan import Lines
-
     if fmt is None:
         fmt, chunks = sniff(chunks)
     return records(Lines(chunks, "all", None, start_line=start_line), fmt)

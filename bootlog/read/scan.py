@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from typing import Iterable, Iterator
 
-from bootlog.read.envelope import strip_codes
 from bootlog.read.sources import Blocks
 
 TRACEBACK = "Traceback (most recent call last)"
@@ -38,6 +37,23 @@ _EMBEDDED_STAMP = rb"[^\n]\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:
 _STAMP = re.compile(_EMBEDDED_STAMP)
 _LEAD_STAMP = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) ?")
 _PODMAN_RUN = 8192  # bytes looked back over: a whole conmon read (envelope.CONMON_BUF)
+
+
+ANSI_B = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def strip_codes(raw: bytes) -> bytes:
+    """Bytes without NULs and ANSI colour codes, removed until none is left (removing one can
+    join the bytes around it into another), so that stripping twice is stripping once (the scan
+    strips a whole block, then the envelope each line)."""
+    if b"\x00" in raw:
+        raw = raw.replace(b"\x00", b"")
+    while b"\x1b" in raw:
+        done = ANSI_B.sub(b"", raw)
+        if done == raw:
+            break
+        raw = done
+    return raw
 
 
 def minimal(literals: Iterable[str]) -> list[bytes]:
