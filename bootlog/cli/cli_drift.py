@@ -49,6 +49,7 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
     back) or a boot id.
     """
     from bootlog.judge import compare
+    from bootlog.judge.verdict import exit_code
     from bootlog.store.reads import resolve_ref, show_boots
 
     _one_format(as_json, markdown)
@@ -67,7 +68,7 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
     _emit(result, as_json, markdown, plan_file)
     if not (as_json or markdown):  # (the JSON shape is the contract's: no timeline key in it)
         click.echo(_phases_moved(store, show_a, show_b))
-    ctx.exit(compare.exit_code(result))
+    ctx.exit(exit_code(result))
 
 
 def _phases_moved(store, show_a: dict, show_b: dict) -> str:
@@ -97,6 +98,7 @@ def check(ctx, ref, plan_file, container, host, as_json, markdown) -> None:
     REF (default last): last, prev, last~N or a boot id.
     """
     from bootlog.judge import compare
+    from bootlog.judge.verdict import exit_code
     from bootlog.store.reads import resolve_ref, show_boots
 
     _one_format(as_json, markdown)
@@ -107,7 +109,7 @@ def check(ctx, ref, plan_file, container, host, as_json, markdown) -> None:
 
     result = compare.check(with_plan_patterns(store, shown, plan), plan)
     _emit(result, as_json, markdown, plan_file)
-    ctx.exit(compare.exit_code(result))
+    ctx.exit(exit_code(result))
 
 
 def _one_format(as_json: bool, markdown: bool) -> None:

@@ -18,7 +18,7 @@ from bootlog.parse.patterns import decimal
 from bootlog.judge.plan import (
     CAPACITY_METRICS, DEPLOY_METRICS, EVENT_KINDS, TIMING_METRICS, UNITS, Expect, Plan,
 )
-from bootlog.judge.verdict import status_finding
+from bootlog.judge.verdict import FAILED, boot_problem, count_of, event_counts
 
 # Event kinds whose appearance (or growth) means something went wrong.
 FAULT_EVENTS = ("oom", "engine_init_failed", "value_error", "kv_cache_insufficient",
@@ -247,10 +247,14 @@ def summarize(findings: list[dict]) -> dict:
     }
 
 
-def exit_code(result: dict) -> int:
-    """0 nothing wrong, 3 drift, 4 a violation (hard plan expectation, failed boot)."""
-    s = result.get("summary", {})
-    return 4 if s.get("violations") else 3 if s.get("drift") else 0
+def status_finding(doc: dict, want: Any = "ready") -> dict | None:
+    """check's and diff's `status` row for a boot with a problem of its own (violation when it
+    failed, drift when it survived a fault), or None."""
+    own = boot_problem(doc)
+    if own is None:
+        return None
+    status = (doc.get("boot") or {}).get("status")
+    return finding("status", "config", want, status, "violation" if own[0] == FAILED else "drift", own[1])
 
 
 def _fmt(v: float) -> str:
@@ -566,30 +570,6 @@ def _compile_cache_finding(fa: dict, fb: dict, cause: list[str]) -> dict | None:
     return None
 
 
-def event_counts(show: dict) -> dict[str, list[dict]]:
-    """Events by kind, one per distinct (rank, message): an exception re-printed by a re-raise
-    or by the wrapper's log copy is one fault, not two.  What the engine printed while it was
-    being stopped (after a stop request: boots.py marks it) is the stop, not a fault."""
-    out: dict[str, list[dict]] = {}
-    seen: set[tuple] = set()
-    events = show.get("events") or []
-    # the engine's copy of a worker's OOM ("Worker failed with error 'HIP out of memory. Tried
-    # to allocate 50.00 MiB…'") carries no rank but the same allocation as the worker's own
-    ranked_allocs = {(e["kind"], (e.get("detail") or {}).get("requested_mib")) for e in events
-                     if e.get("rank") is not None and (e.get("detail") or {}).get("requested_mib") is not None}
-    for e in events:
-        if (e.get("detail") or {}).get("after_stop"):
-            continue
-        msg = (e.get("message") or "").strip()
-        key = (e["kind"], e.get("rank"), msg) if msg else (e["kind"], e.get("rank"), e.get("line"))
-        alloc = (e["kind"], (e.get("detail") or {}).get("requested_mib"))
-        if key in seen or (e.get("rank") is None and alloc in ranked_allocs):
-            continue
-        seen.add(key)
-        out.setdefault(e["kind"], []).append(e)
-    return out
-
-
 def _ranks_note(evs: list[dict]) -> str:
     ranks = sorted({e.get("rank") for e in evs if e.get("rank") is not None})
     if ranks:
@@ -599,11 +579,6 @@ def _ranks_note(evs: list[dict]) -> str:
     if devices:
         return f" on device{'s' if len(devices) > 1 else ''} " + ", ".join(f"cuda:{d}" for d in sorted(devices))
     return ""
-
-
-def count_of(events: list[dict]) -> int:
-    """How many occurrences the events stand for: a line may report a run ("fault #1-23")."""
-    return sum(int((e.get("detail") or {}).get("faults") or 1) for e in events)
 
 
 def _event_findings(a: dict, b: dict) -> list[dict]:

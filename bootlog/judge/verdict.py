@@ -18,7 +18,7 @@ was measured around it (a probe that failed) raise the code, each with its reaso
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Iterable
 
 OK, DRIFT, FAILED = 0, 3, 4
 # event kinds that mean the engine serves from corrupted state: a failed deploy
@@ -37,8 +37,6 @@ class Verdict:
 def boot_problem(doc: dict) -> tuple[int, str] | None:
     """(exit code, why) of what a boot (a `show --json` document) says is wrong by itself, or
     None: see the module docstring."""
-    from bootlog.judge.compare import count_of, event_counts
-
     b = doc.get("boot") or {}
     message = f": {b['failure_message'][:200]}" if b.get("failure_message") else ""
     if b.get("status") == "failed":
@@ -61,8 +59,6 @@ def judge(doc: dict | None, *, results: Iterable[tuple[str, dict | None]] = (), 
     """The verdict on a boot: its own problem (boot_problem), a run that stopped before it was
     ready (`exited`), the (label, result) pairs of check/diff (compare's exit codes), and
     problems measured around it (a failed probe: DRIFT)."""
-    from bootlog.judge.compare import exit_code
-
     code, failed, reasons = OK, False, []
     if doc is None:
         code, failed = FAILED, True
@@ -103,13 +99,37 @@ def gauge(v: Verdict) -> int:
     return GAUGE.get(v.word, 3)
 
 
-def status_finding(doc: dict, want: Any = "ready") -> dict | None:
-    """check's and diff's `status` row for a boot with a problem of its own (violation when it
-    failed, drift when it survived a fault), or None."""
-    from bootlog.judge.compare import finding
 
-    own = boot_problem(doc)
-    if own is None:
-        return None
-    status = (doc.get("boot") or {}).get("status")
-    return finding("status", "config", want, status, "violation" if own[0] == FAILED else "drift", own[1])
+def exit_code(result: dict) -> int:
+    """0 nothing wrong, 3 drift, 4 a violation (hard plan expectation, failed boot)."""
+    s = result.get("summary", {})
+    return 4 if s.get("violations") else 3 if s.get("drift") else 0
+
+
+def event_counts(show: dict) -> dict[str, list[dict]]:
+    """Events by kind, one per distinct (rank, message): an exception re-printed by a re-raise
+    or by the wrapper's log copy is one fault, not two.  What the engine printed while it was
+    being stopped (after a stop request: boots.py marks it) is the stop, not a fault."""
+    out: dict[str, list[dict]] = {}
+    seen: set[tuple] = set()
+    events = show.get("events") or []
+    # the engine's copy of a worker's OOM ("Worker failed with error 'HIP out of memory. Tried
+    # to allocate 50.00 MiB…'") carries no rank but the same allocation as the worker's own
+    ranked_allocs = {(e["kind"], (e.get("detail") or {}).get("requested_mib")) for e in events
+                     if e.get("rank") is not None and (e.get("detail") or {}).get("requested_mib") is not None}
+    for e in events:
+        if (e.get("detail") or {}).get("after_stop"):
+            continue
+        msg = (e.get("message") or "").strip()
+        key = (e["kind"], e.get("rank"), msg) if msg else (e["kind"], e.get("rank"), e.get("line"))
+        alloc = (e["kind"], (e.get("detail") or {}).get("requested_mib"))
+        if key in seen or (e.get("rank") is None and alloc in ranked_allocs):
+            continue
+        seen.add(key)
+        out.setdefault(e["kind"], []).append(e)
+    return out
+
+
+def count_of(events: list[dict]) -> int:
+    """How many occurrences the events stand for: a line may report a run ("fault #1-23")."""
+    return sum(int((e.get("detail") or {}).get("faults") or 1) for e in events)

@@ -44,8 +44,8 @@ def _series(samples: Iterable, key: str, clock: Clock | None) -> tuple[list[date
 
 def faults_over_time(events: Sequence[dict], clock: Clock | None) -> tuple[list[datetime], list[int]]:
     """Cumulative gdn_hip faults at each fault line's time (a line may stand for a run of
-    faults: compare.count_of counts it as diff does)."""
-    from bootlog.judge.compare import count_of
+    faults: verdict.count_of counts it as diff does)."""
+    from bootlog.judge.verdict import count_of
 
     xs, ys, total = [], [], 0
     for e in events:

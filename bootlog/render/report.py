@@ -82,7 +82,7 @@ def figure(doc: dict, name: str) -> Any:
     if name == "faults":
         # as diff counts them: a line may stand for a run ("fault #1-23" is 23)
         # (and one OOM re-raised by a wrapper is one)
-        from bootlog.judge.compare import count_of, event_counts
+        from bootlog.judge.verdict import count_of, event_counts
 
         return sum(count_of(evs) for kind, evs in event_counts(doc).items() if kind in FAULT_KINDS)
     if name.startswith("runtime."):
