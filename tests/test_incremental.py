@@ -298,13 +298,13 @@ def test_a_head_rewritten_during_a_resumed_read_is_stored_with_its_own_format(tm
     assert get_position(engine, key)[1].split(":")[3] == "plain"
     with open(log, "ab") as f:
         f.write(plain[cut:])
-    real = ingest_mod._parse
+    real = ingest_mod.read_boots
 
     def parse_then_rewrite(*a, **k):
         out = real(*a, **k)
         with open(log, "r+b") as f:  # (same length: the offsets stay)
             f.write(stamped)
         return out
-    monkeypatch.setattr(ingest_mod, "_parse", parse_then_rewrite)
+    monkeypatch.setattr(ingest_mod, "read_boots", parse_then_rewrite)
     assert ingest(engine, str(log)).resumed_at_line is not None
     assert get_position(engine, key)[1].split(":")[3] == "podman_ts"

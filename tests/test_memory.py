@@ -169,10 +169,10 @@ def _tables(db: Path) -> dict[str, list[tuple]]:
 def test_crash_loop_retires_boots_and_stores_the_same_rows(tmp_path, monkeypatch):
     log = _crash_loop(tmp_path, 150)
     monkeypatch.setattr(boots_mod, "RETIRE_AFTER", 10**9)
-    kept = ingest_mod._parse(open_source(str(log)))[0]
+    kept = ingest_mod.read_boots(open_source(str(log)))[0]
     assert not any(isinstance(x, tuple) for x in kept.items)
     monkeypatch.setattr(boots_mod, "RETIRE_AFTER", 2)
-    got = ingest_mod._parse(open_source(str(log)))[0]
+    got = ingest_mod.read_boots(open_source(str(log)))[0]
     assert len(got) == 150 and sum(isinstance(x, tuple) for x in got.items) >= 140
     assert list(got) == list(kept)
 
@@ -203,9 +203,9 @@ def test_an_older_server_that_keeps_printing_is_not_retired(tmp_path, monkeypatc
     log = tmp_path / "two.log"
     log.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(boots_mod, "RETIRE_AFTER", 10**9)
-    kept = ingest_mod._parse(open_source(str(log)))[0]
+    kept = ingest_mod.read_boots(open_source(str(log)))[0]
     monkeypatch.setattr(boots_mod, "RETIRE_AFTER", 3)
-    got = ingest_mod._parse(open_source(str(log)))[0]
+    got = ingest_mod.read_boots(open_source(str(log)))[0]
     assert sum(isinstance(x, tuple) for x in got.items) >= 90
     assert list(got) == list(kept)
     assert len(got[0].samples) == 100 and got[0].last_line == len(lines)

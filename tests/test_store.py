@@ -335,7 +335,7 @@ def test_show_boots_is_show_boot_in_one_batch(engine):
 
 
 def test_show_boots_past_the_in_list_bound(engine, monkeypatch):
-    monkeypatch.setattr(reads, "_CHUNK", 2)
+    monkeypatch.setattr(reads, "CHUNK", 2)
     ids = _interleaved(engine)
     order = sorted(ids.values())
     assert [s["boot"]["id"] for s in show_boots(engine, order)] == order

@@ -289,7 +289,7 @@ def _engine(engine: str, args: list[str], name: str, what: str, timeout: float) 
     """podman.py's runner, its error made one printable line (the engine's stderr is quoted in
     it and may hold anything)."""
     try:
-        return podman._run(engine, args, name, what, timeout)
+        return podman.run_engine(engine, args, name, what, timeout)
     except SourceError as e:
         raise SourceError(one_line(str(e), 300), **e.data) from None
 

@@ -110,7 +110,7 @@ def _spawn(argv: list[str], out, err, engine: str) -> subprocess.Popen:
         raise SourceError(f"cannot run {argv[0]}: {e.strerror or e}", engine=engine) from None
 
 
-def _run(engine: str, args: list[str], name: str, what: str, timeout: float = STALL_S) -> str:
+def run_engine(engine: str, args: list[str], name: str, what: str, timeout: float = STALL_S) -> str:
     _checked(name)
     timeout = _limit(timeout)
     proc = _spawn([*command(engine), *args], subprocess.PIPE, subprocess.PIPE, engine)
@@ -379,7 +379,7 @@ def _unreadable(engine: str, what: str, name: str, err: BaseException) -> Source
 def inspect(name: str, engine: str = "podman") -> dict:
     """`<engine> container inspect NAME` as a dict (State.Status, State.Running, State.StartedAt,
     State.FinishedAt, State.ExitCode, RestartCount, Id, Image, ImageName, HostConfig.LogConfig…)."""
-    out = _run(engine, ["container", "inspect", name], name, "inspect")
+    out = run_engine(engine, ["container", "inspect", name], name, "inspect")
     try:
         data = json.loads(out)
         if data and not (isinstance(data, list) and isinstance(data[0], dict)):
@@ -442,7 +442,7 @@ def events(name: str, since: int | datetime | str, until: int | datetime | str |
         args += ["--format", "{{json .}}"]
     if until is not None or engine == "docker":  # docker streams forever without --until
         args += ["--until", _since_arg(until if until is not None else now_ns())]
-    out = _run(engine, args, name, "events")
+    out = run_engine(engine, args, name, "events")
     found = []
     for line in out.splitlines():
         line = line.strip()

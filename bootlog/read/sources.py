@@ -95,7 +95,7 @@ _OTHER_MAGIC = ((b"\xfd7zXZ\x00", "xz", "xz -dc"), (b"\x28\xb5\x2f\xfd", "zstd",
                 (b"\x04\x22\x4d\x18", "lz4", "lz4 -dc"))
 
 
-def _other_compression(head: bytes, path: str) -> None:
+def check_compression(head: bytes, path: str) -> None:
     for magic, name, cmd in _OTHER_MAGIC:
         if head.startswith(magic):
             break
@@ -114,7 +114,7 @@ def _read_magic(path: str) -> bytes:
             head = f.read(10)
         except OSError as e:
             raise InputError(f"cannot read {path}: {e.strerror or e}", path=path) from None
-    _other_compression(head, path)
+    check_compression(head, path)
     return head[:2]
 
 
@@ -238,7 +238,7 @@ def _peeked_chunks(buf: BinaryIO, name: str, start: int, size: int, src: Source)
 
         buf = io.BufferedReader(buf)  # type: ignore[arg-type]
     head = buf.peek(10)[:10]
-    _other_compression(head, name)
+    check_compression(head, name)
     if head[:2] == GZIP_MAGIC:
         yield from _gzip_stream(buf, name, start, size, src)
         return

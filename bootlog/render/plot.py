@@ -55,7 +55,7 @@ FAILURE_MARKERS = ("X", "v", "s", "D", "P", "^", "*")
 FAILURE_COLOR = "crimson"
 
 
-def _matplotlib():
+def load_pyplot():
     try:
         import matplotlib
     except ImportError:
@@ -334,7 +334,7 @@ def figure(docs: Sequence[dict], metric: str, *, title: str | None = None, clock
     lines = series(docs, metric)
     if all(v is None for vals in lines.values() for v in vals):
         raise BootlogError(f"no stored boot has the figure {metric!r}")
-    plt = _matplotlib()
+    plt = load_pyplot()
     n = len(docs)
     xs = list(range(n))
     lims = (-0.6, n - 0.4)
@@ -465,7 +465,7 @@ def render_png(docs: Sequence[dict], metric: str, *, title: str | None = None, f
 
 def save(fig: Figure, fmt: str = "png") -> bytes:
     """A figure's bytes; the figure is closed."""
-    plt = _matplotlib()
+    plt = load_pyplot()
     try:
         buf = io.BytesIO()
         fig.savefig(buf, format=fmt, dpi=DPI)

@@ -63,7 +63,7 @@ def faults_over_time(events: Sequence[dict], clock: Clock | None) -> tuple[list[
 def runtime_figure(doc: dict, samples: Sequence, *, clock: Clock | None = None) -> Figure | None:
     """The runtime chart of one boot (`doc` a show --json document, `samples` its reads.samples
     rows), or None when it has nothing to draw.  The caller saves and closes it (plot.save)."""
-    from bootlog.render.plot import DPI, FONT, _matplotlib, one_format, plain, zone_words
+    from bootlog.render.plot import DPI, FONT, load_pyplot, one_format, plain, zone_words
 
     panels = []
     for title, unit, keys in PANELS:
@@ -75,7 +75,7 @@ def runtime_figure(doc: dict, samples: Sequence, *, clock: Clock | None = None) 
         panels.append(("gdn_hip faults (cumulative)", "faults", {"gdn_hip_fault": (fx, fy)}))
     if not panels:
         return None
-    plt = _matplotlib()
+    plt = load_pyplot()
     from matplotlib.dates import AutoDateLocator, DateFormatter
 
     zone = clock.zone if clock is not None else None

@@ -38,10 +38,10 @@ def timeline_figure(docs: Sequence[dict], timelines: dict[int, list[dict]], *,
                     clock: Clock | None = None) -> Figure:
     """The chart of `docs`' timelines (boot id -> timeline.phases rows), oldest boot on top;
     the caller saves and closes it (plot.save)."""
-    from bootlog.render.plot import DPI, FONT, _matplotlib, one_format, plain, text_px, tick_label, zone_words
+    from bootlog.render.plot import DPI, FONT, load_pyplot, one_format, plain, text_px, tick_label, zone_words
     from bootlog.render.render import fmt_value
 
-    plt = _matplotlib()
+    plt = load_pyplot()
     n = len(docs)
     rows = [timelines.get(d["boot"]["id"]) or [] for d in docs]
     order = phase_order(rows)

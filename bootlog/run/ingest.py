@@ -167,7 +167,7 @@ def _retire(spill):
     return retire
 
 
-def _parse(source, *, resume: "Resume | None" = None, limit: int | None = None, plan=None,
+def read_boots(source, *, resume: "Resume | None" = None, limit: int | None = None, plan=None,
            progress: bool = False, run_bounds: list | None = None) -> tuple[Boots, int, int]:
     """(the boots of a source, or of its unread tail when resuming; the physical lines read;
     the lines cut at sources.LINE_MAX).  A plan's own patterns run over the same single read (stdin
@@ -224,7 +224,7 @@ def _exits(boots: "Boots", runs: list) -> None:
 
 def parse_source(source) -> list[Boot]:
     """The boots of a whole source."""
-    return list(_parse(source)[0])
+    return list(read_boots(source)[0])
 
 
 class _UserHits:
@@ -413,7 +413,7 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
         from bootlog.read.podman import run_events
 
         runs = run_events(container, container_engine)
-    boots, seen, out.cut_lines = _parse(source, resume=resume, limit=limit, plan=plan, progress=progress,
+    boots, seen, out.cut_lines = read_boots(source, resume=resume, limit=limit, plan=plan, progress=progress,
                                         run_bounds=[r.at for r in runs] or None)
     read_to = (resume.lines if resume else 0) + seen  # the number of the last line read
     end = _end_of_lines(source.name, limit) if limit is not None else None

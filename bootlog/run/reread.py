@@ -69,7 +69,7 @@ def with_plan_patterns(store, show: dict, plan) -> dict:
     bid = show["boot"]["id"]
     if _user_rows(store, bid, plan):
         return {**show, "plan_lines": STORED}  # read with the plan when it was stored
-    from bootlog.run.ingest import _parse
+    from bootlog.run.ingest import read_boots
 
     row = store.one("SELECT boots.fingerprint, sources.name, sources.kind, boots.host FROM boots "
                     "JOIN sources ON sources.id = boots.source_id WHERE boots.id = ?", [bid])
@@ -77,7 +77,7 @@ def with_plan_patterns(store, show: dict, plan) -> dict:
     for up in plan.patterns:
         up.not_numbers.clear()
     try:
-        boots, _, _ = _parse(_source(kind, name, host), plan=plan)
+        boots, _, _ = read_boots(_source(kind, name, host), plan=plan)
         same = next((b for b in boots if b.fingerprint == fingerprint), None)
     except BootlogError as err:
         return {**show, "plan_lines": f"source no longer readable: {err}"}

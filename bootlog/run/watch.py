@@ -120,11 +120,11 @@ class FileTail:
         with self._open() as f:
             st = os.fstat(f.fileno())
             if pos == 0 or self.ino != st.st_ino:
-                from bootlog.read.sources import GZIP_MAGIC, _other_compression
+                from bootlog.read.sources import GZIP_MAGIC, check_compression
 
                 head = f.read(10)
                 f.seek(0)
-                _other_compression(head, self.path)
+                check_compression(head, self.path)
                 if head[:2] == GZIP_MAGIC:  # (gzip appends cannot be followed line by line)
                     raise InputError(f"{self.path} is gzip-compressed: watch follows a growing plain log; "
                                      f"read it with: bootlog ingest {self.path}", path=self.path)
