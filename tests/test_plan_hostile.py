@@ -16,7 +16,8 @@ import pytest
 
 from bootlog.judge import compare
 from bootlog.errors import Exit, PlanError
-from bootlog.judge.plan import load_env, load_plan, user_pattern_hits, user_pattern_hits_one
+from bootlog.judge.plan import load_plan, user_pattern_hits, user_pattern_hits_one
+from bootlog.measure.envfile import load_env
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -3,9 +3,8 @@
 A plan is TOML plus an optional env file (the operator's KEY=VALUE deploy config), so the
 expectations can quote the very numbers the deploy was launched with (`${MAXLEN}`) instead of
 repeating them and drifting apart.  Mistakes are one-line PlanErrors at load, before any boot is
-judged, naming the key and what is allowed; env-file errors give the line number, never the line
-(an env_file may point at a file of secrets).  What a plan may cost is bounded: what ${...}
-inserts (_MAX_EXPANDED), the time of each user regex search (_PATTERN_TIMEOUT_S) and run
+judged, naming the key and what is allowed (the env file is read by measure.envfile).  What a plan may cost is bounded: what ${...}
+inserts (MAX_EXPANDED), the time of each user regex search (_PATTERN_TIMEOUT_S) and run
 (_PATTERN_BUDGET_S), and of all a plan's patterns together (_PLAN_BUDGET_S).
 """
 from __future__ import annotations
@@ -15,7 +14,6 @@ import math
 import os
 import re
 import signal
-import stat
 import sys
 import threading
 import time
@@ -27,6 +25,8 @@ from typing import Any, Iterable
 import regex as _regex
 
 from bootlog.errors import PlanError
+from bootlog.measure.envfile import (MAX_EXPANDED, MAX_MESSAGE, NAME, TOO_BIG, Budget, coerce, file_error,
+                                     load_env, not_utf8, read_small)
 from bootlog.records import EVENT_KINDS, Event, Metric, Record  # noqa: F401  (EVENT_KINDS: plan's vocabulary too)
 from bootlog.safe import cut
 
@@ -139,10 +139,7 @@ _PATTERN_GIVE_UP = 3  # runaway lines after which a pattern is dropped for the r
 _PATTERN_BUDGET_S = 2.0
 _PLAN_BUDGET_S = 10.0  # ... and all of a plan's patterns together (a plan of 500 slow ones)
 _CPU_SLICE_S = 0.01  # the first try of a search, on the regex module's CPU-time timeout (_search)
-_MAX_EXPANDED = 1 << 20  # characters ${...} may insert into one env file, and into one plan
 _CLOSE = 0.85  # difflib ratio from which an unknown name is taken as a typo of a known one
-_MAX_MESSAGE = 1000  # columns: a 1 MiB key or value must not make a 1 MiB error line
-_MAX_TEXT = 4 << 20  # bytes: a plan or env file is a page of text, never a device or a log
 # levels of tables, arrays and dotted keys a plan may nest: a real one uses 3 or 4; found before
 # TOML parses it (tomllib held 2.3 GB for a 128 KB key 20,000 levels deep, and the walks after
 # it recurse once a level)
@@ -166,19 +163,6 @@ class Expect:
 
 
 @dataclass
-class _Budget:
-    """What is left of a budget: seconds a plan's patterns may still take together this run,
-    or characters ${...} expansion may still insert."""
-
-    left: float
-    said: bool = False  # its warning, once
-
-    def take(self, n: float) -> bool:
-        self.left -= n
-        return self.left >= 0
-
-
-@dataclass
 class UserPattern:
     name: str
     regex: Any  # compiled `regex` pattern with a `value` group (figures) or none (events)
@@ -191,7 +175,7 @@ class UserPattern:
     spent: float = 0.0  # wall seconds its searches took this run; at _PATTERN_BUDGET_S, dropped
     searched: int = 0  # lines it was run on this run
     dropped: bool = False
-    shared: _Budget | None = field(default=None, repr=False, compare=False)  # its plan's seconds
+    shared: Budget | None = field(default=None, repr=False, compare=False)  # its plan's seconds
     # the first lines it matched whose value is no number (line, the value as captured; at most
     # 50 a run): said at ingest and by check, instead of the figure missing without a word
     not_numbers: list[tuple[int | None, str]] = field(default_factory=list, compare=False)
@@ -222,13 +206,7 @@ class Plan:
 
 def _warn(msg: str) -> None:
     # (library code, but the one place a loaded plan can speak before any boot is judged)
-    print(f"bootlog: warning: {cut(msg, _MAX_MESSAGE)}", file=sys.stderr)
-
-
-def _file_error(what: str, p: Path, msg: str, **data: Any) -> PlanError:
-    # (one terminal-safe line: keys and values of a plan copied from elsewhere can hold control characters)
-    at = f" line {data['line']}" if data.get("line") else ""
-    return PlanError(cut(f"{what} {p}{at}: {msg}", _MAX_MESSAGE), path=str(p), **data)
+    print(f"bootlog: warning: {cut(msg, MAX_MESSAGE)}", file=sys.stderr)
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str | None:
@@ -247,218 +225,11 @@ def _hint(name: str, known: Iterable[str]) -> str:
     return f" (did you mean {best}?)" if best else ""
 
 
-_TOO_BIG = f"expanding makes more than {_MAX_EXPANDED >> 20} MiB of text (references that double each other?)"
+# ---------------------------------------------------------------------------- expansion
 
-
-# ---------------------------------------------------------------------------- env files
-
-_WORDS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False,
-          "": None, "none": None, "null": None}
-
-
-def coerce(text: str) -> Any:
-    """An env/config string as the value it means: '' -> None, ints, floats, booleans."""
-    s = text.strip()
-    if s.lower() in _WORDS:
-        return _WORDS[s.lower()]
-    try:
-        return int(s.replace("_", "")) if re.fullmatch(r"[+-]?\d[\d_]*", s) else float(s)
-    except ValueError:
-        return s
-
-
-def _a(what: str) -> str:
-    return ("an " if what[0] in "aeiou" else "a ") + what
-
-
-def _read_small(p: Path, what: str) -> str:
-    """A regular file of at most _MAX_TEXT bytes (a FIFO would block, /dev/zero would fill the
-    memory), as UTF-8."""
-    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # (a FIFO opens without a writer)
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _file_error(what, p, "not a regular file")
-        if os.path.realpath(p).startswith(("/proc/", "/sys/")):
-            # (/proc/self/environ is a "regular file": bootlog's own environment, secrets and all)
-            raise _file_error(what, p, f"a file of the kernel's (/proc, /sys), not {_a(what)}")
-        data = f.read(_MAX_TEXT + 1)
-    if len(data) > _MAX_TEXT:
-        raise _file_error(what, p, f"larger than {_MAX_TEXT >> 20} MiB: not {_a(what)}")
-    if b"\0" in data:  # (NUL-separated records: no text file a person writes)
-        raise _file_error(what, p, "holds NUL bytes: not a text file", line=data.count(b"\n", 0, data.index(b"\0")) + 1)
-    return data.decode("utf-8")
-
-
-# One shell word is a list of segments: ("exp", text) where $NAME / ${NAME} is expanded
-# (unquoted or "double-quoted" text), ("lit", text) taken as is ('single-quoted' text, a
-# backslash-escaped character).
-_Segments = list[tuple[str, str]]
-# a part of a word: 'single-quoted', "double-quoted", a backslash and its character, plain text
-_PART = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|([^ \t'"\\]+)""", re.S)
-# inside "…", a backslash escapes only $ ` " \ (as in sh)
-_DQ_PART = re.compile(r'\\([$`"\\])|(\\)|([^\\]+)', re.S)
-_UNCLOSED = {"'": "unterminated ' quote (a value spanning lines is not read)",
-             '"': 'unterminated " quote (a value spanning lines is not read)',
-             "\\": "a line ending in a backslash (continued lines are not read)"}
-_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")  # env files: shell forms
 _PLAN_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}()")  # plans: only ${NAME}, so a regex's $ is safe
 _NESTED_VAR = re.compile(r"\$\{[^}]*\$\{")  # `${${X}}`: the inner one expanded, the outer left as text
 
-
-def _shell_words(line: str) -> list[tuple[_Segments, bool]]:
-    """The words of one env-file line as sh splits them: (segments, quoted); a # that starts a
-    word starts a comment.  ValueError(reason) for what sh would read differently from a single
-    line of assignments (an open quote, a continued line)."""
-    words: list[tuple[_Segments, bool]] = []
-    i, n = 0, len(line)
-    while True:
-        while i < n and line[i] in " \t":
-            i += 1
-        if i >= n or line[i] == "#":
-            return words
-        segs: _Segments = []
-        quoted = False
-        while i < n and line[i] not in " \t":
-            m = _PART.match(line, i)
-            if not m:
-                raise ValueError(_UNCLOSED[line[i]])
-            single, double, escaped, plain = m.groups()
-            if double is not None:
-                segs += [("lit", e or b) if e or b else ("exp", t) for e, b, t in _DQ_PART.findall(double)]
-            elif plain is None:
-                segs.append(("lit", escaped if single is None else single))
-            else:
-                segs.append(("exp", plain))
-            quoted, i = quoted or plain is None, m.end()
-        words.append((segs, quoted))
-
-
-def _env_line(line: str) -> list[tuple[str, _Segments, bool]]:
-    """(name, value segments, quoted) of each `NAME=value` of one line, after an optional
-    `export` (which may also name variables without a value: those set nothing here).
-    ValueError(reason) for anything else; the reason never quotes the line."""
-    words = _shell_words(line)
-    export = bool(words) and words[0] == ([("exp", "export")], False)
-    if export:
-        words = words[1:]
-    out = []
-    for k, (segs, quoted) in enumerate(words):
-        m = _ASSIGN.match(segs[0][1]) if segs and segs[0][0] == "exp" else None
-        if m:
-            rest = segs[0][1][m.end():]
-            out.append((m.group(1), ([("exp", rest)] if rest else []) + segs[1:], quoted))
-            continue
-        bare = len(segs) == 1 and segs[0][0] == "exp" and _NAME.fullmatch(segs[0][1])
-        if export and bare:
-            continue  # `export NAME`: marks a variable, sets nothing
-        after = words[k + 1][0] if k + 1 < len(words) else []
-        if k == 0 and bare and after and after[0][1].startswith("="):
-            raise ValueError("spaces around = (sh would run the name as a command): write NAME=value")
-        if out:
-            raise ValueError("an unquoted space in a value (sh would run the rest as a command): "
-                             "quote the value")
-        raise ValueError("not KEY=VALUE (an assignment NAME=value, or a # comment)")
-    return out
-
-
-def _loop(start: str, target: str, refs: dict[str, set[str]]) -> list[str] | None:
-    """A chain of references start -> ... -> target, if there is one (breadth first)."""
-    seen, paths = {start}, [[start]]
-    while paths:
-        nxt = []
-        for path in paths:
-            for r in sorted(refs.get(path[-1], ())):
-                if r == target:
-                    return path + [r]
-                if r not in seen:
-                    seen.add(r)
-                    nxt.append(path + [r])
-        paths = nxt
-    return None
-
-
-class Env(dict):
-    """An env file's values; `unset`: name -> (the name its value referred to that is set
-    neither above it in the file nor in the environment, line): sh reads such a reference as
-    empty, and a plan quoting that value is told so instead of comparing "None"."""
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.unset: dict[str, tuple[str, int]] = {}
-
-
-def load_env(path: str | Path) -> dict[str, Any]:
-    """An env file as sh reads it: `#` comments, blank lines, `export`, 'single' and "double"
-    quotes, backslashes, several NAME=value on a line; `$NAME` / `${NAME}` of a name set above
-    or in the environment.  Values are coerced (coerce); a quoted one stays text unless it reads
-    as a number.  Errors say which line is wrong, never what it holds."""
-    p = Path(path)
-    try:
-        content = _read_small(p, "env file")
-    except OSError as e:
-        raise _file_error("env file", p, e.strerror or e) from e
-    except UnicodeDecodeError as e:
-        raise _file_error("env file", p, _not_utf8(e, show_byte=False)) from None
-    lines = []
-    # sh ends a line at \n only (str.splitlines would also split at \x85, \u2028, ...)
-    for no, line in enumerate(content.removeprefix("\ufeff").split("\n"), 1):  # (a BOM some editors write)
-        try:
-            assigns = _env_line(line.removesuffix("\r"))
-        except ValueError as e:
-            raise _file_error("env file", p, str(e), line=no) from None
-        if assigns:
-            lines.append((no, assigns))
-    first: dict[str, int] = {}  # name -> line it is first set on
-    refs: dict[str, set[str]] = {}  # name -> names its values refer to
-    for no, assigns in lines:
-        for name, segs, _ in assigns:
-            first.setdefault(name, no)
-            refs.setdefault(name, set()).update(
-                m.group(1) or m.group(2) for kind, text in segs if kind == "exp" for m in _VAR.finditer(text))
-    text: dict[str, str] = {}  # values as text (what a later ${NAME} inserts)
-    budget = _Budget(_MAX_EXPANDED)
-    env = Env()
-
-    def ref(name: str, owner: str, no: int) -> str:
-        """What ${name} inserts on line `no` (assigning `owner`)."""
-        if name in text:
-            v = text[name]
-        elif first.get(name, no) > no:
-            # sh would read it from the environment (or as empty) before this file sets it
-            chain = _loop(name, owner, refs)
-            if chain:
-                path = " → ".join([owner, *chain])
-                nos = ", ".join(str(first[n]) for n in [owner, *chain[:-1]])
-                raise _file_error("env file", p, f"${{{owner}}} and ${{{name}}} refer to each other "
-                                  f"({path}, lines {nos}): a value cannot be made of itself", line=None)
-            raise _file_error("env file", p, f"${{{name}}} is set below, on line {first[name]}: sh "
-                              "reads it here before it is set (move that line up)", line=no)
-        elif name in os.environ:
-            v = os.environ[name]
-        else:
-            v = ""  # (sh's reading; a plan that uses the value is told: Env.unset)
-            env.unset.setdefault(owner, (name, no))
-        if not budget.take(len(v)):
-            raise _file_error("env file", p, f"${{{name}}}: {_TOO_BIG}", line=no)
-        return v
-
-    for no, assigns in lines:
-        for name, segs, quoted in assigns:
-            raw = "".join(seg if kind == "lit" else _VAR.sub(lambda m: ref(m.group(1) or m.group(2), name, no), seg)
-                          for kind, seg in segs)
-            text[name] = raw
-            # a quoted value stays text unless it reads as a number; "" still means unset
-            env[name] = coerce(raw) if (not quoted or raw == "" or _numberish(raw)) else raw
-    return env
-
-
-def _numberish(s: str) -> bool:
-    return bool(re.fullmatch(r"[+-]?(\d[\d_]*\.?\d*|\.\d+)([eE][+-]?\d+)?", s.strip()))
-
-
-# ---------------------------------------------------------------------------- expansion
 
 def _lookup(name: str, env: dict[str, Any], prefix: str) -> tuple[bool, Any]:
     for key in (prefix + name, name):
@@ -470,11 +241,11 @@ def _lookup(name: str, env: dict[str, Any], prefix: str) -> tuple[bool, Any]:
     return False, None
 
 
-def expand(value: Any, env: dict[str, Any], prefix: str, where: str, budget: _Budget | None = None) -> Any:
+def expand(value: Any, env: dict[str, Any], prefix: str, where: str, budget: Budget | None = None) -> Any:
     """`${NAME}` -> env[prefix+NAME] (else env[NAME]); a value that is one reference keeps the
     referenced type, a reference inside longer text is substituted as text.  What a reference
     inserts is not expanded again; `budget` bounds what all references of one plan insert."""
-    budget = budget or _Budget(_MAX_EXPANDED)
+    budget = budget or Budget(MAX_EXPANDED)
     if isinstance(value, list):
         return [expand(v, env, prefix, where, budget) for v in value]
     if isinstance(value, dict):
@@ -495,7 +266,7 @@ def expand(value: Any, env: dict[str, Any], prefix: str, where: str, budget: _Bu
                             f"which is set neither above it nor in the environment (an env file's "
                             f"${{…}} names a variable as sh sees it: no {prefix or 'prefix'} is added)", key=where)
         if not budget.take(len(v) if isinstance(v, str) else 16):
-            raise PlanError(f"{where}: ${{{name}}}: {_TOO_BIG}", key=where)
+            raise PlanError(f"{where}: ${{{name}}}: {TOO_BIG}", key=where)
         return v
 
     if _NESTED_VAR.search(value):
@@ -521,16 +292,6 @@ def _err(text: str, needle: str | re.Pattern, msg: str, **data: Any) -> PlanErro
     no = _line_of(text, needle)
     at = f"line {no}: " if no else ""
     return PlanError(f"plan {at}{msg}", line=no, **data)
-
-
-def _not_utf8(e: UnicodeDecodeError, show_byte: bool = True) -> str:
-    """Where a file stops being UTF-8, as an editor shows it (the byte itself only for a plan:
-    an env file may be a file of secrets)."""
-    line = e.object.count(b"\n", 0, e.start) + 1
-    col = e.start - (e.object.rfind(b"\n", 0, e.start) + 1) + 1
-    hint = " (UTF-16? save it as UTF-8)" if e.object[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
-    byte = f"byte 0x{e.object[e.start]:02x} at " if show_byte else ""
-    return f"line {line}: not UTF-8 text ({byte}column {col}){hint}"
 
 
 def _what(v: Any) -> str:
@@ -659,7 +420,7 @@ def _sample(s: Any, text: str, name: str) -> tuple[str, float | None]:
     return line, want
 
 
-def compile_pattern(spec: dict, text: str, clock: _Budget) -> UserPattern:
+def compile_pattern(spec: dict, text: str, clock: Budget) -> UserPattern:
     """One [[pattern]] table -> UserPattern; its samples must match and give their values,
     within the pattern's per-search timeout each, its run budget together and what is left of
     `clock` (the time all samples of its plan may take)."""
@@ -734,24 +495,24 @@ def load_plan(path: str | Path, *, judge: bool = False) -> Plan:
     patterns; a pattern-only plan is theirs)."""
     p = Path(path)
     try:
-        text = _read_small(p, "plan")
+        text = read_small(p, "plan")
     except OSError as e:
-        raise _file_error("plan", p, e.strerror or e) from e
+        raise file_error("plan", p, e.strerror or e) from e
     except UnicodeDecodeError as e:  # TOML is UTF-8 by definition
-        raise _file_error("plan", p, _not_utf8(e)) from None
+        raise file_error("plan", p, not_utf8(e)) from None
     depth, no = _nesting(text)
     if depth > _MAX_NESTING:
-        raise _file_error("plan", p, f"tables, arrays or dotted keys nested more than {_MAX_NESTING} levels deep",
+        raise file_error("plan", p, f"tables, arrays or dotted keys nested more than {_MAX_NESTING} levels deep",
                           line=no)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         if _looks_like_env(text):
-            raise _file_error("plan", p, "not a plan: it reads like an env file (NAME=value lines); a plan "
+            raise file_error("plan", p, "not a plan: it reads like an env file (NAME=value lines); a plan "
                               f"is TOML and names its env file with env_file = \"{_toml_str(p.name)}\"") from None
-        raise _file_error("plan", p, f"bad TOML: {e}") from e
+        raise file_error("plan", p, f"bad TOML: {e}") from e
     except RecursionError:  # tomllib recurses once per nested array/table
-        raise _file_error("plan", p, "bad TOML: arrays or tables nested too deeply") from None
+        raise file_error("plan", p, "bad TOML: arrays or tables nested too deeply") from None
     try:
         plan = _build(data, text, p)
     except PlanError as e:
@@ -762,11 +523,11 @@ def load_plan(path: str | Path, *, judge: bool = False) -> Plan:
             if no:
                 data_["line"] = no
                 msg = f"plan line {no}: {msg}"
-        raise PlanError(cut(f"{p.name}: {msg}", _MAX_MESSAGE), path=str(p),
+        raise PlanError(cut(f"{p.name}: {msg}", MAX_MESSAGE), path=str(p),
                         **{k: v for k, v in data_.items() if k != "path"}) from None
     if judge and not (plan.config or plan.metrics or plan.events or plan.boot_metrics or plan.deploy
                       or plan.boot.get("status") or plan.boot.get("compile_cache") in ("warm", "cold")):
-        raise _file_error("plan", p, "holds no expectation (no [config], [metrics.NAME], [events], [boot] "
+        raise file_error("plan", p, "holds no expectation (no [config], [metrics.NAME], [events], [boot] "
                           "status/figure or [deploy] entry): every boot would pass it")
     for w in plan.warnings:
         _warn(f"{p.name}: {w}")
@@ -862,7 +623,7 @@ def _check_top(data: dict, text: str) -> None:
         if kind is None:
             raise _err(text, k, f"unknown top-level key {k!r}{_hint(k, _TOP_TYPES)}", key=k)
         if kind == "names":
-            if not (isinstance(v, list) and all(isinstance(x, str) and _NAME.fullmatch(x) for x in v)):
+            if not (isinstance(v, list) and all(isinstance(x, str) and NAME.fullmatch(x) for x in v)):
                 raise _err(text, k, f"{k}: expected an array of names like [\"my_flag\"]", key=k)
         elif kind is list:
             if not isinstance(v, list):
@@ -906,8 +667,8 @@ def _build(data: dict, text: str, p: Path) -> Plan:
     env = load_env(env_file) if env_file is not None else {}
     prefix = data.get("env_prefix", "")
     plan = Plan(path=p, env=env, env_prefix=prefix, extra_args=set(data.get("extra_args", ())), env_file=env_file)
-    budget = _Budget(_MAX_EXPANDED)
-    samples_clock, run_clock = _Budget(_PLAN_BUDGET_S), _Budget(_PLAN_BUDGET_S)
+    budget = Budget(MAX_EXPANDED)
+    samples_clock, run_clock = Budget(_PLAN_BUDGET_S), Budget(_PLAN_BUDGET_S)
 
     def exp(value: Any, where: str) -> Any:
         return expand(value, env, prefix, where, budget)
@@ -1080,7 +841,7 @@ def _guarded_hits(up: UserPattern, msg: str, **where: Any) -> list[Metric | Even
     runaway lines or _PATTERN_BUDGET_S of searching (a 0.25 s search on every line is hours)."""
     if up.dropped or (up.literal and up.literal not in msg):
         return []
-    shared = up.shared or _Budget(math.inf)
+    shared = up.shared or Budget(math.inf)
     if shared.left <= 0:
         up.dropped = True
         return []

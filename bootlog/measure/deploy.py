@@ -328,7 +328,7 @@ def deploy_context(name: str, engine: str = "podman", timeout: float = 10) -> di
 # ----------------------------------------------------------------------------------- env file
 
 def _text(v: Any) -> str:
-    """An env-file value as plan.load_env coerced it, back as text (None -> "")."""
+    """An env-file value as envfile.load_env coerced it, back as text (None -> "")."""
     if v is None:
         return ""
     if isinstance(v, bool):
@@ -337,10 +337,10 @@ def _text(v: Any) -> str:
 
 
 def env_file_snapshot(path: str | Path) -> dict[str, str]:
-    """The env file as it is now, redacted, through plan.py's own reader (`load_env`: comments,
+    """The env file as it is now, redacted, through the plan's own reader (envfile.load_env: comments,
     blank lines, `export`, quotes, `${NAME}`; PlanError with the line for a bad file). Values are
     its coerced values written back as text, so `1.00` reads `1.0` and `yes` reads `true`."""
-    from bootlog.judge.plan import load_env  # (plan.py pulls the pattern catalogue: load it on use)
+    from bootlog.measure.envfile import load_env
 
     return redact({k: _text(v) for k, v in load_env(path).items()})
 
