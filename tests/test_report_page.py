@@ -66,7 +66,7 @@ def by_stem(docs: list[dict], stem: str) -> list[dict]:
 # ---- the clock -----------------------------------------------------------------------------
 
 def test_the_seed_logs_clock_is_pdt_found_from_vllms_own_stamps(store, docs):
-    from bootlog.render.logclock import log_clock
+    from bootlog.run.reread import log_clock
 
     clock = log_clock(store, docs[-1])
     assert clock.zone.utcoffset(None) == timedelta(hours=-7)
@@ -78,7 +78,7 @@ def test_the_seed_logs_clock_is_pdt_found_from_vllms_own_stamps(store, docs):
 
 
 def test_an_envelope_offset_a_plain_log_and_an_unreadable_source(tmp_path, store, docs):
-    from bootlog.render.logclock import head_offset, log_clock
+    from bootlog.run.reread import head_offset, log_clock
 
     # podman on a PDT host prints the offset in the envelope itself
     lines = (SEED / "01-shape-d-fp8-200704x3.log").read_text(encoding="utf-8").splitlines(True)[:40]
@@ -136,7 +136,7 @@ def overlaps(boxes: list) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("metric", ["kv_cache_tokens", "graph_capture_gib", "max_concurrency",
                                     "torch_compile_s", "boot_to_ready_s"])
 def test_no_label_overlaps_another_and_each_axis_has_one_number_format(metric, store, docs, plan):
-    from bootlog.render.logclock import log_clock
+    from bootlog.run.reread import log_clock
     from bootlog.render.plot import figure
 
     fig = figure(docs, metric, clock=log_clock(store, docs[-1]), plan=plan)
@@ -232,7 +232,7 @@ def test_the_timeline_chart_stacks_each_boots_phases(store, docs):
 
 
 def test_runtime_chart_of_the_gdn_boot(store, docs):
-    from bootlog.render.logclock import log_clock
+    from bootlog.run.reread import log_clock
     from bootlog.render.plot_runtime import runtime_figure
     from bootlog.store.reads import samples, show_boot
 

@@ -109,7 +109,7 @@ def plot(ctx, metric, container, host, last, out, plan_file) -> None:
     Boot starts on the log's own clock where it has one.  Needs matplotlib
     (pip install 'bootlog[plot]').
     """
-    from bootlog.render.logclock import log_clock
+    from bootlog.run.reread import log_clock
     from bootlog.render.plot import keep_for
     from bootlog.render.plot import plot as draw
     from bootlog.render.report import load_docs
@@ -156,7 +156,7 @@ def report(ctx, out, plan_file, container, host, last) -> None:
     """
     import os
 
-    from bootlog.render.report_page import html_report
+    from bootlog.run.page import html_report
 
     plan = None
     if plan_file:

@@ -11,8 +11,8 @@ operator reads the report beside notes written on the log's wall clock ("09:53" 
   printed and stamped within seconds of each other);
 * no zone at all (a plain log: only vLLM's local stamps): the times as printed, no offset.
 
-Only the source's first lines are read again (at most HEAD_RECORDS), and only a file or gzip
-of this host; a container's log (reading it means running `podman logs`), stdin, a file gone
+Only the source's first lines are read again (at most HEAD_RECORDS, by run.reread.log_clock),
+and only a file or gzip of this host; a container's log (reading it means running `podman logs`), stdin, a file gone
 or another host's: UTC, and the clock says why.
 """
 from __future__ import annotations
@@ -22,6 +22,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
+from typing import Any, Iterable
+
+from bootlog.parse.vline import PREFIX
+from bootlog.records import Record
 
 HEAD_RECORDS = 2000  # lines read from the source's start (one log has one clock)
 AGREE = 3  # stamps that must give the same offset before it is believed
@@ -73,45 +77,11 @@ def offset_name(zone: tzinfo) -> str:
     return f"{sign}{h:02d}:{m:02d}"
 
 
-def log_clock(store, doc: dict) -> Clock:
-    """The clock of the boot in `doc` (a show --json document): see the module docstring."""
-    started = Clock(None, "").at(doc["boot"].get("started_at"))
-    if started is not None and started.tzinfo is None:
-        return Clock(None, "times as the log printed them (its lines carry no zone)")
-    row = store.one("SELECT sources.name, sources.kind, boots.host FROM boots JOIN sources "
-                    "ON sources.id = boots.source_id WHERE boots.id = ?", [doc["boot"]["id"]])
-    if row is None:
-        return UTC
-    name, kind, host = row
-    if kind not in ("file", "gzip"):
-        why = "it was read from a container" if kind == "container" else "it was read from stdin"
-        return Clock(timezone.utc, f"times in UTC (the log's own offset is not known: {why})")
-    from bootlog.errors import BootlogError
-    from bootlog.run.reread import stored_file
-
-    try:
-        found = head_offset(stored_file(kind, name, host))
-    except (BootlogError, OSError) as err:  # the file is gone or unreadable since it was stored
-        return Clock(timezone.utc, f"times in UTC (the log's own offset is not known: {err})")
-    if found is None:
-        return Clock(timezone.utc, "times in UTC (the log's lines give no other offset)")
-    zone, how = found
-    name = offset_name(zone)
-    if name == "UTC":
-        return Clock(timezone.utc, f"times in UTC, the log's own clock ({how})")
-    return Clock(zone, f"times in {name}, the log's offset ({how})")
-
-
-def head_offset(path: str) -> tuple[tzinfo, str] | None:
-    """(the offset of the log at `path`, how it was found) from its first lines, or None."""
-    from bootlog.read import envelope
-    from bootlog.read.sources import open_source
-    from bootlog.parse.vline import PREFIX
-
+def stamps_offset(records: Iterable[Record]) -> tuple[tzinfo, str] | None:
+    """(the offset of a log, how it was found) from its first records, or None."""
     stamp = re.compile(PREFIX)
     votes: Counter[int] = Counter()
-    src = open_source(path)
-    for rec in itertools.islice(envelope.read(src.chunks(size=1 << 16)), HEAD_RECORDS):
+    for rec in itertools.islice(records, HEAD_RECORDS):
         if rec.ts is None:
             continue
         off = rec.ts.utcoffset()
@@ -124,6 +94,22 @@ def head_offset(path: str) -> tuple[tzinfo, str] | None:
             if votes[secs] >= AGREE:
                 return timezone(timedelta(seconds=secs)), "vLLM's own clock against the envelope's UTC stamps"
     return None
+
+
+def clock_of(found: tuple[tzinfo, str] | None) -> Clock:
+    """The clock of a log whose head gave `found` (stamps_offset)."""
+    if found is None:
+        return Clock(timezone.utc, "times in UTC (the log's lines give no other offset)")
+    zone, how = found
+    name = offset_name(zone)
+    if name == "UTC":
+        return Clock(timezone.utc, f"times in UTC, the log's own clock ({how})")
+    return Clock(zone, f"times in {name}, the log's offset ({how})")
+
+
+def unknown(why: Any) -> Clock:
+    """UTC, for a log whose own offset cannot be known (`why`)."""
+    return Clock(timezone.utc, f"times in UTC (the log's own offset is not known: {why})")
 
 
 def _stamp_offset(m: re.Match, ts: datetime) -> int | None:

@@ -18,8 +18,9 @@ as data URIs.  Every text from a log goes through safe.html.
 from __future__ import annotations
 
 import base64
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from bootlog import safe
 from bootlog.errors import BootlogError
@@ -332,84 +333,52 @@ def page(*, title: str, meta: str, sections: Sequence[str], notes: Sequence[str]
 
 # ---- the whole page -------------------------------------------------------------------------
 
-def html_report(store, *, container: str | None = None, host: str | None = None, last: int | None = 50,
-                plan: Any = None, plan_name: str | None = None, title: str | None = None) -> str:
-    """The report page for the stored boots (the newest `last` in the table and the charts)."""
-    from bootlog.render import report
-    from bootlog.judge.boot_timeline import timelines
-    from bootlog.render.logclock import log_clock
-    from bootlog.store.reads import show_boot
+@dataclass
+class PageData:
+    """What the page shows, read and judged before anything is drawn (run.page.gather)."""
 
-    docs = report.load_docs(store, container=container, host=host, last=None if last is None else last + 1,
-                            runtime=False)
-    if not docs:
-        raise BootlogError(report.nothing_stored(container, host))
-    cols, rows, changes = report.history(docs, COLUMNS, skip_first=last is not None and len(docs) > last)
-    shown = docs[-len(rows):]
-    newest = show_boot(store, shown[-1]["boot"]["id"])  # (with its runtime summary)
-    clock = log_clock(store, newest)
-    tls = timelines(store, shown)
+    docs: Sequence[dict]  # the boots shown, oldest first
+    columns: Sequence[str]
+    rows: Sequence[dict]
+    changes: Sequence[set[str]]
+    newest: dict  # the newest boot's document, with its runtime summary
+    clock: Clock
+    timelines: dict[int, list[dict]]  # boot id -> its phases
+    checks: list[dict] | None  # compare.check of each boot shown against the plan
+    diff: dict | None  # the newest boot against the one before it
+    prev: dict | None
+    why_no_diff: str | None
+    moved: list[dict]  # the phases that moved in that diff
+    # (boot document, its runtime samples) of the boots shown, newest first; read one by one as
+    # the page draws them (it stops after RUNTIME_BOOTS charts: the samples are most of the reading)
+    runtime: Iterable[tuple[dict, list]] = ()
+
+
+def report_html(data: PageData, *, container: str | None = None, plan: Any = None,
+                plan_name: str | None = None, title: str | None = None) -> str:
+    """The report page of `data`."""
+    newest, clock, tls, checks = data.newest, data.clock, data.timelines, data.checks
     notes: list[str] = []
-
-    checks = _plan_checks(store, shown, plan) if plan is not None else None
-    diff, prev, why_no_diff = _latest_diff(store, newest, container=container, host=host, plan=plan)
-    moved: list[dict] = []
-    if diff is not None and prev is not None:
-        from bootlog.judge.boot_timeline import timeline
-        from bootlog.judge.timeline import moved as moved_phases
-
-        old = timeline(store, prev)
-        moved = moved_phases(tls[newest["boot"]["id"]], old) if old and tls[newest["boot"]["id"]] else []
     sections = [latest_html(newest, clock, tls[newest["boot"]["id"]],
-                            check=checks[-1] if checks else None, plan_name=plan_name, diff=diff, prev=prev,
-                            moved=moved, why_no_diff=why_no_diff)]
-    sections += _charts(store, shown, tls, clock, plan, notes)
+                            check=checks[-1] if checks else None, plan_name=plan_name, diff=data.diff,
+                            prev=data.prev, moved=data.moved, why_no_diff=data.why_no_diff)]
+    sections += _charts(data.docs, tls, clock, plan, data.runtime, notes)
     sections.append("<h2>History</h2>")
-    sections.append(history_html(rows, cols, changes, clock,
+    sections.append(history_html(data.rows, data.columns, data.changes, clock,
                                  [plan_cell(c) for c in checks] if checks is not None else None))
     sections += [f"<h2>Runtime statistics of boot #{h(newest['boot']['id'])}</h2>", runtime_html(newest),
                  f"<h2>Events of boot #{h(newest['boot']['id'])}</h2>", events_html(newest, clock)]
-    ctrs = {d["boot"].get("container") for d in shown}
+    ctrs = {d["boot"].get("container") for d in data.docs}
     one = container or (next(iter(ctrs)) if len(ctrs) == 1 and None not in ctrs else None)
     where = f" — {one}" if one else ""
-    meta = (f"{len(rows)} boot{'s' if len(rows) != 1 else ''}, newest last · {clock.says}"
+    meta = (f"{len(data.rows)} boot{'s' if len(data.rows) != 1 else ''}, newest last · {clock.says}"
             + (f" · plan {plan_name}" if plan_name else "")
             + f" · generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by bootlog")
     return page(title=title or f"bootlog report{where}", meta=meta, sections=sections, notes=notes)
 
 
-def _plan_checks(store, docs: Sequence[dict], plan) -> list[dict]:
-    """compare.check of every boot against the plan, its own patterns read where it was stored
-    without them (reread.with_plan_patterns): the history's plan column, the last one the
-    latest boot's table."""
-    from bootlog.judge import compare
-    from bootlog.run.reread import with_plan_patterns
-
-    return [compare.check(with_plan_patterns(store, d, plan), plan) for d in docs]
-
-
-def _latest_diff(store, newest: dict, *, container, host, plan) -> tuple[dict | None, dict | None, str | None]:
-    """(diff of the newest boot against `prev`, prev's document, why there is none)."""
-    from bootlog.judge import compare
-    from bootlog.errors import RefError
-    from bootlog.store.reads import boots_like, resolve_ref, show_boots
-
-    try:
-        old = resolve_ref(store, "prev", container=container, host=host)
-    except RefError as err:
-        return None, None, f"{err} (the newest boot has no earlier boot of its container or file)"
-    bid = newest["boot"]["id"]
-    a, b = show_boots(store, [bid, old], runtime=False)
-    if plan is not None:
-        from bootlog.run.reread import both_with_plan_patterns
-
-        a, b = both_with_plan_patterns(store, a, b, plan)
-    history = show_boots(store, boots_like(store, bid), runtime=False)
-    # the plan's tolerance and own figures; its verdict on the boot is the plan table, not repeated
-    return compare.diff(a, b, history=history, plan=plan, with_check=False), b, None
-
-
-def _charts(store, docs: Sequence[dict], tls: dict[int, list[dict]], clock: Clock, plan, notes: list[str]) -> list[str]:
+def _charts(docs: Sequence[dict], tls: dict[int, list[dict]], clock: Clock, plan,
+            runtime: Iterable[tuple[dict, list]], notes: list[str]) -> list[str]:
     """The timeline chart, the key figures, the runtime series (matplotlib: left out, said why,
     when it is not installed)."""
     from bootlog.render import plot
@@ -425,22 +394,22 @@ def _charts(store, docs: Sequence[dict], tls: dict[int, list[dict]], clock: Cloc
                 if any(m["name"] == name for d in docs for m in d.get("metrics", []))]
         if figs:
             out += ["<h2>Key figures across boots</h2>", f'<div class="plots">{"".join(figs)}</div>']
-        runtime = _runtime_images(store, docs, clock, runtime_png)
+        images = _runtime_images(runtime, clock, runtime_png)
         out += ["<h2>Runtime of the newest boots that served</h2>",
-                *(runtime or ["<p>No boot shown printed statistics lines.</p>"])]
+                *(images or ["<p>No boot shown printed statistics lines.</p>"])]
     except BootlogError as err:
         notes.append(f"Plots left out: {err}")
     return out
 
 
-def _runtime_images(store, docs: Sequence[dict], clock: Clock, runtime_png) -> list[str]:
-    from bootlog.store.reads import samples
-
-    out = []
-    for d in reversed(docs):
-        if len(out) >= RUNTIME_BOOTS:
+def _runtime_images(runtime: Iterable[tuple[dict, list]], clock: Clock, runtime_png) -> list[str]:
+    out: list[str] = []
+    boots = iter(runtime)
+    while len(out) < RUNTIME_BOOTS:  # (asked before the next boot's samples are read)
+        got = next(boots, None)
+        if got is None:
             break
-        rows = [s for _, s in samples(store, [d["boot"]["id"]])]
+        d, rows = got
         if len(rows) < RUNTIME_MIN:
             continue
         png = runtime_png(d, rows, clock=clock)

@@ -10,22 +10,16 @@ show dict says so in `"plan_lines"` and check reports the plan's figures and eve
 """
 from __future__ import annotations
 
+from datetime import tzinfo
 from typing import Any
 
 from bootlog.errors import BootlogError
 from bootlog.records import Metric
+from bootlog.render.logclock import UTC, Clock, clock_of, stamps_offset, unknown
+from bootlog.store.reads import boot_source, has_user_rows
 
 
 STORED = "stored with the plan"
-
-
-def _user_rows(store, boot_id: int, plan) -> bool:
-    kinds = sorted({up.event for up in plan.patterns if up.event})
-    n = store.one("SELECT count(*) FROM metrics WHERE boot_id = ? AND pattern LIKE ?", [boot_id, "user:%"])[0]
-    if not n and kinds:
-        marks = ", ".join("?" * len(kinds))
-        n = store.one(f"SELECT count(*) FROM events WHERE boot_id = ? AND kind IN ({marks})", [boot_id, *kinds])[0]
-    return bool(n)
 
 
 def stored_file(kind: str, name: str, host: str | None, *, verified: bool = False) -> str:
@@ -67,13 +61,11 @@ def with_plan_patterns(store, show: dict, plan) -> dict:
     if plan is None or not plan.patterns or show.get("plan_lines"):
         return show
     bid = show["boot"]["id"]
-    if _user_rows(store, bid, plan):
+    if has_user_rows(store, bid, sorted({up.event for up in plan.patterns if up.event})):
         return {**show, "plan_lines": STORED}  # read with the plan when it was stored
     from bootlog.run.ingest import read_boots
 
-    row = store.one("SELECT boots.fingerprint, sources.name, sources.kind, boots.host FROM boots "
-                    "JOIN sources ON sources.id = boots.source_id WHERE boots.id = ?", [bid])
-    fingerprint, name, kind, host = row
+    name, kind, host, fingerprint = boot_source(store, bid)
     for up in plan.patterns:
         up.not_numbers.clear()
     try:
@@ -115,3 +107,29 @@ def _event_row(e) -> dict[str, Any]:
 
     return {"kind": e.kind, "rank": e.rank, "line": e.line, "ts": e.ts.isoformat() if e.ts else None,
             "message": e.message, "detail": jsonable(e.detail or {})}
+
+
+def log_clock(store, doc: dict) -> Clock:
+    """The clock of the boot in `doc` (a show --json document), from the head of its source read
+    again (render.logclock says how)."""
+    started = Clock(None, "").at(doc["boot"].get("started_at"))
+    if started is not None and started.tzinfo is None:
+        return Clock(None, "times as the log printed them (its lines carry no zone)")
+    got = boot_source(store, doc["boot"]["id"])
+    if got is None:
+        return UTC
+    name, kind, host, _ = got
+    if kind not in ("file", "gzip"):
+        return unknown("it was read from a container" if kind == "container" else "it was read from stdin")
+    try:
+        return clock_of(head_offset(stored_file(kind, name, host)))
+    except (BootlogError, OSError) as err:  # the file is gone or unreadable since it was stored
+        return unknown(err)
+
+
+def head_offset(path: str) -> tuple[tzinfo, str] | None:
+    """(the offset of the log at `path`, how it was found) from its first lines, or None."""
+    from bootlog.read import envelope
+    from bootlog.read.sources import open_source
+
+    return stamps_offset(envelope.read(open_source(path).chunks(size=1 << 16)))

@@ -372,3 +372,21 @@ def count_rows(store: Store) -> dict[str, int]:
     out = {t: int(retry(lambda t=t: store.one(f"SELECT count(*) FROM {t}"))[0]) for t in TABLES}
     out["samples"] = int(retry(lambda: store.one("SELECT coalesce(sum(n), 0) FROM sample_chunks"))[0])
     return out
+
+
+def boot_source(store: Store, boot_id: int) -> tuple[str, str, str | None, str] | None:
+    """(source name, source kind, host, fingerprint) of a stored boot, or None."""
+    row = store.one("SELECT sources.name, sources.kind, boots.host, boots.fingerprint FROM boots "
+                    "JOIN sources ON sources.id = boots.source_id WHERE boots.id = ?", [boot_id])
+    return tuple(row) if row is not None else None
+
+
+def has_user_rows(store: Store, boot_id: int, event_kinds: Sequence[str]) -> bool:
+    """Whether a boot was stored with a plan's own patterns: a figure a user pattern read, or an
+    event of one of the kinds the plan's patterns mark."""
+    n = store.one("SELECT count(*) FROM metrics WHERE boot_id = ? AND pattern LIKE ?", [boot_id, "user:%"])[0]
+    if not n and event_kinds:
+        marks = ", ".join("?" * len(event_kinds))
+        n = store.one(f"SELECT count(*) FROM events WHERE boot_id = ? AND kind IN ({marks})",
+                      [boot_id, *event_kinds])[0]
+    return bool(n)
