@@ -429,7 +429,8 @@ def test_reprinted_exceptions_count_once():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from bootlog.judge.plan import CAPACITY_METRICS, EVENT_KINDS, TIMING_METRICS  # noqa: E402
+from bootlog.judge.compare import CAPACITY_METRICS, TIMING_METRICS  # noqa: E402
+from bootlog.records import EVENT_KINDS  # noqa: E402
 
 _metric = st.tuples(st.sampled_from(CAPACITY_METRICS + TIMING_METRICS),
                     st.floats(-1e7, 1e7, allow_nan=False, allow_infinity=False),

@@ -9,6 +9,7 @@ from bootlog.render.bursts import gdn_summary
 from bootlog.cli.console import to_json
 from bootlog.render.render import fmt_value
 from bootlog.errors import BootlogError, InputError
+from bootlog.figures import FIGURES, UNITS
 from bootlog.safe import term
 
 BOOT_LINES = 100  # boot lines printed per input; the rest are counted in one line (list shows all)
@@ -16,7 +17,7 @@ BOOT_LINES = 100  # boot lines printed per input; the rest are counted in one li
 
 def key_figures(boot) -> str:
     """One-line summary of the figures an operator reads first."""
-    want = ("kv_cache_tokens", "max_concurrency", "graph_capture_gib", "torch_compile_s")
+    want = tuple(f.name for f in FIGURES if f.brief)
     seen: dict[str, list[float]] = {}
     for m in boot.metrics:
         if m.name in want:
@@ -26,7 +27,7 @@ def key_figures(boot) -> str:
         if name in seen:
             vals = seen[name]
             shown = fmt_value(vals[0]) if len(set(vals)) == 1 else "/".join(fmt_value(v) for v in vals)
-            parts.append(f"{name}={shown}{'x' if name == 'max_concurrency' else ''}")
+            parts.append(f"{name}={shown}{'x' if UNITS[name] == 'x' else ''}")
     burst = gdn_summary(boot.events)
     if burst:
         parts.append(f"gdn_hip: {burst}")

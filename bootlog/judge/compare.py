@@ -15,9 +15,8 @@ import statistics
 from typing import Any, Iterable
 
 from bootlog.parse.patterns import decimal
-from bootlog.judge.plan import (
-    CAPACITY_METRICS, DEPLOY_METRICS, EVENT_KINDS, TIMING_METRICS, UNITS, Expect, Plan,
-)
+from bootlog.figures import FIGURES, SIZING, UNITS, names
+from bootlog.judge.plan import EVENT_KINDS, Expect, Plan
 from bootlog.judge.verdict import FAILED, boot_problem, count_of, event_counts
 
 # Event kinds whose appearance (or growth) means something went wrong.
@@ -25,6 +24,7 @@ FAULT_EVENTS = ("oom", "engine_init_failed", "value_error", "kv_cache_insufficie
                 "gdn_hip_fault", "gdn_hip_fault_cap", "worker_died", "traceback")
 # Boot fields compared before config: a version change explains capacity moves.
 BOOT_FIELDS = ("vllm_version", "engine", "model", "host", "status")
+CAPACITY_METRICS, TIMING_METRICS, DEPLOY_METRICS = names("capacity"), names("timing"), names("probe")
 _ORDER = {n: i for i, n in enumerate((*CAPACITY_METRICS, *TIMING_METRICS))}
 _EVENT_ORDER = {k: i for i, k in enumerate(EVENT_KINDS)}
 MIN_HISTORY = 3
@@ -48,37 +48,14 @@ NON_CAPACITY_KEYS = frozenset("""
     collect_detailed_traces otlp_traces_endpoint show_hidden_metrics_for_version seed
 """.split())
 # Keys that size GPU memory, most direct first: named first among the candidate causes.
-_SIZING = {k: i for i, k in enumerate("""
-    kv_cache_memory_bytes gpu_memory_utilization max_model_len max_seq_len max_num_seqs max_num_batched_tokens
-    kv_cache_dtype tensor_parallel_size pipeline_parallel_size data_parallel_size model quantization dtype
-    block_size num_gpu_blocks_override enforce_eager compilation_config cudagraph_capture_sizes speculative_config
-    enable_prefix_caching swap_space cpu_offload_gb kv_offloading_size max_lora_rank enable_lora
-    limit_mm_per_prompt
-""".split())}
-_KV_SIZING = frozenset(_SIZING) - {"limit_mm_per_prompt"}
-_GRAPH_SIZING = frozenset({
-    "compilation_config", "cudagraph_capture_sizes", "enforce_eager", "max_num_seqs", "max_num_batched_tokens",
-    "max_seq_len_to_capture", "max_model_len", "tensor_parallel_size", "pipeline_parallel_size", "model",
-    "quantization", "dtype", "kv_cache_dtype", "speculative_config", "block_size"})
-_WEIGHTS_SIZING = frozenset({
-    "model", "quantization", "dtype", "tensor_parallel_size", "pipeline_parallel_size", "load_format",
-    "speculative_config", "enable_lora", "max_lora_rank", "cpu_offload_gb", "revision"})
+_SIZING = {k: i for i, k in enumerate(SIZING)}
 # Which config keys can size which figure; a figure not named here may be sized by any key.
-SIZED_BY: dict[str, frozenset[str]] = {
-    **dict.fromkeys(("kv_cache_tokens", "num_gpu_blocks", "kv_cache_available_gib", "kv_cache_reserved_gib",
-                     "max_concurrency", "kv_margin_tokens", "kv_bytes_per_token"), _KV_SIZING),
-    "num_cpu_blocks": frozenset({"swap_space", "block_size", "kv_cache_dtype", "model", "tensor_parallel_size",
-                                 "pipeline_parallel_size", "cpu_offload_gb", "kv_offloading_size"}),
-    "max_concurrency_request_tokens": frozenset({"max_model_len", "max_seq_len"}),
-    "graph_capture_gib": _GRAPH_SIZING, "cudagraph_estimate_gib": _GRAPH_SIZING,
-    "model_load_gib": _WEIGHTS_SIZING,
-}
+SIZED_BY: dict[str, frozenset[str]] = {f.name: f.sized_by for f in FIGURES if f.sized_by is not None}
 # Figures that follow the KV pool's size: where the engine sized the pool by measuring memory
 # (kv_cache_sized_by "measured": GPU profiling, the CPU backend's "Auto set"), they move a little
 # between identical boots (the CPU tier: 5,382,656 -> 5,382,144 tokens, 0.05 %), so a move within
 # MEASURED_KV_TOL is that measurement; an explicit size (kv_cache_memory_bytes) stays exact.
-MEASURED_KV = frozenset({"kv_cache_tokens", "num_gpu_blocks", "num_cpu_blocks", "kv_cache_available_gib",
-                         "max_concurrency", "kv_margin_tokens", "non_kv_memory_gib"})
+MEASURED_KV = frozenset(f.name for f in FIGURES if f.measured_kv)
 MEASURED_KV_TOL = 0.01
 # Changes that can move any figure: another build, image, command, model or machine.
 _MOVES_ANYTHING = frozenset({"vllm_version", "image_digest", "image", "image_id", "command", "model", "engine",

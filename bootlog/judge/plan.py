@@ -25,38 +25,12 @@ from typing import Any, Iterable
 import regex as _regex
 
 from bootlog.errors import PlanError
+from bootlog.figures import BY_NAME
 from bootlog.measure.envfile import (MAX_EXPANDED, MAX_MESSAGE, NAME, TOO_BIG, Budget, coerce, file_error,
                                      load_env, not_utf8, read_small)
 from bootlog.records import EVENT_KINDS, Event, Metric, Record  # noqa: F401  (EVENT_KINDS: plan's vocabulary too)
 from bootlog.safe import cut
 
-# The public vocabulary (metrics.md). Plans may name these, user patterns, and catalogue names.
-CAPACITY_METRICS = (
-    "kv_cache_tokens", "num_gpu_blocks", "num_cpu_blocks", "max_concurrency",
-    "max_concurrency_request_tokens", "kv_cache_available_gib", "model_load_gib",
-    "graph_capture_gib", "cudagraph_estimate_gib", "kv_bytes_per_token", "kv_margin_tokens",
-    "non_kv_memory_gib",
-)
-TIMING_METRICS = (
-    "model_load_s", "weights_load_s", "memory_profiling_s", "dynamo_transform_s",
-    "compile_graph_s", "compile_cache_load_s", "torch_compile_s", "graph_capture_s",
-    "init_engine_s", "init_engine_compile_s", "boot_to_ready_s", "model_init_s", "compile_warmup_s",
-)
-RUNTIME_METRICS = (
-    "prompt_throughput_tps", "generation_throughput_tps", "running_reqs", "waiting_reqs",
-    "kv_cache_usage_pct", "prefix_cache_hit_rate_pct", "spec_acceptance_rate_pct",
-    "spec_mean_acceptance_length",
-)
-# metrics.md "added for the deploy around the log": probes and GPU memory after ready
-DEPLOY_METRICS = ("probe_health_s", "probe_ttft_s", "probe_decode_tps", "gpu_used_gib",
-                  "gpu_free_gib")
-UNITS = {
-    "kv_cache_tokens": "tokens", "max_concurrency": "x", "max_concurrency_request_tokens": "tokens",
-    "kv_cache_available_gib": "GiB", "num_gpu_blocks": "blocks", "num_cpu_blocks": "blocks",
-    "model_load_gib": "GiB", "graph_capture_gib": "GiB", "cudagraph_estimate_gib": "GiB",
-    "kv_bytes_per_token": "B/token", "kv_margin_tokens": "tokens", "non_kv_memory_gib": "GiB",
-    **{name: "s" for name in TIMING_METRICS},
-}
 # event kinds metrics.md adds to those bootlog.records reports
 ADDED_EVENT_KINDS = ("crash_loop", "gpu_fault")
 
@@ -357,11 +331,10 @@ def warning_whats() -> set[str]:
 
 def known_figures() -> set[str]:
     """Names a plan may bound: the metrics.md vocabulary plus the catalogue's own figures."""
-    names = set(CAPACITY_METRICS) | set(TIMING_METRICS) | set(RUNTIME_METRICS) | set(DEPLOY_METRICS)
+    names = set(BY_NAME)
     try:  # the catalogue may define newer figures; it is optional for plan loading
         from bootlog.parse import patterns as _patterns
 
-        names |= set(getattr(_patterns, "UNITS", {}))
         names |= {p.name for p in getattr(_patterns, "CATALOGUE", ()) if getattr(p, "kind", "") == "metric"}
     except Exception:  # noqa: BLE001 - a broken sibling module must not make plans unloadable
         pass

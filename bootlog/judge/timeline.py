@@ -43,17 +43,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Any, Iterable, Mapping
 
-# figure name -> (phase, depth); see rule 3 of the module docstring
-# (dynamo_transform before torch_compile: the total is placed from the transform's start, rule 1)
-DURATIONS: dict[str, tuple[str, int]] = {
-    "model_load_s": ("model_load", 0), "init_engine_s": ("init_engine", 0),
-    "dynamo_transform_s": ("dynamo_transform", 2), "torch_compile_s": ("compile", 1),
-    "weights_load_s": ("weights_load", 2), "compile_graph_s": ("compile", 2),
-    "compile_cache_load_s": ("compile_cache_load", 2), "memory_profiling_s": ("memory_profiling", 2),
-    "profiling_run_s": ("profiling_run", 2), "graph_capture_s": ("graph_capture", 2),
-    # the CPU backend's compile: "Warming up model for the compilation..." -> "Warming up done."
-    "compile_warmup_s": ("compile", 1),
-}
+from bootlog.figures import FIGURES
+
+# figure name -> (phase, depth) (bootlog.figures); see rule 3 of the module docstring
+DURATIONS: dict[str, tuple[str, int]] = {f.name: f.phase for f in FIGURES if f.phase}
 # lines printed once the KV cache is sized (rule 4): their times bound kv_cache_init
 KV_LINES = ("kv_cache_available_gib", "kv_cache_reserved_gib", "num_gpu_blocks", "num_cpu_blocks",
             "kv_cache_tokens", "max_concurrency")

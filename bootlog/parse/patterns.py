@@ -16,21 +16,12 @@ from typing import Any, Callable
 
 import regex as re  # (the catalogue's regexes use its syntax; `_re` is the standard library's)
 
+from bootlog.figures import FIGURES
 from bootlog.parse.vline import PREFIX
 
-# Units of the numeric figures; a named group with one of these names is a metric value.
-UNITS: dict[str, str] = {
-    "kv_cache_tokens": "tokens", "max_concurrency": "x", "max_concurrency_request_tokens": "tokens",
-    "kv_cache_available_gib": "GiB", "kv_cache_reserved_gib": "GiB", "initial_free_gib": "GiB",
-    "num_gpu_blocks": "blocks", "num_cpu_blocks": "blocks",
-    "model_load_gib": "GiB", "model_load_s": "s", "weights_load_s": "s", "memory_profiling_s": "s",
-    "graph_capture_s": "s", "graph_capture_gib": "GiB", "encoder_graph_capture_s": "s",
-    "encoder_graph_capture_gib": "GiB", "cudagraph_estimate_gib": "GiB", "cudagraph_pool_gib": "GiB",
-    "torch_compile_s": "s", "dynamo_transform_s": "s", "compile_graph_s": "s", "compile_cache_load_s": "s",
-    "profiling_run_s": "s", "init_engine_s": "s", "init_engine_compile_s": "s",
-    "autofit_max_model_len": "tokens", "attn_block_size": "tokens", "mamba_page_padding_pct": "%",
-    "non_kv_memory_gib": "GiB", "model_init_s": "s", "compile_warmup_s": "s",
-}
+# Units of the figures a wording prints (bootlog.figures): a named group with one of these names
+# is a metric value.
+UNITS: dict[str, str] = {f.name: f.unit for f in FIGURES if f.read}
 
 
 @dataclass(frozen=True, slots=True)

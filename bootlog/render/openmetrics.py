@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable
 
+from bootlog.figures import FIGURES
 from bootlog.safe import term
 
 PREFIX = "bootlog_"
@@ -59,42 +60,8 @@ MAX_LABEL = 1024
 EVENT_KINDS = ("oom", "engine_init_failed", "value_error", "kv_cache_insufficient", "traceback",
                "gdn_hip_fault", "gdn_hip_fault_cap", "worker_died", "warning", "crash_loop", "gpu_fault")
 
-# HELP text of the figures metrics.md names; others get a generic one
-HELP = {
-    "kv_cache_tokens": "GPU KV cache size in tokens",
-    "max_concurrency": "Maximum concurrency for max_concurrency_request_tokens-token requests",
-    "max_concurrency_request_tokens": "Request length the maximum concurrency is printed for",
-    "kv_cache_available_gib": "Available KV cache memory",
-    "kv_cache_reserved_gib": "KV cache memory reserved by kv_cache_memory_bytes",
-    "num_gpu_blocks": "KV cache blocks on the GPU",
-    "num_cpu_blocks": "KV cache blocks on the CPU (swap)",
-    "model_load_gib": "Memory the model weights took",
-    "model_load_s": "Model loading time",
-    "weights_load_s": "Weight loading time",
-    "memory_profiling_s": "Memory profiling time",
-    "profiling_run_s": "Initial profiling/warmup run time",
-    "graph_capture_s": "CUDA graph capture time",
-    "graph_capture_gib": "Memory CUDA graph capture took (can be negative)",
-    "cudagraph_estimate_gib": "Estimated CUDA graph memory",
-    "cudagraph_pool_gib": "CUDA graph pool memory (actual)",
-    "torch_compile_s": "torch.compile time in total",
-    "dynamo_transform_s": "Dynamo bytecode transform time",
-    "compile_graph_s": "Inductor graph compile time",
-    "compile_cache_load_s": "Compiled graph load time from the cache",
-    "init_engine_s": "init engine (profile, create kv cache, warmup model) time",
-    "init_engine_compile_s": "Compilation part of init engine",
-    "compile_warmup_s": "CPU backend compile warm-up (Warming up model ... Warming up done.)",
-    "model_init_s": "Model initialisation time (before weights load)",
-    "non_kv_memory_gib": "CPU backend: worker memory consumed by non-KV usages when the KV cache was sized",
-    "boot_to_ready_s": "First line of the boot to Application startup complete",
-    "kv_bytes_per_token": "KV cache bytes per token (kv_cache_memory_bytes / kv_cache_tokens)",
-    "kv_margin_tokens": "KV cache tokens beyond max_num_seqs x max_model_len",
-    "probe_health_s": "Time for GET /health to answer 200 after ready",
-    "probe_ttft_s": "Probe completion: time to first token",
-    "probe_decode_tps": "Probe completion: decode tokens per second",
-    "gpu_used_gib": "GPU memory used after ready",
-    "gpu_free_gib": "GPU memory free after ready",
-}
+# HELP text of the figures bootlog.figures lists; others get a generic one
+HELP = {f.name: f.help for f in FIGURES if f.help}
 
 # the families made from boot fields; a figure sanitised to one of these names is skipped
 BOOT_FAMILIES = {

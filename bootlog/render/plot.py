@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from bootlog.errors import BootlogError
+from bootlog.figures import FIGURES
 from bootlog.render.report import metric_values
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ _KEY_CONFIG = ("max_model_len", "max_num_seqs", "kv_cache_dtype", "gpu_memory_ut
                "kv_cache_memory_bytes", "max_num_batched_tokens", "tensor_parallel_size",
                "enable_prefix_caching", "quantization", "enforce_eager", "model")
 # a figure -> the figure it must fit under, without a plan (the planner's own estimate)
-BUDGET_OF = {"graph_capture_gib": "cudagraph_estimate_gib"}
+BUDGET_OF = {f.name: f.budget for f in FIGURES if f.budget}
 TRACK_KEYS = 3  # key names per config-change label; more are counted ("+2 more keys")
 TRACK_CHANGES = 60  # config changes drawn and named (the latest); earlier ones are counted
 

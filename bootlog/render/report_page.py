@@ -24,11 +24,11 @@ from typing import Any, Iterable, Sequence
 
 from bootlog import safe
 from bootlog.errors import BootlogError
+from bootlog.figures import FIGURES
 from bootlog.render.logclock import Clock
 from bootlog.render.render import SYMBOLS, fmt_value
 
-KEY_PLOTS: tuple[str, ...] = ("kv_cache_tokens", "max_concurrency", "graph_capture_gib",
-                              "torch_compile_s", "boot_to_ready_s")
+KEY_PLOTS: tuple[str, ...] = tuple(f.name for f in FIGURES if f.plot)
 # the history table: what a deploy is judged by first (status, plan, faults), then the figures,
 # the long version string last so it is the one that scrolls
 COLUMNS: tuple[str, ...] = ("id", "status", "faults", "started_at", "max_model_len", "max_num_seqs",

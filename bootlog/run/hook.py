@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from bootlog.read import podman
 from bootlog.errors import BootlogError, SourceError
+from bootlog.figures import FIGURES
 from dataclasses import dataclass, field
 from bootlog.render.bursts import gdn_summary
 from bootlog.records import Boot
@@ -501,17 +502,7 @@ def _match(stored: list, boot: Boot | None) -> Any:
 
 # ------------------------------------------------------------------------------- the summary
 
-KEY_FIGURES = (  # (metric, label, unit shown)
-    ("kv_cache_tokens", "KV cache", "tokens"),
-    ("max_concurrency", "concurrency", "x"),
-    ("graph_capture_gib", "CUDA graphs", "GiB"),
-    ("torch_compile_s", "torch.compile", "s"),
-    ("boot_to_ready_s", "boot to ready", "s"),
-    ("probe_health_s", "health", "s"),
-    ("probe_ttft_s", "first token", "s"),
-    ("probe_decode_tps", "decode", "tok/s"),
-    ("gpu_free_gib", "GPU free", "GiB"),
-)
+KEY_FIGURES = tuple((f.name, f.key, f.unit) for f in FIGURES if f.key)  # (metric, label, unit shown)
 
 
 def key_figures(show: dict) -> dict[str, Any]:
