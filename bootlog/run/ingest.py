@@ -9,7 +9,6 @@ still grow (chunks past a budget, the boots a crash loop retires) goes to a spil
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import time
@@ -17,9 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterable, Iterator
 
+from bootlog.read.position import CUT, end_of_lines, position_key, read_head, still_holds
 from bootlog.records import Boot, Metric, Record
 
-HEAD_BYTES = 4096
 RESUMABLE = ("plain", "podman_ts")  # record formats whose lines never span a resume offset
 
 
@@ -271,35 +270,10 @@ class Resume:
 
 
 def _position_key(source, host: str | None) -> str:
-    """The stored read position of this file on this host (one database serves a fleet: two
-    hosts' /var/log/vllm.log are two files); host None: the key earlier versions wrote."""
+    """This file's read position on `host` (None: the key earlier versions wrote)."""
     from bootlog.store.write import stored_name, stored_path
 
-    on = f"{stored_name(host)}:" if host is not None else ""
-    return f"ingest:{on}" + stored_path(source.name)
-
-
-def _head(path: str, n: int) -> tuple[bytes, str]:
-    with open(path, "rb") as f:
-        head = f.read(n)
-    return head, hashlib.sha256(head).hexdigest()[:32]
-
-
-def _end_of_lines(path: str, size: int) -> int | None:
-    """Offset just past the last newline before `size` (None if the tail has no newline)."""
-    if size == 0:
-        return 0
-    with open(path, "rb") as f:
-        back = min(size, 1 << 16)
-        f.seek(size - back)
-        block = f.read(back)
-    i = block.rfind(b"\n")
-    if i < 0:
-        return None if back < size else 0
-    return size - back + i + 1
-
-
-CUT = "cut"  # a position's head text: the read stored ended inside a line (a copy of a live log)
+    return position_key("ingest", stored_path(source.name), stored_name(host) if host is not None else None)
 
 
 def _stored_position(store, source, info) -> tuple[str, tuple[int, str] | None]:
@@ -326,9 +300,9 @@ def _resume_point(store, source, info, key: str, pos: tuple[int, str] | None) ->
     offset, head = pos
     try:
         n, digest, lines, fmt, *tail = head.split(":")
-        if os.stat(source.name).st_size < offset or _head(source.name, int(n))[1] != digest:
+        if not still_holds(source.name, offset, head):
             return None  # truncated, rotated or replaced: read from the start
-    except (OSError, ValueError):
+    except ValueError:
         return None
     if int(n) == 0 or (tail and not tail[0].isdigit()):
         return None  # read when empty (any content "matches"), or that read stored no boot
@@ -401,7 +375,7 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
         if resume is not None:
             # a resumed read takes complete lines only: a half-written last line waits for the
             # next read (it cannot be corrected once merged into a stored boot)
-            limit = _end_of_lines(source.name, limit)
+            limit = end_of_lines(source.name, limit)
             if limit is None:
                 resume, limit = None, os.stat(source.name).st_size
             elif limit == resume.offset:
@@ -416,7 +390,7 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
     boots, seen, out.cut_lines = read_boots(source, resume=resume, limit=limit, plan=plan, progress=progress,
                                         run_bounds=[r.at for r in runs] or None)
     read_to = (resume.lines if resume else 0) + seen  # the number of the last line read
-    end = _end_of_lines(source.name, limit) if limit is not None else None
+    end = end_of_lines(source.name, limit) if limit is not None else None
     if end != limit and len(boots) and boots[len(boots) - 1].first_line == read_to:
         # a file caught mid-line: a boot opened by its half last line alone is no boot yet (a
         # cut "Unknown vLLM environment variable" repeats an earlier one); the next read sees it
@@ -440,12 +414,12 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
         # that a resumed read could no longer correct, so the next ingest reads it whole and
         # writes its boots again
         if end == limit:
-            head, digest = _head(source.name, HEAD_BYTES)
+            head, head_text = read_head(source.name)
             key = resume.key if resume is not None else _position_key(source, info.host)
-            same = resume is not None and resume.head == f"{len(head)}:{digest}"
+            same = resume is not None and resume.head == head_text
             fmt = resume.fmt if same else detect(head)
             # (the save puts the id of the boot this read ends in after the last ":")
-            position = (key, end, f"{len(head)}:{digest}:{read_to}:{fmt}:{TAIL}")
+            position = (key, end, f"{head_text}:{read_to}:{fmt}:{TAIL}")
         elif resume is None:  # (and a position an earlier read left is stale)
             position = (_position_key(source, info.host), 0, CUT)
     extend = None

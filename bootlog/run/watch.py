@@ -12,7 +12,6 @@ that one is still starting: two servers in one file, see _store).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shlex
@@ -22,11 +21,11 @@ from datetime import datetime
 from typing import Any, Callable, Iterator
 
 from bootlog.read import podman
+from bootlog.read.position import HEAD_BYTES, digest, position_key, read_head, still_holds
 from bootlog.errors import InputError, SourceError
 from dataclasses import dataclass, field
 from bootlog.records import Boot, Record
 
-HEAD_HASH_BYTES = 4096
 ON_EVENT_TIMEOUT_S = 60
 BATCH = 8 << 20  # bytes read, parsed and stored at a time: bounds memory during a catch-up
 EVENT_LINES = 50  # event lines printed per kind in one read; the rest are counted
@@ -41,8 +40,8 @@ UNSETTLED = 8  # boots a read keeps (re-reads) at most: the last, back to the ol
 class FileTail:
     """A log file that grows (and may be truncated or replaced: then it is read from the top).
 
-    A run knows the file by its inode and its head (the first HEAD_HASH_BYTES bytes, hashed as
-    the stored position holds them): a file emptied and written again past the offset read
+    A run knows the file by its inode and its head (read.position: the first HEAD_BYTES bytes,
+    hashed as the stored position holds them): a file emptied and written again past the offset read
     before the next poll (`: > nohup.out` and a restart, logrotate's copytruncate with a fast
     writer) has another head, and is read from its top as a restarted watch would.  A line with
     no newline yet is held at most sources.LINE_MAX bytes (the rest is counted and dropped, as
@@ -54,7 +53,7 @@ class FileTail:
         self.path = path
         from bootlog.store.write import stored_path
 
-        self.key = "watch:file:" + stored_path(path)
+        self.key = position_key("watch:file", stored_path(path))
         self.label = path
         self.ino: int | None = None
         self.head: str | None = None  # "n:digest" of the file's head at the last read
@@ -70,23 +69,14 @@ class FileTail:
     def start(self) -> int:
         return 0
 
-    def _head(self, n: int) -> str:
-        with open(self.path, "rb") as f:
-            return _digest(f, n)
-
     def encode(self, pos: int) -> tuple[int, str]:
-        n = min(HEAD_HASH_BYTES, self._size())
-        return pos, f"{n}:{self._head(n)}"
+        self._size()  # (a file gone is said as such)
+        return pos, read_head(self.path)[1]
 
     def decode(self, offset: int, head: str) -> int | None:
         """The stored offset, or None when the file is no longer the one it was read from."""
-        n, _, digest = head.partition(":")
-        try:
-            if self._size() < max(offset, int(n)) or self._head(int(n)) != digest:
-                return None
-        except (OSError, ValueError):
-            return None
-        return offset
+        self._size()
+        return offset if still_holds(self.path, offset, head) else None
 
     def _size(self) -> int:
         try:
@@ -136,15 +126,15 @@ class FileTail:
             if self.restarted:
                 pos = 0
             yield from self._batches(f, pos, final)
-            n = min(HEAD_HASH_BYTES, os.fstat(f.fileno()).st_size)
-            self.head = f"{n}:{_digest(f, n)}"
+            n = min(HEAD_BYTES, os.fstat(f.fileno()).st_size)
+            self.head = f"{n}:{digest(f, n)}"
 
     def _same_head(self, f, size: int) -> bool:
         """Whether the file still starts as it did at the last read of this run."""
         if self.head is None:
             return True
-        n, _, digest = self.head.partition(":")
-        return size >= int(n) and _digest(f, int(n)) == digest
+        n, _, digest_text = self.head.partition(":")
+        return size >= int(n) and digest(f, int(n)) == digest_text
 
     def _batches(self, f, pos: int, final: bool) -> Iterator[tuple[list[tuple[int, bytes]], int]]:
         """The lines from `pos` on, BATCH bytes at a time; a line with no newline yet is held (its
@@ -203,16 +193,6 @@ class FileTail:
 
     def new_state(self) -> bool:
         return False  # (no engine to ask)
-
-
-def _digest(f, n: int) -> str:
-    """The hash of the first `n` bytes of the open file `f` (its position is kept)."""
-    at = f.tell()
-    try:
-        f.seek(0)
-        return hashlib.sha256(f.read(n)).hexdigest()[:32]
-    finally:
-        f.seek(at)
 
 
 class ContainerTail:
