@@ -12,14 +12,6 @@ import click
 from bootlog.cli.cli_common import get_store, plan_path, print_json
 
 
-def _history(store, boot_id: int) -> list[dict]:
-    """Earlier boots of the same config (figures and config only: timing history reads no
-    stats samples), fetched in one batch."""
-    from bootlog.store.reads import boots_like, show_boots
-
-    return show_boots(store, boots_like(store, boot_id), runtime=False)
-
-
 def _load_plan(path: str | None, judge: bool = True):
     if not path:
         return None
@@ -48,23 +40,13 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
     container; for plain files the same file first, then the host's other files), last~N (N boots
     back) or a boot id.
     """
-    from bootlog.judge import compare
     from bootlog.judge.verdict import exit_code
-    from bootlog.store.reads import resolve_ref, show_boots
+    from bootlog.run.query import diff_refs
 
     _one_format(as_json, markdown)
     plan = _load_plan(plan_file)
     store = get_store(ctx)
-    ida = resolve_ref(store, a, container=container, host=host)
-    idb = resolve_ref(store, b, container=container, host=host)
-    # findings come from figures, config and events: the stats samples (thousands for a boot
-    # that served for days) are not read
-    show_a, show_b = show_boots(store, [ida, idb], runtime=False)
-    if plan is not None:
-        from bootlog.run.reread import both_with_plan_patterns
-
-        show_a, show_b = both_with_plan_patterns(store, show_a, show_b, plan)
-    result = compare.diff(show_a, show_b, history=_history(store, ida), plan=plan)
+    result, show_a, show_b = diff_refs(store, a, b, plan=plan, container=container, host=host)
     _emit(result, as_json, markdown, plan_file)
     if not (as_json or markdown):  # (the JSON shape is the contract's: no timeline key in it)
         click.echo(_phases_moved(store, show_a, show_b))
@@ -97,17 +79,12 @@ def check(ctx, ref, plan_file, container, host, as_json, markdown) -> None:
     Exit 0 all met, 3 a soft expectation missed, 4 a hard one missed or the boot failed.
     REF (default last): last, prev, last~N or a boot id.
     """
-    from bootlog.judge import compare
     from bootlog.judge.verdict import exit_code
-    from bootlog.store.reads import resolve_ref, show_boots
+    from bootlog.run.query import check_ref
 
     _one_format(as_json, markdown)
     plan = _load_plan(plan_file)
-    store = get_store(ctx)
-    shown = show_boots(store, [resolve_ref(store, ref, container=container, host=host)], runtime=False)[0]
-    from bootlog.run.reread import with_plan_patterns
-
-    result = compare.check(with_plan_patterns(store, shown, plan), plan)
+    result = check_ref(get_store(ctx), ref, plan=plan, container=container, host=host)
     _emit(result, as_json, markdown, plan_file)
     ctx.exit(exit_code(result))
 

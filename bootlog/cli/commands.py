@@ -171,13 +171,10 @@ def show(ctx, ref, container, host, as_json) -> None:
     REF (default last): last, prev (the boot before last of the same container; for plain files
     the same file first, then the host's other files), last~N (N boots back), or a boot id.
     """
-    from bootlog.judge.boot_timeline import timeline
     from bootlog.render.render_boot import render_show
-    from bootlog.store.reads import resolve_ref, show_boot
+    from bootlog.run.query import show_ref
 
-    store = get_store(ctx)
-    data = show_boot(store, resolve_ref(store, ref, container=container, host=host))
-    data["timeline"] = timeline(store, data)  # (metrics.md: show --json additions)
+    data = show_ref(get_store(ctx), ref, container=container, host=host)  # (metrics.md: + timeline)
     if as_json:
         print_json(data)
     else:
