@@ -300,7 +300,7 @@ def test_check_gdn_burst_reports_the_faults_and_the_cap():
 
 def test_check_failed_boot_and_missing_user_figure():
     plan = frank_plan()
-    from bootlog.judge.plan import UserPattern
+    from bootlog.parse.userpatterns import UserPattern
 
     plan.patterns.append(UserPattern(name="expert_arena_gib", regex=None, source="", unit="GiB"))
     plan.metrics["expert_arena_gib"] = Expect("expert_arena_gib", min=17.0)

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from bootlog.errors import Exit, PlanError
-from bootlog.judge.plan import apply_user_patterns, load_plan, user_pattern_hits
-from bootlog.measure.envfile import coerce, load_env
+from bootlog.judge.plan import load_plan
+from bootlog.parse.userpatterns import apply_user_patterns, user_pattern_hits
+from bootlog.read.envfile import coerce, load_env
 from bootlog.records import Event, Metric, Record
 
 ROOT = Path(__file__).resolve().parent.parent

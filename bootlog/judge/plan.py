@@ -1,11 +1,11 @@
 """Plan files: what a deploy is expected to look like (README "Plans").
 
-A plan is TOML plus an optional env file (the operator's KEY=VALUE deploy config), so the
-expectations can quote the very numbers the deploy was launched with (`${MAXLEN}`) instead of
-repeating them and drifting apart.  Mistakes are one-line PlanErrors at load, before any boot is
-judged, naming the key and what is allowed (the env file is read by measure.envfile).  What a plan may cost is bounded: what ${...}
-inserts (MAX_EXPANDED), the time of each user regex search (_PATTERN_TIMEOUT_S) and run
-(_PATTERN_BUDGET_S), and of all a plan's patterns together (_PLAN_BUDGET_S).
+A plan is TOML plus an optional env file (the operator's KEY=VALUE deploy config, read by
+read.envfile), so the expectations can quote the very numbers the deploy was launched with
+(`${MAXLEN}`) instead of repeating them and drifting apart.  Mistakes are one-line PlanErrors at
+load, before any boot is judged, naming the key and what is allowed.  What a plan may cost is
+bounded: what ${...} inserts (MAX_EXPANDED), and the time its own patterns' samples take at load
+(parse.userpatterns: the time of each search, of each pattern's run and of all of them together).
 """
 from __future__ import annotations
 
@@ -13,9 +13,6 @@ import difflib
 import math
 import os
 import re
-import signal
-import sys
-import threading
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -26,9 +23,12 @@ import regex as _regex
 
 from bootlog.errors import PlanError
 from bootlog.figures import BY_NAME
-from bootlog.measure.envfile import (MAX_EXPANDED, MAX_MESSAGE, NAME, TOO_BIG, Budget, coerce, file_error,
+from bootlog.read.envfile import (MAX_EXPANDED, MAX_MESSAGE, NAME, TOO_BIG, Budget, coerce, file_error,
                                      load_env, not_utf8, read_small)
-from bootlog.records import EVENT_KINDS, Event, Metric, Record  # noqa: F401  (EVENT_KINDS: plan's vocabulary too)
+from bootlog.records import EVENT_KINDS, Metric  # noqa: F401  (EVENT_KINDS: plan's vocabulary too)
+from bootlog.parse import userpatterns
+from bootlog.parse.userpatterns import (PATTERN_BUDGET_S, PATTERN_TIMEOUT_S, UserPattern, user_pattern_hits_one,
+                                        warn)
 from bootlog.safe import cut
 
 # event kinds metrics.md adds to those bootlog.records reports
@@ -105,14 +105,6 @@ NESTED_ARGS = frozenset("""
 
 _BOUND_KEYS = ("min", "max", "eq", "approx")
 _METRIC_KEYS = set(_BOUND_KEYS) | {"tol", "rank", "hard", "kind"}
-_PATTERN_TIMEOUT_S = 0.25  # wall time per search: a catastrophic regex must not hang an ingest
-_PATTERN_GIVE_UP = 3  # runaway lines after which a pattern is dropped for the rest of the run
-# Wall time one pattern may take in all per run (one loaded plan): a regex just under its
-# timeout that matches every line would otherwise cost 0.25 s a line; a sane one takes
-# microseconds a line, so 2 s is ~10^6 lines.
-_PATTERN_BUDGET_S = 2.0
-_PLAN_BUDGET_S = 10.0  # ... and all of a plan's patterns together (a plan of 500 slow ones)
-_CPU_SLICE_S = 0.01  # the first try of a search, on the regex module's CPU-time timeout (_search)
 _CLOSE = 0.85  # difflib ratio from which an unknown name is taken as a typo of a known one
 # levels of tables, arrays and dotted keys a plan may nest: a real one uses 3 or 4; found before
 # TOML parses it (tomllib held 2.3 GB for a 128 KB key 20,000 levels deep, and the walks after
@@ -137,25 +129,6 @@ class Expect:
 
 
 @dataclass
-class UserPattern:
-    name: str
-    regex: Any  # compiled `regex` pattern with a `value` group (figures) or none (events)
-    source: str
-    unit: str | None = None  # figures
-    event: str | None = None  # event kind, when the pattern marks an event instead of a figure
-    literal: str | None = None  # cheap prefilter
-    kind: str | None = None  # "capacity" | "timing": how diff judges moves
-    timeouts: int = 0  # lines it ran away on; at _PATTERN_GIVE_UP it is used no more
-    spent: float = 0.0  # wall seconds its searches took this run; at _PATTERN_BUDGET_S, dropped
-    searched: int = 0  # lines it was run on this run
-    dropped: bool = False
-    shared: Budget | None = field(default=None, repr=False, compare=False)  # its plan's seconds
-    # the first lines it matched whose value is no number (line, the value as captured; at most
-    # 50 a run): said at ingest and by check, instead of the figure missing without a word
-    not_numbers: list[tuple[int | None, str]] = field(default_factory=list, compare=False)
-
-
-@dataclass
 class Plan:
     path: Path | None = None
     env: dict[str, Any] = field(default_factory=dict)
@@ -176,11 +149,6 @@ class Plan:
     @property
     def user_names(self) -> set[str]:
         return {p.name for p in self.patterns}
-
-
-def _warn(msg: str) -> None:
-    # (library code, but the one place a loaded plan can speak before any boot is judged)
-    print(f"bootlog: warning: {cut(msg, MAX_MESSAGE)}", file=sys.stderr)
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str | None:
@@ -429,10 +397,10 @@ def compile_pattern(spec: dict, text: str, clock: Budget) -> UserPattern:
         raise err(": give at least one sample line")
     if not isinstance(samples, list):  # a bare string would be taken apart character by character
         raise err(f" samples: expected an array, got {_what(samples)}")
-    budget = min(_PATTERN_BUDGET_S, clock.left)
+    budget = min(PATTERN_BUDGET_S, clock.left)
     too_slow = err(f": its samples took more than {budget:g} s to match" + (
-        " (its budget for a whole run)" if budget == _PATTERN_BUDGET_S
-        else f" (what is left of {_PLAN_BUDGET_S:g} s for all samples of the plan)"))
+        " (its budget for a whole run)" if budget == PATTERN_BUDGET_S
+        else f" (what is left of {userpatterns.PLAN_BUDGET_S:g} s for all samples of the plan)"))
     started = time.perf_counter()
     try:
         for s in samples:
@@ -441,9 +409,9 @@ def compile_pattern(spec: dict, text: str, clock: Budget) -> UserPattern:
             if left <= 0:
                 raise too_slow
             try:
-                hits = user_pattern_hits_one(up, line, limit=min(_PATTERN_TIMEOUT_S, left))
+                hits = user_pattern_hits_one(up, line, limit=min(PATTERN_TIMEOUT_S, left))
             except TimeoutError:
-                if left < _PATTERN_TIMEOUT_S:  # cut short by the budget, not by its own timeout
+                if left < PATTERN_TIMEOUT_S:  # cut short by the budget, not by its own timeout
                     raise too_slow from None
                 raise err(": regex timed out on its sample") from None
             if not hits and up.not_numbers:
@@ -503,7 +471,7 @@ def load_plan(path: str | Path, *, judge: bool = False) -> Plan:
         raise file_error("plan", p, "holds no expectation (no [config], [metrics.NAME], [events], [boot] "
                           "status/figure or [deploy] entry): every boot would pass it")
     for w in plan.warnings:
-        _warn(f"{p.name}: {w}")
+        warn(f"{p.name}: {w}")
     return plan
 
 
@@ -641,7 +609,7 @@ def _build(data: dict, text: str, p: Path) -> Plan:
     prefix = data.get("env_prefix", "")
     plan = Plan(path=p, env=env, env_prefix=prefix, extra_args=set(data.get("extra_args", ())), env_file=env_file)
     budget = Budget(MAX_EXPANDED)
-    samples_clock, run_clock = Budget(_PLAN_BUDGET_S), Budget(_PLAN_BUDGET_S)
+    samples_clock, run_clock = Budget(userpatterns.PLAN_BUDGET_S), Budget(userpatterns.PLAN_BUDGET_S)
 
     def exp(value: Any, where: str) -> Any:
         return expand(value, env, prefix, where, budget)
@@ -728,166 +696,3 @@ def _check_bounds(plan: Plan, names: set[str], text: str) -> None:
                 if isinstance(b, str) and not _bound_ok(b.strip(), names):
                     raise _err(text, ex.name, f"[{section}.{ex.name}] {op} = {_what(b)}: not a "
                                f"number, a figure or a config key{_hint(b, names)}", key=ex.name)
-
-
-# ---------------------------------------------------------------------------- user patterns
-
-class _WallTimeout(TimeoutError):
-    """A user regex search outlived its wall-clock deadline (SIGALRM)."""
-
-
-_alarm_armed = False  # our SIGALRM handler acts only while a deadline of ours is running
-
-
-def _on_alarm(signum: int, frame: Any) -> None:
-    if _alarm_armed:  # (a signal delivered just after disarming is ignored)
-        raise _WallTimeout("regex search ran out of time")
-
-
-def _search_with_alarm(rx: Any, msg: str, seconds: float) -> Any:
-    """rx.search(msg) stopped after `seconds` of wall time: the regex module checks signals
-    every 256 steps, where our handler raises.  A wall-clock deadline needs the main thread, an
-    interval timer, a SIGALRM handler set from Python (to put back) and no timer of someone
-    else's; without one, the module's own CPU timeout stays the bound."""
-    global _alarm_armed
-    if not (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGALRM) is not None and signal.getitimer(signal.ITIMER_REAL)[0] == 0):
-        return rx.search(msg, timeout=seconds)
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    try:
-        _alarm_armed = True
-        try:
-            signal.setitimer(signal.ITIMER_REAL, seconds)
-            return rx.search(msg, timeout=seconds)
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            _alarm_armed = False
-    finally:
-        signal.signal(signal.SIGALRM, previous)
-
-
-def _search(rx: Any, msg: str, limit: float) -> Any:
-    """rx.search(msg), TimeoutError after `limit` seconds of wall time.  The regex module's own
-    timeout counts the process's CPU time: several times over in wall time on a busy host.  Nearly
-    every search ends in microseconds, so only one that outlives a cheap first try on that timeout
-    (_CPU_SLICE_S) is run again under a wall-clock alarm for what is left of `limit`."""
-    started = time.perf_counter()
-    try:
-        return rx.search(msg, timeout=min(limit, _CPU_SLICE_S))
-    except TimeoutError:
-        if limit <= _CPU_SLICE_S:
-            raise
-    left = limit - (time.perf_counter() - started)
-    if left <= 0:
-        raise TimeoutError("regex search ran out of time")
-    return _search_with_alarm(rx, msg, left)
-
-
-def user_pattern_hits_one(up: UserPattern, msg: str, *, line: int | None = None,
-                          rank: int | None = None, ts: Any = None,
-                          limit: float = _PATTERN_TIMEOUT_S) -> list[Metric | Event]:
-    """Run one user pattern over one message; TimeoutError past `limit` seconds (wall time)."""
-    if up.literal and up.literal not in msg:
-        return []
-    m = _search(up.regex, msg, limit)
-    if not m:
-        return []
-    if up.event:
-        detail = {k: v for k, v in m.groupdict().items() if v is not None}
-        return [Event(kind=up.event, line=line, rank=rank, ts=ts, message=msg.strip(), detail=detail)]
-    from bootlog.parse.patterns import decimal  # (the one reader of a figure's number)
-
-    raw = m.group("value") or ""
-    try:
-        value = float(decimal(raw))
-    except ValueError:  # ("1_0", "１.５": int()/float() read them, vLLM never prints them)
-        if len(up.not_numbers) < 50:
-            up.not_numbers.append((line, cut(raw, 40)))
-        return []
-    return [Metric(name=up.name, value=value, unit=up.unit or "", rank=rank, line=line, ts=ts,
-                   pattern=f"user:{up.name}")]
-
-
-def _guarded_hits(up: UserPattern, msg: str, **where: Any) -> list[Metric | Event]:
-    """user_pattern_hits_one at ingest: a runaway search loses its line and the ingest goes on;
-    a pattern is dropped for the rest of the run, with one warning, after _PATTERN_GIVE_UP
-    runaway lines or _PATTERN_BUDGET_S of searching (a 0.25 s search on every line is hours)."""
-    if up.dropped or (up.literal and up.literal not in msg):
-        return []
-    shared = up.shared or Budget(math.inf)
-    if shared.left <= 0:
-        up.dropped = True
-        return []
-    limit = min(_PATTERN_TIMEOUT_S, _PATTERN_BUDGET_S - up.spent, shared.left)
-    started = time.perf_counter()
-    try:
-        return user_pattern_hits_one(up, msg, limit=limit, **where)
-    except TimeoutError:
-        up.timeouts += 1
-        return []
-    finally:
-        took = time.perf_counter() - started
-        up.spent += took
-        shared.left -= took
-        up.searched += 1
-        if up.timeouts >= _PATTERN_GIVE_UP or up.spent >= _PATTERN_BUDGET_S:
-            _drop(up)
-        if shared.left <= 0 and not shared.said:
-            shared.said = up.dropped = True
-            _warn(f"plan patterns took {_PLAN_BUDGET_S:g} s together this run (their budget, "
-                  f"spent last by {up.name!r}); all are skipped for the rest of this run")
-
-
-def _drop(up: UserPattern) -> None:
-    up.dropped = True
-    if up.timeouts >= _PATTERN_GIVE_UP:
-        why = (f"ran past {_PATTERN_TIMEOUT_S:g} s on {up.timeouts} lines; it is skipped for the "
-               "rest of this run (its regex backtracks catastrophically: simplify it)")
-    else:
-        why = (f"took {up.spent:.1f} s on {up.searched} lines, its budget of "
-               f"{_PATTERN_BUDGET_S:g} s for a run; it is skipped for the rest of this run "
-               "(simplify its regex, or give it a literal to search fewer lines)")
-    _warn(f"plan pattern {up.name!r} {why}")
-
-
-def _msg_rank(text: str) -> tuple[str, int | None]:
-    """The message part and TP rank of a raw line, so a user figure printed once per rank is
-    stored once per rank like a catalogue figure."""
-    try:
-        from bootlog.parse.vline import parse_line
-
-        v = parse_line(Record(lineno=0, text=text))
-        return (v.msg or text), v.rank
-    except Exception:  # noqa: BLE001 - without the line parser the whole text is searched
-        return text, None
-
-
-def apply_user_patterns(plan: Plan | None, lines: Iterable[Any]) -> list[Metric | Event]:
-    """User patterns over parsed lines (VLine/Record, or (lineno, text) pairs); rows carry the
-    line's number, rank and time, exactly like catalogue hits."""
-    if plan is None or not plan.patterns:
-        return []
-    out: list[Metric | Event] = []
-    for item in lines:
-        if isinstance(item, tuple):
-            lineno, msg, rank, ts = item[0], item[1], None, None
-        else:
-            lineno, ts = getattr(item, "lineno", None), getattr(item, "ts", None)
-            if hasattr(item, "msg"):  # a VLine: prefix already parsed
-                msg, rank = item.msg or item.text, item.rank
-            else:  # a Record: parse the prefix only when some pattern could match
-                text = getattr(item, "text", "")
-                if not any(not up.dropped and (up.literal is None or up.literal in text) for up in plan.patterns):
-                    continue
-                msg, rank = _msg_rank(text)
-        for up in plan.patterns:
-            out.extend(_guarded_hits(up, msg, line=lineno, rank=rank, ts=ts))
-    return out
-
-
-def user_pattern_hits(plan: Plan | None, text: str) -> list[Metric | Event]:
-    """Every user-pattern figure/event in `text` (lines numbered from 1; a single line is
-    unnumbered: the caller knows where it was)."""
-    lines = text.splitlines() or [text]
-    return apply_user_patterns(plan, (Record(lineno=no if len(lines) > 1 else None, text=line)
-                                      for no, line in enumerate(lines, 1)))

@@ -340,7 +340,7 @@ def env_file_snapshot(path: str | Path) -> dict[str, str]:
     """The env file as it is now, redacted, through the plan's own reader (envfile.load_env: comments,
     blank lines, `export`, quotes, `${NAME}`; PlanError with the line for a bad file). Values are
     its coerced values written back as text, so `1.00` reads `1.0` and `yes` reads `true`."""
-    from bootlog.measure.envfile import load_env
+    from bootlog.read.envfile import load_env
 
     return redact({k: _text(v) for k, v in load_env(path).items()})
 

@@ -93,7 +93,7 @@ def explain_log(path: str | Path, plan: Any = None) -> dict:
     recs: dict[int, Any] = {}
     boots = parse(_kept(read(src.chunks()), recs))
     if plan is not None and getattr(plan, "patterns", None):
-        from bootlog.judge.plan import apply_user_patterns
+        from bootlog.parse.userpatterns import apply_user_patterns
         from bootlog.records import Metric
 
         for hit in apply_user_patterns(plan, (recs[n] for n in sorted(recs))):

@@ -235,7 +235,7 @@ class _UserHits:
         self.found: list[tuple[int, object, list]] = []  # (line, ts, hits)
 
     def watch(self, recs: Iterable[Record]) -> Iterator[Record]:
-        from bootlog.judge.plan import apply_user_patterns
+        from bootlog.parse.userpatterns import apply_user_patterns
 
         for rec in recs:
             got = apply_user_patterns(self.plan, (rec,))  # (with its line number: a value that is
