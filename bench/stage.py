@@ -14,7 +14,7 @@ import sys
 
 from bootlog.run.ingest import parse_source, read_records
 from bootlog.parse.parse import all_literals
-from bootlog.parse.patterns import STATS_WORDINGS
+from bootlog.parse.stats import STATS_WORDINGS
 from bootlog.read.scan import Search
 from bootlog.read.sources import BLOCK, Blocks, open_source
 from bootlog.parse.vline import PREFIX

@@ -15,16 +15,9 @@ from pathlib import Path
 import pytest
 
 from bootlog.parse import patterns as P
-from bootlog.parse.patterns import (
-    CATALOGUE,
-    LITERALS,
-    Hit,
-    kv_insufficient_detail,
-    match,
-    oom_detail,
-    parse_config,
-    value_error_detail,
-)
+from bootlog.parse.failures import kv_insufficient_detail, oom_detail, value_error_detail
+from bootlog.parse.patterns import CATALOGUE, LITERALS, Hit, match
+from bootlog.parse.reprs import parse_config
 
 KINDS = {"metric", "boot", "stat", "event", "config", "mark"}
 

@@ -14,7 +14,7 @@ import re
 import statistics
 from typing import Any, Iterable
 
-from bootlog.parse.patterns import decimal
+from bootlog.parse.hits import decimal
 from bootlog.figures import FIGURES, SIZING, UNITS, names
 from bootlog.judge.plan import EVENT_KINDS, Expect, Plan
 from bootlog.judge.verdict import FAILED, boot_problem, count_of, event_counts

@@ -39,7 +39,7 @@ from hashlib import sha256
 from sys import intern as _intern
 from typing import Any, Callable
 
-from bootlog.parse import patterns
+from bootlog.parse import failures, patterns
 from bootlog.records import Boot, Event, Metric, VLine
 from bootlog.parse.vline import worker_dims
 
@@ -329,15 +329,15 @@ class _Acc:
             self.engine_dead(v, msg)  # (nothing before it said so: an older release's only word)
         kinds = self._catch_up() if again else ()
         if _OOM.search(msg) and "oom" not in kinds and not self._quoted_oom(msg):
-            self.add_event(Event("oom", v.lineno, rank, v.ts, msg, patterns.oom_detail(msg) or {}))
+            self.add_event(Event("oom", v.lineno, rank, v.ts, msg, failures.oom_detail(msg) or {}))
         if (_KV_INSUFFICIENT in msg or _KV_INSUFFICIENT_V0 in msg) and "kv_cache_insufficient" not in kinds:
             self.add_event(Event("kv_cache_insufficient", v.lineno, rank, v.ts, msg,
-                                 patterns.kv_insufficient_detail(msg) or {}))
+                                 failures.kv_insufficient_detail(msg) or {}))
         for h in patterns.match(msg) if _GPU_FAULT.search(msg) else ():
             if h.name == "gpu_fault" and not (again and "gpu_fault" in kinds):
                 self.gpu_fault(v, msg, h.detail, exception=True)
         if msg.startswith("ValueError"):
-            det = patterns.value_error_detail(msg) or {}
+            det = failures.value_error_detail(msg) or {}
             dev = str(det.get("device", ""))
             if rank is None and dev[-1:].isdigit():  # "cuda:1": a worker whose tag names no rank
                 rank = int(dev.rsplit(":", 1)[-1])
@@ -608,7 +608,7 @@ class _Acc:
         elif v.level in ("ERROR", "CRITICAL") and _OOM.search(msg):
             # "Failed to load model - not enough GPU memory ... (original error: ...)": an oom
             # event, but the root cause is the exception it quotes
-            self.add_event(Event("oom", v.lineno, rank, v.ts, msg, patterns.oom_detail(msg) or {}))
+            self.add_event(Event("oom", v.lineno, rank, v.ts, msg, failures.oom_detail(msg) or {}))
         elif v.level is None and v.src is None and _EXC.match(msg) and msg.startswith(("KeyboardInterrupt", "SystemExit")):
             self.exception_line(v, msg, None)
         if not literal:
@@ -632,7 +632,7 @@ class _Acc:
             if h.kind == "metric":
                 if h.name in seen:
                     continue
-                seen.add(h.name)  # (a catalogue figure is an int or float: patterns._num)
+                seen.add(h.name)  # (a catalogue figure is an int or float: hits.decimal)
                 if h.detail.get("kv_sizing"):
                     self.kv_sizing = "measured" if h.detail["kv_sizing"] == "Auto" else "explicit"
                 b.metrics.append(Metric(h.name, float(h.value), h.unit or "", rank, v.lineno, v.ts, h.pattern))

@@ -5,7 +5,7 @@ log: it keeps those holding a literal of the scan (boots.LITERALS + patterns.LIT
 TB_CONTEXT records after each traceback start, so both give the same boots.
 
 A periodic stats line in the usual shape (most of a big log's candidates) is read whole in one
-match (patterns.stats_line: vline.PREFIX + a stats wording) and handed to the splitter as a
+match (stats.stats_line: vline.PREFIX + a stats wording) and handed to the splitter as a
 VLine carrying its figures; every other line is split by vline.parse_line and read by the
 catalogue there.
 """
@@ -14,7 +14,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable, Iterable
 
-from bootlog.parse import patterns
+from bootlog.parse import patterns, stats
+from bootlog.parse.hits import unreadable_number
 from bootlog.parse.boots import LITERALS as BOOT_LITERALS
 from bootlog.parse.boots import TB_CONTEXT, BootSplitter
 from bootlog.records import Boot, Record
@@ -54,7 +55,7 @@ def parse(records: Iterable[Record], *, year: int | None = None,
     owed = 0  # records still owed as traceback context (as scan.Lines counts them)
     splitter = splitter if splitter is not None else BootSplitter(continuing)
     last_lineno = 0
-    stats_literal, stats_line = patterns.STATS_LITERAL, patterns.stats_line
+    stats_literal, stats_line = stats.STATS_LITERAL, stats.stats_line
     for rec in records:
         last_lineno = rec.lineno
         try:
@@ -88,7 +89,7 @@ def parse(records: Iterable[Record], *, year: int | None = None,
                 for x in json_exc_lines(v):
                     splitter.feed(x, has_literal(x.text))
         except ValueError as e:  # (the line is not read)
-            if not patterns.unreadable_number(e):
+            if not unreadable_number(e):
                 raise
     total = total_lines() if callable(total_lines) else total_lines
     return splitter.finish(total if total is not None else last_lineno)

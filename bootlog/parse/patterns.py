@@ -5,19 +5,22 @@ prefilter), an unanchored regex (it works on the message part and on a whole raw
 lines with the values they must give.  A named group called after a metrics.md figure (UNITS)
 becomes one metric hit, so one line can give several figures; other named groups go into the
 hit's `detail`.  `match(msg)` runs the regexes of the literals the line holds only, and keeps the
-hits of recently seen lines.  Stats lines, most of a big log, are read by STATS_WORDINGS.
+hits of recently seen lines.  What the entries call on lives beside it: hits.py (Hit, numbers),
+reprs.py (config reprs), stats.py (stats lines, most of a big log: STATS_WORDINGS), failures.py
+(the figures of an error line).  A new wording is one entry here, with its sample lines.
 """
 from __future__ import annotations
 
 import functools
-import re as _re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import regex as re  # (the catalogue's regexes use its syntax; `_re` is the standard library's)
 
 from bootlog.figures import FIGURES
-from bootlog.parse.vline import PREFIX
+from bootlog.parse.hits import NUM, TOK, Hit, compile_rx, decimal, maybe_num, unreadable_number
+from bootlog.parse.reprs import dict_at, engine_config_at, kv_list_at
+from bootlog.parse.stats import STATS_LITERAL, bare_running_post, spec_post, stats_entry_post, stats_post
 
 # Units of the figures a wording prints (bootlog.figures): a named group with one of these names
 # is a metric value.
@@ -36,496 +39,6 @@ class Pattern:
     # Builds the hits from a match when named groups alone cannot (config dicts, stats lines).
     # Returns None to mean "not really this fact" (e.g. a stats-looking line with no figures).
     post: Callable[[Any, str], list[Hit] | None] | None = field(default=None, compare=False, repr=False)
-
-
-@dataclass(slots=True)
-class Hit:
-    """One fact read off one line.  By kind: metric (value int|float, unit from UNITS; detail =
-    the line's other named groups), boot (vllm_version | engine "v0"/"v1" | model), config
-    (value dict[str, str] as printed; detail["source"]: engine_config | non_default_args |
-    namespace | chunked_prefill), stat (name "stats", value dict[str, float]; detail engine_index
-    / engines_aggregated, or part="spec_decode"), event (name the event kind, value the line's
-    text, detail its figures) and mark (a line that says where the boot is — the stop was
-    asked for, the engine died, a phase began or ended — which boots.py turns into the boot's
-    end, its failure or a figure spanning two lines; value the line's text, detail its groups)."""
-
-    kind: str
-    name: str
-    value: object
-    unit: str | None
-    pattern: str
-    detail: dict
-
-
-class NotDecimal(ValueError):
-    """Text where a figure was expected that is no number as vLLM prints one (decimal)."""
-
-
-_DECIMAL = _re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-
-
-def decimal(text: str) -> int | float:
-    """A number as vLLM prints one: '1,350,182' -> 1350182, '0.53' -> 0.53, 'nan' -> nan
-    (thousands separators dropped).  ASCII decimal only: int() and float() also read "１.５",
-    "٣.٥" and "1_0", which no vLLM prints: ValueError, as for "0x10" (a figure read wrong is
-    worse than a figure not read)."""
-    t = text.replace(",", "").strip()
-    low = t.lower()
-    if low in ("nan", "inf", "-inf", "+inf"):
-        return float(low)
-    if not _DECIMAL.fullmatch(t):
-        raise NotDecimal(f"not a decimal number: {t[:40]!r}")
-    if "." in t or "e" in low:
-        return float(t)
-    return int(t)
-
-
-_num = decimal
-
-
-def _rx(pattern: str, flags: int = 0) -> Any:
-    """A regex of the catalogue: \\d \\w \\s \\b match ASCII only (a fullwidth or
-    Arabic-Indic digit is no digit of a figure: float() would read it as one)."""
-    return re.compile(pattern, flags | re.ASCII)
-
-
-def unreadable_number(e: ValueError) -> bool:
-    """Whether `e` is Python refusing to read an int of over 4,300 digits (sys.set_int_max_str_digits),
-    or decimal() refusing a number vLLM would not print: a hostile or corrupted log can hold such
-    a number anywhere, and it is then no figure."""
-    return isinstance(e, NotDecimal) or "integer string conversion" in str(e)
-
-
-def _maybe_num(v: str) -> object:
-    try:
-        return _num(v)
-    except ValueError:
-        return v
-
-
-_NUM = r"-?\d+(?:\.\d+)?"  # a %.2f / format_gib / %d figure, possibly negative
-_TOK = r"\d{1,3}(?:,\d{3})+|\d+"  # a token count, with or without thousands separators
-
-
-# ---------------------------------------------------------------------------------------------
-# config lines: a small tokenizer for Python reprs (dicts, Namespace(...), key=value lists)
-
-_CLOSERS = {"(": ")", "[": "]", "{": "}"}
-_QUOTE_OK_BEFORE = set("=:,[({ \t")  # a quote only opens a string at the start of a value
-# the characters _split_top acts on: one C-level search hops over everything between them (an
-# engine config line is ~2 KB of mostly plain text)
-_SPECIAL = _re.compile(r"""['"()\[\]{}<>,]""")
-
-
-def _skip_string(s: str, i: int) -> int:
-    """Index just past the string literal starting at s[i] (a quote); tolerant of no end.  A
-    backslash escapes the next character (str.find per quote: a per-character loop was most of a
-    config line's cost)."""
-    q = s[i]
-    j = i + 1
-    while True:
-        k = s.find(q, j)
-        if k < 0:
-            return len(s)
-        b = s.find("\\", j, k)
-        if b < 0:
-            return k + 1
-        j = b + 2  # past the escaped character (maybe the quote at k: then search on after it)
-
-
-def _split_top(s: str, start: int = 0) -> tuple[list[str], int]:
-    """Split s[start:] at top-level commas, respecting quotes and brackets.
-
-    Stops at the first unmatched closing bracket (the ')' ending Namespace(...) or a V0 config
-    line, the '}' ending a dict) and returns (parts, index of that bracket or len(s)).
-    Enum reprs like <CUDAGraphMode.FULL: (2, 1)> are treated as brackets so their commas stay.
-    """
-    search = _SPECIAL.search
-    parts: list[str] = []
-    stack: list[str] = []
-    seg = start
-    n = len(s)
-    m = search(s, start)
-    while m is not None:
-        i = m.start()
-        c = s[i]
-        if c == "'" or c == '"':
-            if i == start or s[i - 1] in _QUOTE_OK_BEFORE:
-                m = search(s, _skip_string(s, i))
-                continue
-            # else a quote inside a word ("it's"): plain text
-        elif c == ",":
-            if not stack:
-                parts.append(s[seg:i])
-                seg = i + 1
-        elif c in _CLOSERS:
-            stack.append(_CLOSERS[c])
-        elif c == "<":
-            if i + 1 < n and (s[i + 1].isalpha() or s[i + 1] == "_"):
-                stack.append(">")
-        elif stack and stack[-1] == c:  # one of ")]}>"
-            stack.pop()
-        elif c == ">":
-            pass  # a stray '>' is text
-        elif not stack:
-            parts.append(s[seg:i])
-            return parts, i
-        elif c in stack:
-            # mismatched nesting: unwind to the matching opener rather than give up
-            while stack and stack.pop() != c:
-                pass
-        m = search(s, i + 1)
-    parts.append(s[seg:])
-    return parts, n
-
-
-def _clean_value(v: str) -> str:
-    """Python spelling kept; a value that is exactly one quoted string loses its quotes."""
-    v = v.strip()
-    if len(v) >= 2 and v[0] in "'\"" and _skip_string(v, 0) == len(v):
-        body = v[1:-1]
-        # without a backslash, literal_eval gives the body back or fails (unterminated, a
-        # newline or NUL inside), and then the body is the answer too: a config line holds
-        # hundreds of such values.  Escapes (and, to be safe, unprintables) go the exact way.
-        if "\\" not in body and body.isprintable():
-            return body
-        import ast  # (rare: not imported by every start)
-        import warnings
-
-        try:
-            with warnings.catch_warnings():  # "\c" in a Windows-ish path: an invalid escape, read as written
-                warnings.simplefilter("ignore")
-                out = ast.literal_eval(v)
-            if isinstance(out, str):
-                return out
-        except (ValueError, SyntaxError):
-            pass
-        return body
-    return v
-
-
-_KEY = _rx(r"[A-Za-z_][\w.]*")
-# v0.6.3-v0.6.4 print "chunked_prefill_enabled=False multi_step_stream_outputs=True" (no comma)
-_GLUED = _rx(r"(?P<v>[^\s=,'\"\[\](){}]+) (?P<k>[A-Za-z_]\w*)=(?P<rest>.*)", re.S)
-
-
-def _kv_list(s: str, start: int) -> dict[str, str]:
-    """'a=1, b='x', c={...}' (engine config line, Namespace body) -> {'a': '1', 'b': 'x', ...}."""
-    parts, _ = _split_top(s, start)
-    out: dict[str, str] = {}
-    last: str | None = None
-    key_ok = _KEY.fullmatch
-    glued = _GLUED.fullmatch
-    for raw in parts:
-        part = raw.strip()
-        if not part:
-            continue
-        key, eq, val = part.partition("=")
-        key = key.strip()
-        if not eq or not key_ok(key):
-            # an unquoted value that itself held a comma ("a, b"); quoted/bracketed values are whole
-            if last is not None and out[last][:1] not in ("'", '"', "[", "(", "{", "<"):
-                out[last] = out[last] + "," + raw
-            continue
-        val = val.strip()
-        while g := glued(val):
-            out[key] = g["v"]
-            key, val = g["k"], g["rest"].strip()
-        out[key] = val
-        last = key
-    return {k: _clean_value(v) for k, v in out.items()}
-
-
-def _dict(s: str, start: int) -> dict[str, str]:
-    """Body of a Python dict repr after its '{' -> {key: value-as-printed}."""
-    parts, _ = _split_top(s, start)
-    out: dict[str, str] = {}
-    for raw in parts:
-        part = raw.strip()
-        if not part or part[0] not in "'\"":
-            continue
-        end = _skip_string(part, 0)
-        key = _clean_value(part[:end])
-        rest = part[end:].lstrip()
-        if rest.startswith(":"):
-            out[key] = _clean_value(rest[1:])
-    return out
-
-
-# A crash-looping server prints the very same config lines each boot (thousands of boots in one
-# log): both parsers are pure functions of (line, start), so their results are cached and each
-# caller gets its own copy (callers add keys, e.g. max_model_len).
-_kv_list_cached = functools.lru_cache(maxsize=128)(_kv_list)
-_dict_cached = functools.lru_cache(maxsize=128)(_dict)
-
-
-def _engine_cfg(msg: str, start: int) -> dict[str, str]:
-    cfg = dict(_kv_list_cached(msg, start))
-    if "max_seq_len" in cfg and "max_model_len" not in cfg:
-        cfg["max_model_len"] = cfg["max_seq_len"]
-    return cfg
-
-
-_ENGINE_CONFIG = _rx(r"Initializing an? (?:V[01] )?LLM engine(?: \(v[^)\s]*\))? with config: ")
-_CHUNKED = _rx(r"Chunked prefill is enabled with max_num_batched_tokens=(\d+)")
-
-
-def parse_config(msg: str) -> dict[str, str] | None:
-    """Config carried by one line, every key as printed (values in Python spelling).
-
-    Understands the engine config line (`... LLM engine (vX) with config: model='m', ...`; adds
-    `max_model_len` from `max_seq_len`), `non-default args: {...}`, V0 `args: Namespace(...)`
-    and "Chunked prefill is enabled with max_num_batched_tokens=N".  None for other lines.
-    """
-    if "with config: " in msg and "LLM engine" in msg and (m := _ENGINE_CONFIG.search(msg)):
-        return _engine_cfg(msg, m.end())
-    for marker, parse in (("non-default args: {", _dict_cached), ("args: Namespace(", _kv_list_cached)):
-        i = msg.find(marker)
-        if i >= 0:
-            return dict(parse(msg, i + len(marker)))
-    if "Chunked prefill is enabled with" in msg and (m := _CHUNKED.search(msg)):
-        return {"max_num_batched_tokens": m.group(1)}
-    return None
-
-
-# ---------------------------------------------------------------------------------------------
-# failure details (boots.py classifies; these read the figures out of the lines)
-
-# MiB per unit as PyTorch ("50.00 MiB", "0 bytes") and JAX ("2.64G") print them
-_MIB = {"": 1 / 2**20, "b": 1 / 2**20, "bytes": 1 / 2**20, "k": 1 / 1024, "kib": 1 / 1024, "m": 1.0,
-        "mib": 1.0, "g": 1024.0, "gib": 1024.0, "t": 1024.0**2, "tib": 1024.0**2}
-_OOM_MARKERS = ("out of memory", "OutOfMemoryError", "hipErrorOutOfMemory", "cudaErrorMemoryAllocation",
-                "RESOURCE_EXHAUSTED", "Tried to allocate")
-_TRIED = _rx(r"Tried to allocate (?P<n>\d+(?:\.\d+)?) ?(?P<u>[KMGT]iB|bytes|B)\b")
-_FREE = _rx(
-    r"(?:of which (?P<n1>\d+(?:\.\d+)?) ?(?P<u1>[KMGT]iB|bytes|B) (?:is )?free"
-    r"|(?P<n2>\d+(?:\.\d+)?) ?(?P<u2>[KMGT]iB|bytes|B) free)"
-)
-_TOTAL = _rx(r"total capacity of (?P<n>\d+(?:\.\d+)?) ?(?P<u>[KMGT]iB)")
-_JAX_ALLOC = _rx(r"Attempting to allocate (?P<n>\d+(?:\.\d+)?)(?P<u>[KMGT]?)B?\b")
-_JAX_FREE = _rx(r"There are (?P<n>\d+(?:\.\d+)?)(?P<u>[KMGT]?)B? free")
-
-
-def _mib(n: str, unit: str) -> float:
-    return round(float(n) * _MIB[unit.lower()], 4)
-
-
-def oom_detail(text: str) -> dict | None:
-    """{"requested_mib", "free_mib", "total_gib"?} from an out-of-memory line; None otherwise.
-
-    PyTorch: "Tried to allocate 50.00 MiB ... 0 bytes free" / "... of which 350.00 MiB is free"
-    ("1.02 GiB" -> 1044.48 MiB); HIP/CUDA driver errors give no figures ({}); JAX:
-    "Attempting to allocate 2.64G. ... There are 1.30G free."
-    """
-    if not any(m in text for m in _OOM_MARKERS):
-        return None
-    out: dict[str, float] = {}
-    if m := _TRIED.search(text):
-        out["requested_mib"] = _mib(m["n"], m["u"])
-        if f := _FREE.search(text, m.end()):
-            out["free_mib"] = _mib(f["n1"], f["u1"]) if f["n1"] else _mib(f["n2"], f["u2"])
-        if t := _TOTAL.search(text):
-            out["total_gib"] = round(float(t["n"]) * _MIB[t["u"].lower()] / 1024, 4)
-    elif m := _JAX_ALLOC.search(text):
-        out["requested_mib"] = _mib(m["n"], m["u"])
-        if f := _JAX_FREE.search(text):
-            out["free_mib"] = _mib(f["n"], f["u"])
-    return out
-
-
-_FREE_ON_DEVICE = _rx(
-    r"(?:Free memory on device(?: (?P<device>[^\s(]+))?|Available memory on node (?P<node>\d+)) "
-    r"\((?P<free>\d+(?:\.\d+)?)/(?P<total>\d+(?:\.\d+)?) GiB"
-)
-_DESIRED = _rx(
-    r"on startup is less than (?:desired [GC]PU memory utilization|the engine's budget[^(]*)"
-    r"\s*\((?P<util>\d+(?:\.\d+)?), (?P<requested>\d+(?:\.\d+)?) GiB\)"
-)
-# the CPU backend, when the KV pool is allocated: "... is less than requested memory for kv (64.0
-# GiB)" (an explicit size) or "(-0.2/5.89 GiB)" (what the worker's share left for it)
-_KV_REQUESTED = _rx(r"on kv cache allocation is less than requested memory for kv "
-                    r"\((?P<requested>-?\d+(?:\.\d+)?)(?:/(?P<share>\d+(?:\.\d+)?))? GiB\)")
-
-
-def value_error_detail(text: str) -> dict | None:
-    """{"free_gib", "total_gib", "gpu_memory_utilization"?, "requested_gib"?, "device"?, "node"?}
-    from the start-up ValueError "Free memory on device (64.38/79.19 GiB) on startup is less than
-    desired GPU memory utilization (0.9, 71.27 GiB)" (v0.14+ adds the device: "on device cuda:0
-    (...)"), or the CPU backend's "Available memory on node 0 (21.65/23.54 GiB) on startup is less
-    than desired CPU memory utilization (0.92, 21.66 GiB)" and "... on kv cache allocation is less
-    than requested memory for kv (64.0 GiB)".  None for other lines, including the INFO "... on
-    startup. Desired GPU memory ..." summary."""
-    m = _FREE_ON_DEVICE.search(text)
-    if not m or not ("is less than" in text or "ValueError" in text):
-        return None
-    out: dict[str, Any] = {"free_gib": float(m["free"]), "total_gib": float(m["total"])}
-    if d := _DESIRED.search(text, m.end()):
-        out["gpu_memory_utilization"] = float(d["util"])
-        out["requested_gib"] = float(d["requested"])
-    elif k := _KV_REQUESTED.search(text, m.end()):
-        out["requested_gib"] = float(k["requested"])
-    if m["device"]:
-        out["device"] = m["device"]
-    if m["node"]:
-        out["node"] = int(m["node"])
-    return out
-
-
-_KV_NEEDED = _rx(
-    r"max seq len \((?P<len>\d+)\), \((?P<needed>\d+(?:\.\d+)?) Gi?B KV cache is needed, which is larger than "
-    r"the available KV cache memory \((?P<avail>-?\d+(?:\.\d+)?) Gi?B\)\."
-    r"(?:\s*Based on the available memory,\s*(?:the estimated maximum model length is (?P<est>\d+))?)?"
-)
-_KV_V0 = _rx(
-    r"The model's max seq len \((?P<len>\d+)\) is larger than the maximum number of tokens that can be "
-    r"stored in KV cache \((?P<kv>\d+)\)"
-)
-
-
-def kv_insufficient_detail(text: str) -> dict | None:
-    """{"needed_gib", "available_gib", "estimated_max_model_len"?, "max_model_len"} from
-    "... (16.00 GiB KV cache is needed, which is larger than the available KV cache memory
-    (12.34 GiB). Based on the available memory, the estimated maximum model length is N.";
-    V0's "max seq len (X) is larger than ... KV cache (Y)" gives max_model_len + kv_cache_tokens."""
-    if m := _KV_NEEDED.search(text):
-        out: dict[str, Any] = {"needed_gib": float(m["needed"]), "available_gib": float(m["avail"]),
-                               "max_model_len": int(m["len"])}
-        if m["est"]:
-            out["estimated_max_model_len"] = int(m["est"])
-        return out
-    if m := _KV_V0.search(text):
-        return {"max_model_len": int(m["len"]), "kv_cache_tokens": int(m["kv"])}
-    return None
-
-
-# ---------------------------------------------------------------------------------------------
-# periodic stats lines: parts joined with ", " whose set and order changed by release
-
-# One pass over "Key: value" parts; the key decides the name.  Unknown parts are ignored, so new
-# parts (KV fetch, Corrupted, ...) do not break the line.
-# (a key starts a word and is at most 48 characters: else a line with a long run of letters costs
-# a scan to the run's end from each capital in it; 20,000 "A"s took 1 s)
-_STAT_PART = _rx(r"(?<![A-Za-z])(?P<k>[A-Z][A-Za-z +]{0,48}): (?P<v>-?\d+(?:\.\d+)?|nan)")
-_STAT_KEYS: dict[str, str] = {
-    "Avg prompt throughput": "prompt_throughput_tps", "Avg generation throughput": "generation_throughput_tps",
-    "Running": "running_reqs", "Waiting": "waiting_reqs",
-    "Pending": "waiting_reqs",  # V0 name of the waiting queue
-    "Swapped": "swapped_reqs", "Deferred": "deferred_reqs", "Preemptions": "preemptions",
-    "Corrupted": "corrupted_reqs", "Prefix cache hit rate": "prefix_cache_hit_rate_pct",
-    "External prefix cache hit rate": "external_prefix_cache_hit_rate_pct",
-    "MM cache hit rate": "mm_cache_hit_rate_pct",
-}
-_V0_PREFIX = _rx(r"Prefix cache hit rate: GPU: (?P<gpu>" + _NUM + r"|nan)%, CPU: (?P<cpu>" + _NUM + r"|nan)%")
-_ENGINE_IDX = _rx(r"Engine (\d{3}): ")
-_AGG = _rx(r"(\d+) Engines Aggregated: ")
-
-
-def _stats_hit(values: dict[str, float], msg: str) -> list[Hit]:
-    detail: dict[str, Any] = {}
-    if e := _ENGINE_IDX.search(msg):
-        detail["engine_index"] = int(e.group(1))
-    if a := _AGG.search(msg):
-        detail["engines_aggregated"] = int(a.group(1))
-    return [Hit("stat", "stats", values, None, "", detail)]
-
-
-def _stats_post(m: Any, msg: str) -> list[Hit] | None:
-    values: dict[str, float] = {}
-    usage_seen = False
-    if v0p := _V0_PREFIX.search(msg):
-        values["prefix_cache_hit_rate_pct"] = float(v0p["gpu"])
-        values["cpu_prefix_cache_hit_rate_pct"] = float(v0p["cpu"])
-    for part in _STAT_PART.finditer(msg):
-        key = part["k"]
-        if key.endswith("KV cache usage"):
-            # "GPU KV cache usage" (XPU/CPU/TPU... v0.30+); V0 adds "CPU KV cache usage" after it
-            name = "cpu_kv_cache_usage_pct" if usage_seen and key.startswith("CPU") else "kv_cache_usage_pct"
-            usage_seen = True
-        else:
-            name = _STAT_KEYS.get(key)
-        if name and name not in values:
-            values[name] = float(part["v"])
-    return _stats_hit(values, msg) if values else None
-
-
-# The stats wordings, most common first: the whole message, a named group per figure.  A stats
-# message is read by the first that matches it, else part by part (_stats_post); a whole line in
-# the usual shape (vline.PREFIX, then a wording) is read in one match (stats_line: most lines of
-# a big log are these).
-_FNUM = r"(?:-?\d+(?:\.\d+)?|nan)"
-_THROUGHPUT = (r"Avg prompt throughput: (?P<prompt_throughput_tps>" + _FNUM + r") tokens/s, "
-               r"Avg generation throughput: (?P<generation_throughput_tps>" + _FNUM + r") tokens/s, "
-               r"Running: (?P<running_reqs>\d+) reqs, ")
-STATS_WORDINGS: tuple[str, ...] = (
-    # V1 v0.7.3-v0.29 in its everyday shape (no optional part)
-    r"(?:Engine \d{3}: )?" + _THROUGHPUT + r"Waiting: (?P<waiting_reqs>\d+) reqs, "
-    r"GPU KV cache usage: (?P<kv_cache_usage_pct>" + _FNUM + r")%, "
-    r"Prefix cache hit rate: (?P<prefix_cache_hit_rate_pct>" + _FNUM + r")%",
-    # V1 v0.7.1+ ("Engine 000: " v0.8.3+; Deferred v0.20+; "<DEV> KV cache usage" v0.30+;
-    # optional parts Preemptions, Prefix cache, Corrupted, External prefix cache, MM cache)
-    r"(?:Engine \d{3}: )?" + _THROUGHPUT + r"Waiting: (?P<waiting_reqs>\d+) reqs"
-    r"(?:, Deferred: (?P<deferred_reqs>\d+) reqs)?(?:, Preemptions: (?P<preemptions>\d+))?"
-    r",? [A-Z]{2,4} KV cache usage: (?P<kv_cache_usage_pct>" + _FNUM + r")%"
-    r"(?:, Prefix cache hit rate: (?P<prefix_cache_hit_rate_pct>" + _FNUM + r")%)?"
-    r"(?:, Corrupted: (?P<corrupted_reqs>\d+) reqs)?"
-    r"(?:, External prefix cache hit rate: (?P<external_prefix_cache_hit_rate_pct>" + _FNUM + r")%)?"
-    r"(?:, MM cache hit rate: (?P<mm_cache_hit_rate_pct>" + _FNUM + r")%)?\.?",
-    # V0 v0.3.1-v0.11
-    _THROUGHPUT + r"Swapped: (?P<swapped_reqs>\d+) reqs, "
-    r"Pending: (?P<waiting_reqs>\d+) reqs, GPU KV cache usage: (?P<kv_cache_usage_pct>" + _FNUM + r")%, "
-    r"CPU KV cache usage: (?P<cpu_kv_cache_usage_pct>" + _FNUM + r")%\.?",
-)
-STATS_LITERAL = "Avg prompt throughput: "  # in every wording: the stats entry's literal
-# (fullmatch, figure names: the wording's groups in order)
-_STATS_MSG = [(rx.fullmatch, tuple(rx.groupindex)) for rx in map(_re.compile, STATS_WORDINGS)]
-_STATS_LINE = [(_re.compile(f"{PREFIX}(?P<msg>{body})", _re.ASCII).fullmatch, names, len(names))
-               for body, (_, names) in zip(STATS_WORDINGS, _STATS_MSG)]
-
-
-def stats_line(text: str) -> tuple[Any, tuple[str, ...], list] | None:
-    """(the match, figure names, values: float or None where the line has no such part) of a
-    whole stats line in the usual shape: vline.PREFIX (its groups give the VLine:
-    vline.from_prefix), then one of STATS_WORDINGS (group "msg"); None for any other line (it goes
-    the general way: vline.parse_line, then match())."""
-    for fullmatch, names, n in _STATS_LINE:
-        m = fullmatch(text)
-        if m is not None:
-            return m, names, [float(x) if x is not None else None for x in m.groups()[-n:]]
-    return None
-
-
-def _stats_entry_post(m: Any, msg: str) -> list[Hit] | None:
-    for fullmatch, names in _STATS_MSG:
-        w = fullmatch(msg)
-        if w is not None:
-            vals = {k: float(x) for k, x in zip(names, w.groups()) if x is not None}
-            return _stats_hit(vals, msg) if vals else None
-    return _stats_post(m, msg)
-
-
-def _bare_running_post(m: Any, msg: str) -> list[Hit] | None:
-    # v0.7.0 printed only "Running: N reqs, Waiting: M reqs "; later lines with throughput are
-    # handled by the "Avg prompt throughput" entry and must not be counted twice.
-    return None if "Avg prompt throughput" in msg else _stats_post(m, msg)
-
-
-# (regex, figure): V1's "SpecDecoding metrics:" line, V0's "Speculative metrics:" (fractions)
-_SPEC_V1 = ((_rx(r"(?:Avg )?Draft acceptance rate: (" + _NUM + r"|nan)%"), "spec_acceptance_rate_pct"),
-            (_rx(r"Mean acceptance length: (" + _NUM + r"|nan)"), "spec_mean_acceptance_length"),
-            (_rx(r"Accepted: (\d+) tokens"), "spec_accepted_tokens"),
-            (_rx(r"Drafted: (\d+) tokens"), "spec_drafted_tokens"))
-_SPEC_V0 = ((_rx(r"Draft acceptance rate: (" + _NUM + r"|nan)(?!%)\b"), "spec_acceptance_rate_pct"),
-            (_rx(r"System efficiency: (" + _NUM + r"|nan)\b"), "spec_system_efficiency_pct"))
-
-
-def _spec_post(m: Any, msg: str) -> list[Hit] | None:
-    v1 = "SpecDecoding metrics:" in msg
-    values: dict[str, float] = {}
-    for rx, name in _SPEC_V1 if v1 else _SPEC_V0:
-        r = rx.search(msg)
-        if r:  # V0 prints fractions: 0.651 -> 65.1 %
-            values[name] = float(r.group(1)) if v1 else round(float(r.group(1)) * 100, 6)
-    return [Hit("stat", "stats", values, None, "", {"part": "spec_decode"})] if values else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -551,7 +64,7 @@ def _engine_config_post(m: Any, msg: str) -> list[Hit] | None:
     engine = _engine_from_config_line(m, msg)
     if engine:
         hits.append(Hit("boot", "engine", engine, None, "", {}))
-    cfg = _engine_cfg(msg, m.end())
+    cfg = engine_config_at(msg, m.end())
     if cfg.get("model"):
         hits.append(Hit("boot", "model", cfg["model"], None, "", {"source": "engine_config"}))
     hits.append(Hit("config", "config", cfg, None, "", {"source": "engine_config"}))
@@ -560,7 +73,7 @@ def _engine_config_post(m: Any, msg: str) -> list[Hit] | None:
 
 def _args_post(source: str) -> Callable[[Any, str], list[Hit] | None]:
     def post(m: Any, msg: str) -> list[Hit] | None:
-        cfg = dict((_dict_cached if source == "non_default_args" else _kv_list_cached)(msg, m.end()))
+        cfg = dict((dict_at if source == "non_default_args" else kv_list_at)(msg, m.end()))
         model = cfg.get("model") or cfg.get("model_tag")
         hits = [Hit("boot", "model", model, None, "", {"source": source})] if model and model != "None" else []
         return hits + [Hit("config", "config", cfg, None, "", {"source": source})]
@@ -576,18 +89,18 @@ def _chunked_post(m: Any, msg: str) -> list[Hit] | None:
 def _message_post(what: str) -> Callable[[Any, str], list[Hit] | None]:
     def post(m: Any, msg: str) -> list[Hit] | None:
         detail: dict[str, Any] = {"message": msg.strip(), "what": what}
-        detail.update({k: _maybe_num(v) for k, v in m.groupdict().items() if v is not None})
+        detail.update({k: maybe_num(v) for k, v in m.groupdict().items() if v is not None})
         return [Hit("event", "warning", msg.strip(), None, "", detail)]
 
     return post
 
 
 _GDN_FIELDS = (
-    ("slot", _rx(r"\bslot=(\d+)")),
-    ("head", _rx(r"\bhead=(\d+)")),
-    ("limit", _rx(r"\blimit=([-+0-9.eE]+|inf|nan)")),
-    ("fault_no", _rx(r"fault #(\d+)")),
-    ("fault_last", _rx(r"fault #\d+\s*[-–]\s*#?(\d+)")),  # "fault #1-23": one line for a run
+    ("slot", compile_rx(r"\bslot=(\d+)")),
+    ("head", compile_rx(r"\bhead=(\d+)")),
+    ("limit", compile_rx(r"\blimit=([-+0-9.eE]+|inf|nan)")),
+    ("fault_no", compile_rx(r"fault #(\d+)")),
+    ("fault_last", compile_rx(r"fault #\d+\s*[-–]\s*#?(\d+)")),  # "fault #1-23": one line for a run
 )
 
 
@@ -597,7 +110,7 @@ def _gdn_fault_post(m: Any, msg: str) -> list[Hit] | None:
     for key, rx in _GDN_FIELDS:
         f = rx.search(msg, m.end())
         if f:
-            detail[key] = _maybe_num(f.group(1))
+            detail[key] = maybe_num(f.group(1))
     if isinstance(detail.get("fault_last"), int) and isinstance(detail.get("fault_no"), int) \
             and detail["fault_last"] >= detail["fault_no"]:
         detail["faults"] = detail["fault_last"] - detail["fault_no"] + 1
@@ -609,7 +122,7 @@ def _gdn_fault_post(m: Any, msg: str) -> list[Hit] | None:
 def _with_warmup_post(m: Any, msg: str) -> list[Hit] | None:
     # v0.18-v0.31 print this instead of "torch.compile took" when the two cannot be separated:
     # same figure, flagged so a diff can tell why it grew
-    return [Hit("metric", "torch_compile_s", _num(m["torch_compile_s"]), "s", "", {"includes_warmup": True})]
+    return [Hit("metric", "torch_compile_s", decimal(m["torch_compile_s"]), "s", "", {"includes_warmup": True})]
 
 
 def _worker_died_post(m: Any, msg: str) -> list[Hit] | None:
@@ -640,8 +153,8 @@ def _p(id: str, kind: str, name: str, literal: str, regex: str, samples: list[tu
 # a compile stage's tag ("[backbone] torch.compile took ..."): no "[" inside, so that a run of
 # "[" costs one step each, not a scan to the end of the line each (a hostile line of 20,000 took 1 s)
 _CTAG = r"(?:\[(?P<compile_tag>[^\[\]:]+)\] )?"
-_KV_LINE = r"(?P<device>GPU \+ host|[A-Z][A-Za-z0-9]*) KV cache size: (?P<kv_cache_tokens>" + _TOK + r") tokens"
-_CONC = (r"Maximum concurrency for (?P<max_concurrency_request_tokens>" + _TOK + r") tokens per request: "
+_KV_LINE = r"(?P<device>GPU \+ host|[A-Z][A-Za-z0-9]*) KV cache size: (?P<kv_cache_tokens>" + TOK + r") tokens"
+_CONC = (r"Maximum concurrency for (?P<max_concurrency_request_tokens>" + TOK + r") tokens per request: "
          r"(?P<max_concurrency>\d+(?:\.\d+)?|nan|inf)x(?!\w)")  # ("0x10x" is no 0.00x)
 
 CATALOGUE: tuple[Pattern, ...] = (
@@ -675,7 +188,7 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(EngineCore_DP0 pid=4095770) INFO 11-14 05:27:00 [kv_cache_utils.py:1234] Maximum concurrency for 1,024 "
          "tokens per request: 5412.44x", {"max_concurrency_request_tokens": 1024, "max_concurrency": 5412.44})]),
     _p("kv_cache_available_gib/v1", "metric", "kv_cache_available_gib", "Available KV cache memory: ",
-       r"Available KV cache memory: (?P<kv_cache_available_gib>" + _NUM + r") GiB", [
+       r"Available KV cache memory: (?P<kv_cache_available_gib>" + NUM + r") GiB", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_worker.py:298] Available KV cache memory: 61.23 GiB",
          {"kv_cache_available_gib": 61.23}),
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_worker.py:772] Available KV cache memory: 40.0 GiB",
@@ -686,7 +199,7 @@ CATALOGUE: tuple[Pattern, ...] = (
          "Available KV cache memory: 45.32 GiB [repeated 3x across cluster]", {"kv_cache_available_gib": 45.32})]),
     _p("kv_cache_reserved_gib/kv_cache_memory_bytes", "metric", "kv_cache_reserved_gib",
        "GiB memory for KV Cache as specified by kv_cache_memory_bytes",
-       r"Initial free memory (?P<initial_free_gib>" + _NUM + r") GiB, reserved (?P<kv_cache_reserved_gib>" + _NUM
+       r"Initial free memory (?P<initial_free_gib>" + NUM + r") GiB, reserved (?P<kv_cache_reserved_gib>" + NUM
        + r") ?GiB memory for KV Cache as specified by kv_cache_memory_bytes", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_worker.py:240] Initial free memory 78.1796875 GiB, reserved "
          "40.00GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling. "
@@ -697,23 +210,23 @@ CATALOGUE: tuple[Pattern, ...] = (
          {"kv_cache_reserved_gib": 40.0, "initial_free_gib": 78.18})]),
     _p("kv_cache_reserved_gib/startup_plan", "metric", "kv_cache_reserved_gib", "Applying persisted startup plan",
        r"Applying persisted startup plan \(fingerprint \w+\): kv_cache_memory_bytes=\d+ \((?P<kv_cache_reserved_gib>"
-       + _NUM + r") GiB\)", [
+       + NUM + r") GiB\)", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [startup_plan.py:153] Applying persisted startup plan (fingerprint "
          "3f9a1c2b7d10): kv_cache_memory_bytes=42949672960 (40.00 GiB), recorded free-memory baseline 78.18 GiB, "
          "current 78.16 GiB. Memory profiling will be skipped.", {"kv_cache_reserved_gib": 40.0})]),
     # the CPU backend sizes its KV pool itself: "Auto set" measured what is left of the worker's
     # share of memory (it moves between identical boots), "Explicitly set" took the size given
     _p("kv_cache_available_gib/cpu", "metric", "kv_cache_available_gib", " GiB for KV cache on node ",
-       r"(?P<kv_sizing>Auto|Explicitly) set \((?P<kv_cache_available_gib>" + _NUM + r")/(?P<node_total_gib>" + _NUM
-       + r")\) GiB for KV cache on node (?P<node>\d+)(?:, with (?P<worker_requested_gib>" + _NUM + r") GiB requested "
-       r"memory for the worker\. (?P<non_kv_memory_gib>" + _NUM + r") GiB memory was consumed by non-kv usages)?", [
+       r"(?P<kv_sizing>Auto|Explicitly) set \((?P<kv_cache_available_gib>" + NUM + r")/(?P<node_total_gib>" + NUM
+       + r")\) GiB for KV cache on node (?P<node>\d+)(?:, with (?P<worker_requested_gib>" + NUM + r") GiB requested "
+       r"memory for the worker\. (?P<non_kv_memory_gib>" + NUM + r") GiB memory was consumed by non-kv usages)?", [
         ("(Worker pid=32) INFO 12-06 03:09:18 [cpu_worker.py:260] Auto set (5.21/23.54) GiB for KV cache on node 0, "
          "with 5.89 GiB requested memory for the worker. 0.67 GiB memory was consumed by non-kv usages.",
          {"kv_cache_available_gib": 5.21, "non_kv_memory_gib": 0.67}),
         ("(Worker_TP1 pid=26967) INFO 12-06 03:13:15 [cpu_worker.py:260] Explicitly set (0.06/23.54) GiB for KV cache "
          "on node 0.", {"kv_cache_available_gib": 0.06})]),
     _p("model_init_s/v0.26", "metric", "model_init_s", "Initializing model took ",
-       r"Initializing model took (?P<model_init_s>" + _NUM + r") seconds", [
+       r"Initializing model took (?P<model_init_s>" + NUM + r") seconds", [
         ("(Worker pid=8479) INFO 12-06 02:59:19 [base_loader.py:82] Initializing model took 0.126372 seconds",
          {"model_init_s": 0.126372})]),
     _p("num_gpu_blocks/v0", "metric", "num_gpu_blocks", " blocks: ",
@@ -740,7 +253,7 @@ CATALOGUE: tuple[Pattern, ...] = (
          "with initialization after num_gpu_blocks is: 1189", {"num_gpu_blocks": 1189})]),
     # --- model loading / profiling -------------------------------------------------------------
     _p("model_load_gib/v0-GB", "metric", "model_load_gib", "Loading model weights took ",
-       r"Loading model weights took (?P<model_load_gib>" + _NUM + r") GB", [
+       r"Loading model weights took (?P<model_load_gib>" + NUM + r") GB", [
         ("INFO 04-28 16:55:27 model_runner.py:890] Loading model weights took 13.5083 GB", {"model_load_gib": 13.5083}),
         ("(VllmWorkerProcess pid=1825469) INFO 11-18 17:11:00 model_runner.py:1077] Loading model weights took 7.5122 "
          "GB", {"model_load_gib": 7.5122}),
@@ -749,7 +262,7 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(EngineCore pid=204582) INFO 05-20 10:35:13 [model_runner_v1.py:3023] Loading model weights took 27.5350 GB",
          {"model_load_gib": 27.535})]),
     _p("model_load/v1", "metric", "model_load_gib", "Model loading took ",
-       r"Model loading took (?P<model_load_gib>" + _NUM + r") Gi?B(?: memory)? and (?P<model_load_s>" + _NUM
+       r"Model loading took (?P<model_load_gib>" + NUM + r") Gi?B(?: memory)? and (?P<model_load_s>" + NUM
        + r") seconds", [
         ("(VllmWorker rank=0 pid=412) INFO 11-20 09:12:33 [gpu_model_runner.py:1181] Model loading took 14.9595 GB "
          "and 5.123456 seconds", {"model_load_gib": 14.9595, "model_load_s": 5.123456}),
@@ -761,12 +274,12 @@ CATALOGUE: tuple[Pattern, ...] = (
          "5.123456 seconds", {"model_load_gib": 14.96, "model_load_s": 5.123456}),
         ("Model loading took 14.2 GiB and 250.1 seconds", {"model_load_gib": 14.2, "model_load_s": 250.1})]),
     _p("weights_load_s/all", "metric", "weights_load_s", "Loading weights took ",
-       r"Loading weights took (?P<weights_load_s>" + _NUM + r") seconds", [
+       r"Loading weights took (?P<weights_load_s>" + NUM + r") seconds", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [default_loader.py:268] Loading weights took 4.87 seconds",
          {"weights_load_s": 4.87}),
         ("Loading weights took 1.21 seconds", {"weights_load_s": 1.21})]),
     _p("memory_profiling_s/all", "metric", "memory_profiling_s", "Memory profiling takes ",
-       r"Memory profiling takes (?P<memory_profiling_s>" + _NUM + r") seconds", [
+       r"Memory profiling takes (?P<memory_profiling_s>" + NUM + r") seconds", [
         ("(VllmWorkerProcess pid=1031294) INFO 04-14 08:39:33 worker.py:267] Memory profiling takes 6.63 seconds",
          {"memory_profiling_s": 6.63}),
         ("Memory profiling takes 11.94 seconds", {"memory_profiling_s": 11.94}),
@@ -776,7 +289,7 @@ CATALOGUE: tuple[Pattern, ...] = (
     # --- CUDA graphs ---------------------------------------------------------------------------
     _p("graph_capture/all", "metric", "graph_capture_s", "Graph capturing finished in ",
        r"(?<![Ee]ncoder g)Graph capturing finished in (?P<graph_capture_s>\d+(?:\.\d+)?) secs"
-       r"(?:, took (?P<graph_capture_gib>" + _NUM + r") GiB)?", [
+       r"(?:, took (?P<graph_capture_gib>" + NUM + r") GiB)?", [
         ("INFO 04-28 16:55:47 model_runner.py:1300] Graph capturing finished in 15 secs.", {"graph_capture_s": 15}),
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_model_runner.py:3118] Graph capturing finished in 12 secs, "
          "took 0.62 GiB", {"graph_capture_s": 12, "graph_capture_gib": 0.62}),
@@ -784,22 +297,22 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("Graph capturing finished in 5 secs, took 0.31 GiB", {"graph_capture_s": 5, "graph_capture_gib": 0.31})]),
     _p("encoder_graph_capture/v0.31", "metric", "encoder_graph_capture_s", "Encoder graph capturing finished in ",
        r"Encoder graph capturing finished in (?P<encoder_graph_capture_s>\d+(?:\.\d+)?) secs, took "
-       r"(?P<encoder_graph_capture_gib>" + _NUM + r") GiB(?: \((?P<graphs>\d+) graphs\))?", [
+       r"(?P<encoder_graph_capture_gib>" + NUM + r") GiB(?: \((?P<graphs>\d+) graphs\))?", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [mm_encoder_model_runner.py:94] Encoder graph capturing finished "
          "in 3 secs, took 0.11 GiB (12 graphs)", {"encoder_graph_capture_s": 3, "encoder_graph_capture_gib": 0.11})]),
     _p("cudagraph_estimate_gib/v0.18", "metric", "cudagraph_estimate_gib", "Estimated CUDA graph memory: ",
-       r"Estimated CUDA graph memory: (?P<cudagraph_estimate_gib>" + _NUM + r") GiB total", [
+       r"Estimated CUDA graph memory: (?P<cudagraph_estimate_gib>" + NUM + r") GiB total", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_model_runner.py:6409] Estimated CUDA graph memory: 0.62 GiB "
          "total", {"cudagraph_estimate_gib": 0.62}),
         ("Estimated CUDA graph memory: 0.55 GiB total", {"cudagraph_estimate_gib": 0.55})]),
     _p("cudagraph_pool_gib/v0.18", "metric", "cudagraph_pool_gib", "CUDA graph pool memory: ",
-       r"CUDA graph pool memory: (?P<cudagraph_pool_gib>" + _NUM + r") GiB \(actual\), (?P<estimated_gib>" + _NUM
+       r"CUDA graph pool memory: (?P<cudagraph_pool_gib>" + NUM + r") GiB \(actual\), (?P<estimated_gib>" + NUM
        + r") GiB \(estimated\)", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [gpu_worker.py:1003] CUDA graph pool memory: 0.62 GiB (actual), "
          "0.6 GiB (estimated), difference: 0.02 GiB (3.2%).", {"cudagraph_pool_gib": 0.62})]),
     # --- torch.compile -------------------------------------------------------------------------
     _p("torch_compile_s/all", "metric", "torch_compile_s", "torch.compile t",
-       _CTAG + r"torch\.compile (?:takes|took) (?P<torch_compile_s>" + _NUM + r") s in total", [
+       _CTAG + r"torch\.compile (?:takes|took) (?P<torch_compile_s>" + NUM + r") s in total", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [monitor.py:34] torch.compile takes 35.61 s in total",
          {"torch_compile_s": 35.61}),
         ("torch.compile takes 19.37 s in total", {"torch_compile_s": 19.37}),
@@ -807,22 +320,22 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [monitor.py:62] [Qwen3VisionTransformer] torch.compile took 35.61 "
          "s in total", {"torch_compile_s": 35.61})]),
     _p("torch_compile_s/with-warmup", "metric", "torch_compile_s", "torch.compile and initial profiling/warmup run",
-       r"torch\.compile and initial profiling/warmup run together took (?P<torch_compile_s>" + _NUM + r") s in total", [
+       r"torch\.compile and initial profiling/warmup run together took (?P<torch_compile_s>" + NUM + r") s in total", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [monitor.py:53] torch.compile and initial profiling/warmup run "
          "together took 41.20 s in total", {"torch_compile_s": 41.2}),
     ], post=_with_warmup_post),
     _p("profiling_run_s/v0.18", "metric", "profiling_run_s", "Initial profiling/warmup run took ",
-       r"Initial profiling/warmup run took (?P<profiling_run_s>" + _NUM + r") s", [
+       r"Initial profiling/warmup run took (?P<profiling_run_s>" + NUM + r") s", [
         ("(EngineCore pid=26109) INFO 04-28 11:14:02 [monitor.py:76] Initial profiling/warmup run took 0.41 s",
          {"profiling_run_s": 0.41})]),
     _p("dynamo_transform_s/all", "metric", "dynamo_transform_s", "Dynamo bytecode transform time: ",
-       _CTAG + r"Dynamo bytecode transform time: (?P<dynamo_transform_s>" + _NUM + r") s", [
+       _CTAG + r"Dynamo bytecode transform time: (?P<dynamo_transform_s>" + NUM + r") s", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [backends.py:559] Dynamo bytecode transform time: 7.35 s",
          {"dynamo_transform_s": 7.35}),
         ("Dynamo bytecode transform time: 4.60 s", {"dynamo_transform_s": 4.6})]),
     _p("compile_graph_s/all", "metric", "compile_graph_s", "Compiling a graph for ",
        _CTAG + r"Compiling a graph for (?:(?P<shape_kind>general shape|dynamic shape)|shape (?P<shape>\S+)"
-       r"|compile range (?P<range>\([^)]*\))) takes (?P<compile_graph_s>" + _NUM + r") s", [
+       r"|compile range (?P<range>\([^)]*\))) takes (?P<compile_graph_s>" + NUM + r") s", [
         ("INFO 05-28 20:35:39 [backends.py:150] Compiling a graph for general shape takes 39.83 s",
          {"compile_graph_s": 39.83}),
         ("(VllmWorker rank=5 pid=775163) INFO 08-16 02:13:50 [backends.py:215] Compiling a graph for dynamic shape "
@@ -834,7 +347,7 @@ CATALOGUE: tuple[Pattern, ...] = (
          "8192) takes 6.96 s", {"compile_graph_s": 6.96})]),
     _p("compile_cache_load_s/all", "metric", "compile_cache_load_s", "Directly load the compiled graph",
        _CTAG + r"Directly load the compiled graph(?:\(s\))? for (?:dynamic shape|shape (?P<shape>\S+)"
-       r"|compile range (?P<range>\([^)]*\))) from the cache, took (?P<compile_cache_load_s>" + _NUM + r") s", [
+       r"|compile range (?P<range>\([^)]*\))) from the cache, took (?P<compile_cache_load_s>" + NUM + r") s", [
         ("INFO 05-12 02:45:56 [backends.py:118] Directly load the compiled graph(s) for shape None from the cache, "
          "took 8.559 s", {"compile_cache_load_s": 8.559}),
         ("(EngineCore_DP0 pid=943603) INFO 09-30 18:37:00 [backends.py:161] Directly load the compiled graph(s) for "
@@ -842,9 +355,9 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("Directly load the compiled graph(s) for compile range (1, 1024) from the cache, took 2.143 s",
          {"compile_cache_load_s": 2.143})]),
     _p("init_engine/all", "metric", "init_engine_s", "init engine (profile, create kv cache, warmup model) took ",
-       r"init engine \(profile, create kv cache, warmup model\) took (?P<init_engine_s>" + _NUM + r") s(?:econds)?"
-       r"(?: \(compilation: (?P<init_engine_compile_s>" + _NUM + r") s"
-       r"(?: \S+ language_model: (?P<language_model_s>" + _NUM + r") s, encoder: (?P<encoder_s>" + _NUM + r") s)?)?", [
+       r"init engine \(profile, create kv cache, warmup model\) took (?P<init_engine_s>" + NUM + r") s(?:econds)?"
+       r"(?: \(compilation: (?P<init_engine_compile_s>" + NUM + r") s"
+       r"(?: \S+ language_model: (?P<language_model_s>" + NUM + r") s, encoder: (?P<encoder_s>" + NUM + r") s)?)?", [
         ("(EngineCore_DP0 pid=270) INFO 11-20 09:12:33 [core.py:218] init engine (profile, create kv cache, warmup "
          "model) took 53.87 seconds", {"init_engine_s": 53.87}),
         ("(EngineCore pid=270) INFO 11-20 09:12:33 [core.py:412] init engine (profile, create kv cache, warmup model) "
@@ -867,7 +380,7 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [interface.py:924] Setting attention block size to 32 tokens so "
          "the quantized primary KV page covers the higher-precision padded-spec page.", {"attn_block_size": 32})]),
     _p("mamba_page_padding_pct/mamba", "metric", "mamba_page_padding_pct", "Padding mamba page size by ",
-       r"Padding mamba page size by (?P<mamba_page_padding_pct>" + _NUM + r")%", [
+       r"Padding mamba page size by (?P<mamba_page_padding_pct>" + NUM + r")%", [
         ("(Worker_TP0 pid=412) INFO 11-20 09:12:33 [interface.py:1132] Padding mamba page size by 1.56% to ensure "
          "that mamba page size and attention page size are exactly equal.", {"mamba_page_padding_pct": 1.56}),
         ("Padding mamba page size by 0.13% to ensure that mamba page size and attention page size are exactly equal.",
@@ -1020,16 +533,16 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(APIServer pid=1) INFO 11-20 09:12:43 [loggers.py:270] Engine 000: Avg prompt throughput: 512.3 tokens/s, "
          "Avg generation throughput: 88.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, CPU KV cache usage: 3.1%",
          {"kv_cache_usage_pct": 3.1}),
-    ], post=_stats_entry_post),
+    ], post=stats_entry_post),
     _p("stats/v0.7.0-running", "stat", "stats", "Running: ", r"Running: \d+ reqs, Waiting: \d+ reqs", [
         ("INFO 11-20 09:12:33 loggers.py:34] Running: 4 reqs, Waiting: 0 reqs ",
          {"running_reqs": 4, "waiting_reqs": 0}),
-    ], post=_bare_running_post),
+    ], post=bare_running_post),
     _p("stats/v0-prefix-cache", "stat", "stats", "Prefix cache hit rate: GPU: ",
-       r"Prefix cache hit rate: GPU: (?P<gpu>" + _NUM + r"|nan)%, CPU: (?P<cpu>" + _NUM + r"|nan)%", [
+       r"Prefix cache hit rate: GPU: (?P<gpu>" + NUM + r"|nan)%, CPU: (?P<cpu>" + NUM + r"|nan)%", [
         ("INFO 11-20 09:12:33 metrics.py:361] Prefix cache hit rate: GPU: 45.12%, CPU: 0.00%",
          {"prefix_cache_hit_rate_pct": 45.12}),
-    ], post=_stats_post),
+    ], post=stats_post),
     _p("stats/spec-v1", "stat", "stats", "SpecDecoding metrics: ", r"SpecDecoding metrics: ", [
         ("INFO 11-20 09:12:33 [metrics.py:53] SpecDecoding metrics: Draft acceptance rate: 65.1%, Accepted: 1302 "
          "tokens, Drafted: 2000 tokens", {"spec_acceptance_rate_pct": 65.1}),
@@ -1043,12 +556,12 @@ CATALOGUE: tuple[Pattern, ...] = (
         ("(APIServer pid=1) INFO 11-20 09:12:33 [metrics.py:120] SpecDecoding metrics: Mean acceptance length: nan, "
          "Accepted throughput: 0.00 tokens/s, Drafted throughput: 0.00 tokens/s, Accepted: 0 tokens, Drafted: 0 "
          "tokens, Per-position acceptance rate: , Avg Draft acceptance rate: nan%", {"spec_drafted_tokens": 0}),
-    ], post=_spec_post),
+    ], post=spec_post),
     _p("stats/spec-v0", "stat", "stats", "Speculative metrics: ", r"Speculative metrics: ", [
         ("INFO 11-20 09:12:33 metrics.py:380] Speculative metrics: Draft acceptance rate: 0.651, System efficiency: "
          "0.542, Number of speculative tokens: 5, Number of accepted tokens: 1302, Number of draft tokens: 2000, "
          "Number of emitted tokens: 1626.", {"spec_acceptance_rate_pct": 65.1, "spec_system_efficiency_pct": 54.2}),
-    ], post=_spec_post),
+    ], post=spec_post),
     # --- events --------------------------------------------------------------------------------
     _p("gdn_hip_fault/fork", "event", "gdn_hip_fault", "[gdn_hip] ERROR ",
        r"\[gdn_hip\] ERROR (?P<kernel>\w+): state out of ssm-cache range", [
@@ -1081,8 +594,8 @@ CATALOGUE: tuple[Pattern, ...] = (
          {"what": "generation_config_override"}),
     ], post=_message_post("generation_config_override")),
     _p("warning/free-memory-grew", "event", "warning", "Free memory grew by ",
-       r"Free memory grew by (?P<grew_gib>" + _NUM + r") GiB during profiling \(initial (?P<initial_gib>" + _NUM
-       + r") GiB, current (?P<current_gib>" + _NUM + r") GiB\)", [
+       r"Free memory grew by (?P<grew_gib>" + NUM + r") GiB during profiling \(initial (?P<initial_gib>" + NUM
+       + r") GiB, current (?P<current_gib>" + NUM + r") GiB\)", [
         ("(Worker_TP0 pid=412) WARNING 11-20 09:12:33 [gpu_worker.py:146] Free memory grew by 0.5 GiB during "
          "profiling (initial 190.2 GiB, current 190.7 GiB). Sizing the KV cache from the 12.3 GiB torch reserved "
          "instead of the profiling difference.",
@@ -1220,7 +733,7 @@ _RX: dict[str, Any] = {}
 
 
 def _compiled(p: Pattern) -> Any:
-    _RX[p.id] = rx = _rx(p.regex)
+    _RX[p.id] = rx = compile_rx(p.regex)
     return rx
 
 
@@ -1228,11 +741,11 @@ def _hits_from_groups(p: Pattern, m: Any) -> list[Hit]:
     groups = {k: v for k, v in m.groupdict().items() if v is not None}
     if p.kind == "metric":
         detail = {k: v for k, v in groups.items() if k not in UNITS}
-        return [Hit("metric", k, _num(v), UNITS[k], p.id, dict(detail)) for k, v in groups.items() if k in UNITS]
+        return [Hit("metric", k, decimal(v), UNITS[k], p.id, dict(detail)) for k, v in groups.items() if k in UNITS]
     if p.kind == "boot":
         return [Hit("boot", k, v.lower() if k == "engine" else v, None, p.id, {}) for k, v in groups.items()]
     if p.kind == "event":
-        detail = {k: _maybe_num(v) for k, v in groups.items()}
+        detail = {k: maybe_num(v) for k, v in groups.items()}
         return [Hit("event", p.name, m.string.strip(), None, p.id, detail)]
     if p.kind == "mark":
         return [Hit("mark", p.name, m.string.strip(), None, p.id, {"mark": p.name, **groups})]

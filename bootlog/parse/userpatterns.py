@@ -117,7 +117,7 @@ def user_pattern_hits_one(up: UserPattern, msg: str, *, line: int | None = None,
     if up.event:
         detail = {k: v for k, v in m.groupdict().items() if v is not None}
         return [Event(kind=up.event, line=line, rank=rank, ts=ts, message=msg.strip(), detail=detail)]
-    from bootlog.parse.patterns import decimal  # (the one reader of a figure's number)
+    from bootlog.parse.hits import decimal  # (the one reader of a figure's number)
 
     raw = m.group("value") or ""
     try:

@@ -32,7 +32,7 @@ _LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 _VLLM = re.compile(rf"(?P<level>{_LEVELS}) (?P<mo>\d\d)-(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
                    r"(?:[.,]\d+)? \[?(?P<src>[^\s\]]+?:\d+)\] ?")
 # the usual shape, in one match: at most one process tag, then vLLM's logger prefix.  PREFIX is
-# the one spelling of it: patterns.py reads a whole stats line with PREFIX + its wording
+# the one spelling of it: parse/stats.py reads a whole stats line with PREFIX + its wording
 PREFIX = f"(?P<tag>{_TAG.pattern})?{_VLLM.pattern}"
 _PREFIX = re.compile(PREFIX)
 _GLUED_UVICORN = re.compile(rf"\([A-Za-z_][\w\-]*(?: [^()]*?)? pid=\d+\) (?=(?:{_LEVELS}):\s)")
