@@ -34,12 +34,14 @@ from __future__ import annotations
 import re
 from bisect import bisect_right, insort
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from hashlib import sha256
+from datetime import datetime
 from sys import intern as _intern
 from typing import Any, Callable
 
 from bootlog.parse import failures, patterns
+from bootlog.parse.failures import (ARG_ERROR, CHAIN, DIED, EXC, GPU_FAULT, INIT_WRAPPER, KV_INSUFFICIENT,
+                                    KV_INSUFFICIENT_V0, OOM, PYDANTIC, RUNTIME_FATAL, TB_START, WRAPPER, classify)
+from bootlog.parse.fingerprint import FpHash, api_key, fp_text, run_fingerprint
 from bootlog.records import Boot, Event, Metric, VLine
 from bootlog.parse.vline import worker_dims
 
@@ -58,31 +60,7 @@ LITERALS: tuple[str, ...] = (
 
 TB_CONTEXT = 200  # lines after a Traceback line that scan.py passes through unfiltered
 
-_TB_START = "Traceback (most recent call last)"
-_CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
-_EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Exhausted|Failure)\b(?::.*)?$")
-_WRAPPER = re.compile(
-    r"initialization failed|See root cause above|See stack trace \(above\)|EngineDeadError|"
-    r"failed to start|WorkerProc hit an exception|Worker failed with error|died unexpectedly|"
-    r"EngineCore encountered")
-_RUNTIME_FATAL = re.compile(r"EngineDeadError|EngineCore encountered a fatal error|died unexpectedly|"
-                            r"Engine core proc\S* \S+ died")
-# a process death before ready: the boot died even when no exception names a cause
-_DIED = re.compile(r"died unexpectedly|\bdied with exit code|\bpid \d+ died, exit code|Engine core proc\S* \S+ died")
-_INIT_WRAPPER = "initialization failed. See root cause above"
-_OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
-                  r"not enough GPU memory|OUT_OF_DEVICE_MEMORY", re.I)
-_PYDANTIC = re.compile(r"ValidationError: \d+ validation errors? for ")
-# argparse refusing the run line (`vllm serve --bogus`, exit 2): a start that failed before the
-# server printed anything of its own; argparse's own shape, `PROG: error: MESSAGE`
-_ARG_ERROR = re.compile(r"(?:vllm(?: serve)?|[\w.-]+\.py): error: \S")
-_GPU_FAULT = re.compile(r"Memory access fault by GPU node-|an illegal memory access was encountered|"
-                        r"unspecified launch failure|unhandled cuda error")
-_KV_INSUFFICIENT = "KV cache is needed, which is larger than the available KV cache memory"
-_KV_INSUFFICIENT_V0 = "is larger than the maximum number of tokens that can be stored in KV cache"
 _ENGINE_CFG = re.compile(r"Initializing an? (?:(V[01]) )?LLM engine(?: \(v([^)\s]*)\))?")
-_LINE_START = re.compile(r"\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+|"
-                         r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:|(?:INFO|WARNING|ERROR):  ")
 # what a process being stopped prints as it goes: tracebacks (EngineDeadError, "cancelled") and
 # its workers exiting; a fault of another kind after a stop request is still a fault
 _STOP_ECHOES = frozenset({"traceback", "worker_died"})
@@ -182,12 +160,6 @@ def tag_pid(v: VLine) -> int | None:
     return _ids(v)[1]
 
 
-def _fp_text(text: str) -> str:
-    """A line from its vLLM part on: a partial line podman glued in front is not boot content."""
-    m = _LINE_START.search(text)
-    return text[m.start():] if m else text
-
-
 def _gap(a: datetime | None, b: datetime | None, secs: float) -> bool:
     """True when both times are known and more than secs apart."""
     if a is None or b is None:
@@ -243,8 +215,8 @@ class _Acc:
         self.api_pids: dict[str, int] = {}
         self.tagged_api = self.progressed = self.engine_done = self.kv_known = self.terminal = False
         self.ready_line: int | None = None
-        self.fp = _FpHash()  # first 64 literal lines (fallback)
-        self.fp_catalogue = _FpHash()  # first 64 lines with a catalogue hit
+        self.fp = FpHash()  # first 64 literal lines (fallback)
+        self.fp_catalogue = FpHash()  # first 64 lines with a catalogue hit
         self.last_ts: datetime | None = None
         self.last_seen = first_line
         self.root: tuple[int, str, bool] | None = None  # (line, message, engine_done at the time)
@@ -293,7 +265,7 @@ class _Acc:
     # -- helpers -----------------------------------------------------------------------------
     def _index(self, pid: int) -> None:
         # (a dict as an ordered set: a retired boot leaves its buckets in O(1))
-        self.pid_index.setdefault(pid, {}).setdefault(_sig(self.api_pids), {})[self] = None
+        self.pid_index.setdefault(pid, {}).setdefault(api_key(self.api_pids), {})[self] = None
 
     def _unindex(self) -> None:
         for pid in self.pids:
@@ -324,16 +296,16 @@ class _Acc:
         rank = v.rank
         # a wrapper quoting the error ("RuntimeError: Worker failed with error 'HIP out of
         # memory...'") re-raises one already recorded: one fault, one event
-        again = _WRAPPER.search(msg) is not None
+        again = WRAPPER.search(msg) is not None
         if again and self.ready_line is not None and "EngineDeadError" in msg:
             self.engine_dead(v, msg)  # (nothing before it said so: an older release's only word)
         kinds = self._catch_up() if again else ()
-        if _OOM.search(msg) and "oom" not in kinds and not self._quoted_oom(msg):
+        if OOM.search(msg) and "oom" not in kinds and not self._quoted_oom(msg):
             self.add_event(Event("oom", v.lineno, rank, v.ts, msg, failures.oom_detail(msg) or {}))
-        if (_KV_INSUFFICIENT in msg or _KV_INSUFFICIENT_V0 in msg) and "kv_cache_insufficient" not in kinds:
+        if (KV_INSUFFICIENT in msg or KV_INSUFFICIENT_V0 in msg) and "kv_cache_insufficient" not in kinds:
             self.add_event(Event("kv_cache_insufficient", v.lineno, rank, v.ts, msg,
                                  failures.kv_insufficient_detail(msg) or {}))
-        for h in patterns.match(msg) if _GPU_FAULT.search(msg) else ():
+        for h in patterns.match(msg) if GPU_FAULT.search(msg) else ():
             if h.name == "gpu_fault" and not (again and "gpu_fault" in kinds):
                 self.gpu_fault(v, msg, h.detail, exception=True)
         if msg.startswith("ValueError"):
@@ -343,7 +315,7 @@ class _Acc:
                 rank = int(dev.rsplit(":", 1)[-1])
             self.add_event(Event("value_error", v.lineno, rank, v.ts, msg, det),
                            who=tag_pid(v) if rank is None and v.role == "worker" else None)
-        if _INIT_WRAPPER in msg or "Engine core initialization failed" in msg:
+        if INIT_WRAPPER in msg or "Engine core initialization failed" in msg:
             self.wrapper = msg
             root = self.root[1] if self.root else None
             self.add_event(Event("engine_init_failed", v.lineno, rank, v.ts, msg,
@@ -359,10 +331,10 @@ class _Acc:
             if self.runtime_root is None:
                 self.runtime_root = msg  # the failure only if the engine then dies
                 self.runtime_root_line = in_tb.line if in_tb is not None else v.lineno
-            if _GPU_FAULT.search(msg):
+            if GPU_FAULT.search(msg):
                 self.engine_dead(v, msg)  # a GPU context does not survive it
             return
-        if _PYDANTIC.search(msg):
+        if PYDANTIC.search(msg):
             self.pydantic = v.lineno  # its errors follow, one or two lines each
         if self.root is None:
             self.root = (v.lineno, msg, self.engine_done)
@@ -373,7 +345,7 @@ class _Acc:
         Python exception follows (ROCm aborts the process)."""
         self._catch_up()
         seen = self._gpu_faults
-        if seen and _WRAPPER.search(msg) or (v.rank, det.get("node"), det.get("address"), det.get("reason")) in seen:
+        if seen and WRAPPER.search(msg) or (v.rank, det.get("node"), det.get("address"), det.get("reason")) in seen:
             return
         msg = msg.strip()
         self.add_event(Event("gpu_fault", v.lineno, v.rank, v.ts, msg, det))
@@ -446,13 +418,13 @@ class _Acc:
         line belonged to one.  Chained tracebacks ("The above exception ...") stay one event."""
         key = (v.proc, v.rank, v.level, v.src)
         tb = self.tbs.get(key)
-        if _TB_START in msg and not msg.lstrip().startswith("File"):
-            if tb is not None and not tb.lines[-1].startswith(_CHAIN):
+        if TB_START in msg and not msg.lstrip().startswith("File"):
+            if tb is not None and not tb.lines[-1].startswith(CHAIN):
                 self.close_tb(key)  # a new traceback before the old one printed its exception
                 tb = None
             if tb is None:
                 last = self.closed.get(key)
-                if last is not None and v.lineno - last.closed_at <= 4 and last.lines[-1].startswith(_CHAIN):
+                if last is not None and v.lineno - last.closed_at <= 4 and last.lines[-1].startswith(CHAIN):
                     tb = self.closed.pop(key)  # the next link of a chain
                 else:
                     tb = _Tb(key, v.lineno, v.rank, v.ts, v.level)
@@ -464,14 +436,14 @@ class _Acc:
             if last is not None and last.exc_line and v.lineno - last.closed_at <= 3 and msg[:1] in (" ", "\t") \
                     and msg.strip() and len(last.more) < _MORE_LINES and not msg.lstrip().startswith("File "):
                 self.exception_more(last, v.lineno, msg)  # (and the line is read on as any other)
-            if last is not None and v.lineno - last.closed_at <= 3 and (msg.startswith(_CHAIN) or not msg.strip()):
+            if last is not None and v.lineno - last.closed_at <= 3 and (msg.startswith(CHAIN) or not msg.strip()):
                 if msg.strip():
                     last.lines.append(msg)
                 last.closed_at = v.lineno
                 return True
             return False
         tb.lines.append(msg)
-        if not msg.strip() or msg[:1] in (" ", "\t") or msg.startswith(_CHAIN):
+        if not msg.strip() or msg[:1] in (" ", "\t") or msg.startswith(CHAIN):
             return True
         tb.exception = msg  # the first unindented line ends a traceback
         tb.exc_line, tb.more = v.lineno, []
@@ -521,7 +493,7 @@ class _Acc:
             self.last_ts = v.ts
             b.ended_at = v.ts
         if literal and len(self.fp) < 64 and self.ready_line is None:
-            self.fp.append(_fp_text(v.text))
+            self.fp.append(fp_text(v.text))
         if v.role in ("engine", "worker", "ray"):
             self.progressed = True
             if v.proc and v.proc.startswith(("EngineCore", "Worker", "VllmWorker ")):
@@ -554,7 +526,7 @@ class _Acc:
             if pid is not None:
                 rank = self.v0_worker_ranks.setdefault(pid, len(self.v0_worker_ranks) + 1)
 
-        if (self.tbs or self.closed or _TB_START in msg) and self.traceback(v, msg):
+        if (self.tbs or self.closed or TB_START in msg) and self.traceback(v, msg):
             return
         if self.pydantic and v.lineno - self.pydantic <= 8 and msg.lstrip().startswith("Value error, "):
             # a ValueError raised while a config was validated (pydantic wraps it): value_error
@@ -562,14 +534,14 @@ class _Acc:
             self.add_event(Event("value_error", v.lineno, rank, v.ts, text, {"wrapped_by": "ValidationError"}))
             if self.root is not None and self.root[0] == self.pydantic:
                 self.root_class = "value_error"
-        if self.root is None and self.ready_line is None and _ARG_ERROR.match(msg):
+        if self.root is None and self.ready_line is None and ARG_ERROR.match(msg):
             # (argparse's line has no vLLM prefix, but the server's process printed it)
             self.root, self.root_class = (v.lineno, msg.strip(), False), "bad_args"
             self.terminal = self.printed = True
         if v.stats is not None:  # a whole stats line: nothing but its sample (records.VLine)
             self.add_sample(v, *v.stats)
             if len(self.fp_catalogue) < 64 and self.ready_line is None:
-                self.fp_catalogue.append(_fp_text(v.text))
+                self.fp_catalogue.append(fp_text(v.text))
             return
         mk = _marker(msg)
         if mk in _STRONG:
@@ -598,18 +570,18 @@ class _Acc:
                 self.ready_line = v.lineno
                 b.ready_at = self.last_ts
                 self.progressed = True
-        if self.ready_line is not None and not self.runtime_dead and _RUNTIME_FATAL.search(msg):
+        if self.ready_line is not None and not self.runtime_dead and RUNTIME_FATAL.search(msg):
             self.engine_dead(v, msg)
-        elif self.ready_line is None and self.died is None and _DIED.search(msg):
+        elif self.ready_line is None and self.died is None and DIED.search(msg):
             self.died = msg.strip()
         # exceptions printed as single ERROR lines (no traceback of their own)
-        if v.level in ("ERROR", "CRITICAL") and _EXC.match(msg):
+        if v.level in ("ERROR", "CRITICAL") and EXC.match(msg):
             self.exception_line(v, msg, None)
-        elif v.level in ("ERROR", "CRITICAL") and _OOM.search(msg):
+        elif v.level in ("ERROR", "CRITICAL") and OOM.search(msg):
             # "Failed to load model - not enough GPU memory ... (original error: ...)": an oom
             # event, but the root cause is the exception it quotes
             self.add_event(Event("oom", v.lineno, rank, v.ts, msg, failures.oom_detail(msg) or {}))
-        elif v.level is None and v.src is None and _EXC.match(msg) and msg.startswith(("KeyboardInterrupt", "SystemExit")):
+        elif v.level is None and v.src is None and EXC.match(msg) and msg.startswith(("KeyboardInterrupt", "SystemExit")):
             self.exception_line(v, msg, None)
         if not literal:
             return
@@ -618,7 +590,7 @@ class _Acc:
         # still move to the next boot when the log grows (a crash loop's next start)
         if found and len(self.fp_catalogue) < 64 and mk not in _WEAK and mk != "early" \
                 and self.ready_line in (None, v.lineno):
-            self.fp_catalogue.append(_fp_text(v.text))
+            self.fp_catalogue.append(fp_text(v.text))
 
     def add_sample(self, v: VLine, keys: tuple[str, ...], values: list) -> None:
         self.boot.samples.add(v.lineno, v.ts.isoformat() if v.ts is not None else None, keys, values)
@@ -722,7 +694,7 @@ class _Acc:
         b.failure_message = self.runtime_root if first else dead
         msg = b.failure_message
         # (metrics.md: engine_died when no other root cause is printed; a GPU fault stays "other")
-        b.failure = "oom" if _OOM.search(msg) else "other" if _GPU_FAULT.search(msg) else "engine_died"
+        b.failure = "oom" if OOM.search(msg) else "other" if GPU_FAULT.search(msg) else "engine_died"
         b.ended = "died"
         if b.failure != "engine_died":
             return  # (its oom / gpu_fault event says it)
@@ -773,7 +745,7 @@ class _Acc:
             if self.root is not None:
                 line, msg, done = self.root
                 b.failure_message = msg
-                b.failure = self.root_class or _classify(msg, done)
+                b.failure = self.root_class or classify(msg, done)
             else:
                 b.failure_message = self.wrapper
                 b.failure = "engine_init_failed"
@@ -781,7 +753,7 @@ class _Acc:
             # killed (the OOM killer's -9, a segfault) with no exception to name the cause
             b.status = "failed"
             b.failure_message = self.died
-            b.failure = _classify(self.died, self.engine_done)
+            b.failure = classify(self.died, self.engine_done)
         else:
             b.status = "incomplete"
         if b.ended is None:
@@ -807,7 +779,7 @@ class _Acc:
         # the first 64 catalogue lines of the boot; a boot that printed none (a WARNING-level
         # log) falls back to its first 64 literal lines
         fp = self.fp_catalogue or self.fp
-        b.fingerprint = _run_fingerprint(fp.hexdigest(), b.started_at)
+        b.fingerprint = run_fingerprint(fp.hexdigest(), b.started_at)
         return b
 
 
@@ -825,59 +797,6 @@ def _past_start(acc: _Acc) -> bool:
     result): a start refused at argument parsing after it is the next start, not this one."""
     return bool(acc.keys or acc.progressed or acc.ready_line is not None or acc.root is not None
                 or acc.terminal or acc.engine_done)
-
-
-def _run_fingerprint(content: str, started: datetime | None) -> str:
-    """The content hash made one run's: two starts of a server can print the same lines (a
-    restart replaying its output, a crash loop's identical failures) and are still two boots;
-    the envelope's time of the first line tells them apart (it is the same however much of the
-    boot a read saw).  Without an envelope time the content hash stands: vLLM's own MM-DD
-    HH:MM:SS is among the hashed lines."""
-    if started is None or started.tzinfo is None:
-        return content
-    try:
-        stamp = started.astimezone(timezone.utc).isoformat()
-    except OverflowError:  # (a stamp at the edge of the date range has no UTC form: as printed)
-        stamp = started.isoformat()
-    return sha256(f"{content}|{stamp}".encode()).hexdigest()
-
-
-def _sig(api_pids: dict[str, int]) -> tuple:
-    """An API-server identity as a key: two boots' api_pids are equal iff their _sig are."""
-    return tuple(sorted(api_pids.items()))
-
-
-class _FpHash:
-    """sha256 of "\n".join(texts) for texts appended one by one, with their count (kept lines
-    were most of the memory of a log of thousands of boots)."""
-
-    __slots__ = ("h", "n")
-
-    def __init__(self) -> None:
-        self.h = sha256()
-        self.n = 0
-
-    def __len__(self) -> int:
-        return self.n
-
-    def append(self, text: str) -> None:
-        self.h.update((text if not self.n else "\n" + text).encode("utf-8", "replace"))
-        self.n += 1
-
-    def hexdigest(self) -> str:
-        return self.h.hexdigest()
-
-
-def _classify(msg: str, engine_done: bool, runtime: bool = False) -> str:
-    if _OOM.search(msg):
-        return "oom"
-    if _GPU_FAULT.search(msg):  # metrics.md: a GPU fault before ready fails the engine's start
-        return "other" if runtime else "engine_init_failed"
-    if msg.startswith("ValueError"):
-        return "value_error"
-    if msg.startswith(("KeyboardInterrupt", "SystemExit")):
-        return "other"
-    return "other" if engine_done else "engine_init_failed"
 
 
 def _num(s: str | None) -> float | None:
@@ -1004,7 +923,7 @@ class BootSplitter:
         # vLLM lines before the first start marker: a boot whose start was cut off (rotated log,
         # `podman logs --since`); kept only if it printed figures or stats
         self.orphan: _Acc | None = None
-        # pid -> API-server identity (_sig of api_pids) -> the boots that carried that pid while
+        # pid -> API-server identity (api_key of api_pids) -> the boots that carried that pid while
         # they had that identity: _owner() looks there instead of walking every earlier boot (a
         # restarting container's boots all share their pids, and a crash loop has thousands)
         self.pid_index: dict[int, dict[tuple, dict[_Acc, None]]] = {}
@@ -1105,7 +1024,7 @@ class BootSplitter:
             owner.feed(v, literal)  # a line of an older server still running beside this one
             return
         top = v.role in (None, "api")
-        if v.proc is None and _ARG_ERROR.match(msg) and (cur is None or _past_start(cur)):
+        if v.proc is None and ARG_ERROR.match(msg) and (cur is None or _past_start(cur)):
             self._start(v, literal)  # a start refused at argument parsing is a boot of its own
             return
         if cur is not None and (cur.run_over and mk is not None or _went_back(cur.last_ts, v.ts)):
@@ -1202,14 +1121,14 @@ class BootSplitter:
         buckets = self.pid_index.get(pid)
         if not buckets:
             return None
-        mine, last, best = _sig(cur.api_pids), self.accs[-1], None
+        mine, last, best = api_key(cur.api_pids), self.accs[-1], None
         for sig, accs in buckets.items():
             if not sig or sig == mine:
                 continue
             for acc in accs:
                 if acc is last or acc.superseded or acc.run_over or (best is not None and acc.seq < best.seq):
                     continue
-                if _sig(acc.api_pids) == sig:  # (else filed again under its newer identity)
+                if api_key(acc.api_pids) == sig:  # (else filed again under its newer identity)
                     best = acc
         return best
 

@@ -1,11 +1,49 @@
-"""Failure details: the figures an error line carries (an OOM's requested and free memory, a
-start-up ValueError's free and total memory, the KV cache a max_model_len needs).  boots.py
-classifies the failure; these read the numbers out of its lines."""
+"""Failures: the words that make a line part of one (tracebacks, wrappers, deaths), the kind a
+root cause is (classify), and the figures an error line carries (an OOM's requested and free
+memory, a start-up ValueError's free and total memory, the KV cache a max_model_len needs).
+boots.py follows a boot's tracebacks and decides its failure with these."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from bootlog.parse.hits import compile_rx
+
+TB_START = "Traceback (most recent call last)"
+CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
+EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Exhausted|Failure)\b(?::.*)?$")
+WRAPPER = re.compile(
+    r"initialization failed|See root cause above|See stack trace \(above\)|EngineDeadError|"
+    r"failed to start|WorkerProc hit an exception|Worker failed with error|died unexpectedly|"
+    r"EngineCore encountered")
+RUNTIME_FATAL = re.compile(r"EngineDeadError|EngineCore encountered a fatal error|died unexpectedly|"
+                           r"Engine core proc\S* \S+ died")
+# a process death before ready: the boot died even when no exception names a cause
+DIED = re.compile(r"died unexpectedly|\bdied with exit code|\bpid \d+ died, exit code|Engine core proc\S* \S+ died")
+INIT_WRAPPER = "initialization failed. See root cause above"
+OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
+                 r"not enough GPU memory|OUT_OF_DEVICE_MEMORY", re.I)
+PYDANTIC = re.compile(r"ValidationError: \d+ validation errors? for ")
+# argparse refusing the run line (`vllm serve --bogus`, exit 2): a start that failed before the
+# server printed anything of its own; argparse's own shape, `PROG: error: MESSAGE`
+ARG_ERROR = re.compile(r"(?:vllm(?: serve)?|[\w.-]+\.py): error: \S")
+GPU_FAULT = re.compile(r"Memory access fault by GPU node-|an illegal memory access was encountered|"
+                       r"unspecified launch failure|unhandled cuda error")
+KV_INSUFFICIENT = "KV cache is needed, which is larger than the available KV cache memory"
+KV_INSUFFICIENT_V0 = "is larger than the maximum number of tokens that can be stored in KV cache"
+
+
+def classify(msg: str, engine_done: bool, runtime: bool = False) -> str:
+    if OOM.search(msg):
+        return "oom"
+    if GPU_FAULT.search(msg):  # metrics.md: a GPU fault before ready fails the engine's start
+        return "other" if runtime else "engine_init_failed"
+    if msg.startswith("ValueError"):
+        return "value_error"
+    if msg.startswith(("KeyboardInterrupt", "SystemExit")):
+        return "other"
+    return "other" if engine_done else "engine_init_failed"
+
 
 # MiB per unit as PyTorch ("50.00 MiB", "0 bytes") and JAX ("2.64G") print them
 _MIB = {"": 1 / 2**20, "b": 1 / 2**20, "bytes": 1 / 2**20, "k": 1 / 1024, "kib": 1 / 1024, "m": 1.0,
