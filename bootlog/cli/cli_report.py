@@ -1,10 +1,12 @@
-"""Report commands: history, export, plot, report.  Only click and the standard library at
-module level; the work happens in bootlog.render.report / export / plot, imported inside each command."""
+"""Report commands: history, export, plot, report.  Only click, the standard library and the
+export formats' names at module level; the work happens in bootlog.render.report / export / plot,
+imported inside each command."""
 from __future__ import annotations
 
 import click
 
 from bootlog.cli.cli_common import get_store, plan_path, print_json
+from bootlog.render.export import ALL_FORMATS, FORMATS  # (the formats only: no pandas, no store)
 
 
 def _split_names(values: tuple[str, ...]) -> list[str]:
@@ -51,7 +53,7 @@ def history(ctx, container, host, metrics, last, as_json, as_csv) -> None:
 
 @click.command()
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["csv", "json", "parquet", "openmetrics"]), default=None,
+@click.option("--format", "fmt", type=click.Choice(ALL_FORMATS), default=None,
               help="Output format (default: from FILE's suffix, .prom is openmetrics; else csv).")
 @click.option("--container", metavar="NAME", help="Only boots of this container.")
 @click.option("--host", metavar="NAME", help="Only boots of this host.")
@@ -73,7 +75,7 @@ def export(ctx, file, fmt, container, host, no_samples) -> None:
 
     if fmt is None:
         suffix = Path(file).suffix.lower().lstrip(".") if file else ""
-        fmt = "openmetrics" if suffix == "prom" else suffix if suffix in ("csv", "json", "parquet") else "csv"
+        fmt = "openmetrics" if suffix == "prom" else suffix if suffix in FORMATS else "csv"
     store = get_store(ctx)
     if fmt == "openmetrics":
         from bootlog.render.export import export_openmetrics

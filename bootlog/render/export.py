@@ -27,15 +27,14 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator, Sequence
+from typing import IO, Any, Callable, Iterable, Iterator, Sequence
 
 from bootlog.errors import BootlogError, InputError
 from bootlog.render.output import check_target, writing
 from bootlog.safe import csv_cell, json_text
 
-FORMATS = ("csv", "json", "parquet")
-ALL_FORMATS = (*FORMATS, "openmetrics")
 BOOT_FIELDS = ("id", "status", "failure", "failure_message", "vllm_version", "engine", "model",
                "container", "host", "source", "started_at", "ready_at", "ended_at",
                "first_line", "last_line")
@@ -256,7 +255,7 @@ def targets(fmt: str, path: str | Path, store=None) -> list[Path]:
     if fmt not in FORMATS:
         raise InputError(f"unknown export format {fmt!r} (choose {', '.join(FORMATS)})")
     path = Path(path)
-    files = [path] if fmt == "json" else [path, sibling(path, "events"), sibling(path, "samples")]
+    files = [path, *(sibling(path, s) for s in FORMATS[fmt].siblings)]
     return [check_target(p, store) for p in files]
 
 
@@ -274,45 +273,72 @@ def export(store, fmt: str, path: str | Path, *, container: str | None = None, h
     from bootlog.store.reads import boot_ids
 
     files = targets(fmt, path, store)
-    if fmt == "parquet":
-        _parquet_frame([], [])  # (no pyarrow: said before anything is read)
+    if FORMATS[fmt].check is not None:
+        FORMATS[fmt].check()  # (a missing library is said before anything is read)
     ids = boot_ids(store, container=container, host=host)
     wide = Wide()
     for page in _pages(store, ids):
         for d in page:
             wide.add(d)
-    columns = wide.columns()
-    sample_ids = ids if samples else []
-    if fmt == "parquet":
-        docs = [d for page in _pages(store, ids) for d in page]
-        for f, cols, rows in ((files[0], columns, [wide.row(d, columns) for d in docs]),
-                              (files[1], EVENT_COLUMNS, event_rows(docs)),
-                              (files[2], SAMPLE_COLUMNS, list(sample_rows(store, sample_ids)))):
-            frame = _parquet_frame(cols, rows)
-            with writing(f, binary=True) as fh:
-                frame.to_parquet(fh, engine="pyarrow", index=False)
-        return files, len(ids)
-    if fmt == "json":
-        import tempfile
+    FORMATS[fmt].write(store, files, ids, wide, wide.columns(), ids if samples else [])
+    return files, len(ids)
 
-        with writing(files[0]) as fh, tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
-            boots = _JsonArray(fh, "boots", first=True)
-            events = _JsonArray(spool, "events", first=False)
-            for page in _pages(store, ids):
-                boots.add(wide.row(d, columns) for d in page)
-                events.add(event_rows(page))
-            boots.close(last=False)
-            events.close(last=False)
-            spool.seek(0)
-            shutil.copyfileobj(spool, fh)
-            rows = _JsonArray(fh, "samples", first=False)
-            rows.add(sample_rows(store, sample_ids))
-            rows.close(last=True)
-        return files, len(ids)
+
+def _write_parquet(store, files: list[Path], ids: Sequence[int], wide: Wide, columns: list[str],
+                   sample_ids: Sequence[int]) -> None:
+    docs = [d for page in _pages(store, ids) for d in page]
+    for f, cols, rows in ((files[0], columns, [wide.row(d, columns) for d in docs]),
+                          (files[1], EVENT_COLUMNS, event_rows(docs)),
+                          (files[2], SAMPLE_COLUMNS, list(sample_rows(store, sample_ids)))):
+        frame = _parquet_frame(cols, rows)
+        with writing(f, binary=True) as fh:
+            frame.to_parquet(fh, engine="pyarrow", index=False)
+
+
+def _write_json(store, files: list[Path], ids: Sequence[int], wide: Wide, columns: list[str],
+                sample_ids: Sequence[int]) -> None:
+    import tempfile
+
+    with writing(files[0]) as fh, tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        boots = _JsonArray(fh, "boots", first=True)
+        events = _JsonArray(spool, "events", first=False)
+        for page in _pages(store, ids):
+            boots.add(wide.row(d, columns) for d in page)
+            events.add(event_rows(page))
+        boots.close(last=False)
+        events.close(last=False)
+        spool.seek(0)
+        shutil.copyfileobj(spool, fh)
+        rows = _JsonArray(fh, "samples", first=False)
+        rows.add(sample_rows(store, sample_ids))
+        rows.close(last=True)
+
+
+def _write_csv(store, files: list[Path], ids: Sequence[int], wide: Wide, columns: list[str],
+               sample_ids: Sequence[int]) -> None:
     with writing(files[0]) as fb, writing(files[1]) as fe, writing(files[2]) as fs:
         boots, events = _CsvTable(fb, columns), _CsvTable(fe, EVENT_COLUMNS)
         for page in _pages(store, ids):
             boots.add(wide.row(d, columns) for d in page)
             events.add(event_rows(page))
         _CsvTable(fs, SAMPLE_COLUMNS).add(sample_rows(store, sample_ids))
-    return files, len(ids)
+
+
+@dataclass(frozen=True)
+class Format:
+    """An export format: the files it writes beside FILE (FILE-stem + `-events`, ...), its writer,
+    and what it checks before anything is read."""
+
+    siblings: tuple[str, ...]
+    write: Callable[..., None]
+    check: Callable[[], Any] | None = None
+
+
+# The export formats, in the order the command line offers them (openmetrics, the latest boots as
+# gauges, is export_openmetrics): a new format is one entry here.
+FORMATS: dict[str, Format] = {
+    "csv": Format(("events", "samples"), _write_csv),
+    "json": Format((), _write_json),
+    "parquet": Format(("events", "samples"), _write_parquet, check=lambda: _parquet_frame([], [])),
+}
+ALL_FORMATS = (*FORMATS, "openmetrics")
