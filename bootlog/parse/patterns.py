@@ -15,7 +15,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import regex as re  # (the catalogue's regexes use its syntax; `_re` is the standard library's)
+import regex as re  # (the catalogue's regexes use its syntax)
 
 from bootlog.figures import FIGURES
 from bootlog.parse.hits import NUM, TOK, Hit, compile_rx, decimal, maybe_num, unreadable_number
@@ -147,7 +147,6 @@ def _worker_died_post(m: Any, msg: str) -> list[Hit] | None:
 def _p(id: str, kind: str, name: str, literal: str, regex: str, samples: list[tuple[str, dict]],
        post: Callable | None = None) -> Pattern:
     return Pattern(id, kind, name, literal, regex, UNITS.get(name) if kind == "metric" else None, tuple(samples), post)
-
 
 
 # a compile stage's tag ("[backbone] torch.compile took ..."): no "[" inside, so that a run of
