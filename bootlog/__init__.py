@@ -31,12 +31,13 @@ def open_store(db: str | None = None, *, create: bool = True) -> Any:
 
 
 def ingest(store: Any, path: str | None = None, *, container: str | None = None, plan: Any = None,
-           host: str | None = None) -> list:
-    """Read a log file (or `-`: stdin; or, with container= and no path, a container's log) into the
-    store, as `bootlog ingest` does; the stored boots (each: .id, .created, .boot)."""
+           host: str | None = None, source: Any = None) -> list:
+    """Read a log file (or `-`: stdin; or, with container= and no path, a container's log; or any
+    read.sources.Source) into the store, as `bootlog ingest` does; the stored boots (each: .id,
+    .created, .boot)."""
     from bootlog.run.ingest import ingest as _ingest
 
-    return _ingest(store, path, container=container, plan=plan, host=host)
+    return _ingest(store, path, container=container, plan=plan, host=host, source=source)
 
 
 def load_plan(path: str) -> Any:

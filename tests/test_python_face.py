@@ -72,3 +72,21 @@ def test_the_face_lists_what_it_offers_and_imports_nothing_heavy():
             "print(sorted(m for m in ('pandas', 'alembic', 'sqlalchemy', 'bootlog.run.ingest') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_any_source_goes_in_as_a_file_does(tmp_path):
+    # a source is read.sources.Source (a name, a kind, a reader of byte ranges): one made of bytes
+    # already read stores the boots the file gives
+    from bootlog.read.sources import bytes_source
+
+    log = SEED / "09-night-ladder-4-boots.log"
+    a, b = bootlog.open_store(str(tmp_path / "a.db")), bootlog.open_store(str(tmp_path / "b.db"))
+    try:
+        from_file = bootlog.ingest(a, str(log))
+        from_bytes = bootlog.ingest(b, source=bytes_source("night", log.read_bytes(), kind="stdin"))
+        assert len(from_file) == len(from_bytes) == 4
+        assert [bootlog.show(a, str(x.id))["metrics"] for x in from_file] == \
+            [bootlog.show(b, str(x.id))["metrics"] for x in from_bytes]
+    finally:
+        a.close()
+        b.close()
