@@ -12,12 +12,12 @@ bench/run.py times all three beside the whole ingest; they carry no goal of thei
 import re
 import sys
 
-from bootlog.ingest import parse_source, read_records
-from bootlog.parse import all_literals
-from bootlog.patterns import STATS_WORDINGS
-from bootlog.scan import Search
-from bootlog.sources import BLOCK, Blocks, open_source
-from bootlog.vline import PREFIX
+from bootlog.run.ingest import parse_source, read_records
+from bootlog.parse.parse import all_literals
+from bootlog.parse.stats import STATS_WORDINGS
+from bootlog.read.scan import Search
+from bootlog.read.sources import BLOCK, Blocks, open_source
+from bootlog.parse.vline import PREFIX
 
 
 def match(log: str) -> int:

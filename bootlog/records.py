@@ -48,7 +48,7 @@ class VLine:
     stream: str | None = None
     tag: str | None = None  # the run of process tags the text starts with, as printed
     ids: tuple | None = None  # (API-server (name, pid), innermost tag's pid): boots.py's, once
-    # a stats line read whole (patterns.stats_line): (figure names, values); its message holds
+    # a stats line read whole (parse.stats.stats_line): (figure names, values); its message holds
     # nothing else, so the boot only adds the sample
     stats: tuple[tuple[str, ...], list] | None = None
 

@@ -27,7 +27,7 @@ def db_path(tmp_path) -> str:
 
 def grow_and_ingest(engine, log: Path, data: bytes, cuts: list[int]) -> list:
     """Append data to `log` up to each cut in turn, ingesting after each append; the results."""
-    from bootlog.ingest import ingest
+    from bootlog.run.ingest import ingest
 
     out, done = [], 0
     for cut in cuts:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bootlog import boots as boots_mod
-from bootlog.parse import all_literals, parse
+from bootlog.parse import boots as boots_mod
+from bootlog.parse.parse import all_literals, parse
 from bootlog.records import Boot, Record
 from test_golden import LOGS, labels, read_records
 
@@ -259,7 +259,7 @@ def test_tagged_startup_complete_is_ready_without_engine_lines():
 
 def test_engine_death_after_ready_names_the_runtime_cause():
     # seed 07 (podman --timestamps): ready, then a request OOMs Worker_TP1 and the engine dies
-    from bootlog.envelope import read as records
+    from bootlog.read.envelope import read as records
 
     path = LOGS / "seed" / "07-5x262144-runtime-oom.log"
     recs = list(records(iter([path.read_bytes()])))
@@ -318,8 +318,8 @@ def test_shuffled_real_lines_never_break_the_parser():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from bootlog.parse import has_literal
-    from bootlog.scan import CONTEXT, TRACEBACK
+    from bootlog.parse.parse import has_literal
+    from bootlog.read.scan import CONTEXT, TRACEBACK
 
     def candidates(recs):
         """What the scan hands over: the records holding a literal (so marked), and the
@@ -351,7 +351,7 @@ def test_shuffled_real_lines_never_break_the_parser():
 def test_fingerprint_stable_while_a_crash_loop_log_grows():
     # seed 05 (podman -t): a snapshot taken while the next start's first lines are arriving must
     # give the failed boot the same fingerprint as the full log (hook re-ingests update in place)
-    from bootlog.envelope import read as records
+    from bootlog.read.envelope import read as records
 
     path = LOGS / "seed" / "05-util-1.00-crash-loop.log"
     recs = list(records(iter([path.read_bytes()])))
@@ -395,9 +395,9 @@ def test_owner_index_answers_as_the_linear_scan(monkeypatch):
     import sys
     from pathlib import Path
 
-    from bootlog import boots as boots_mod
-    from bootlog.ingest import parse_source
-    from bootlog.sources import open_source
+    from bootlog.parse import boots as boots_mod
+    from bootlog.run.ingest import parse_source
+    from bootlog.read.sources import open_source
     from conftest import FIXTURES
 
     def linear(self, v):
@@ -602,7 +602,7 @@ def test_a_flag_the_engine_did_not_take_is_a_warning():
     at = next(i for i, x in enumerate(a) if "Initializing a V1 LLM engine" in x)
     # (with 04's own stamp: a line stamped a day earlier is another run's, a boot of its own)
     mixed = a[:at] + [a[at].split(" ", 1)[0] + " " + engine_line.split(" ", 1)[1]] + a[at + 1:]
-    from bootlog.envelope import read as env_records
+    from bootlog.read.envelope import read as env_records
 
     recs = list(env_records([("\n".join(mixed)).encode()]))
     (boot, *_) = parse(recs, year=2026, total_lines=len(recs))
@@ -620,8 +620,8 @@ def test_a_log_starting_mid_boot_keeps_the_servers_untagged_faults():
     """A log rotated under a running server (copytruncate, podman --log-opt max-size) starts
     with its stats lines; the fork's untagged "[gdn_hip] ERROR ... fault" lines that follow are
     that server's, not dropped for want of a boot start."""
-    from bootlog.ingest import parse_source
-    from bootlog.sources import open_source
+    from bootlog.run.ingest import parse_source
+    from bootlog.read.sources import open_source
     from conftest import FIXTURES
 
     data = (FIXTURES / "seed/08-gdn-hip-burst-prefix-caching.log").read_bytes()

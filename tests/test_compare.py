@@ -2,8 +2,9 @@
 (seeds: frank-primary shapes D, E, F, G, the 5 x 262144 night and the compile-cache proof)."""
 from __future__ import annotations
 
-from bootlog import compare, render
-from bootlog.plan import Expect, Plan
+from bootlog.judge import compare, verdict
+from bootlog.render import render
+from bootlog.judge.plan import Expect, Plan
 
 CFG_D = {"max_model_len": 200704, "max_num_seqs": 3, "kv_cache_dtype": "fp8",
          "kv_cache_memory_bytes": 3146129408, "max_num_batched_tokens": 1024,
@@ -49,7 +50,7 @@ def test_d_to_e_only_precise_memory_changed_and_kv_unchanged():
     kv = by_key(r, "kv_cache_tokens")
     assert [(f["old"], f["new"], f["verdict"]) for f in kv] == [(398658, 398658, "same")]
     assert r["summary"]["drift"] == 0 and r["summary"]["changed_config"] == 1
-    assert compare.exit_code(r) == 0
+    assert verdict.exit_code(r) == 0
     for f in r["findings"]:
         assert set(f) == CONTRACT_KEYS
     assert set(r) == {"a", "b", "findings", "summary"}
@@ -76,7 +77,7 @@ def test_capacity_move_at_unchanged_config_is_drift():
     (kv,) = by_key(r, "kv_cache_tokens")
     assert (kv["old"], kv["new"], kv["delta"], kv["pct"], kv["verdict"]) == (398658, 401408, 2750, 0.69, "drift")
     assert "unchanged config" in kv["why"]
-    assert compare.exit_code(r) == 3
+    assert verdict.exit_code(r) == 3
     assert "! kv_cache_tokens" in render.render_text(r)
 
 
@@ -87,7 +88,7 @@ def test_capacity_move_with_config_change_names_the_candidates():
     r = compare.diff(a, shape_d(8))
     (kv,) = by_key(r, "kv_cache_tokens")
     assert kv["verdict"] == "changed" and "kv_cache_memory_bytes" in kv["why"]
-    assert compare.exit_code(r) == 0
+    assert verdict.exit_code(r) == 0
     # cause before effect: the config row comes first
     assert r["findings"][0]["key"] == "kv_cache_memory_bytes"
 
@@ -99,7 +100,7 @@ def test_version_change_is_said_first_and_explains_capacity():
     assert r["findings"][0]["key"] == "vllm_version"
     assert r["findings"][0]["old"] == "0.22.69" and r["findings"][0]["new"] == "0.22.70"
     assert by_key(r, "kv_cache_tokens")[0]["verdict"] == "changed"
-    assert compare.exit_code(r) == 0
+    assert verdict.exit_code(r) == 0
 
 
 def test_graph_capture_per_rank_when_ranks_differ():
@@ -123,7 +124,7 @@ def test_timings_need_three_boots_of_history():
     r = compare.diff(a, b, history=[b])
     (init,) = by_key(r, "init_engine_s")
     assert init["verdict"] == "insufficient_history" and "need 3" in init["why"]
-    assert compare.exit_code(r) == 0
+    assert verdict.exit_code(r) == 0
 
 
 def _with_init(id, secs):
@@ -139,10 +140,10 @@ def test_timings_against_history_median_and_mad():
     slow = compare.diff(_with_init(9, 60.0), hist[-1], history=hist)
     (row,) = by_key(slow, "init_engine_s")
     assert row["verdict"] == "drift" and "slower" in row["why"]
-    assert compare.exit_code(slow) == 3
+    assert verdict.exit_code(slow) == 3
     fast = compare.diff(_with_init(9, 20.0), hist[-1], history=hist)
     assert by_key(fast, "init_engine_s")[0]["verdict"] == "changed"  # faster is not a regression
-    assert compare.exit_code(fast) == 0
+    assert verdict.exit_code(fast) == 0
 
 
 def test_judge_timing_tolerance_never_under_20_percent():
@@ -166,13 +167,13 @@ def test_cold_after_warm_is_compile_cache_missed_drift():
     (row,) = by_key(r, "compile_cache")
     assert (row["old"], row["new"], row["verdict"]) == (2.143, 179.24, "drift")
     assert "compile cache missed" in row["why"] and "177.097" in row["why"]
-    assert compare.exit_code(r) == 3
+    assert verdict.exit_code(r) == 3
 
 
 def test_warm_after_cold_is_a_hit_and_cold_after_config_change_is_expected():
     r = compare.diff(_compile(9, cold=False), _compile(8, cold=True))
     assert by_key(r, "compile_cache")[0]["verdict"] == "changed"
-    assert compare.exit_code(r) == 0
+    assert verdict.exit_code(r) == 0
     a = _compile(9, cold=True)
     a["config"]["max_num_batched_tokens"] = 2048  # the compile range is part of the cache key
     r = compare.diff(a, _compile(8, cold=False))
@@ -204,7 +205,7 @@ def test_failed_boot_is_a_violation():
     (ve,) = by_key(r, "value_error")
     assert ve["new"] == 2 and "ranks 0, 1" in ve["why"]
     assert by_key(r, "kv_cache_tokens")[0]["verdict"] == "gone"
-    assert compare.exit_code(r) == 4
+    assert verdict.exit_code(r) == 4
 
 
 CFG_G_BASE = {**CFG_E, "max_num_batched_tokens": 2048, "gpu_memory_utilization": 0.982,
@@ -215,7 +216,7 @@ def test_same_boot_twice_is_all_same():
     a = shape_d(8, events=[("warning", None, {"message": "generation config"})])
     r = compare.diff(a, shape_d(7, events=[("warning", None, {"message": "generation config"})]))
     assert {f["verdict"] for f in r["findings"]} == {"same"}
-    assert compare.exit_code(r) == 0
+    assert verdict.exit_code(r) == 0
 
 
 # ---------------------------------------------------------------------------- check
@@ -243,7 +244,7 @@ def shape_g(id=12, kv=401408, capture=(-0.06, -0.06), events=(), config=None):
 def test_check_shape_g_meets_the_plan():
     r = compare.check(shape_g(), frank_plan())
     assert r["b"] is None and r["a"] == 12
-    assert compare.exit_code(r) == 0, r
+    assert verdict.exit_code(r) == 0, r
     (kv,) = by_key(r, "kv_cache_tokens")
     assert (kv["old"], kv["new"], kv["verdict"]) == (400700, 401408, "same")
     (gc,) = by_key(r, "graph_capture_gib")  # both ranks -0.06 <= 0.07: one row
@@ -254,14 +255,14 @@ def test_check_kv_below_the_ask_is_a_hard_violation():
     r = compare.check(shape_g(kv=398658), frank_plan())
     (kv,) = by_key(r, "kv_cache_tokens")
     assert kv["verdict"] == "violation" and kv["delta"] == 398658 - 400700
-    assert compare.exit_code(r) == 4
+    assert verdict.exit_code(r) == 4
 
 
 def test_check_graph_capture_over_its_charge_on_one_rank_is_drift():
     r = compare.check(shape_g(capture=(0.31, -0.06)), frank_plan())
     rows = by_key(r, "graph_capture_gib")
     assert [(x["rank"], x["verdict"]) for x in rows] == [(0, "drift"), (1, "same")]
-    assert compare.exit_code(r) == 3
+    assert verdict.exit_code(r) == 3
 
 
 def test_check_silently_dropped_flag():
@@ -280,7 +281,7 @@ def test_check_silently_dropped_flag():
         (row,) = by_key(r, "expert_precise_memory")
         assert row["verdict"] == "violation" and row["why"].startswith(says) or says in row["why"], (command, row["why"])
         assert ("silently dropped" in row["why"]) == (says == "silently dropped")
-        assert compare.exit_code(r) == 4
+        assert verdict.exit_code(r) == 4
 
 
 def test_check_gdn_burst_reports_the_faults_and_the_cap():
@@ -294,27 +295,27 @@ def test_check_gdn_burst_reports_the_faults_and_the_cap():
     # corrupted state, a failed deploy (verdict.py), whatever the plan says
     (status,) = by_key(r, "status")
     assert status["verdict"] == "violation" and "32 gdn_hip state fault(s)" in status["why"]
-    assert compare.exit_code(r) == 4
+    assert verdict.exit_code(r) == 4
 
 
 def test_check_failed_boot_and_missing_user_figure():
     plan = frank_plan()
-    from bootlog.plan import UserPattern
+    from bootlog.parse.userpatterns import UserPattern
 
     plan.patterns.append(UserPattern(name="expert_arena_gib", regex=None, source="", unit="GiB"))
     plan.metrics["expert_arena_gib"] = Expect("expert_arena_gib", min=17.0)
     r = compare.check(shape_g(), plan)
     (arena,) = by_key(r, "expert_arena_gib")
     assert arena["verdict"] == "insufficient_history"  # no raw lines stored: not a violation
-    assert compare.exit_code(r) == 0
+    assert verdict.exit_code(r) == 0
     plan.metrics["expert_arena_gib"].hard = True
-    assert compare.exit_code(compare.check(shape_g(), plan)) == 4
+    assert verdict.exit_code(compare.check(shape_g(), plan)) == 4
 
     failed = show(13, CFG_G_BASE, [], status="failed", failure="value_error",
                   failure_message="ValueError: Free memory on device cuda:1 (31.29/31.86 GiB)")
     r = compare.check(failed, frank_plan())
     assert by_key(r, "status")[0]["verdict"] == "violation"
-    assert compare.exit_code(r) == 4
+    assert verdict.exit_code(r) == 4
 
 
 def test_check_compile_cache_expectation():
@@ -331,7 +332,7 @@ def test_diff_with_plan_adds_the_plans_verdict_on_a():
     r = compare.diff(a, shape_g(12), plan=frank_plan())
     verdicts = [(f["key"], f["verdict"]) for f in r["findings"] if f["key"] == "kv_cache_tokens"]
     assert ("kv_cache_tokens", "drift") in verdicts and ("kv_cache_tokens", "violation") in verdicts
-    assert compare.exit_code(r) == 4
+    assert verdict.exit_code(r) == 4
 
 
 def test_markdown_table():
@@ -364,7 +365,7 @@ def test_a_port_change_does_not_explain_a_capacity_move():
     assert [(f["key"], f["verdict"]) for f in r["findings"] if f["section"] == "config"] == [("port", "changed")]
     (kv,) = by_key(r, "kv_cache_tokens")
     assert kv["verdict"] == "drift" and "port" in kv["why"]
-    assert compare.exit_code(r) == 3
+    assert verdict.exit_code(r) == 3
 
 
 def test_check_eq_approx_and_single_rank_bounds():
@@ -387,7 +388,7 @@ def test_check_eq_approx_and_single_rank_bounds():
     assert by_key(r, "max_concurrency")[0]["verdict"] == "drift"
     (gc,) = by_key(r, "graph_capture_gib")
     assert (gc["rank"], gc["new"], gc["verdict"]) == (1, 0.17, "violation")
-    assert compare.exit_code(r) == 4
+    assert verdict.exit_code(r) == 4
 
 
 def test_legend_mentions_history_only_when_needed():
@@ -405,7 +406,7 @@ def test_another_host_explains_a_capacity_move_and_absent_off_flag_is_off():
     assert r["findings"][0]["key"] == "host"
     assert by_key(r, "kv_cache_tokens")[0]["verdict"] == "changed"
     r = compare.check(shape_g(), Plan(config={"enforce_eager": False, "expert_prefetch": False}))
-    assert compare.exit_code(r) == 0  # neither key printed: both off, nothing dropped
+    assert verdict.exit_code(r) == 0  # neither key printed: both off, nothing dropped
 
 
 def test_reprinted_exceptions_count_once():
@@ -419,7 +420,7 @@ def test_reprinted_exceptions_count_once():
         {"kind": "value_error", "rank": None, "line": 37, "detail": {}, "message": "ValueError: Free memory on device cuda:0 (31.29/31.86 GiB)"},
         {"kind": "value_error", "rank": None, "line": 55, "detail": {}, "message": "ValueError: Free memory on device cuda:1 (31.29/31.86 GiB)"},
     ]
-    counts = compare.event_counts(boot)
+    counts = verdict.event_counts(boot)
     assert len(counts["oom"]) == 1 and len(counts["value_error"]) == 2
 
 
@@ -428,7 +429,8 @@ def test_reprinted_exceptions_count_once():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from bootlog.plan import CAPACITY_METRICS, EVENT_KINDS, TIMING_METRICS  # noqa: E402
+from bootlog.judge.compare import CAPACITY_METRICS, TIMING_METRICS  # noqa: E402
+from bootlog.records import EVENT_KINDS  # noqa: E402
 
 _metric = st.tuples(st.sampled_from(CAPACITY_METRICS + TIMING_METRICS),
                     st.floats(-1e7, 1e7, allow_nan=False, allow_infinity=False),
@@ -449,11 +451,11 @@ def test_a_boot_against_itself_never_drifts(metrics, events, config, status):
     r = compare.diff(a, b)
     # nothing moved: only what the boot says of itself (verdict.boot_problem: a failed start,
     # faults while serving) is a finding, on its status row
-    from bootlog.verdict import boot_problem
+    from bootlog.judge.verdict import boot_problem
 
     own = boot_problem(a)
     assert [f["key"] for f in r["findings"] if f["verdict"] != "same"] == (["status"] if own else [])
-    assert compare.exit_code(r) == (own[0] if own else 0)
+    assert verdict.exit_code(r) == (own[0] if own else 0)
     assert (status == "failed") <= (own is not None and own[0] == 4)
     for f in r["findings"]:
         assert set(f) == CONTRACT_KEYS
@@ -467,7 +469,7 @@ def test_exit_code_follows_the_summary(ma, mb, ca, cb):
     r = compare.diff(show(2, ca, ma), show(1, cb, mb))
     s = r["summary"]
     assert s["drift"] == sum(f["verdict"] == "drift" for f in r["findings"])
-    assert compare.exit_code(r) == (4 if s["violations"] else 3 if s["drift"] else 0)
+    assert verdict.exit_code(r) == (4 if s["violations"] else 3 if s["drift"] else 0)
     # a capacity figure only drifts when nothing that can size it changed (a key bootlog does
     # not know may size anything)
     moved = {k for k in set(ca) | set(cb) if k != "port" and not compare.values_equal(ca.get(k), cb.get(k))}
@@ -502,7 +504,7 @@ def test_machine_and_bind_address_are_not_confused():
 
 def test_a_fault_run_on_one_line_counts_every_fault():
     # the seed notes write the burst as "fault #1-23" / "fault #24-46": 46 faults, not 2
-    from bootlog import patterns
+    from bootlog.parse import patterns
 
     lines = ["[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite values "
              "(slot=42 head=3 limit=3.40282e+38) fault #1-23",
@@ -510,7 +512,7 @@ def test_a_fault_run_on_one_line_counts_every_fault():
              "(slot=42 head=8 limit=3.40282e+38) fault #24-46"]
     events = [{"kind": "gdn_hip_fault", "rank": None, "line": i, "message": l,
                "detail": patterns.match(l)[0].detail} for i, l in enumerate(lines, 1)]
-    assert compare.count_of(compare.event_counts({"events": events})["gdn_hip_fault"]) == 46
+    assert verdict.count_of(verdict.event_counts({"events": events})["gdn_hip_fault"]) == 46
     quiet = {"boot": {"id": 1, "status": "ready"}, "metrics": [], "config": {}, "events": []}
     noisy = dict(quiet, boot={"id": 2, "status": "ready"}, events=events)
     row = next(f for f in compare.diff(noisy, quiet)["findings"] if f["key"] == "gdn_hip_fault")
@@ -525,13 +527,13 @@ def test_a_nan_config_value_is_no_change_and_hides_no_drift():
     r = compare.diff(a, b)
     assert not [f for f in r["findings"] if f["section"] == "config"]
     assert [f["verdict"] for f in r["findings"] if f["key"] == "kv_cache_tokens"] == ["drift"]
-    assert compare.exit_code(r) == 3
+    assert verdict.exit_code(r) == 3
 
 
 def test_json_output_has_no_nan_or_infinity():
     import json
 
-    from bootlog.cli_common import to_json
+    from bootlog.cli.cli_common import to_json
 
     b = show(2, {**CFG_D, "cpu_offload_gb": "inf"}, [("kv_cache_tokens", 390000, None)])
     a = show(1, {**CFG_D, "cpu_offload_gb": "1"}, [("kv_cache_tokens", 398658, None)])
@@ -602,7 +604,7 @@ def test_a_capacity_move_by_its_last_printed_digit_is_not_drift():
     rows = by_key(r, "graph_capture_gib")
     assert [f["verdict"] for f in rows] == ["changed", "changed"]
     assert all("within its print resolution" in f["why"] and "0.01 GiB" in f["why"] for f in rows)
-    assert compare.exit_code(r) == 0 and r["summary"]["drift"] == 0
+    assert verdict.exit_code(r) == 0 and r["summary"]["drift"] == 0
     for old, new in ((0.31, 0.33), (0.3, 0.4), (14.9595, 14.9611)):
         r = compare.diff(boot(2, new, new), boot(1, old, old))
         assert [f["verdict"] for f in by_key(r, "graph_capture_gib")] == ["drift"], (old, new)

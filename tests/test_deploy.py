@@ -1,4 +1,4 @@
-"""bootlog.deploy: redaction, the deploy context of real `podman inspect` / `docker inspect`
+"""bootlog.measure.deploy: redaction, the deploy context of real `podman inspect` / `docker inspect`
 output (tests/data/inspect, README there says how each was made), malformed input, the env file
 snapshot, deploy findings, and `inspect` against real podman (two images, so a digest changes)."""
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bootlog import deploy
-from bootlog.deploy import (REDACTED, context_from_inspect, deploy_findings, env_file_snapshot,
+from bootlog.measure import deploy
+from bootlog.measure.deploy import (REDACTED, context_from_inspect, deploy_findings, env_file_snapshot,
                             is_secret_name, redact, redact_args)
 from bootlog.errors import BootlogError, PlanError, SourceError
 from podman_util import podman_ready, run_podman, IMAGE  # noqa: F401 (fixture)
@@ -353,8 +353,8 @@ def test_real_podman_a_lone_word_command_and_the_mounts(podman_ready, tmp_path):
 def test_diff_names_a_gone_cache_mount_as_the_cause_of_a_cold_compile():
     # seed 10: the warm boot ran with /root/.cache mounted, the next one without: its cold
     # compile is the mount's doing, and the diff says so
-    from bootlog import compare
-    from bootlog.ingest import ingest
+    from bootlog.judge import compare
+    from bootlog.run.ingest import ingest
     from bootlog.store.db import open_store
     from bootlog.store.reads import show_boot
     from conftest import FIXTURES

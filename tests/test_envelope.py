@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bootlog.envelope import clean, detect, read
+from bootlog.read.envelope import clean, detect, read
 
 DATA = Path(__file__).parent / "data" / "envelope"
 CORPUS = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "logs").glob("*.log"))  # the corpus, copied
@@ -344,7 +344,7 @@ def test_utf8_bom_is_not_text():
 
 def test_a_stamp_with_an_odd_digit_is_no_time_not_an_error():
     """isdigit() takes "²" and "١", which int() reads or not: parse_ts reads ASCII digits only."""
-    from bootlog import envelope as env
+    from bootlog.read import envelope as env
 
     for text in ("2024-02-29T23:59:59.²23456789Z", "2024-02-29T23:59:59.1²3+01:00", "2024-02-29T23:59:59.١Z"):
         assert env.parse_ts(text) is None
@@ -367,8 +367,8 @@ def test_journal_records_without_message_text_are_warned_about(capsys):
 
 def test_a_byte_order_mark_before_an_envelope_hides_nothing(tmp_path):
     # a file saved by a Windows tool: the BOM must not turn a podman -t log into a plain one
-    from bootlog.ingest import parse_source
-    from bootlog.sources import open_source
+    from bootlog.run.ingest import parse_source
+    from bootlog.read.sources import open_source
 
     src = next(p for p in CORPUS if p.name.startswith("012")).read_bytes().split(b"\n")[:-1]
     stamped = b"".join(b"2026-09-26T05:49:%02d.%09dZ " % (i % 60, i) + x + b"\n" for i, x in enumerate(src))
@@ -405,8 +405,8 @@ def test_a_lone_surrogate_escaped_in_journal_json_is_a_replacement_character():
 
 
 def test_a_byte_order_mark_counts_among_the_bytes_a_limited_read_takes(tmp_path):
-    from bootlog.ingest import read_records
-    from bootlog.sources import open_source
+    from bootlog.run.ingest import read_records
+    from bootlog.read.sources import open_source
 
     src = next(p for p in CORPUS if p.name.startswith("012")).read_bytes()
     path = tmp_path / "bom.log"
@@ -419,7 +419,7 @@ def test_a_byte_order_mark_counts_among_the_bytes_a_limited_read_takes(tmp_path)
 
 
 def test_an_impossible_offset_or_a_deeply_nested_line_is_no_crash(tmp_path):
-    from bootlog.envelope import parse_ts
+    from bootlog.read.envelope import parse_ts
 
     assert parse_ts("2026-11-29T14:25:19.320146538+99:00") is None  # timezone() refuses >= 24 h
     assert parse_ts("2026-11-29T14:25:19.320146538-07:00").utcoffset().total_seconds() == -7 * 3600

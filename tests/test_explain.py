@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from bootlog.cli import cli
-from bootlog.explain import explain_log
+from bootlog.run.explain import explain_log
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = sorted((ROOT / "fixtures" / "logs").rglob("*.log"))

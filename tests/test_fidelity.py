@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bootlog.ingest import parse_source
-from bootlog.sources import open_source
+from bootlog.run.ingest import parse_source
+from bootlog.read.sources import open_source
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 SEED = LOGS / "seed"
@@ -109,7 +109,7 @@ def test_cr_only_line_ends_are_read_as_lines(tmp_path):
     # CRLF keeps working, and a lone progress bar redrawn with "\r" is not taken for lines
     (tmp_path / "crlf.log").write_bytes(lf.replace(b"\n", b"\r\n"))
     assert boots_of(tmp_path / "crlf.log") == want
-    from bootlog.envelope import _cr_only
+    from bootlog.read.envelope import _cr_only
     assert not _cr_only(b"".join(b"\rLoading: %d%%|###| %d/100" % (i, i) for i in range(100)))
 
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from bootlog.envelope import read as records
+from bootlog.read.envelope import read as records
 from bootlog.errors import BootlogError
-from bootlog.parse import parse
+from bootlog.parse.parse import parse
 from bootlog.records import Record
-from bootlog.vline import parse_line
+from bootlog.parse.vline import parse_line
 from conftest import FIXTURES
 
 REAL = [FIXTURES / n for n in ("014-v0.10.2-nohup-multiboot.log", "005-v0.8.4-v1-tp2.log",
@@ -76,7 +76,7 @@ def test_parse_survives_mutated_real_logs(which, ops):
 @given(st.integers(min_value=0, max_value=len(LOGS) - 1),
        st.lists(st.tuples(st.integers(0, 3), st.integers(0, 10**7), st.integers(0, 10**7)), max_size=4))
 def test_whole_ingest_of_mutated_logs_keeps_database_consistent(which, ops):
-    from bootlog.ingest import ingest
+    from bootlog.run.ingest import ingest
     from bootlog.store.db import open_store
     from bootlog.store.housekeeping import check
     from bootlog.store.reads import list_boots, show_boot

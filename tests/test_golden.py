@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from bootlog import envelope
-from bootlog import parse as parse_mod
-from bootlog import patterns, scan
-from bootlog.ingest import read_records as ingest_read
-from bootlog.parse import parse
+from bootlog.read import envelope
+from bootlog.parse import parse as parse_mod
+from bootlog.parse import patterns
+from bootlog.read import scan
+from bootlog.run.ingest import read_records as ingest_read
+from bootlog.parse.parse import parse
 from bootlog.records import Boot, Record
-from bootlog.sources import open_source
+from bootlog.read.sources import open_source
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 # (synthetic/: cases no real log shows, built by its synth.py from corpus lines and documented wordings)

@@ -1,4 +1,4 @@
-"""bootlog.gpumem: the tools' real output formats, parsed directly and through stand-in tools
+"""bootlog.measure.gpumem: the tools' real output formats, parsed directly and through stand-in tools
 on PATH (small shell scripts in a temporary directory; PATH holds nothing else).
 
 Where each sample comes from:
@@ -29,9 +29,9 @@ import time
 
 import pytest
 
-from bootlog import gpumem
+from bootlog.measure import gpumem
 from bootlog.errors import SourceError
-from bootlog.gpumem import GpuMem, lower_free, parse_amd_smi, parse_nvidia_smi, parse_rocm_smi
+from bootlog.measure.gpumem import GpuMem, lower_free, parse_amd_smi, parse_nvidia_smi, parse_rocm_smi
 
 ROCM_RX7900XT = """{
   "card0": {

@@ -208,7 +208,7 @@ def test_diff_markdown_is_inert_and_says_what_the_log_said(stored):
 
 
 def test_hook_summary_markdown_and_text_are_inert(stored):
-    from bootlog.hook import HookResult, render_markdown, render_text
+    from bootlog.run.hook import HookResult, render_markdown, render_text
     from bootlog.store.db import open_store
     from bootlog.store.reads import show_boot
 
@@ -339,7 +339,7 @@ def test_malformed_inspect_output_is_one_line_and_exit_1(engine, out):
                                   '{"Status": "init", "timeNano": "soon"}', '{"Status": "init", "timeNano": Infinity}',
                                   '{"Status": "init", "timeNano": {"n": 1}}'])
 def test_malformed_events_output_is_a_source_error(engine, line):
-    from bootlog import podman
+    from bootlog.read import podman
     from bootlog.errors import SourceError
 
     (engine / "events.out").write_text('{"Status": "start", "timeNano": 1}\n' + line + "\n")
@@ -354,7 +354,7 @@ def test_a_long_run_in_a_catalogue_line_is_read_in_linear_time(fill):
     # after the literal: a regex that scans to the run's end from each character of it takes
     # seconds there (two did: "[" before "torch.compile took" 2.2 s, "A" in a stats line 2.5 s,
     # and a fuzzed 859 KB stats line hung an ingest), a linear one milliseconds
-    from bootlog import patterns
+    from bootlog.parse import patterns
 
     run = fill * (30_000 // len(fill))
     slowest = (0.0, "")

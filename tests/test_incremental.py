@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from bootlog.ingest import ingest
+from bootlog.run.ingest import ingest
 from bootlog.store.db import open_store
 from bootlog.store.reads import get_position, list_boots, show_boot
 from conftest import FIXTURES
@@ -93,7 +93,7 @@ def test_nothing_new_and_resume_offsets(tmp_path):
     cut = data.index(b"Application startup complete")
     cut = data.index(b"\n", cut) + 1
     engine, log = grow_and_ingest(tmp_path, data, [cut])
-    from bootlog.ingest import default_host
+    from bootlog.run.ingest import default_host
 
     offset, head = get_position(engine, f"ingest:{default_host()}:" + str(log.resolve()))
     assert offset == len(data) and head.split(":")[2] == str(data.count(b"\n"))
@@ -283,8 +283,8 @@ def test_a_file_whose_boot_was_first_stored_from_another_source_still_reads_on(t
 def test_a_head_rewritten_during_a_resumed_read_is_stored_with_its_own_format(tmp_path, monkeypatch):
     # a resumed read stores the format it resumed with (no detection again), unless the head it
     # stores is no longer the one it resumed on: then the new head's own format
-    from bootlog import ingest as ingest_mod
-    from bootlog.ingest import default_host
+    from bootlog.run import ingest as ingest_mod
+    from bootlog.run.ingest import default_host
 
     plain = (FIXTURES / "053-dev-build-nohup-8-boots.log").read_bytes()
     stamped = (FIXTURES / "seed/07-5x262144-runtime-oom.log").read_bytes()[:4096]
@@ -298,13 +298,13 @@ def test_a_head_rewritten_during_a_resumed_read_is_stored_with_its_own_format(tm
     assert get_position(engine, key)[1].split(":")[3] == "plain"
     with open(log, "ab") as f:
         f.write(plain[cut:])
-    real = ingest_mod._parse
+    real = ingest_mod.read_boots
 
     def parse_then_rewrite(*a, **k):
         out = real(*a, **k)
         with open(log, "r+b") as f:  # (same length: the offsets stay)
             f.write(stamped)
         return out
-    monkeypatch.setattr(ingest_mod, "_parse", parse_then_rewrite)
+    monkeypatch.setattr(ingest_mod, "read_boots", parse_then_rewrite)
     assert ingest(engine, str(log)).resumed_at_line is not None
     assert get_position(engine, key)[1].split(":")[3] == "podman_ts"

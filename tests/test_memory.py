@@ -20,11 +20,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import genlog  # noqa: E402
 
-from bootlog import boots as boots_mod  # noqa: E402
-from bootlog import ingest as ingest_mod  # noqa: E402
+from bootlog.parse import boots as boots_mod  # noqa: E402
+from bootlog.run import ingest as ingest_mod  # noqa: E402
 from bootlog import records  # noqa: E402
-from bootlog.ingest import ingest, parse_source  # noqa: E402
-from bootlog.sources import open_source  # noqa: E402
+from bootlog.run.ingest import ingest, parse_source  # noqa: E402
+from bootlog.read.sources import open_source  # noqa: E402
 from bootlog.store import spill as spill_mod  # noqa: E402
 from bootlog.store.db import open_store  # noqa: E402
 from bootlog.store.reads import samples, show_boot  # noqa: E402
@@ -169,10 +169,10 @@ def _tables(db: Path) -> dict[str, list[tuple]]:
 def test_crash_loop_retires_boots_and_stores_the_same_rows(tmp_path, monkeypatch):
     log = _crash_loop(tmp_path, 150)
     monkeypatch.setattr(boots_mod, "RETIRE_AFTER", 10**9)
-    kept = ingest_mod._parse(open_source(str(log)))[0]
+    kept = ingest_mod.read_boots(open_source(str(log)))[0]
     assert not any(isinstance(x, tuple) for x in kept.items)
     monkeypatch.setattr(boots_mod, "RETIRE_AFTER", 2)
-    got = ingest_mod._parse(open_source(str(log)))[0]
+    got = ingest_mod.read_boots(open_source(str(log)))[0]
     assert len(got) == 150 and sum(isinstance(x, tuple) for x in got.items) >= 140
     assert list(got) == list(kept)
 
@@ -203,9 +203,9 @@ def test_an_older_server_that_keeps_printing_is_not_retired(tmp_path, monkeypatc
     log = tmp_path / "two.log"
     log.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(boots_mod, "RETIRE_AFTER", 10**9)
-    kept = ingest_mod._parse(open_source(str(log)))[0]
+    kept = ingest_mod.read_boots(open_source(str(log)))[0]
     monkeypatch.setattr(boots_mod, "RETIRE_AFTER", 3)
-    got = ingest_mod._parse(open_source(str(log)))[0]
+    got = ingest_mod.read_boots(open_source(str(log)))[0]
     assert sum(isinstance(x, tuple) for x in got.items) >= 90
     assert list(got) == list(kept)
     assert len(got[0].samples) == 100 and got[0].last_line == len(lines)
@@ -222,7 +222,7 @@ def test_crash_loop_peak_memory_does_not_grow_with_its_boots(tmp_path):
 # ---------------------------------------------------------------- progress bar
 
 _PROGRESS_RUN = (
-    "import sys, bootlog.ingest as i\n"
+    "import sys, bootlog.run.ingest as i\n"
     "i._PROGRESS_DELAY = float(sys.argv.pop(1))\n"
     "from bootlog.cli import main\n"
     "sys.argv[0] = 'bootlog'\n"
@@ -316,8 +316,8 @@ def test_forty_thousand_distinct_oom_lines_parse_in_linear_time(tmp_path):
     # 40k of them took ~40 s; read once per event they take about as long as any 40k lines
     import time
 
-    from bootlog.ingest import parse_source
-    from bootlog.sources import open_source
+    from bootlog.run.ingest import parse_source
+    from bootlog.read.sources import open_source
 
     seed = (FIXTURES / "seed" / "01-shape-d-fp8-200704x3.log").read_text()
 

@@ -1,4 +1,4 @@
-"""bootlog.openmetrics: the export node_exporter's textfile collector reads, checked with the
+"""bootlog.render.openmetrics: the export node_exporter's textfile collector reads, checked with the
 Prometheus client library's own parsers (OpenMetrics, and the classic text format the collector
 itself uses)."""
 from __future__ import annotations
@@ -14,16 +14,16 @@ import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from prometheus_client.parser import text_string_to_metric_families as classic_families
 
-from bootlog import openmetrics
-from bootlog.openmetrics import EVENT_KINDS, render, write
+from bootlog.render import openmetrics
+from bootlog.render.openmetrics import EVENT_KINDS, render, write
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 
 
 @lru_cache(maxsize=None)
 def parsed(name: str) -> tuple:
-    from bootlog.ingest import parse_source
-    from bootlog.sources import open_source
+    from bootlog.run.ingest import parse_source
+    from bootlog.read.sources import open_source
 
     return tuple(parse_source(open_source(str(LOGS / name))))
 

@@ -86,7 +86,7 @@ def test_a_container_restarted_by_its_policy_is_a_crash_loop_with_its_restart_co
     for _ in range(50):  # until the policy's restart has run and exited too
         import time
 
-        from bootlog import podman
+        from bootlog.read import podman
 
         st = podman.state(name)
         if st.restart_count >= 1 and not st.running:

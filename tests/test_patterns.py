@@ -14,17 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from bootlog import patterns as P
-from bootlog.patterns import (
-    CATALOGUE,
-    LITERALS,
-    Hit,
-    kv_insufficient_detail,
-    match,
-    oom_detail,
-    parse_config,
-    value_error_detail,
-)
+from bootlog.parse import patterns as P
+from bootlog.parse.failures import kv_insufficient_detail, oom_detail, value_error_detail
+from bootlog.parse.patterns import CATALOGUE, LITERALS, Hit, match
+from bootlog.parse.reprs import parse_config
 
 KINDS = {"metric", "boot", "stat", "event", "config", "mark"}
 
@@ -427,7 +420,7 @@ def test_the_newer_generation_config_override_wording_is_a_warning():
     # and real v0.16+ logs (the one knob that changes answers: kept on every boot)
     from conftest import FIXTURES
 
-    from bootlog.parse import parse
+    from bootlog.parse.parse import parse
     from test_golden import read_records
 
     for path in (FIXTURES / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log", FIXTURES / "057-rocm-rdna4-gfx12-tp2-v0.22.69-fork-boot.log"):

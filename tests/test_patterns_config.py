@@ -1,4 +1,4 @@
-"""patterns.py's config tokenizer and caches against their definitions.
+"""The config tokenizer (parse/reprs.py) and caches against their definitions.
 
 * The config tokenizer (_skip_string, _split_top, _clean_value) against per-character reference
   definitions below: on every config line of the fixture logs and the catalogue samples, and on
@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from bootlog import patterns as P
+from bootlog.parse import patterns as P
+from bootlog.parse import reprs as R
 from bootlog.records import Record
-from bootlog.vline import parse_line
+from bootlog.parse.vline import parse_line
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = sorted((ROOT / "fixtures" / "logs").glob("*.log")) + sorted((ROOT / "fixtures" / "logs" / "seed").glob("*.log"))
@@ -110,7 +111,7 @@ def _outcome(fn, *args):
 def _config_starts(msg: str) -> list[int]:
     """Where parse_config starts tokenizing msg (engine config, dict body, Namespace body)."""
     out = []
-    m = P._ENGINE_CONFIG.search(msg)
+    m = R._ENGINE_CONFIG.search(msg)
     if m:
         out.append(m.end())
     for marker in ("non-default args: {", "args: Namespace("):
@@ -171,7 +172,7 @@ def test_split_top_equals_reference_on_config_lines():
     n = 0
     for line in CONFIG_LINES:
         for start in _config_starts(line):
-            assert P._split_top(line, start) == _split_top_ref(line, start), line
+            assert R._split_top(line, start) == _split_top_ref(line, start), line
             n += 1
     assert n >= len(CONFIG_LINES)
 
@@ -181,11 +182,11 @@ def test_tokenizer_equals_reference_on_random_strings():
     rnd = random.Random(11)
     for s in RANDOM:
         start = rnd.randint(0, len(s))
-        assert P._split_top(s, start) == _split_top_ref(s, start), (s, start)
+        assert R._split_top(s, start) == _split_top_ref(s, start), (s, start)
         for i, c in enumerate(s):
             if c in "'\"":
-                assert P._skip_string(s, i) == _skip_string_ref(s, i), (s, i)
-        assert _outcome(P._clean_value, s) == _outcome(_clean_value_ref, s), s
+                assert R._skip_string(s, i) == _skip_string_ref(s, i), (s, i)
+        assert _outcome(R._clean_value, s) == _outcome(_clean_value_ref, s), s
 
 
 def test_clean_value_equals_reference_on_every_config_value():
@@ -196,7 +197,7 @@ def test_clean_value_equals_reference_on_every_config_value():
             for raw in parts:
                 # the value after "=" or ":" and the key before it, as both parsers clean them
                 for piece in {raw, *raw.partition("=")[::2], *raw.partition(":")[::2]}:
-                    assert _outcome(P._clean_value, piece) == _outcome(_clean_value_ref, piece), piece
+                    assert _outcome(R._clean_value, piece) == _outcome(_clean_value_ref, piece), piece
                     values += 1
     assert values > 1000
 
@@ -206,7 +207,7 @@ def test_clean_value_equals_reference_on_every_config_value():
                                "'lone \ud800'", "'\\'", "'a' 'b'"])
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_clean_value_shortcut_is_literal_eval(v):
-    assert _outcome(P._clean_value, v) == _outcome(_clean_value_ref, v)
+    assert _outcome(R._clean_value, v) == _outcome(_clean_value_ref, v)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,23 +215,23 @@ def test_clean_value_shortcut_is_literal_eval(v):
 
 
 def test_config_parse_equals_reference_and_is_a_fresh_dict(monkeypatch):
-    fast = {line: P.parse_config(line) for line in CONFIG_LINES}
+    fast = {line: R.parse_config(line) for line in CONFIG_LINES}
     # the same parse built on the reference tokenizer, with no cache in the way
-    monkeypatch.setattr(P, "_split_top", _split_top_ref)
-    monkeypatch.setattr(P, "_skip_string", _skip_string_ref)
-    monkeypatch.setattr(P, "_clean_value", _clean_value_ref)
-    monkeypatch.setattr(P, "_kv_list_cached", P._kv_list)
-    monkeypatch.setattr(P, "_dict_cached", P._dict)
+    monkeypatch.setattr(R, "_split_top", _split_top_ref)
+    monkeypatch.setattr(R, "_skip_string", _skip_string_ref)
+    monkeypatch.setattr(R, "_clean_value", _clean_value_ref)
+    monkeypatch.setattr(R, "kv_list_at", R._kv_list)
+    monkeypatch.setattr(R, "dict_at", R._dict)
     for line in CONFIG_LINES:
-        ref = P.parse_config(line)
+        ref = R.parse_config(line)
         assert fast[line] == ref and list(fast[line]) == list(ref), line
     monkeypatch.undo()
     # a caller may change what it got (parse_config adds max_model_len): the next one must not see it
     line = next(ln for ln in CONFIG_LINES if "with config: " in ln)
-    first = P.parse_config(line)
+    first = R.parse_config(line)
     first["bogus"] = "x"
     first.clear()
-    again = P.parse_config(line)
+    again = R.parse_config(line)
     assert again == fast[line] and again is not first
     hits = [h for h in P.match(line) if h.kind == "config"]
     hits[0].value["bogus"] = "y"

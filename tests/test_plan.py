@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from bootlog.errors import Exit, PlanError
-from bootlog.plan import apply_user_patterns, coerce, load_env, load_plan, user_pattern_hits
+from bootlog.judge.plan import load_plan
+from bootlog.parse.userpatterns import apply_user_patterns, user_pattern_hits
+from bootlog.read.envfile import coerce, load_env
 from bootlog.records import Event, Metric, Record
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from bootlog import compare
+from bootlog.judge import compare
 from bootlog.errors import Exit, PlanError
-from bootlog.plan import load_env, load_plan, user_pattern_hits, user_pattern_hits_one
+from bootlog.judge.plan import load_plan
+from bootlog.parse.userpatterns import user_pattern_hits, user_pattern_hits_one
+from bootlog.read.envfile import load_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -279,7 +281,7 @@ TIMED_SEARCH = """
 import os, sys, time
 os.sched_setaffinity(0, {{{cpu}}})
 sys.path.insert(0, {root!r})
-from bootlog.plan import UserPattern, user_pattern_hits_one
+from bootlog.parse.userpatterns import UserPattern, user_pattern_hits_one
 import regex
 up = UserPattern(name="runaway", regex=regex.compile(r"(x+x+)+y"), source="", event="warning")
 started = time.perf_counter()
@@ -315,7 +317,7 @@ def test_the_per_search_timeout_holds_in_a_thread_too():
 
     import regex
 
-    from bootlog.plan import UserPattern
+    from bootlog.parse.userpatterns import UserPattern
 
     up = UserPattern(name="runaway", regex=regex.compile(r"(x+x+)+y"), source="", event="warning")
     took = []
@@ -335,7 +337,7 @@ def test_the_per_search_timeout_holds_in_a_thread_too():
 def test_all_patterns_of_a_plan_share_a_budget(tmp_path, capsys, monkeypatch):
     # many slow patterns: each within its own 2 s, together bounded by the plan's budget
     # (scaled down here from 10 s to 1 s to keep the test short)
-    monkeypatch.setattr("bootlog.plan._PLAN_BUDGET_S", 1.0)
+    monkeypatch.setattr("bootlog.parse.userpatterns.PLAN_BUDGET_S", 1.0)
     patterns = "".join(f"""
 [[pattern]]
 name = "slow_{i}"
@@ -354,7 +356,7 @@ samples = [{{ line = "7 aa!", value = 7 }}]
 
 
 def test_all_samples_of_a_plan_share_a_budget(tmp_path, monkeypatch):
-    monkeypatch.setattr("bootlog.plan._PLAN_BUDGET_S", 1.0)
+    monkeypatch.setattr("bootlog.parse.userpatterns.PLAN_BUDGET_S", 1.0)
     line = _slow_line()
     patterns = "".join(f"""
 [[pattern]]

@@ -9,11 +9,11 @@ import time
 
 from click.testing import CliRunner
 
-from bootlog import podman
+from bootlog.read import podman
 from bootlog.cli import cli
-from bootlog.envelope import clean
-from bootlog.ingest import read_records
-from bootlog.sources import container_source
+from bootlog.read.envelope import clean
+from bootlog.run.ingest import read_records
+from bootlog.read.sources import container_source
 from podman_util import (Boot, all_at_once, fixture_log, podman_ready, replayer,  # noqa: F401
                          until_ready, wait_exit)
 
@@ -86,7 +86,7 @@ def test_hook_reports_the_new_boot_of_a_restarted_container_and_diffs_it(replaye
 
 
 def test_hook_reports_the_failed_boot_even_when_the_engine_restarts_the_container(replayer, db_path):
-    from bootlog.hook import run_hook, to_json
+    from bootlog.run.hook import run_hook, to_json
     from bootlog.store.db import open_store
 
     oom = fixture_log(OOM).read_bytes()
@@ -168,8 +168,8 @@ def test_hook_holds_the_boot_to_its_plan(replayer, db_path, tmp_path):
 
 
 def test_choose_run_picks_the_run_current_when_the_hook_started():
-    from bootlog.hook import choose_run
-    from bootlog.podman import parse_time as t
+    from bootlog.run.hook import choose_run
+    from bootlog.read.podman import parse_time as t
 
     # podman.md's event log of one container booted three times (init ... died, per boot)
     inits = [t("2026-11-29 14:25:25.090368717 +0000 UTC"), t("2026-11-29 14:25:27.007160616 +0000 UTC"),
@@ -190,7 +190,7 @@ def test_choose_run_picks_the_run_current_when_the_hook_started():
 
 def test_hook_started_before_the_container_exists_waits_for_it(replayer, db_path):
     """Right after `systemctl restart` the unit's `podman run` may not have created it yet."""
-    from bootlog.hook import run_hook
+    from bootlog.run.hook import run_hook
     from bootlog.store.db import open_store
 
     name = "bl-late-" + os.urandom(4).hex()
@@ -276,7 +276,7 @@ def test_a_run_that_printed_no_vllm_line_is_not_judged_by_an_earlier_boot():
     # quoting its figures as "MEASURED on the live deploy" would be false
     from types import SimpleNamespace
 
-    from bootlog import hook as h
+    from bootlog.run import hook as h
 
     earlier = SimpleNamespace(boot=SimpleNamespace(fingerprint="abc", started_at=None))
     assert h._match([earlier], None) is None
@@ -376,7 +376,7 @@ def test_hook_without_a_plan_fails_a_boot_that_printed_gdn_hip_state_faults(repl
 def test_hook_on_a_container_that_already_exited_says_no_new_boot_started(replayer, db_path, monkeypatch):
     # the run ended before the hook began and none followed: the earlier run's boot was
     # reported "OK" as if it were this deploy's
-    from bootlog import hook as h
+    from bootlog.run import hook as h
 
     name = replayer.start([all_at_once(fixture_log(SMALL).read_bytes(), exit_code=0)])
     wait_exit(name)

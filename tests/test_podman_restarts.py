@@ -7,7 +7,7 @@ import time
 
 from click.testing import CliRunner
 
-from bootlog import podman
+from bootlog.read import podman
 from bootlog.cli import cli
 from podman_util import (Boot, all_at_once, fixture_log, podman_ready, replayer,  # noqa: F401
                          run_podman, runtime_oom, wait_exit)
@@ -133,7 +133,7 @@ def test_the_exit_code_is_stored_when_the_run_ends(replayer, db_path):
     import threading
 
     from bootlog.store.db import open_store
-    from bootlog.watch import ContainerTail, watch
+    from bootlog.run.watch import ContainerTail, watch
 
     done, said = threading.Event(), []
     t = threading.Thread(target=watch, args=(open_store(db_path), ContainerTail(name)),

@@ -1,4 +1,4 @@
-"""bootlog.podman against real podman 4.3.1 (private store, see tests/podman_util.py)."""
+"""bootlog.read.podman against real podman 4.3.1 (private store, see tests/podman_util.py)."""
 from __future__ import annotations
 
 import re
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bootlog import podman
+from bootlog.read import podman
 from bootlog.errors import SourceError
 from podman_util import (Boot, all_at_once, fixture_log, podman_ready, replayer,  # noqa: F401
                          wait_exit)

@@ -1,4 +1,4 @@
-"""bootlog.probe against a small vLLM stand-in on 127.0.0.1 (threading http.server).
+"""bootlog.measure.probe against a small vLLM stand-in on 127.0.0.1 (threading http.server).
 
 The response shapes are vLLM's own, verbatim where a recording exists:
 * the chat stream chunks: Zerohertz/Instruct_KR_2025_Summer_Meetup_vLLM
@@ -27,8 +27,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from bootlog import probe as probe_mod
-from bootlog.probe import parse_metrics, probe, scrape_metrics
+from bootlog.measure import probe as probe_mod
+from bootlog.measure.probe import parse_metrics, probe, scrape_metrics
 
 MODEL = "Qwen/Qwen3-0.6B"
 MODELS = {"object": "list", "data": [{

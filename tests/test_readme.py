@@ -7,7 +7,7 @@ import shutil
 from click.testing import CliRunner
 
 from bootlog.cli import cli
-from bootlog.plan import load_plan
+from bootlog.judge.plan import load_plan
 from conftest import ROOT
 from podman_util import podman_ready, replayer  # noqa: F401  (fixtures)
 

@@ -293,8 +293,8 @@ def test_plot_of_a_figure_no_boot_has_is_one_line_error(db, tmp_path):
 
 
 def test_plot_annotates_the_config_changes_of_the_ground_truth(db, exp):
-    from bootlog.plot import config_changes, series
-    from bootlog.report import load_docs
+    from bootlog.render.plot import config_changes, series
+    from bootlog.render.report import load_docs
     from bootlog.store.db import open_store
 
     docs = load_docs(open_store(str(db)))
@@ -393,8 +393,8 @@ def test_missing_pyarrow_is_a_one_line_error(db, tmp_path, monkeypatch):
 
 def test_container_filter_keeps_one_containers_boots(tmp_path, exp):
     # two containers' boots in one database, saved through the store as `ingest --container` does
-    from bootlog.ingest import parse_source
-    from bootlog.sources import open_source
+    from bootlog.run.ingest import parse_source
+    from bootlog.read.sources import open_source
     from bootlog.store.db import open_store
     from bootlog.store.write import SourceInfo, save_boots
 
@@ -446,8 +446,8 @@ def test_plot_writes_the_format_its_name_asks_for(db, tmp_path):
         png = tmp_path / f"{name}.png"
         assert run(db, "plot", name, "-o", str(png)).exit_code == 0
         assert png.read_bytes().startswith(PNG_MAGIC)
-    from bootlog.plot import series
-    from bootlog.report import load_docs
+    from bootlog.render.plot import series
+    from bootlog.render.report import load_docs
     from bootlog.store.db import open_store
 
     docs = load_docs(open_store(str(db)), runtime=False)
@@ -486,7 +486,7 @@ def test_history_faults_count_a_run_of_faults_as_diff_does(tmp_path):
 
 
 def test_history_json_keeps_a_huge_figure_a_float_not_invented_digits():
-    from bootlog.report import json_cell
+    from bootlog.render.report import json_cell
 
     assert json_cell(398658.0) == 398658 and isinstance(json_cell(398658.0), int)
     big = 123456789012345678901.0  # printed by a log as 123,456,789,012,345,678,901
@@ -507,8 +507,8 @@ def test_a_plot_of_thousands_of_boots_measures_a_few_labels_and_keeps_a_few_fiel
     """100,000 boots: plot took 224 s and 2.5 GB (every tick label measured twice with the
     renderer, every boot's whole document held): now 16 labels are measured, and each boot keeps
     the fields, figures and events a plot reads (the config shared by the boots that ran it)."""
-    from bootlog import plot as plot_mod
-    from bootlog.report import load_docs
+    from bootlog.render import plot as plot_mod
+    from bootlog.render.report import load_docs
     from bootlog.store.db import open_store
 
     measured: list[str] = []

@@ -47,14 +47,14 @@ def store(db):
 
 @pytest.fixture(scope="module")
 def docs(store) -> list[dict]:
-    from bootlog.report import load_docs
+    from bootlog.render.report import load_docs
 
     return load_docs(store, runtime=False)
 
 
 @pytest.fixture(scope="module")
 def plan():
-    from bootlog.plan import load_plan
+    from bootlog.judge.plan import load_plan
 
     return load_plan(PLAN)
 
@@ -66,7 +66,7 @@ def by_stem(docs: list[dict], stem: str) -> list[dict]:
 # ---- the clock -----------------------------------------------------------------------------
 
 def test_the_seed_logs_clock_is_pdt_found_from_vllms_own_stamps(store, docs):
-    from bootlog.logclock import log_clock
+    from bootlog.run.reread import log_clock
 
     clock = log_clock(store, docs[-1])
     assert clock.zone.utcoffset(None) == timedelta(hours=-7)
@@ -78,7 +78,7 @@ def test_the_seed_logs_clock_is_pdt_found_from_vllms_own_stamps(store, docs):
 
 
 def test_an_envelope_offset_a_plain_log_and_an_unreadable_source(tmp_path, store, docs):
-    from bootlog.logclock import head_offset, log_clock
+    from bootlog.run.reread import head_offset, log_clock
 
     # podman on a PDT host prints the offset in the envelope itself
     lines = (SEED / "01-shape-d-fp8-200704x3.log").read_text(encoding="utf-8").splitlines(True)[:40]
@@ -136,8 +136,8 @@ def overlaps(boxes: list) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("metric", ["kv_cache_tokens", "graph_capture_gib", "max_concurrency",
                                     "torch_compile_s", "boot_to_ready_s"])
 def test_no_label_overlaps_another_and_each_axis_has_one_number_format(metric, store, docs, plan):
-    from bootlog.logclock import log_clock
-    from bootlog.plot import figure
+    from bootlog.run.reread import log_clock
+    from bootlog.render.plot import figure
 
     fig = figure(docs, metric, clock=log_clock(store, docs[-1]), plan=plan)
     try:
@@ -158,7 +158,7 @@ def test_no_label_overlaps_another_and_each_axis_has_one_number_format(metric, s
 
 
 def test_the_track_names_the_keys_of_each_config_change(store, docs):
-    from bootlog.plot import config_changes, figure
+    from bootlog.render.plot import config_changes, figure
 
     fig = figure(docs, "kv_cache_tokens")
     try:
@@ -177,7 +177,7 @@ def test_the_track_names_the_keys_of_each_config_change(store, docs):
 
 
 def test_graph_capture_is_drawn_against_its_estimate_and_kv_against_the_plans_min(docs, plan):
-    from bootlog.plot import figure
+    from bootlog.render.plot import figure
 
     fig = figure(docs, "graph_capture_gib")
     try:
@@ -198,7 +198,7 @@ def test_graph_capture_is_drawn_against_its_estimate_and_kv_against_the_plans_mi
 
 
 def test_log_text_in_a_plot_is_inert(docs):
-    from bootlog.plot import figure, plain, save
+    from bootlog.render.plot import figure, plain, save
 
     assert plain("a$b\x1b[2Jc") == r"a\$b\x1b[2Jc"
     hostile = [json.loads(json.dumps(d)) for d in docs[:4]]
@@ -208,8 +208,8 @@ def test_log_text_in_a_plot_is_inert(docs):
 
 
 def test_the_timeline_chart_stacks_each_boots_phases(store, docs):
-    from bootlog.boot_timeline import timelines
-    from bootlog.plot_timeline import PHASE_COLORS, timeline_figure
+    from bootlog.judge.boot_timeline import timelines
+    from bootlog.render.plot_timeline import PHASE_COLORS, timeline_figure
 
     tls = timelines(store, docs)
     fig = timeline_figure(docs, tls)
@@ -232,8 +232,8 @@ def test_the_timeline_chart_stacks_each_boots_phases(store, docs):
 
 
 def test_runtime_chart_of_the_gdn_boot(store, docs):
-    from bootlog.logclock import log_clock
-    from bootlog.plot_runtime import runtime_figure
+    from bootlog.run.reread import log_clock
+    from bootlog.render.plot_runtime import runtime_figure
     from bootlog.store.reads import samples, show_boot
 
     gdn = by_stem(docs, "08-gdn-hip-burst-prefix-caching")[0]

@@ -3,8 +3,8 @@ concatenated into one nohup.out, a restart printing the same lines again, a run 
 a later one (the envelope clock going back)."""
 from __future__ import annotations
 
-from bootlog.ingest import parse_source
-from bootlog.sources import open_source
+from bootlog.run.ingest import parse_source
+from bootlog.read.sources import open_source
 from conftest import FIXTURES
 
 SEED = FIXTURES / "seed"

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bootlog import envelope, scan, sources
-from bootlog.parse import all_literals
-from bootlog.scan import TRACEBACK, Lines, Search, minimal
+from bootlog.read import envelope, scan, sources
+from bootlog.parse.parse import all_literals
+from bootlog.read.scan import TRACEBACK, Lines, Search, minimal
 
 DATA = Path(__file__).parent / "data" / "envelope"
 CORPUS = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "logs").glob("*.log"))

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bootlog import compare, render
+from bootlog.judge import compare, verdict
+from bootlog.render import render
 from bootlog.cli import cli
-from bootlog.plan import load_plan
+from bootlog.judge.plan import load_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "fixtures" / "logs" / "seed"
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.skipif(not SEED.is_dir() or not PLAN.exists(),
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     """Every seed log ingested with the plan (so its user patterns are stored); name -> shows."""
-    from bootlog.ingest import ingest
+    from bootlog.run.ingest import ingest
     from bootlog.store.db import open_store
     from bootlog.store.reads import boots_like, show_boot
 
@@ -58,7 +59,7 @@ def test_d_to_e_only_precise_memory_changed_and_kv_held(store):
     arena = rows(r, "expert_arena_gib")
     assert arena and {(f["old"], f["new"], f["verdict"]) for f in arena} == {(14.87, 17.22, "changed")}
     assert all("expert_precise_memory" in f["why"] for f in arena)
-    assert r["summary"]["drift"] == 0 and compare.exit_code(r) == 0
+    assert r["summary"]["drift"] == 0 and verdict.exit_code(r) == 0
     assert render.render_text(r).splitlines()[1:3] == ["config", "  ~ expert_precise_memory: None → True"]
 
 
@@ -79,7 +80,7 @@ def test_g_kv_meets_the_400700_ask_and_the_whole_plan(store):
     (kv,) = rows(r, "kv_cache_tokens")
     assert (kv["old"], kv["new"], kv["verdict"]) == (400700, 401408, "same")
     bad = [f for f in r["findings"] if f["verdict"] not in ("same",)]
-    assert bad == [] and compare.exit_code(r) == 0
+    assert bad == [] and verdict.exit_code(r) == 0
     # and against shape F: KV moved because kv_cache_memory_bytes moved (named as the cause)
     (f,) = store["boots"]["03"]
     d = compare.diff(g, f)
@@ -92,7 +93,7 @@ def test_util_1_00_two_failed_boots_value_error_on_both_ranks(store):
     for boot in (first, second):
         assert boot["boot"]["status"] == "failed" and boot["boot"]["failure"] == "value_error"
         r = compare.check(boot, store["plan"])
-        assert compare.exit_code(r) == 4
+        assert verdict.exit_code(r) == 4
         (util,) = rows(r, "gpu_memory_utilization")
         assert (util["old"], util["new"], util["verdict"]) == (0.982, 1, "violation")
         (ve,) = rows(r, "value_error")
@@ -101,7 +102,7 @@ def test_util_1_00_two_failed_boots_value_error_on_both_ranks(store):
         assert "ranks 0, 1" in ve["why"] or "devices cuda:0, cuda:1" in ve["why"]
         assert rows(r, "status")[0]["verdict"] == "violation"
     r = compare.diff(second, first)
-    assert rows(r, "status")[0]["verdict"] == "violation" and compare.exit_code(r) == 4
+    assert rows(r, "status")[0]["verdict"] == "violation" and verdict.exit_code(r) == 4
 
 
 def test_5x262144_margin_then_runtime_oom_on_rank_1(store):
@@ -113,7 +114,7 @@ def test_5x262144_margin_then_runtime_oom_on_rank_1(store):
     (oom,) = rows(r, "oom")
     # one fault: the engine's re-raise of the worker's OOM is not counted again
     assert (oom["new"], oom["verdict"]) == (1, "violation") and "rank 1" in oom["why"]
-    assert compare.exit_code(r) == 4
+    assert verdict.exit_code(r) == 4
     # against the night ladder's deployed 241664 boot: a new fault, capacity explained by config
     ladder = store["boots"]["09"][-1]
     d = compare.diff(boot, ladder)
@@ -155,13 +156,13 @@ def test_cold_vs_warm_compile(store):
     hit = compare.diff(warm, cold)
     (row,) = rows(hit, "compile_cache")
     assert (row["old"], row["new"], row["verdict"]) == (179.24, 2.143, "changed")
-    assert compare.exit_code(hit) == 0
+    assert verdict.exit_code(hit) == 0
     # cold following warm at the same config: the cache was lost
     miss = compare.diff(cold, warm)
     (row,) = rows(miss, "compile_cache")
     assert (row["old"], row["new"], row["verdict"]) == (2.143, 179.24, "drift")
     assert "compile cache missed" in row["why"] and "177.097" in row["why"]
-    assert compare.exit_code(miss) == 3
+    assert verdict.exit_code(miss) == 3
     # and in real order: shape E booted warm (2.188 s), the next boot of that shape compiled cold
     (e,) = store["boots"]["02"]
     d = compare.diff(cold, e)
@@ -236,7 +237,7 @@ def test_same_real_log_ingested_twice_says_nothing_changed(name, tmp_path):
         moved = [f for f in r["findings"] if f["verdict"] != "same"]
         assert moved == ([rows(r, "status")[0]] if failed else []), render.render_text(r)
         assert r["summary"]["drift"] == 0
-        assert compare.exit_code(r) == (4 if failed else 0)
+        assert verdict.exit_code(r) == (4 if failed else 0)
 
 
 def test_kv_margin_says_what_it_means(store):
@@ -247,10 +248,10 @@ def test_kv_margin_says_what_it_means(store):
     (f,) = store["boots"]["03"]
     (row,) = rows(compare.diff(g, f), "kv_margin_tokens")
     assert row["why"].endswith("; full-length requests resident: 2.00 of 3 slots")
-    from bootlog import render
+    from bootlog.render import render
 
     assert render.finding_line(row).endswith("full-length requests resident: 2.00 of 3 slots")
-    from bootlog.render_boot import render_show
+    from bootlog.render.render_boot import render_show
 
     text = render_show(g)
     assert "  kv_margin_tokens                -200,704 tokens  (full-length requests resident: 2.00 of 3 slots)" in text

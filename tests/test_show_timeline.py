@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from bootlog.cli import cli
-from bootlog.timeline import LETTERS, PHASES
+from bootlog.judge.timeline import LETTERS, PHASES
 from conftest import FIXTURES
 
 SEED = FIXTURES / "seed"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bootlog.errors import InputError, SourceError
-from bootlog.sources import container_source, open_source
+from bootlog.read.sources import container_source, open_source
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"  # the corpus, copied
 LOG = CORPUS / "057-rocm-rdna4-gfx12-tp2-v0.22.69-fork-boot.log"
@@ -234,8 +234,8 @@ from podman_util import Boot, podman_ready, replayer, wait_exit  # noqa: E402,F4
 
 
 def test_real_podman_logs_through_the_envelope(replayer):
-    from bootlog.envelope import read as records
-    from bootlog.scan import Lines, Search
+    from bootlog.read.envelope import read as records
+    from bootlog.read.scan import Lines, Search
 
     log = (CORPUS / "022-v0.13.0-oom-engine-failed.log").read_bytes()
     long_line = b"long:" + b"A" * 20000 + b":END\n"  # conmon: 8 KiB P records, each stamped
@@ -252,7 +252,7 @@ def test_real_podman_logs_through_the_envelope(replayer):
     assert got.count("to stderr") == 1
     assert [t for t in got if t != "to stderr"] == want  # joined P chains, split boot glue
     lits = ["KV cache", "Error", "out of memory", "Traceback (most recent call last)"]
-    from bootlog.envelope import records as envelope_records
+    from bootlog.read.envelope import records as envelope_records
 
     def kept(recs):  # what the parser keeps: literal lines, the 5 after a traceback start
         out, owed = [], 0
@@ -270,7 +270,7 @@ def test_real_podman_logs_through_the_envelope(replayer):
 def test_real_podman_partial_line_in_a_full_read_before_a_restart(replayer):
     # measured: conmon read the end of the 20 KB line and "tail-no-newline" in ONE read
     # (5.7 KB under one stamp), so only the restart's pause tells the glue apart
-    from bootlog.envelope import read as records
+    from bootlog.read.envelope import read as records
 
     log = (CORPUS / "022-v0.13.0-oom-engine-failed.log").read_bytes()
     first = Boot().out(log + b"long:" + b"A" * 20000 + b":END\n").out(b"tail-no-newline").exit(0)
@@ -284,7 +284,7 @@ def test_real_podman_partial_line_in_a_full_read_before_a_restart(replayer):
 
 def test_a_fifo_with_no_writer_is_one_line_not_a_hang(tmp_path, monkeypatch):
     # `bootlog ingest FIFO` with nobody writing it waited in open() forever
-    from bootlog import sources
+    from bootlog.read import sources
     from bootlog.errors import InputError
 
     monkeypatch.setattr(sources, "FIFO_WAIT_S", 0.3, raising=False)
@@ -301,7 +301,7 @@ def test_a_fifo_with_no_writer_is_one_line_not_a_hang(tmp_path, monkeypatch):
 def test_a_fifo_whose_writer_comes_late_is_read_whole(tmp_path, monkeypatch):
     import threading
 
-    from bootlog import sources
+    from bootlog.read import sources
 
     monkeypatch.setattr(sources, "FIFO_WAIT_S", 5)
     data = LOG.read_bytes()

@@ -335,7 +335,7 @@ def test_show_boots_is_show_boot_in_one_batch(engine):
 
 
 def test_show_boots_past_the_in_list_bound(engine, monkeypatch):
-    monkeypatch.setattr(reads, "_CHUNK", 2)
+    monkeypatch.setattr(reads, "CHUNK", 2)
     ids = _interleaved(engine)
     order = sorted(ids.values())
     assert [s["boot"]["id"] for s in show_boots(engine, order)] == order
@@ -442,9 +442,9 @@ CORPUS = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "logs").g
 
 
 def _parse_file(path):
-    envelope = pytest.importorskip("bootlog.envelope")
-    parse_mod = pytest.importorskip("bootlog.parse")
-    sources = pytest.importorskip("bootlog.sources")
+    envelope = pytest.importorskip("bootlog.read.envelope")
+    parse_mod = pytest.importorskip("bootlog.parse.parse")
+    sources = pytest.importorskip("bootlog.read.sources")
     src = sources.open_source(str(path))
     return parse_mod.parse(envelope.read(src.chunks()))
 
@@ -601,8 +601,8 @@ def test_a_read_without_the_plan_keeps_the_plans_own_figures(url, tmp_path, monk
     """hook --plan stored the plan's user-pattern figures; a later plain `ingest` of the same
     boot (the same bytes, or the boot grown since) must neither count them as missing nor
     delete them: re-ingesting adds nothing, and removes nothing either."""
-    from bootlog.ingest import ingest
-    from bootlog.plan import load_plan
+    from bootlog.run.ingest import ingest
+    from bootlog.judge.plan import load_plan
     root = Path(__file__).resolve().parents[1]
     plan = load_plan(str(root / "fixtures" / "plans" / "frank-primary.toml"))
     log = root / "fixtures" / "logs" / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log"
@@ -648,8 +648,8 @@ def test_a_read_without_the_plan_keeps_the_plans_own_figures(url, tmp_path, monk
 def test_a_read_with_a_changed_plan_rewrites_the_plans_figures(url, tmp_path):
     """A read *with* a plan owns the user-pattern rows: when its patterns no longer match, the
     figures an older plan stored go (check then says the value is missing, not a stale 17.77)."""
-    from bootlog.ingest import ingest
-    from bootlog.plan import load_plan
+    from bootlog.run.ingest import ingest
+    from bootlog.judge.plan import load_plan
     root = Path(__file__).resolve().parents[1]
     log = root / "fixtures" / "logs" / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log"
     pattern = """[[pattern]]

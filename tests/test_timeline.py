@@ -1,4 +1,4 @@
-"""bootlog.timeline: a boot's phases from its figures' times, on the real fixture logs and on
+"""bootlog.judge.timeline: a boot's phases from its figures' times, on the real fixture logs and on
 small hand-made boots for each rule."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bootlog.timeline import LETTERS, PHASES, BootTimes, Figure, moved, phase_totals, phases, render_bar
+from bootlog.judge.timeline import LETTERS, PHASES, BootTimes, Figure, moved, phase_totals, phases, render_bar
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 ALL_LOGS = sorted(LOGS.glob("*.log")) + sorted((LOGS / "seed").glob("*.log"))
@@ -18,8 +18,8 @@ ALL_LOGS = sorted(LOGS.glob("*.log")) + sorted((LOGS / "seed").glob("*.log"))
 
 @lru_cache(maxsize=None)
 def parsed(path: Path) -> tuple:
-    from bootlog.ingest import parse_source
-    from bootlog.sources import open_source
+    from bootlog.run.ingest import parse_source
+    from bootlog.read.sources import open_source
 
     return tuple(parse_source(open_source(str(path))))
 

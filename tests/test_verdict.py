@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from bootlog.cli import cli
-from bootlog.verdict import judge
+from bootlog.judge.verdict import judge
 from conftest import FIXTURES
 
 SEED = FIXTURES / "seed"
@@ -18,7 +18,7 @@ def run(db, *args):
 
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory):
-    from bootlog.ingest import ingest
+    from bootlog.run.ingest import ingest
     from bootlog.store.db import open_store
     from bootlog.store.reads import show_boot
 

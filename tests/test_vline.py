@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 import pytest
 
 from bootlog.records import Record
-from bootlog.vline import parse_line
+from bootlog.parse.vline import parse_line
 
 
 def pl(text: str, year: int | None = 2026, ts: datetime | None = None):

@@ -11,7 +11,7 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from bootlog import podman
+from bootlog.read import podman
 from bootlog.cli import cli
 from podman_util import (Boot, fixture_log, podman_ready, replayer, run_podman,  # noqa: F401
                          runtime_oom, until_ready, wait_exit)
@@ -93,8 +93,8 @@ def test_watch_once_stores_boots_and_runtime_oom_on_the_right_boot(replayer, db_
 
 def test_watch_follows_a_container_live_across_a_restart(replayer, db_path, tmp_path):
     from bootlog.store.db import open_store
-    from bootlog.watch import ContainerTail
-    from bootlog.watch import watch as follow
+    from bootlog.run.watch import ContainerTail
+    from bootlog.run.watch import watch as follow
 
     log = fixture_log(SMALL).read_bytes()
     head, rest = until_ready(log)
@@ -157,9 +157,9 @@ def test_each_event_is_delivered_once_across_a_container_restart_between_watches
 
 @pytest.mark.parametrize("batch", [8 << 20, 2048])  # one read, and many small batches
 def test_watch_file_matches_a_plain_ingest_and_survives_restarts(tmp_path, db_path, monkeypatch, batch):
-    import bootlog.watch
+    import bootlog.run.watch
 
-    monkeypatch.setattr(bootlog.watch, "BATCH", batch)
+    monkeypatch.setattr(bootlog.run.watch, "BATCH", batch)
     log = fixture_log(MULTI).read_bytes()
     path = tmp_path / "server.log"
     lines = log.split(b"\n")
@@ -294,8 +294,8 @@ def test_watch_file_starts_over_on_a_rotated_or_truncated_file(tmp_path, db_path
 
 def test_live_watch_follows_a_file_through_rotation(tmp_path, db_path):
     from bootlog.store.db import open_store
-    from bootlog.watch import FileTail
-    from bootlog.watch import watch as follow
+    from bootlog.run.watch import FileTail
+    from bootlog.run.watch import watch as follow
 
     log = fixture_log(SMALL).read_bytes()
     path = tmp_path / "server.log"
@@ -407,8 +407,8 @@ def test_a_file_emptied_and_written_past_the_old_offset_between_polls_is_read_fr
     # copytruncate with a fast writer): the size alone says nothing; the head says it is another
     # file (a bogus failed boot of version ? "at line 100" was stored, the new boot never)
     from bootlog.store.db import open_store
-    from bootlog.watch import FileTail
-    from bootlog.watch import watch as follow
+    from bootlog.run.watch import FileTail
+    from bootlog.run.watch import watch as follow
 
     first, second = fixture_log(SMALL).read_bytes(), fixture_log(MULTI).read_bytes()
     assert len(second) > len(first)
@@ -476,7 +476,7 @@ def test_a_child_an_on_event_command_leaves_running_does_not_stall_watch(tmp_pat
 
 
 def test_an_on_event_command_that_hangs_is_stopped_with_what_it_started(tmp_path, db_path, monkeypatch):
-    from bootlog import watch as w
+    from bootlog.run import watch as w
 
     monkeypatch.setattr(w, "ON_EVENT_TIMEOUT_S", 0.5)
     marker = tmp_path / "late"

@@ -294,18 +294,8 @@ def current_revision(store: Store) -> str | None:
 # ---------------------------------------------------------------- migrations (Alembic)
 
 def script_location() -> str:
-    """The Alembic scripts: installed as the bootlog.migrations package, or, when bootlog is
-    imported straight from a checkout, the checkout's top-level migrations/ folder."""
-    try:
-        import bootlog.migrations as migrations
-    except ModuleNotFoundError:
-        import bootlog
-
-        here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(bootlog.__file__))), "migrations")
-        if os.path.isfile(os.path.join(here, "env.py")):
-            return here
-        raise
-    return os.path.dirname(os.path.abspath(migrations.__file__))
+    """The Alembic scripts: the bootlog.store.migrations package, beside this module."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "migrations")
 
 
 @contextmanager

@@ -11,8 +11,8 @@ from typing import Any
 from bootlog.errors import StoreError
 from bootlog.store import db as dbmod
 from bootlog.store.db import Store, retry
-from bootlog.store.reads import _NEWEST, TABLES, _filtered, _where, count_rows
-from bootlog.store.write import _chunks, _in
+from bootlog.store.reads import NEWEST, TABLES, filtered, where_clause, count_rows
+from bootlog.store.write import chunks, in_list
 
 
 def db_path(db: str | None) -> str:
@@ -120,14 +120,14 @@ def prune(store: Store, keep_last: int, container: str | None = None,
     figures=True the older boots are deleted entirely."""
     if keep_last < 0:
         raise StoreError("keep_last must be 0 or more")
-    where, params = _filtered(container, host)
+    where, params = filtered(container, host)
 
     def run() -> dict[str, int]:
         out = {"boots": 0, "samples": 0}
         with store.transaction():
-            ids = [r[0] for r in store.rows("SELECT id FROM boots" + _where(where) + f" ORDER BY {_NEWEST}", params)]
-            for chunk in _chunks(ids[keep_last:]):
-                marks = _in(len(chunk))
+            ids = [r[0] for r in store.rows("SELECT id FROM boots" + where_clause(where) + f" ORDER BY {NEWEST}", params)]
+            for chunk in chunks(ids[keep_last:]):
+                marks = in_list(len(chunk))
                 out["samples"] += int(store.one(f"SELECT coalesce(sum(n), 0) FROM sample_chunks WHERE boot_id IN {marks}",
                                                 chunk)[0])
                 store.execute(f"DELETE FROM sample_chunks WHERE boot_id IN {marks}", chunk)

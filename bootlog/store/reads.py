@@ -13,7 +13,7 @@ from typing import Any, Iterator, Sequence
 from bootlog.errors import RefError, RefSyntaxError
 from bootlog.records import Sample, samples_of
 from bootlog.store.db import Store, retry
-from bootlog.store.write import _CHUNK, _chunks, _in
+from bootlog.store.write import CHUNK, chunks, in_list
 from bootlog.store.write import jsonable as _jsonable
 
 BOOT_KEYS = ("id", "status", "failure", "failure_message", "vllm_version", "engine", "model", "container", "host",
@@ -107,8 +107,8 @@ def show_boots(store: Store, boot_ids: list[int], *, runtime: bool = True) -> li
     events: dict[int, list] = {i: [] for i in ids}
     folds: dict[int, RuntimeFold] = {i: RuntimeFold() for i in ids}
     deploys: dict[int, Any] = {}
-    for chunk in _chunks(ids, _CHUNK):
-        where = _in(len(chunk))
+    for chunk in chunks(ids, CHUNK):
+        where = in_list(len(chunk))
         for r in store.execute(f"{_BOOT_SELECT} WHERE boots.id IN {where}", chunk):
             rows[r[0]] = dict(zip(BOOT_KEYS, r))
         missing = [i for i in chunk if i not in rows]
@@ -153,8 +153,8 @@ def _crash_loops(store: Store, failed: list[dict]) -> dict[int, dict]:
     wanted = [b["id"] for b in failed]
     failed_shown = set(wanted)
     groups: dict[tuple, None] = {}  # (an ordered set: one query per container / source)
-    for chunk in _chunks(wanted, _CHUNK):
-        for row in store.rows(f"SELECT id, container, host, source_id FROM boots WHERE id IN {_in(len(chunk))}", chunk):
+    for chunk in chunks(wanted, CHUNK):
+        for row in store.rows(f"SELECT id, container, host, source_id FROM boots WHERE id IN {in_list(len(chunk))}", chunk):
             gw, gp = _group(row)
             groups[(tuple(gw), tuple(gp))] = None
     for gw, gp in groups:
@@ -167,24 +167,24 @@ def _crash_loops(store: Store, failed: list[dict]) -> dict[int, dict]:
 
 def _group_loops(store: Store, gw: list[str], gp: list[Any]) -> dict[int, dict]:
     """{boot id: crash_loop event} of one container's / source's boots.  The failed boots'
-    config and restart counts are read _CHUNK boots at a time as the walk reaches them, and
+    config and restart counts are read CHUNK boots at a time as the walk reaches them, and
     crashloop.loops keeps the config of a loop's last boot only: memory does not grow with
     the boots (a crash loop of thousands)."""
-    from bootlog.crashloop import loops
+    from bootlog.parse.crashloop import loops
 
     rows = store.rows("SELECT boots.id, boots.status, boots.started_at, boots.ended_at, boots.first_line, deploys.data "
-                      "FROM boots LEFT JOIN deploys ON deploys.boot_id = boots.id" + _where(gw) + f" ORDER BY {_OLDEST}", gp)
+                      "FROM boots LEFT JOIN deploys ON deploys.boot_id = boots.id" + where_clause(gw) + f" ORDER BY {_OLDEST}", gp)
     rows.reverse()  # (popped from the end as the walk goes: what was walked is not kept)
 
     def walk() -> Iterator[dict]:
         while rows:
             part = [dict(zip(("id", "status", "started_at", "ended_at", "first_line", "deploy"), rows.pop()))
-                    for _ in range(min(_CHUNK, len(rows)))]
+                    for _ in range(min(CHUNK, len(rows)))]
             failed_ids = [b["id"] for b in part if b["status"] == "failed"]
             configs: dict[int, dict] = {i: {} for i in failed_ids}
             restarts: dict[int, int] = {}
             if failed_ids:
-                ids = f"boot_id IN {_in(len(failed_ids))}"
+                ids = f"boot_id IN {in_list(len(failed_ids))}"
                 for bid, key, value in store.execute(f'SELECT boot_id, "key", value FROM config WHERE {ids}', failed_ids):
                     configs[bid][key] = hash(value)  # (compared for equality only; values can be KBs)
                 # systemd's "Scheduled restart job, restart counter is at N" (a journal of the unit)
@@ -208,7 +208,7 @@ def log_order(m: dict) -> tuple[bool, int]:
     return m["line"] is None, m["line"] or 0
 
 
-def _filtered(container: str | None, host: str | None) -> tuple[list[str], list[Any]]:
+def filtered(container: str | None, host: str | None) -> tuple[list[str], list[Any]]:
     given = [(col, v) for col, v in (("boots.container", container), ("boots.host", host)) if v is not None]
     return [f"{col} = ?" for col, _ in given], [v for _, v in given]
 
@@ -227,7 +227,7 @@ def _group(row: tuple, by_host: bool = False) -> tuple[list[str], list[Any]]:
     return ["boots.source_id = ?"], [source_id]
 
 
-def _where(parts: list[str]) -> str:
+def where_clause(parts: list[str]) -> str:
     return (" WHERE " + " AND ".join(parts)) if parts else ""
 
 
@@ -235,7 +235,7 @@ def _where(parts: list[str]) -> str:
 # before them in the log, else when stored), ties by id: `last` is the latest started boot even
 # when an older log was ingested after a newer one.
 _OLDEST = "boots.start_key, boots.id"
-_NEWEST = "boots.start_key DESC, boots.id DESC"
+NEWEST = "boots.start_key DESC, boots.id DESC"
 _BEFORE = "(boots.start_key < ? OR (boots.start_key = ? AND boots.id < ?))"
 _REF_RE = re.compile(r"^(last|prev)(?:~([0-9]+))?$")  # ASCII digits: int() also reads "１", "²" fails
 _ID_MAX = 2**63 - 1  # the largest id a database integer holds
@@ -262,9 +262,9 @@ def resolve_ref(store: Store, ref: str, container: str | None = None, host: str 
         return bid
     if back > _ID_MAX // 2:  # more boots back than any database holds (and past an SQL OFFSET)
         raise RefError(f"no boot matches {shown}")
-    fw, fp = _filtered(container, host)
+    fw, fp = filtered(container, host)
     last = store.one("SELECT boots.id, boots.container, boots.host, boots.source_id, boots.start_key FROM boots"
-                     + _where(fw) + f" ORDER BY {_NEWEST} LIMIT 1", fp)
+                     + where_clause(fw) + f" ORDER BY {NEWEST} LIMIT 1", fp)
     if last is None:
         where = f" for container {container}" if container else (f" for host {host}" if host else "")
         raise RefError(f"no boot matches {ref!r}{where}" if back else f"no boots stored yet{where}")
@@ -276,13 +276,13 @@ def resolve_ref(store: Store, ref: str, container: str | None = None, host: str 
     gw, gp = _group(last)
     before, bp = _BEFORE, [last[4], last[4], last[0]]
     where = [*fw, *gw, before]
-    got = store.one("SELECT boots.id FROM boots" + _where(where) + f" ORDER BY {_NEWEST} LIMIT 1 OFFSET ?",
+    got = store.one("SELECT boots.id FROM boots" + where_clause(where) + f" ORDER BY {NEWEST} LIMIT 1 OFFSET ?",
                     [*fp, *gp, *bp, back - 1])
     if got is None and last[1] is None and last[2] is not None:
-        same = store.one("SELECT count(*) FROM boots" + _where(where), [*fp, *gp, *bp])[0]
+        same = store.one("SELECT count(*) FROM boots" + where_clause(where), [*fp, *gp, *bp])[0]
         hw, hp = _group(last, by_host=True)
-        got = store.one("SELECT boots.id FROM boots" + _where([*fw, *hw, before, "boots.source_id <> ?"])
-                        + f" ORDER BY {_NEWEST} LIMIT 1 OFFSET ?", [*fp, *hp, *bp, last[3], back - 1 - same])
+        got = store.one("SELECT boots.id FROM boots" + where_clause([*fw, *hw, before, "boots.source_id <> ?"])
+                        + f" ORDER BY {NEWEST} LIMIT 1 OFFSET ?", [*fp, *hp, *bp, last[3], back - 1 - same])
     if got is None:
         raise RefError(f"no boot matches {ref!r}")
     return got[0]
@@ -295,23 +295,23 @@ def boots_like(store: Store, boot_id: int, limit: int = 50) -> list[int]:
     if row is None:
         raise RefError(f"no boot with id {boot_id}")
     gw, gp = _group(row, by_host=True)
-    ids = [r[0] for r in store.execute("SELECT boots.id FROM boots" + _where([*gw, _BEFORE, "boots.config_hash = ?"])
-                                       + f" ORDER BY {_NEWEST} LIMIT ?", [*gp, row[5], row[5], boot_id, row[4], limit])]
+    ids = [r[0] for r in store.execute("SELECT boots.id FROM boots" + where_clause([*gw, _BEFORE, "boots.config_hash = ?"])
+                                       + f" ORDER BY {NEWEST} LIMIT ?", [*gp, row[5], row[5], boot_id, row[4], limit])]
     return ids[::-1]
 
 
 def list_boots(store: Store, container: str | None = None, host: str | None = None) -> list[dict]:
     """Boot objects (the `boot` of show --json), in the order they started, newest last."""
-    fw, fp = _filtered(container, host)
+    fw, fp = filtered(container, host)
     return retry(lambda: [dict(zip(BOOT_KEYS, r)) for r in
-                          store.rows(_BOOT_SELECT + _where(fw) + f" ORDER BY {_OLDEST}", fp)])
+                          store.rows(_BOOT_SELECT + where_clause(fw) + f" ORDER BY {_OLDEST}", fp)])
 
 
 def boot_ids(store: Store, container: str | None = None, host: str | None = None) -> list[int]:
     """The ids of list_boots(), in the same order (what a long export pages through)."""
-    fw, fp = _filtered(container, host)
+    fw, fp = filtered(container, host)
     return retry(lambda: [r[0] for r in store.rows("SELECT boots.id FROM boots JOIN sources ON sources.id = "
-                                                   "boots.source_id" + _where(fw) + f" ORDER BY {_OLDEST}", fp)])
+                                                   "boots.source_id" + where_clause(fw) + f" ORDER BY {_OLDEST}", fp)])
 
 
 def show_boot(store: Store, boot_id: int) -> dict:
@@ -321,8 +321,8 @@ def show_boot(store: Store, boot_id: int) -> dict:
 
 def samples(store: Store, boot_ids: Sequence[int]) -> Iterator[tuple[int, Sample]]:
     """(boot id, Sample) of the boots' periodic statistics lines, boot by boot in log order."""
-    for chunk in _chunks(list(dict.fromkeys(boot_ids)), _CHUNK):
-        got = retry(lambda: store.rows(f"SELECT boot_id, data FROM sample_chunks WHERE boot_id IN {_in(len(chunk))} "
+    for chunk in chunks(list(dict.fromkeys(boot_ids)), CHUNK):
+        got = retry(lambda: store.rows(f"SELECT boot_id, data FROM sample_chunks WHERE boot_id IN {in_list(len(chunk))} "
                                        "ORDER BY boot_id, first_line, id", chunk))
         for bid, data in got:
             for s in samples_of(data):
@@ -372,3 +372,21 @@ def count_rows(store: Store) -> dict[str, int]:
     out = {t: int(retry(lambda t=t: store.one(f"SELECT count(*) FROM {t}"))[0]) for t in TABLES}
     out["samples"] = int(retry(lambda: store.one("SELECT coalesce(sum(n), 0) FROM sample_chunks"))[0])
     return out
+
+
+def boot_source(store: Store, boot_id: int) -> tuple[str, str, str | None, str] | None:
+    """(source name, source kind, host, fingerprint) of a stored boot, or None."""
+    row = store.one("SELECT sources.name, sources.kind, boots.host, boots.fingerprint FROM boots "
+                    "JOIN sources ON sources.id = boots.source_id WHERE boots.id = ?", [boot_id])
+    return tuple(row) if row is not None else None
+
+
+def has_user_rows(store: Store, boot_id: int, event_kinds: Sequence[str]) -> bool:
+    """Whether a boot was stored with a plan's own patterns: a figure a user pattern read, or an
+    event of one of the kinds the plan's patterns mark."""
+    n = store.one("SELECT count(*) FROM metrics WHERE boot_id = ? AND pattern LIKE ?", [boot_id, "user:%"])[0]
+    if not n and event_kinds:
+        marks = ", ".join("?" * len(event_kinds))
+        n = store.one(f"SELECT count(*) FROM events WHERE boot_id = ? AND kind IN ({marks})",
+                      [boot_id, *event_kinds])[0]
+    return bool(n)

@@ -19,7 +19,7 @@ from bootlog.records import EVENT_KINDS, Boot
 from bootlog.safe import storable
 from bootlog.store.db import Store, retry
 
-_CHUNK = 500  # bound on IN (...) lists: SQLite's variable limit is 999 on old builds
+CHUNK = 500  # bound on IN (...) lists: SQLite's variable limit is 999 on old builds
 _BATCH = 5000  # rows per executemany
 
 
@@ -243,12 +243,12 @@ def counts_differ(stored: list[int], parsed: list[int]) -> bool:
 
 # ---------------------------------------------------------------- the save
 
-def _chunks(items: list, n: int = _CHUNK) -> Iterator[list]:
+def chunks(items: list, n: int = CHUNK) -> Iterator[list]:
     for i in range(0, len(items), n):
         yield items[i : i + n]
 
 
-def _in(n: int) -> str:
+def in_list(n: int) -> str:
     return "(" + ", ".join("?" * n) + ")"
 
 
@@ -339,12 +339,12 @@ def _save_rows(store: Store, sid: int, boots: Sequence[Boot], rows: list[dict[st
     mine = [rows[i] for i in order]
     select = f"SELECT {', '.join(_MATCH)} FROM boots WHERE "
     by_fp: dict[str, dict[str, Any]] = {}
-    for chunk in _chunks(list(dict.fromkeys(r["fingerprint"] for r in mine))):
-        for r in store.rows(select + f"fingerprint IN {_in(len(chunk))}", chunk):
+    for chunk in chunks(list(dict.fromkeys(r["fingerprint"] for r in mine))):
+        for r in store.rows(select + f"fingerprint IN {in_list(len(chunk))}", chunk):
             by_fp[r[1]] = dict(zip(_MATCH, r))
     by_start: dict[int, list[dict[str, Any]]] = {}
-    for chunk in _chunks(list({r["first_line"] for r in mine if r["fingerprint"] not in by_fp})):
-        for r in store.rows(select + f"source_id = ? AND first_line IN {_in(len(chunk))} ORDER BY id", (sid, *chunk)):
+    for chunk in chunks(list({r["first_line"] for r in mine if r["fingerprint"] not in by_fp})):
+        for r in store.rows(select + f"source_id = ? AND first_line IN {in_list(len(chunk))} ORDER BY id", (sid, *chunk)):
             by_start.setdefault(r[2], []).append(dict(zip(_MATCH, r)))
 
     stamp = now()
@@ -474,7 +474,7 @@ def add_measured(store: Store, boot_id: int, metrics: list, deploy: dict | None 
         with store.transaction():
             names = sorted({m.name for m in metrics})
             if names:
-                store.execute(f"DELETE FROM metrics WHERE boot_id = ? AND ({_MEASURED}) AND name IN {_in(len(names))}",
+                store.execute(f"DELETE FROM metrics WHERE boot_id = ? AND ({_MEASURED}) AND name IN {in_list(len(names))}",
                               (boot_id, *names))
             _append(store, boot_id, Boot(0, 0, metrics=list(metrics)), ("metrics",))
             if deploy is not None:

@@ -1,0 +1,1 @@
+"""Output: terminal text, Markdown, the HTML report, plots, CSV/JSON/Parquet, OpenMetrics."""
