@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from bootlog.cli import cli
-from conftest import ROOT
+from paths import ROOT
 from podman_util import podman_ready, replayer  # noqa: F401  (fixtures)
 
 SEED = ROOT / "fixtures" / "logs" / "seed"

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from bootlog.cli import cli
-from conftest import FIXTURES
+from paths import FIXTURES
 
 LOG = FIXTURES / "012-v0.10.2-v1-small.log"
 
@@ -60,7 +60,7 @@ def test_odd_boot_references_are_one_line_errors(stored, tmp_path, ref, says, co
 
 
 def test_the_readme_gives_a_bad_ref_the_code_bootlog_exits_with():
-    from conftest import ROOT
+    from paths import ROOT
 
     table = (ROOT / "README.md").read_text().split("### Exit codes", 1)[1].split("\n\n", 1)[0]
     usage = next(row for row in table.splitlines() if row.startswith("| 2 |"))

@@ -398,7 +398,7 @@ def test_owner_index_answers_as_the_linear_scan(monkeypatch):
     from bootlog import boots as boots_mod
     from bootlog.ingest import parse_source
     from bootlog.sources import open_source
-    from conftest import FIXTURES
+    from paths import FIXTURES
 
     def linear(self, v):
         cur = self.cur
@@ -622,7 +622,7 @@ def test_a_log_starting_mid_boot_keeps_the_servers_untagged_faults():
     that server's, not dropped for want of a boot start."""
     from bootlog.ingest import parse_source
     from bootlog.sources import open_source
-    from conftest import FIXTURES
+    from paths import FIXTURES
 
     data = (FIXTURES / "seed/08-gdn-hip-burst-prefix-caching.log").read_bytes()
     ready = data.index(b"\n", data.index(b"Application startup complete")) + 1

@@ -357,7 +357,7 @@ def test_diff_names_a_gone_cache_mount_as_the_cause_of_a_cold_compile():
     from bootlog.ingest import ingest
     from bootlog.store.db import open_store
     from bootlog.store.reads import show_boot
-    from conftest import FIXTURES
+    from paths import FIXTURES
 
     import tempfile
 

@@ -24,7 +24,7 @@ from click.testing import CliRunner
 
 from bootlog import safe
 from bootlog.cli import cli
-from conftest import FIXTURES, v1_start
+from paths import FIXTURES
 
 SEED = FIXTURES / "seed"
 READY = SEED / "01-shape-d-fp8-200704x3.log"  # ready, TP=2
@@ -270,7 +270,7 @@ def test_explain_lists_at_most_50_unread_lines_and_counts_the_rest(tmp_path):
     assert len(got["unmatched"]) == 200 and got["unmatched_more"] == 302
 
 
-def test_ingest_prints_at_most_100_boot_lines_per_input(tmp_path):
+def test_ingest_prints_at_most_100_boot_lines_per_input(tmp_path, v1_start):
     log = tmp_path / "loop.log"
     log.write_text("".join("\n".join(v1_start(1000 + i, 5000 + i, i)) + "\n" for i in range(250)))
     res = run(tmp_path / "l.db", "ingest", str(log))

@@ -425,7 +425,7 @@ def test_corpus_labelled_figures_are_produced(log):
 def test_the_newer_generation_config_override_wording_is_a_warning():
     # "Default vLLM sampling parameters … `generation_config.json`: `{…}`": the seeds' v0.22 fork
     # and real v0.16+ logs (the one knob that changes answers: kept on every boot)
-    from conftest import FIXTURES
+    from paths import FIXTURES
 
     from bootlog.parse import parse
     from test_golden import read_records

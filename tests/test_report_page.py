@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from bootlog.cli import cli
-from conftest import FIXTURES
+from paths import FIXTURES
 
 SEED = FIXTURES / "seed"
 PLAN = FIXTURES.parent / "plans" / "frank-primary.toml"

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from bootlog.cli import cli
 from bootlog.verdict import judge
-from conftest import FIXTURES
+from paths import FIXTURES
 
 SEED = FIXTURES / "seed"
 
