@@ -177,7 +177,7 @@ def show(ctx, ref, container, host, as_json) -> None:
 
     store = get_store(ctx)
     data = show_boot(store, resolve_ref(store, ref, container=container, host=host))
-    data["timeline"] = timeline(store, data)  # (metrics.md: show --json additions)
+    data["timeline"] = timeline(store, data)  # (docs/figures.md: show --json additions)
     if as_json:
         print_json(data)
     else:

@@ -30,7 +30,7 @@ from bootlog.errors import PlanError
 from bootlog.records import EVENT_KINDS, Event, Metric, Record  # noqa: F401  (EVENT_KINDS: plan's vocabulary too)
 from bootlog.safe import cut
 
-# The public vocabulary (metrics.md). Plans may name these, user patterns, and catalogue names.
+# The public vocabulary (docs/figures.md). Plans may name these, user patterns, and catalogue names.
 CAPACITY_METRICS = (
     "kv_cache_tokens", "num_gpu_blocks", "num_cpu_blocks", "max_concurrency",
     "max_concurrency_request_tokens", "kv_cache_available_gib", "model_load_gib",
@@ -47,7 +47,7 @@ RUNTIME_METRICS = (
     "kv_cache_usage_pct", "prefix_cache_hit_rate_pct", "spec_acceptance_rate_pct",
     "spec_mean_acceptance_length",
 )
-# metrics.md "added for the deploy around the log": probes and GPU memory after ready
+# docs/figures.md "added for the deploy around the log": probes and GPU memory after ready
 DEPLOY_METRICS = ("probe_health_s", "probe_ttft_s", "probe_decode_tps", "gpu_used_gib",
                   "gpu_free_gib")
 UNITS = {
@@ -57,7 +57,7 @@ UNITS = {
     "kv_bytes_per_token": "B/token", "kv_margin_tokens": "tokens", "non_kv_memory_gib": "GiB",
     **{name: "s" for name in TIMING_METRICS},
 }
-# event kinds metrics.md adds to those bootlog.records reports
+# event kinds docs/figures.md adds to those bootlog.records reports
 ADDED_EVENT_KINDS = ("crash_loop", "gpu_fault")
 
 # The names a plan's [config] may use: vLLM's engine and server arguments as their dest names
@@ -595,7 +595,7 @@ def warning_whats() -> set[str]:
 
 
 def known_figures() -> set[str]:
-    """Names a plan may bound: the metrics.md vocabulary plus the catalogue's own figures."""
+    """Names a plan may bound: the docs/figures.md vocabulary plus the catalogue's own figures."""
     names = set(CAPACITY_METRICS) | set(TIMING_METRICS) | set(RUNTIME_METRICS) | set(DEPLOY_METRICS)
     try:  # the catalogue may define newer figures; it is optional for plan loading
         from bootlog import patterns as _patterns
@@ -851,7 +851,7 @@ _TOP_TYPES: dict[str, Any] = {
     "metrics": dict, "events": dict, "boot": dict, "tolerance": dict, "pattern": list,
     "extra_args": "names", "deploy": dict,
 }
-# what [deploy] may require (metrics.md "deploy"): equal to the stored deploy context's
+# what [deploy] may require (docs/figures.md "deploy"): equal to the stored deploy context's
 DEPLOY_KEYS = ("image", "image_digest", "restart_count", "exit_code", "oom_killed", "env")
 _BOOT_CHOICES = {"status": ("ready", "failed", "incomplete"), "compile_cache": ("warm", "cold", "any")}
 

@@ -1,7 +1,7 @@
 """The vLLM line shape: process tag(s) -> role/rank, level, MM-DD time, [file:line], message.
 
 One function, `parse_line`, that never raises: anything it cannot read stays in `msg`.
-Shapes handled (vllm-log-formats.md section 2):
+Shapes handled (docs/log-formats.md section 2):
   "(APIServer pid=1) INFO 10-02 09:53:01 [api_server.py:1839] msg"        v0.10.1+
   "(RayWorkerProc pid=9, ip=10.0.0.2) (Worker_TP1 pid=9) INFO ..."         Ray outer + vLLM inner tag
   "INFO 04-28 16:55:11 api_server.py:440] msg"                             <= v0.7 (no bracket)

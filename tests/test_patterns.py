@@ -84,7 +84,7 @@ def test_literals_are_the_deduplicated_catalogue_literals():
 
 
 def test_metric_units_follow_metrics_md():
-    # the public names and units of metrics.md (kept exact)
+    # the public names and units of docs/figures.md (kept exact)
     public = {
         "kv_cache_tokens": "tokens", "max_concurrency": "x", "max_concurrency_request_tokens": "tokens",
         "kv_cache_available_gib": "GiB", "num_gpu_blocks": "blocks", "num_cpu_blocks": "blocks",
