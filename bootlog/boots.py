@@ -698,7 +698,7 @@ class _Acc:
                     continue
                 if h.name == "worker_died":
                     # a V0 worker's death is printed by the driver, untagged: its pid numbers it
-                    ev_rank = det.get("rank", self.v0_worker_ranks.get(det.get("pid"), rank))  # type: ignore[arg-type]
+                    ev_rank = det.get("rank", self.v0_worker_ranks.get(det.get("pid"), rank))
                     if ev_rank is not None and "rank" not in det:
                         det["rank"] = ev_rank
                 self.add_event(Event(h.name, v.lineno, ev_rank, v.ts, msg.strip(), det))
@@ -949,7 +949,8 @@ def _number_workers(b: Boot, at: dict[int, dict[str, int]]) -> None:
         for dim in ("DP", "PP", "PCP", "TP"):
             r = r * sizes[dim] + d.get(dim, 0)
         return r
-    for x in (*b.metrics, *b.events):
+    placed: list[Metric | Event] = [*b.metrics, *b.events]
+    for x in placed:
         if x.line in at:
             x.rank = rank(at[x.line])
 

@@ -236,7 +236,7 @@ def records(lines: Iterable[Line], fmt: str) -> Iterator[Record]:
     if fmt not in _PARSERS:
         raise ValueError(f"unknown log format: {fmt}")
     if fmt in _JOINING:  # (lines joined past LINE_MAX are counted with those Lines cut: scan.Lines)
-        return _PARSERS[fmt](lines, getattr(lines, "count_cut", None))
+        return _PARSERS[fmt](lines, getattr(lines, "count_cut", None))  # type: ignore[call-arg]  # (the joining parsers take it)
     return _PARSERS[fmt](lines)
 
 
@@ -339,7 +339,9 @@ class _Chain:
     __slots__ = ("lineno", "ts", "parts", "last_ts", "run", "slot", "size", "cut")
 
     def __init__(self, lineno: int, ts: datetime | None) -> None:
-        self.lineno, self.ts, self.last_ts, self.parts, self.run, self.slot = lineno, ts, ts, [], 0, [None]
+        self.parts: list = []  # bytes or text pieces, as the envelope's parser joins them
+        self.slot: list[Record | None] = [None]  # where the finished Record goes (its place in line order)
+        self.lineno, self.ts, self.last_ts, self.run = lineno, ts, ts, 0
         self.size, self.cut = 0, False
 
     def add(self, data) -> None:

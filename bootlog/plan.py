@@ -398,7 +398,7 @@ def load_env(path: str | Path) -> dict[str, Any]:
     try:
         content = _read_small(p, "env file")
     except OSError as e:
-        raise _file_error("env file", p, e.strerror or e) from e
+        raise _file_error("env file", p, e.strerror or str(e)) from e
     except UnicodeDecodeError as e:
         raise _file_error("env file", p, _not_utf8(e, show_byte=False)) from None
     lines = []
@@ -446,7 +446,7 @@ def load_env(path: str | Path) -> dict[str, Any]:
 
     for no, assigns in lines:
         for name, segs, quoted in assigns:
-            raw = "".join(seg if kind == "lit" else _VAR.sub(lambda m: ref(m.group(1) or m.group(2), name, no), seg)
+            raw = "".join(seg if kind == "lit" else _VAR.sub(lambda m: ref(m.group(1) or m.group(2), name, no), seg)  # noqa: B023  (called at once)
                           for kind, seg in segs)
             text[name] = raw
             # a quoted value stays text unless it reads as a number; "" still means unset
@@ -682,7 +682,7 @@ def compile_pattern(spec: dict, text: str, clock: _Budget) -> UserPattern:
     try:
         rx = _regex.compile(src)
     except _regex.error as e:
-        raise err(f": regex does not compile: {e}")
+        raise err(f": regex does not compile: {e}") from None
     unit, event, literal, kind = (_string(spec.get(k), text, name, f"[[pattern]] {name} {k}")
                                   for k in ("unit", "event", "literal", "kind"))
     if kind not in (None, "capacity", "timing"):
@@ -736,7 +736,7 @@ def load_plan(path: str | Path, *, judge: bool = False) -> Plan:
     try:
         text = _read_small(p, "plan")
     except OSError as e:
-        raise _file_error("plan", p, e.strerror or e) from e
+        raise _file_error("plan", p, e.strerror or str(e)) from e
     except UnicodeDecodeError as e:  # TOML is UTF-8 by definition
         raise _file_error("plan", p, _not_utf8(e)) from None
     depth, no = _nesting(text)

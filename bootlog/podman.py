@@ -359,10 +359,8 @@ def advance(cursor: Cursor, data: bytes) -> Cursor:
 def read_new(name: str, cursor: Cursor, *, until: int | None = None, final: bool = False,
              engine: str = "podman") -> tuple[bytes, Cursor]:
     """Everything after `cursor` at once (see read_batches) and the cursor after it."""
-    parts = []
-    for data, cursor in read_batches(name, cursor, until=until, final=final, engine=engine):
-        parts.append(data)
-    return b"".join(parts), cursor
+    batches = list(read_batches(name, cursor, until=until, final=final, engine=engine))
+    return b"".join(data for data, _ in batches), batches[-1][1] if batches else cursor
 
 
 # ------------------------------------------------------------------------------ inspect, events

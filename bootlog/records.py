@@ -104,7 +104,7 @@ class Samples:
         # finished: (first line, last line, rows, JSON text or the spill's reference)
         self.chunks: list[tuple[int, int, int, Any]] = []
         self.count = 0
-        self.spill = None
+        self.spill: Any = None  # store/spill.py's Spill, when the boot's chunks may go there
 
     def __len__(self) -> int:
         return self.count

@@ -49,7 +49,7 @@ _ts_seen: dict[tuple[int, str], datetime | None] = {}
 def _role(name: str) -> str | None:
     if name.startswith("Ray") or name in ("EngineCoreActor", "DPEngineCoreActor", "DPMoEEngineCoreActor"):
         return "engine" if "EngineCore" in name else "ray"
-    if name.startswith("EngineCore") or name.startswith("VLLM_DP") or name.startswith("DPCoordinator"):
+    if name.startswith(("EngineCore", "VLLM_DP", "DPCoordinator")):
         return "engine"
     if "Worker" in name:
         return "worker"
@@ -240,5 +240,5 @@ def parse_line(rec: Record, year: int | None = None) -> VLine:
             msg = _REPEATED.sub("", msg)
         return VLine(lineno=rec.lineno, text=rec.text, msg=msg, ts=ts, proc=proc, role=role,
                      rank=rank, level=level, src=src, stream=rec.stream, tag=text[:pos] if pos else None)
-    except Exception:  # never raises: a line we cannot read is still a line
+    except Exception:  # noqa: BLE001 - never raises: a line we cannot read is still a line
         return VLine(lineno=rec.lineno, text=rec.text, msg=rec.text, ts=rec.ts, stream=rec.stream)

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import pytest
 
+# the real-podman fixtures (a store of this run's own, a replay container): every test may ask
+from podman_util import podman_ready, replayer  # noqa: F401
+
 
 @pytest.fixture(autouse=True)
 def _isolated_db(tmp_path, monkeypatch):

@@ -13,7 +13,6 @@ from click.testing import CliRunner
 
 from bootlog.cli import cli
 from paths import ROOT
-from podman_util import podman_ready, replayer  # noqa: F401  (fixtures)
 
 SEED = ROOT / "fixtures" / "logs" / "seed"
 PLANS = ROOT / "fixtures" / "plans"

@@ -15,7 +15,7 @@ from bootlog import deploy
 from bootlog.deploy import (REDACTED, context_from_inspect, deploy_findings, env_file_snapshot,
                             is_secret_name, redact, redact_args)
 from bootlog.errors import BootlogError, PlanError, SourceError
-from podman_util import podman_ready, run_podman, IMAGE  # noqa: F401 (fixture)
+from podman_util import run_podman, IMAGE
 
 DATA = Path(__file__).parent / "data" / "inspect"
 

@@ -13,7 +13,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from bootlog.cli import cli
 from paths import FIXTURES
-from podman_util import all_at_once, fixture_log, podman_ready, replayer, wait_exit  # noqa: F401
+from podman_util import all_at_once, fixture_log, wait_exit
 
 SEED = FIXTURES / "seed"
 CONTAINER, HOST = "frank-primary-qwen", "dankserver"

@@ -16,7 +16,6 @@ from click.testing import CliRunner
 
 from bootlog.cli import cli
 from paths import FIXTURES, ROOT
-from podman_util import podman_ready, replayer  # noqa: F401  (fixtures)
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("BOOTLOG_UPDATE_DOCS") == "1"

@@ -439,7 +439,6 @@ def test_a_boot_stamped_at_the_edge_of_the_date_range_is_stored_and_shown(tmp_pa
     # what a datetime holds: "internal error: OverflowError" in write.start_key (the boot's
     # place in time, in UTC), and the report's clock afterwards
     lines = READY.read_text().splitlines()
-    first = lines[0].split(" ", 1)[0]
     # (every line: a clock going back by more than 2 s is another run appended, since issue 30)
     lines = [" ".join([stamp, ln.split(" ", 1)[1]]) for ln in lines]
     if envelope == "docker_json":

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from bootlog.cli import cli
 from paths import FIXTURES
-from podman_util import fixture_log, podman_ready, replayer, wait_exit, all_at_once  # noqa: F401
+from podman_util import fixture_log, wait_exit, all_at_once
 
 SEED = FIXTURES / "seed"
 

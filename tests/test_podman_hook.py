@@ -14,8 +14,7 @@ from bootlog.cli import cli
 from bootlog.envelope import clean
 from bootlog.ingest import read_records
 from bootlog.sources import container_source
-from podman_util import (Boot, all_at_once, fixture_log, podman_ready, replayer,  # noqa: F401
-                         until_ready, wait_exit)
+from podman_util import Boot, all_at_once, fixture_log, until_ready, wait_exit
 
 SMALL = "012-v0.10.2-v1-small.log"  # v0.10.2, ready, KV 433,456 tokens / 105.82x
 OOM = "022-v0.13.0-oom-engine-failed.log"  # v0.13.0, fails: CUDA OOM loading weights (270 MiB)

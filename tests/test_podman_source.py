@@ -9,8 +9,7 @@ import pytest
 
 from bootlog import podman
 from bootlog.errors import SourceError
-from podman_util import (Boot, all_at_once, fixture_log, podman_ready, replayer,  # noqa: F401
-                         wait_exit)
+from podman_util import Boot, all_at_once, fixture_log, wait_exit
 
 STAMP = re.compile(rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ", re.M)
 

@@ -14,7 +14,6 @@ from click.testing import CliRunner
 from bootlog.cli import cli
 from bootlog.plan import load_plan
 from paths import ROOT
-from podman_util import podman_ready, replayer  # noqa: F401  (fixtures)
 
 README = (ROOT / "README.md").read_text()
 

@@ -230,7 +230,7 @@ def test_engine_binary_and_args_from_the_environment(monkeypatch, tmp_path):
 
 # ---------------------------------------------------------------- real podman 4.3.1
 
-from podman_util import Boot, podman_ready, replayer, wait_exit  # noqa: E402,F401
+from podman_util import Boot, wait_exit  # noqa: E402
 
 
 def test_real_podman_logs_through_the_envelope(replayer):

@@ -13,8 +13,7 @@ from click.testing import CliRunner
 
 from bootlog import podman
 from bootlog.cli import cli
-from podman_util import (Boot, fixture_log, podman_ready, replayer, run_podman,  # noqa: F401
-                         runtime_oom, until_ready, wait_exit)
+from podman_util import Boot, fixture_log, run_podman, runtime_oom, until_ready, wait_exit
 from test_podman_hook import SMALL, second_boot
 
 MULTI = "014-v0.10.2-nohup-multiboot.log"  # two boots: failed (value_error), then ready
