@@ -96,7 +96,7 @@ _OTHER_MAGIC = ((b"\xfd7zXZ\x00", "xz", "xz -dc"), (b"\x28\xb5\x2f\xfd", "zstd",
 
 
 def _other_compression(head: bytes, path: str) -> None:
-    for magic, _name, _cmd in _OTHER_MAGIC:
+    for magic, name, cmd in _OTHER_MAGIC:  # noqa: B007  (the for-else below uses the one found)
         if head.startswith(magic):
             break
     else:
