@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Real podman for bootlog's tests on a root, systemd-less, registry-less Debian 12 machine
-# (see shared/reference/podman.md for why each setting is what it is).
+# (see docs/podman.md for why each setting is what it is).
 #
 #   source .ci/podman-setup.sh     # exports CONTAINERS_CONF, BOOTLOG_PODMAN_ARGS, BOOTLOG_PODMAN_HOME
 #   bash .ci/podman-setup.sh       # does the same work and prints the export lines

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
 
 
 class Exit(IntEnum):
@@ -17,7 +18,7 @@ class BootlogError(Exception):
 
     exit = Exit.ERROR
 
-    def __init__(self, message: str, **data: object) -> None:
+    def __init__(self, message: str, **data: Any) -> None:
         super().__init__(message)
         self.data = data
 

@@ -1,4 +1,4 @@
-"""The one list of figures: every number bootlog reports, one entry each (docs: metrics.md).
+"""The one list of figures: every number bootlog reports, one entry each (docs: docs/figures.md).
 
 An entry says what the figure is (unit, kind), how it is judged (the config keys that can size
 it, whether it follows a measured KV pool), and where it is shown (OpenMetrics help, the deploy
@@ -101,7 +101,7 @@ FIGURES: tuple[Figure, ...] = (
     # two marks the boot splitter times)
     F("compile_warmup_s", "s", "timing", "CPU backend compile warm-up (Warming up model ... Warming up done.)",
       read=False, phase=("compile", 1)),
-    # ---- measured around the log (the hook): metrics.md "added for the deploy around the log"
+    # ---- measured around the log (the hook): docs/figures.md "added for the deploy around the log"
     F("probe_health_s", "s", "probe", "Time for GET /health to answer 200 after ready", read=False, key="health"),
     F("probe_ttft_s", "s", "probe", "Probe completion: time to first token", read=False, key="first token"),
     F("probe_decode_tps", "tok/s", "probe", "Probe completion: decode tokens per second", read=False,
@@ -117,7 +117,7 @@ FIGURES: tuple[Figure, ...] = (
     F("prefix_cache_hit_rate_pct", "%", "runtime", read=False),
     F("spec_acceptance_rate_pct", "%", "runtime", read=False),
     F("spec_mean_acceptance_length", "tokens", "runtime", read=False),
-    # ---- read by the catalogue beyond metrics.md's list
+    # ---- read by the catalogue beyond docs/figures.md's list
     F("kv_cache_reserved_gib", "GiB", "other", "KV cache memory reserved by kv_cache_memory_bytes",
       sized_by=KV_SIZING),
     F("initial_free_gib", "GiB", "other"),

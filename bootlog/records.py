@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterator
 
-# the event kinds bootlog itself reports (metrics.md); a plan's own event patterns add others
+# the event kinds bootlog itself reports (docs/figures.md); a plan's own event patterns add others
 EVENT_KINDS = (
     "oom", "engine_init_failed", "value_error", "kv_cache_insufficient", "traceback",
     "gdn_hip_fault", "gdn_hip_fault_cap", "worker_died", "warning", "gpu_fault", "crash_loop",
@@ -55,7 +55,7 @@ class VLine:
 
 @dataclass(slots=True)
 class Metric:
-    name: str  # metrics.md vocabulary
+    name: str  # docs/figures.md vocabulary
     value: float
     unit: str
     rank: int | None = None
@@ -66,7 +66,7 @@ class Metric:
 
 @dataclass(slots=True)
 class Event:
-    kind: str  # metrics.md event kinds: oom, engine_init_failed, value_error, traceback, ...
+    kind: str  # docs/figures.md event kinds: oom, engine_init_failed, value_error, traceback, ...
     line: int
     rank: int | None = None
     ts: datetime | None = None
@@ -104,7 +104,7 @@ class Samples:
         # finished: (first line, last line, rows, JSON text or the spill's reference)
         self.chunks: list[tuple[int, int, int, Any]] = []
         self.count = 0
-        self.spill = None
+        self.spill: Any = None  # store/spill.py's Spill, when the boot's chunks may go there
 
     def __len__(self) -> int:
         return self.count

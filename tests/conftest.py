@@ -1,13 +1,10 @@
 """Shared test setup: every test gets its own database location (never the user's)."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures" / "logs"
+# the real-podman fixtures (a store of this run's own, a replay container): every test may ask
+from podman_util import podman_ready, replayer  # noqa: F401
 
 
 @pytest.fixture(autouse=True)
@@ -25,20 +22,7 @@ def db_path(tmp_path) -> str:
     return str(tmp_path / "bootlog.db")
 
 
-def grow_and_ingest(engine, log: Path, data: bytes, cuts: list[int]) -> list:
-    """Append data to `log` up to each cut in turn, ingesting after each append; the results."""
-    from bootlog.run.ingest import ingest
-
-    out, done = [], 0
-    for cut in cuts:
-        with open(log, "ab") as f:
-            f.write(data[done:cut])
-        done = cut
-        out.append(ingest(engine, str(log)))
-    return out
-
-
-def v1_start(api: int, engine: int, minute: int) -> list[str]:
+def _v1_start(api: int, engine: int, minute: int) -> list[str]:
     """The first lines of a V1 server's boot (API server pid `api`, engine core pid `engine`)."""
     ts = f"11-20 10:{minute % 60:02d}:00"
     return [f"(APIServer pid={api}) INFO {ts} [api_server.py:1] vLLM API server version 0.11.0",
@@ -48,8 +32,20 @@ def v1_start(api: int, engine: int, minute: int) -> list[str]:
             f"(EngineCore_DP0 pid={engine}) INFO {ts} [kv_cache_utils.py:1028] GPU KV cache size: 5,000 tokens"]
 
 
-def v1_stats(api: int, minute: int) -> str:
+def _v1_stats(api: int, minute: int) -> str:
     """A V1 server's periodic stats line, tagged with its API server's pid."""
     return (f"(APIServer pid={api}) INFO 11-20 10:{minute % 60:02d}:30 [loggers.py:259] Engine 000: Avg prompt "
             f"throughput: {minute}.0 tokens/s, Avg generation throughput: 1.0 tokens/s, Running: 1 reqs, "
             "Waiting: 0 reqs, GPU KV cache usage: 2.0%, Prefix cache hit rate: 0.0%")
+
+
+@pytest.fixture
+def v1_start():
+    """_v1_start: a V1 server's first lines, for logs made line by line."""
+    return _v1_start
+
+
+@pytest.fixture
+def v1_stats():
+    """_v1_stats: a V1 server's stats line."""
+    return _v1_stats

@@ -12,8 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from bootlog.cli import cli
-from conftest import ROOT
-from podman_util import podman_ready, replayer  # noqa: F401  (fixtures)
+from paths import ROOT
 
 SEED = ROOT / "fixtures" / "logs" / "seed"
 PLANS = ROOT / "fixtures" / "plans"

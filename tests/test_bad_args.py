@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from bootlog.cli import cli
-from conftest import FIXTURES
+from paths import FIXTURES
 
 LOG = FIXTURES / "012-v0.10.2-v1-small.log"
 
@@ -59,10 +59,10 @@ def test_odd_boot_references_are_one_line_errors(stored, tmp_path, ref, says, co
         assert len(r.stderr.splitlines()) == 1 and len(r.stderr) < 200  # (one short line, whatever the REF)
 
 
-def test_the_readme_gives_a_bad_ref_the_code_bootlog_exits_with():
-    from conftest import ROOT
+def test_the_cli_contract_gives_a_bad_ref_the_code_bootlog_exits_with():
+    from paths import ROOT
 
-    table = (ROOT / "README.md").read_text().split("### Exit codes", 1)[1].split("\n\n", 1)[0]
+    table = (ROOT / "docs" / "cli.md").read_text().split("## Exit codes", 1)[1].split("\n\n", 1)[0]
     usage = next(row for row in table.splitlines() if row.startswith("| 2 |"))
     error = next(row for row in table.splitlines() if row.startswith("| 1 |"))
     assert "REF" in usage and "last~N" in usage and "names no stored boot" in error

@@ -281,7 +281,7 @@ def test_engine_death_after_ready_names_the_runtime_cause():
 
 def test_v0_kv_too_small_is_value_error():
     # V0 (corpus 002) cut after its KV sizing, then the V0 wording of "KV cache too small"
-    # (vllm-log-formats.md 3.6) raised to the top level
+    # (docs/log-formats.md 3.6) raised to the top level
     recs, _ = run("002")
     head = [r for r in recs if r.lineno <= 40]
     tail = ["Traceback (most recent call last):",
@@ -398,7 +398,7 @@ def test_owner_index_answers_as_the_linear_scan(monkeypatch):
     from bootlog.parse import boots as boots_mod
     from bootlog.run.ingest import parse_source
     from bootlog.read.sources import open_source
-    from conftest import FIXTURES
+    from paths import FIXTURES
 
     def linear(self, v):
         cur = self.cur
@@ -454,7 +454,7 @@ def test_owner_index_answers_as_the_linear_scan(monkeypatch):
 
 
 def test_untagged_uvicorn_ready_from_v031():
-    # v0.31+ tags vLLM's log records only (vllm-log-formats.md 2.2): fixture 036 reshaped that
+    # v0.31+ tags vLLM's log records only (docs/log-formats.md 2.2): fixture 036 reshaped that
     # way (its uvicorn lines lose the API server's tag, its logo says 0.31.0) is still ready at
     # the same line; as printed by v0.18 (tagged elsewhere, untagged uvicorn) it is not
     recs, bs = run("036")
@@ -510,7 +510,7 @@ def test_json_record_traceback_gives_the_root_cause():
 
 
 def test_a_restart_glued_onto_a_partial_last_line_ends_the_boot_there():
-    # podman.md: a boot whose output ends without a newline has the next boot's first line glued
+    # docs/podman.md: a boot whose output ends without a newline has the next boot's first line glued
     # on; `podman logs -t` splits them again at the stamp, as two records of one physical line.
     # Fixture 022 (a failed boot) twice, the second an hour later: boot 1 ends on that line
     recs, bs = run("022")
@@ -526,7 +526,7 @@ def test_a_restart_glued_onto_a_partial_last_line_ends_the_boot_there():
 
 
 # ---------------------------------------------------------------- worker tags no real log shows
-# Lines from reference/vllm-log-formats.md (§2.2 tag names, the TSV's message wordings); no log
+# Lines from docs/log-formats.md (§2.2 tag names, the TSV's message wordings); no log
 # in the corpus has a v0.31+ Ray worker, a pipeline-parallel worker or a V0 worker's death.
 
 def _lines(*texts: str) -> list[Record]:
@@ -622,7 +622,7 @@ def test_a_log_starting_mid_boot_keeps_the_servers_untagged_faults():
     that server's, not dropped for want of a boot start."""
     from bootlog.run.ingest import parse_source
     from bootlog.read.sources import open_source
-    from conftest import FIXTURES
+    from paths import FIXTURES
 
     data = (FIXTURES / "seed/08-gdn-hip-burst-prefix-caching.log").read_bytes()
     ready = data.index(b"\n", data.index(b"Application startup complete")) + 1

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from bootlog.cli import cli
-from conftest import FIXTURES
+from paths import FIXTURES
 
 TWO_BOOTS = FIXTURES / "014-v0.10.2-nohup-multiboot.log"   # failed boot, then a ready restart
 TP2 = FIXTURES / "005-v0.8.4-v1-tp2.log"

@@ -9,7 +9,7 @@ import stat
 from click.testing import CliRunner
 
 from bootlog.cli import cli
-from conftest import FIXTURES
+from paths import FIXTURES
 
 LOG = FIXTURES / "005-v0.8.4-v1-tp2.log"
 
@@ -98,7 +98,7 @@ def test_a_sqlite_file_of_another_application_is_refused_untouched(tmp_path):
     from click.testing import CliRunner
 
     from bootlog.cli import cli
-    from conftest import FIXTURES
+    from paths import FIXTURES
 
     other = tmp_path / "app.db"
     with sqlite3.connect(other) as con:

@@ -567,7 +567,7 @@ def test_explained_by_names_only_keys_that_size_the_figure_on_the_seeds(tmp_path
     from click.testing import CliRunner
 
     from bootlog.cli import cli
-    from conftest import FIXTURES
+    from paths import FIXTURES
 
     db = str(tmp_path / "s.db")
     for name in ("01-shape-d-fp8-200704x3", "04-shape-g-kv-400700-no-prefix-cache"):

@@ -84,7 +84,7 @@ def _resume_worker(url: str, path: str, start, results) -> None:
 def test_two_ingests_resuming_a_grown_file_at_once_add_its_lines_once(url, tmp_path):
     # corpus 020 (279 stats lines): 60 % ingested, the rest appended, then two ingests at once
     from bootlog.run.ingest import ingest
-    from conftest import FIXTURES
+    from paths import FIXTURES
 
     data = (FIXTURES / "020-v0.11.2-metrics-heavy.log").read_bytes()
     cut = data.index(b"\n", len(data) * 6 // 10) + 1

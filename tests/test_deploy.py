@@ -15,7 +15,7 @@ from bootlog.measure import deploy
 from bootlog.measure.deploy import (REDACTED, context_from_inspect, deploy_findings, env_file_snapshot,
                             is_secret_name, redact, redact_args)
 from bootlog.errors import BootlogError, PlanError, SourceError
-from podman_util import podman_ready, run_podman, IMAGE  # noqa: F401 (fixture)
+from podman_util import run_podman, IMAGE
 
 DATA = Path(__file__).parent / "data" / "inspect"
 
@@ -357,7 +357,7 @@ def test_diff_names_a_gone_cache_mount_as_the_cause_of_a_cold_compile():
     from bootlog.run.ingest import ingest
     from bootlog.store.db import open_store
     from bootlog.store.reads import show_boot
-    from conftest import FIXTURES
+    from paths import FIXTURES
 
     import tempfile
 

@@ -3,7 +3,6 @@ on every corpus log, and on corpus logs re-wrapped the way conmon / docker / com
 from __future__ import annotations
 
 import json
-import re
 import random
 from datetime import datetime, timedelta, timezone
 from pathlib import Path

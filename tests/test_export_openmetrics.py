@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from bootlog.cli import cli
-from conftest import FIXTURES
-from podman_util import all_at_once, fixture_log, podman_ready, replayer, wait_exit  # noqa: F401
+from paths import FIXTURES
+from podman_util import all_at_once, fixture_log, wait_exit
 
 SEED = FIXTURES / "seed"
 CONTAINER, HOST = "frank-primary-qwen", "dankserver"

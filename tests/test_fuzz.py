@@ -11,7 +11,7 @@ from bootlog.errors import BootlogError
 from bootlog.parse.parse import parse
 from bootlog.records import Record
 from bootlog.parse.vline import parse_line
-from conftest import FIXTURES
+from paths import FIXTURES
 
 REAL = [FIXTURES / n for n in ("014-v0.10.2-nohup-multiboot.log", "005-v0.8.4-v1-tp2.log",
                                "022-v0.13.0-oom-engine-failed.log", "057-rocm-rdna4-gfx12-tp2-v0.22.69-fork-boot.log")]

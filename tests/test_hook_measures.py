@@ -13,8 +13,7 @@ from click.testing import CliRunner
 
 import test_probe as tp
 from bootlog.cli import cli
-from podman_util import (IMAGE, all_at_once, fixture_log, podman_ready, replayer,  # noqa: F401
-                         run_podman, until_ready, Boot)
+from podman_util import IMAGE, fixture_log, run_podman, until_ready, Boot
 
 SMALL = "012-v0.10.2-v1-small.log"  # v0.10.2, ready, KV 433,456 tokens
 SERVED = "/root/autodl-tmp/models/qwen/Qwen2.5-3B"  # the boot's model: its served name

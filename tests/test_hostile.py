@@ -24,7 +24,7 @@ from click.testing import CliRunner
 
 from bootlog import safe
 from bootlog.cli import cli
-from conftest import FIXTURES, v1_start
+from paths import FIXTURES
 
 SEED = FIXTURES / "seed"
 READY = SEED / "01-shape-d-fp8-200704x3.log"  # ready, TP=2
@@ -270,7 +270,7 @@ def test_explain_lists_at_most_50_unread_lines_and_counts_the_rest(tmp_path):
     assert len(got["unmatched"]) == 200 and got["unmatched_more"] == 302
 
 
-def test_ingest_prints_at_most_100_boot_lines_per_input(tmp_path):
+def test_ingest_prints_at_most_100_boot_lines_per_input(tmp_path, v1_start):
     log = tmp_path / "loop.log"
     log.write_text("".join("\n".join(v1_start(1000 + i, 5000 + i, i)) + "\n" for i in range(250)))
     res = run(tmp_path / "l.db", "ingest", str(log))
@@ -439,7 +439,6 @@ def test_a_boot_stamped_at_the_edge_of_the_date_range_is_stored_and_shown(tmp_pa
     # what a datetime holds: "internal error: OverflowError" in write.start_key (the boot's
     # place in time, in UTC), and the report's clock afterwards
     lines = READY.read_text().splitlines()
-    first = lines[0].split(" ", 1)[0]
     # (every line: a clock going back by more than 2 s is another run appended, since issue 30)
     lines = [" ".join([stamp, ln.split(" ", 1)[1]]) for ln in lines]
     if envelope == "docker_json":

@@ -8,7 +8,7 @@ import pytest
 from bootlog.run.ingest import ingest
 from bootlog.store.db import open_store
 from bootlog.store.reads import get_position, list_boots, show_boot
-from conftest import FIXTURES
+from paths import FIXTURES
 
 LOGS = ["014-v0.10.2-nohup-multiboot.log", "020-v0.11.2-metrics-heavy.log", "042-v0.22.0-llm.log",
         "053-dev-build-nohup-8-boots.log", "seed/07-5x262144-runtime-oom.log",

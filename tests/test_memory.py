@@ -28,7 +28,7 @@ from bootlog.read.sources import open_source  # noqa: E402
 from bootlog.store import spill as spill_mod  # noqa: E402
 from bootlog.store.db import open_store  # noqa: E402
 from bootlog.store.reads import samples, show_boot  # noqa: E402
-from conftest import FIXTURES, v1_start, v1_stats  # noqa: E402
+from paths import FIXTURES  # noqa: E402
 
 _WRAPPER = (
     "import json, resource, subprocess, sys\n"
@@ -190,7 +190,7 @@ def test_crash_loop_retires_boots_and_stores_the_same_rows(tmp_path, monkeypatch
     assert stored[2] == stored[10**9]
 
 
-def test_an_older_server_that_keeps_printing_is_not_retired(tmp_path, monkeypatch):
+def test_an_older_server_that_keeps_printing_is_not_retired(tmp_path, monkeypatch, v1_start, v1_stats):
     """Two servers in one file: one serves while the other restarts 100 times (new pids each
     time).  The serving one's stats lines go back to its own boot however many boots start
     after it, exactly as without retiring."""

@@ -33,7 +33,7 @@ def iso(t):
 
 
 def show_doc(boot, *, id: int, container=None, host=None, source="frontend.log", model=None) -> dict:
-    """A parsed Boot in the `show --json` shape (cli-contract.md)."""
+    """A parsed Boot in the `show --json` shape (docs/cli.md)."""
     return {
         "boot": {"id": id, "status": boot.status, "failure": boot.failure, "failure_message": boot.failure_message,
                  "vllm_version": boot.vllm_version, "engine": boot.engine, "model": model or boot.model,

@@ -9,8 +9,8 @@ import shutil
 from click.testing import CliRunner
 
 from bootlog.cli import cli
-from conftest import FIXTURES
-from podman_util import fixture_log, podman_ready, replayer, wait_exit, all_at_once  # noqa: F401
+from paths import FIXTURES
+from podman_util import fixture_log, wait_exit, all_at_once
 
 SEED = FIXTURES / "seed"
 

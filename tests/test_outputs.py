@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from bootlog.cli import cli
-from conftest import FIXTURES
+from paths import FIXTURES
 
 READY = FIXTURES / "seed" / "01-shape-d-fp8-200704x3.log"
 

@@ -77,7 +77,7 @@ def test_literals_are_the_deduplicated_catalogue_literals():
 
 
 def test_metric_units_follow_metrics_md():
-    # the public names and units of metrics.md (kept exact)
+    # the public names and units of docs/figures.md (kept exact)
     public = {
         "kv_cache_tokens": "tokens", "max_concurrency": "x", "max_concurrency_request_tokens": "tokens",
         "kv_cache_available_gib": "GiB", "num_gpu_blocks": "blocks", "num_cpu_blocks": "blocks",
@@ -418,7 +418,7 @@ def test_corpus_labelled_figures_are_produced(log):
 def test_the_newer_generation_config_override_wording_is_a_warning():
     # "Default vLLM sampling parameters … `generation_config.json`: `{…}`": the seeds' v0.22 fork
     # and real v0.16+ logs (the one knob that changes answers: kept on every boot)
-    from conftest import FIXTURES
+    from paths import FIXTURES
 
     from bootlog.parse.parse import parse
     from test_golden import read_records

@@ -287,7 +287,7 @@ def test_a_plans_own_patterns_run_on_a_boot_stored_without_the_plan(tmp_path):
     from click.testing import CliRunner
 
     from bootlog.cli import cli
-    from conftest import FIXTURES
+    from paths import FIXTURES
 
     log = tmp_path / "shape-g.log"
     shutil.copy(FIXTURES / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log", log)
@@ -324,7 +324,7 @@ def test_diff_and_the_report_read_a_plans_own_patterns_on_both_boots(tmp_path):
     from click.testing import CliRunner
 
     from bootlog.cli import cli
-    from conftest import FIXTURES
+    from paths import FIXTURES
 
     plan = str(FIXTURES.parent / "plans" / "frank-primary.toml")
     db = str(tmp_path / "p.db")

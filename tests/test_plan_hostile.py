@@ -120,7 +120,7 @@ def test_unknown_figure_and_event_names_get_a_suggestion(tmp_path):
 
 
 def test_the_added_vocabulary_is_known(tmp_path):
-    # metrics.md: deploy figures, derived figures, crash_loop / gpu_fault events
+    # docs/figures.md: deploy figures, derived figures, crash_loop / gpu_fault events
     plan = load_plan(plan_file(tmp_path, "[metrics.gpu_free_gib]\nmin = 0.5\n"
                                          "[metrics.probe_ttft_s]\nmax = 2\n"
                                          "[metrics.kv_margin_tokens]\nmin = 0\n"

@@ -14,8 +14,7 @@ from bootlog.cli import cli
 from bootlog.read.envelope import clean
 from bootlog.run.ingest import read_records
 from bootlog.read.sources import container_source
-from podman_util import (Boot, all_at_once, fixture_log, podman_ready, replayer,  # noqa: F401
-                         until_ready, wait_exit)
+from podman_util import Boot, all_at_once, fixture_log, until_ready, wait_exit
 
 SMALL = "012-v0.10.2-v1-small.log"  # v0.10.2, ready, KV 433,456 tokens / 105.82x
 OOM = "022-v0.13.0-oom-engine-failed.log"  # v0.13.0, fails: CUDA OOM loading weights (270 MiB)
@@ -171,7 +170,7 @@ def test_choose_run_picks_the_run_current_when_the_hook_started():
     from bootlog.run.hook import choose_run
     from bootlog.read.podman import parse_time as t
 
-    # podman.md's event log of one container booted three times (init ... died, per boot)
+    # docs/podman.md's event log of one container booted three times (init ... died, per boot)
     inits = [t("2026-11-29 14:25:25.090368717 +0000 UTC"), t("2026-11-29 14:25:27.007160616 +0000 UTC"),
              t("2026-11-29 14:25:28.871698942 +0000 UTC")]
     died = [t("2026-11-29 14:25:25.114639218 +0000 UTC"), t("2026-11-29 14:25:27.102891544 +0000 UTC"),
@@ -217,7 +216,7 @@ def test_hook_started_before_the_container_exists_waits_for_it(replayer, db_path
 def test_a_tty_container_gives_the_same_figures_and_config_as_the_file(replayer, db_path, tmp_path):
     # `podman run -t`: the output passes a pseudo-terminal, whose reads stop at 4095 bytes, so
     # conmon cuts long lines into P records well short of its 8 KiB buffer and `podman logs -t`
-    # stamps each continuation mid-line (podman.md); those lines must be joined again
+    # stamps each continuation mid-line (docs/podman.md); those lines must be joined again
     log = fixture_log(SMALL).read_bytes()
     name = replayer.start([all_at_once(log, exit_code=0)], tty=True)
     wait_exit(name)

@@ -9,8 +9,7 @@ from click.testing import CliRunner
 
 from bootlog.read import podman
 from bootlog.cli import cli
-from podman_util import (Boot, all_at_once, fixture_log, podman_ready, replayer,  # noqa: F401
-                         run_podman, runtime_oom, wait_exit)
+from podman_util import Boot, all_at_once, fixture_log, run_podman, runtime_oom, wait_exit
 
 SMALL = "012-v0.10.2-v1-small.log"  # v0.10.2, ready
 OOM = "022-v0.13.0-oom-engine-failed.log"  # v0.13.0, fails: CUDA OOM loading weights

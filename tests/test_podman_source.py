@@ -9,8 +9,7 @@ import pytest
 
 from bootlog.read import podman
 from bootlog.errors import SourceError
-from podman_util import (Boot, all_at_once, fixture_log, podman_ready, replayer,  # noqa: F401
-                         wait_exit)
+from podman_util import Boot, all_at_once, fixture_log, wait_exit
 
 STAMP = re.compile(rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ", re.M)
 
@@ -134,7 +133,7 @@ def test_inspect_state_and_events_mark_each_boot(replayer):
     inits = [e["time_ns"] for e in evs if e["status"] == "init"]
     dieds = [e["time_ns"] for e in evs if e["status"] == "died"]
     assert len(inits) == 2 and len(dieds) == 2
-    # podman.md: every record of boot N is later than boot N's init and boot N-1's died
+    # docs/podman.md: every record of boot N is later than boot N's init and boot N-1's died
     lines = b"".join(podman.logs(name)).splitlines()
     stamps = [podman.ts_ns(podman.TS_RE.match(ln)) for ln in lines]
     assert inits[0] < stamps[0] < dieds[0] < inits[1] < stamps[1] < dieds[1]
@@ -157,7 +156,7 @@ def test_read_batches_cut_a_long_log_at_line_ends_and_lose_nothing(replayer):
 
 
 def test_a_stream_ending_without_newline_is_not_glued_to_the_other(replayer):
-    # podman.md's restart sample: each boot ends stdout with a partial line, then writes stderr
+    # docs/podman.md's restart sample: each boot ends stdout with a partial line, then writes stderr
     boots = [Boot().out(f"boot up {i}\n".encode()).out(b"tail-no-newline").sleep(0.05)
              .err(b"boot err\n").exit(0) for i in range(2)]
     name = replayer.start(boots, attach=True)

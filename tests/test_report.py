@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from bootlog.cli import cli
-from conftest import FIXTURES, ROOT
+from paths import FIXTURES, ROOT
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"  # the corpus, copied
 # Ingest order matters: 014 goes last so `last`/`prev` (same source) exist for the report's diff.

@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from bootlog.cli import cli
-from conftest import FIXTURES, ROOT
+from paths import FIXTURES, ROOT
 
 SEED = FIXTURES / "seed"
 PLAN = FIXTURES.parent / "plans" / "frank-primary.toml"

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from bootlog.cli import cli
-from conftest import FIXTURES
+from paths import FIXTURES
 
 SEED = FIXTURES / "seed"
 PLAN = FIXTURES.parent / "plans" / "frank-primary.toml"
@@ -300,7 +300,7 @@ def test_the_history_holds_every_boots_plan_verdict_and_faults(page, db):
     assert list(cells) == [b["id"] for b in listed]  # oldest first, every boot
     gdn = next(b for b in listed if Path(b["source"]).stem.startswith("08-"))
     assert cells[gdn["id"]][3] == "32*" and "missed" in cells[gdn["id"]][2]
-    assert re.search(rf'title="missed: [^"]*gdn_hip_fault[^"]*">✗ \d+ missed', rows[[b["id"] for b in listed].index(gdn["id"]) + 1])
+    assert re.search(r'title="missed: [^"]*gdn_hip_fault[^"]*">✗ \d+ missed', rows[[b["id"] for b in listed].index(gdn["id"]) + 1])
     last = listed[-1]
     assert cells[last["id"]][2] == "✓ met" and cells[last["id"]][4] == "10-05 09:14"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bootlog.run.ingest import parse_source
 from bootlog.read.sources import open_source
-from conftest import FIXTURES
+from paths import FIXTURES
 
 SEED = FIXTURES / "seed"
 PARTS = [SEED / "01-shape-d-fp8-200704x3.log", FIXTURES / "012-v0.10.2-v1-small.log",

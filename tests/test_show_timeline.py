@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from bootlog.cli import cli
 from bootlog.judge.timeline import LETTERS, PHASES
-from conftest import FIXTURES
+from paths import FIXTURES
 
 SEED = FIXTURES / "seed"
 CONTAINER = "frank-primary-qwen"

@@ -137,7 +137,7 @@ def test_no_such_container(monkeypatch, tmp_path):
 
 
 def test_other_podman_failure_carries_its_message(monkeypatch, tmp_path):
-    # podman.md: the 'none' log driver, exit 125
+    # docs/podman.md: the 'none' log driver, exit 125
     msg = ("Error: this container is using the 'none' log driver, cannot read logs: "
            "this container is not logging output")
     env = _fake_podman(tmp_path, f"err.write({msg!r}.encode() + b'\\n'); sys.exit(125)\n", monkeypatch)
@@ -148,7 +148,7 @@ def test_other_podman_failure_carries_its_message(monkeypatch, tmp_path):
 
 
 def test_merges_stdout_and_stderr_by_timestamp(monkeypatch, tmp_path):
-    # podman.md "run -d + logs -f -t on a slow printer": stdout and stderr as podman splits them
+    # docs/podman.md "run -d + logs -f -t on a slow printer": stdout and stderr as podman splits them
     body = (
         "out.write(b'2026-11-29T14:25:20.436989717Z tick 1\\n'); out.flush()\n"
         "out.write(b'2026-11-29T14:25:21.438088399Z tick 2\\n'); out.flush()\n"
@@ -230,7 +230,7 @@ def test_engine_binary_and_args_from_the_environment(monkeypatch, tmp_path):
 
 # ---------------------------------------------------------------- real podman 4.3.1
 
-from podman_util import Boot, podman_ready, replayer, wait_exit  # noqa: E402,F401
+from podman_util import Boot, wait_exit  # noqa: E402
 
 
 def test_real_podman_logs_through_the_envelope(replayer):

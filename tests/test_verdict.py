@@ -1,4 +1,4 @@
-"""One verdict rule (bootlog/verdict.py) for the hook, check, diff, the report and the export: what
+"""One verdict rule (bootlog/judge/verdict.py) for the hook, check, diff, the report and the export: what
 a boot says of itself is a failure (or drift) whatever the plan says, on the seeds' real boots."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from bootlog.cli import cli
 from bootlog.judge.verdict import judge
-from conftest import FIXTURES
+from paths import FIXTURES
 
 SEED = FIXTURES / "seed"
 

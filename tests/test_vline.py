@@ -1,4 +1,4 @@
-"""vline.parse_line on verbatim lines of every era (corpus fixtures, vllm-log-formats.md)."""
+"""vline.parse_line on verbatim lines of every era (corpus fixtures, docs/log-formats.md)."""
 from __future__ import annotations
 
 from datetime import datetime, timezone

@@ -13,8 +13,7 @@ from click.testing import CliRunner
 
 from bootlog.read import podman
 from bootlog.cli import cli
-from podman_util import (Boot, fixture_log, podman_ready, replayer, run_podman,  # noqa: F401
-                         runtime_oom, until_ready, wait_exit)
+from podman_util import Boot, fixture_log, run_podman, runtime_oom, until_ready, wait_exit
 from test_podman_hook import SMALL, second_boot
 
 MULTI = "014-v0.10.2-nohup-multiboot.log"  # two boots: failed (value_error), then ready
@@ -328,7 +327,7 @@ def test_live_watch_follows_a_file_through_rotation(tmp_path, db_path):
 def test_watch_keeps_a_logo_boot_whose_first_line_holds_no_literal(tmp_path, db_path, cut):
     # a v0.15+ boot starts at the logo's empty first line, which the scanner never keeps: the
     # watch position must still be the boot's own, so the runtime OOM after ready lands on it
-    from conftest import FIXTURES
+    from paths import FIXTURES
 
     lines = (FIXTURES / "seed" / "07-5x262144-runtime-oom.log").read_bytes().split(b"\n")
     path = tmp_path / "server.log"
@@ -348,7 +347,7 @@ def test_watch_keeps_a_logo_boot_whose_first_line_holds_no_literal(tmp_path, db_
 def test_on_event_json_has_no_nan(tmp_path, db_path):
     # a fault line printed with limit=nan (the fork prints the float as it is): the event reaches
     # the --on-event command as strict JSON, the figure as null, as show --json stores it
-    from conftest import FIXTURES
+    from paths import FIXTURES
 
     log = tmp_path / "nan.log"
     log.write_bytes((FIXTURES / "016-v0.11.0-energy.log").read_bytes()
@@ -366,7 +365,7 @@ def test_on_event_json_has_no_nan(tmp_path, db_path):
 
 def test_watch_prints_a_boots_events_in_log_order(tmp_path, db_path):
     # seed 08: ready at line 231, the gdn_hip burst hours later: read in one batch, ready first
-    from conftest import FIXTURES
+    from paths import FIXTURES
 
     res = watch(db_path, "--file", str(FIXTURES / "seed" / "08-gdn-hip-burst-prefix-caching.log"), "--once")
     kinds = [line.split(" boot #1 ", 1)[1].split()[0].rstrip(":") for line in res.stdout.splitlines()]

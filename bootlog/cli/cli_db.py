@@ -83,7 +83,7 @@ def db_check(ctx) -> None:
 
     try:
         problems = run_check(_raw_store(ctx))
-    except (StoreError, *driver_errors()) as err:  # so damaged that the check itself cannot read it
+    except (StoreError, *driver_errors()) as err:  # type: ignore[misc]  # so damaged that the check itself cannot read it
         cause = err.__cause__ if isinstance(err, StoreError) else err
         if not isinstance(cause, driver_errors()):
             raise

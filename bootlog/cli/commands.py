@@ -174,7 +174,7 @@ def show(ctx, ref, container, host, as_json) -> None:
     from bootlog.render.render_boot import render_show
     from bootlog.run.query import show_ref
 
-    data = show_ref(get_store(ctx), ref, container=container, host=host)  # (metrics.md: + timeline)
+    data = show_ref(get_store(ctx), ref, container=container, host=host)  # (docs/figures.md: + timeline)
     if as_json:
         print_json(data)
     else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from bootlog.parse.hits import decimal
 from bootlog.figures import FIGURES, SIZING, UNITS, names
@@ -118,7 +118,7 @@ def _norm(v: Any) -> Any:
 MAX_NESTING = 64  # levels of a config value compared as a structure; deeper, it is compared as text
 
 
-def _structure(s: str) -> dict | list | None:
+def _structure(s: str) -> dict | list | tuple | None:
     """A dict or list printed as JSON or as a Python literal (enum members read as their
     names: compilation_config), else None; also None when it nests deeper than MAX_NESTING
     (a value 500 lists deep parses, and then every walk over it -- _norm -- ran out of stack:
@@ -410,7 +410,7 @@ def _status_findings(a: dict, b: dict) -> list[dict]:
 
 
 def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: list[dict],
-                     plan: Plan | None, k: float, min_pct: float, inert: list[str] = (),
+                     plan: Plan | None, k: float, min_pct: float, inert: Sequence[str] = (),
                      measured: bool = False, non_kv: str = "") -> list[dict]:
     ca, cb = _collapse(ra), _collapse(rb)
     if (len(ca) == 1 and None in ca) == (len(cb) == 1 and None in cb) or not ra or not rb:
@@ -620,7 +620,7 @@ def expect_text(ex: Expect, fig: dict, cfg: dict, rank: int | None) -> str:
 def _judge_expect(ex: Expect, value: float, fig: dict, cfg: dict, rank: int | None) -> tuple[bool | None, Any, str]:
     """(ok, bound value used, text). ok None = a bound could not be resolved."""
     ok, used = True, None
-    for op, (sign, test) in _OPS.items():
+    for op, (_sign, test) in _OPS.items():
         raw = getattr(ex, op)
         if raw is None:
             continue

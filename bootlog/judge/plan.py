@@ -31,7 +31,7 @@ from bootlog.parse.userpatterns import (PATTERN_BUDGET_S, PATTERN_TIMEOUT_S, Use
                                         warn)
 from bootlog.safe import cut
 
-# event kinds metrics.md adds to those bootlog.records reports
+# event kinds docs/figures.md adds to those bootlog.records reports
 ADDED_EVENT_KINDS = ("crash_loop", "gpu_fault")
 
 # The names a plan's [config] may use: vLLM's engine and server arguments as their dest names
@@ -298,7 +298,7 @@ def warning_whats() -> set[str]:
 
 
 def known_figures() -> set[str]:
-    """Names a plan may bound: the metrics.md vocabulary plus the catalogue's own figures."""
+    """Names a plan may bound: the docs/figures.md vocabulary plus the catalogue's own figures."""
     names = set(BY_NAME)
     try:  # the catalogue may define newer figures; it is optional for plan loading
         from bootlog.parse import patterns as _patterns
@@ -384,7 +384,7 @@ def compile_pattern(spec: dict, text: str, clock: Budget) -> UserPattern:
     try:
         rx = _regex.compile(src)
     except _regex.error as e:
-        raise err(f": regex does not compile: {e}")
+        raise err(f": regex does not compile: {e}") from None
     unit, event, literal, kind = (_string(spec.get(k), text, name, f"[[pattern]] {name} {k}")
                                   for k in ("unit", "event", "literal", "kind"))
     if kind not in (None, "capacity", "timing"):
@@ -438,7 +438,7 @@ def load_plan(path: str | Path, *, judge: bool = False) -> Plan:
     try:
         text = read_small(p, "plan")
     except OSError as e:
-        raise file_error("plan", p, e.strerror or e) from e
+        raise file_error("plan", p, e.strerror or str(e)) from e
     except UnicodeDecodeError as e:  # TOML is UTF-8 by definition
         raise file_error("plan", p, not_utf8(e)) from None
     depth, no = _nesting(text)
@@ -553,7 +553,7 @@ _TOP_TYPES: dict[str, Any] = {
     "metrics": dict, "events": dict, "boot": dict, "tolerance": dict, "pattern": list,
     "extra_args": "names", "deploy": dict,
 }
-# what [deploy] may require (metrics.md "deploy"): equal to the stored deploy context's
+# what [deploy] may require (docs/figures.md "deploy"): equal to the stored deploy context's
 DEPLOY_KEYS = ("image", "image_digest", "restart_count", "exit_code", "oom_killed", "env")
 _BOOT_CHOICES = {"status": ("ready", "failed", "incomplete"), "compile_cache": ("warm", "cold", "any")}
 

@@ -142,7 +142,7 @@ def _figure_of(r: Mapping[str, Any]) -> Figure:
 def _spans(figures: Iterable[Figure | Mapping[str, Any]], zone: tzinfo | None) -> list[_Span]:
     figs = (x if isinstance(x, Figure) else _figure_of(x) for x in figures)
     timed = [f for f in figs if f.ts is not None and _is_number(f.value)]
-    spans = []
+    spans: list[_Span] = []
     for name, (phase, depth) in DURATIONS.items():
         for f, end in _one_rank(timed, name, zone):
             start = end - timedelta(seconds=float(f.value))

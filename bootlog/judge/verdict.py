@@ -91,7 +91,7 @@ def word(code: int, failed: bool) -> str:
     return {OK: "OK", DRIFT: "DRIFT", FAILED: "FAILED" if failed else "VIOLATION"}.get(code, str(code))
 
 
-# OpenMetrics' bootlog_verdict (metrics.md): 0 OK, 1 drift, 2 violation, 3 failed
+# OpenMetrics' bootlog_verdict (docs/figures.md): 0 OK, 1 drift, 2 violation, 3 failed
 GAUGE = {"OK": 0, "DRIFT": 1, "VIOLATION": 2, "FAILED": 3}
 
 

@@ -1,7 +1,7 @@
 """The deploy around a boot: what the container engine says of the run (image, digest, command,
 environment, restarts, exit) and the plan's env file as it was, and the diff of two of them.
 
-A deploy context is a plain dict (the `"deploy"` object of `show --json`, metrics.md):
+A deploy context is a plain dict (the `"deploy"` object of `show --json`, docs/figures.md):
 
     {"engine": "podman", "container": "frank-primary-qwen", "container_id": "5d72…",
      "image": "docker.io/tcclaviger/vllm@sha256:da40…",   # the reference as run

@@ -242,7 +242,7 @@ def lower_free(a: list[GpuMem] | None, b: list[GpuMem] | None) -> list[GpuMem] |
 
 
 def figures(cards: list[GpuMem] | None) -> list[dict]:
-    """The readings as metric rows of metrics.md (`gpu_used_gib`, `gpu_free_gib`, rank = card
+    """The readings as metric rows of docs/figures.md (`gpu_used_gib`, `gpu_free_gib`, rank = card
     index; the caller maps cards to ranks when the container's device list says otherwise)."""
     rows = []
     for c in cards or []:

@@ -14,7 +14,7 @@ when the chat route answers 404/405 or says the model has no chat template. `ign
 sampling parameter) makes the server generate all `tokens`, so the speed is measured over the
 same count every time.
 
-Figures (metrics.md): `probe_health_s` = request sent -> whole 200 answer; `probe_ttft_s` =
+Figures (docs/figures.md): `probe_health_s` = request sent -> whole 200 answer; `probe_ttft_s` =
 completion request sent -> first SSE chunk that carries a token (vLLM's first chunk carries only
 the role, `"content": ""`); `probe_decode_tps` = the tokens that arrived after the first socket
 arrival bringing any / (last token arrival - first token arrival), and no figure but a problem

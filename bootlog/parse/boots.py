@@ -1,7 +1,7 @@
 """Boots: where one server/engine start begins and ends, how it ended, and what it printed.
 
 `BootSplitter.feed(vline, literal=...)` routes every candidate line to a boot; `finish()` returns
-the Boot records.  Rules (corpus README + vllm-log-formats.md):
+the Boot records.  Rules (corpus README + docs/log-formats.md):
 
 * A boot begins at a *start marker*: version banner / logo, `non-default args` / `args: Namespace`,
   the engine-config line, or an import-time line (plugins, "Automatically detected platform",
@@ -564,7 +564,7 @@ class _Acc:
             if self.tagged_api and v.role != "api" and not (b.vllm_version and _ver_tuple(b.vllm_version) >= (0, 31)):
                 # another program's uvicorn (corpus 025); from v0.31 the process tag is part of the
                 # log format: vLLM's own uvicorn, tqdm and raw tracebacks print untagged beside a
-                # tagged API server (vllm-log-formats.md 2.2)
+                # tagged API server (docs/log-formats.md 2.2)
                 ok = False
             if ok:
                 self.ready_line = v.lineno
@@ -670,7 +670,7 @@ class _Acc:
                     continue
                 if h.name == "worker_died":
                     # a V0 worker's death is printed by the driver, untagged: its pid numbers it
-                    ev_rank = det.get("rank", self.v0_worker_ranks.get(det.get("pid"), rank))  # type: ignore[arg-type]
+                    ev_rank = det.get("rank", self.v0_worker_ranks.get(det.get("pid"), rank))
                     if ev_rank is not None and "rank" not in det:
                         det["rank"] = ev_rank
                 self.add_event(Event(h.name, v.lineno, ev_rank, v.ts, msg.strip(), det))
@@ -693,7 +693,7 @@ class _Acc:
         first = self.runtime_root is not None and self.runtime_root_line <= self.dead_line + header
         b.failure_message = self.runtime_root if first else dead
         msg = b.failure_message
-        # (metrics.md: engine_died when no other root cause is printed; a GPU fault stays "other")
+        # (docs/figures.md: engine_died when no other root cause is printed; a GPU fault stays "other")
         b.failure = "oom" if OOM.search(msg) else "other" if GPU_FAULT.search(msg) else "engine_died"
         b.ended = "died"
         if b.failure != "engine_died":
@@ -868,13 +868,14 @@ def _number_workers(b: Boot, at: dict[int, dict[str, int]]) -> None:
         for dim in ("DP", "PP", "PCP", "TP"):
             r = r * sizes[dim] + d.get(dim, 0)
         return r
-    for x in (*b.metrics, *b.events):
+    placed: list[Metric | Event] = [*b.metrics, *b.events]
+    for x in placed:
         if x.line in at:
             x.rank = rank(at[x.line])
 
 
 def _derive(b: Boot, ready_line: int | None) -> None:
-    """metrics.md derived figures: boot_to_ready_s, kv_bytes_per_token, kv_margin_tokens."""
+    """docs/figures.md derived figures: boot_to_ready_s, kv_bytes_per_token, kv_margin_tokens."""
     if b.started_at is not None and b.ready_at is not None:
         try:
             secs = (b.ready_at - b.started_at).total_seconds()
@@ -1000,7 +1001,7 @@ class BootSplitter:
         i = bisect_right(starts, acc.last_seen)  # the first start after its last line
         if i and starts[i - 1] == acc.last_seen > acc.boot.first_line:
             # the next boot starts on this boot's last physical line: its partial last line
-            # (no final newline) with the next boot's first one glued on (podman.md, restarts)
+            # (no final newline) with the next boot's first one glued on (docs/podman.md, restarts)
             return acc.last_seen
         return starts[i] - 1 if i < len(starts) else max(total_lines or 0, acc.last_seen)
 
@@ -1097,7 +1098,7 @@ class BootSplitter:
 
     def _new_run(self, cur: _Acc, v: VLine) -> bool:
         """An engine's init or died event lies between the boot's last line and this one: the
-        container stopped and started again in between (podman.md: every record of a run is
+        container stopped and started again in between (docs/podman.md: every record of a run is
         later than its init and than the previous run's died)."""
         if not self.run_bounds or cur.last_ts is None or v.ts is None or v.ts.tzinfo is None \
                 or cur.last_ts.tzinfo is None:

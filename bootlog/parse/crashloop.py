@@ -1,5 +1,5 @@
 """Crash loops: two or more failed starts of one container (or source) in a row, each within
-15 minutes of the previous one (metrics.md `crash_loop`).
+15 minutes of the previous one (docs/figures.md `crash_loop`).
 
 The seeds' UTIL 1.00 attempt "died in worker init on both ranks at 09:53 and 09:54,
 NRestarts=2" and a 2×262144 shape "crash-looped, NRestarts=3 at ~6.7 min each": N failed boots

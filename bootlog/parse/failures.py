@@ -36,7 +36,7 @@ KV_INSUFFICIENT_V0 = "is larger than the maximum number of tokens that can be st
 def classify(msg: str, engine_done: bool, runtime: bool = False) -> str:
     if OOM.search(msg):
         return "oom"
-    if GPU_FAULT.search(msg):  # metrics.md: a GPU fault before ready fails the engine's start
+    if GPU_FAULT.search(msg):  # docs/figures.md: a GPU fault before ready fails the engine's start
         return "other" if runtime else "engine_init_failed"
     if msg.startswith("ValueError"):
         return "value_error"

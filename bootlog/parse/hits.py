@@ -22,7 +22,7 @@ class Hit:
 
     kind: str
     name: str
-    value: object
+    value: Any  # (by kind: see the docstring)
     unit: str | None
     pattern: str
     detail: dict

@@ -2,7 +2,7 @@
 
 One `Pattern` per wording variant: a case-sensitive `literal` every matching line contains (the
 prefilter), an unanchored regex (it works on the message part and on a whole raw line) and sample
-lines with the values they must give.  A named group called after a metrics.md figure (UNITS)
+lines with the values they must give.  A named group called after a docs/figures.md figure (UNITS)
 becomes one metric hit, so one line can give several figures; other named groups go into the
 hit's `detail`.  `match(msg)` runs the regexes of the literals the line holds only, and keeps the
 hits of recently seen lines.  What the entries call on lives beside it: hits.py (Hit, numbers),
@@ -693,7 +693,7 @@ CATALOGUE: tuple[Pattern, ...] = (
        r"MQLLMEngine is already dead, terminating server process", [
         ("CRITICAL 11-20 09:12:33 launcher.py:116] MQLLMEngine is already dead, terminating server process",
          {"mark": "engine_died"})]),
-    # --- GPU hard faults (metrics.md gpu_fault): the driver's words, with or without an exception
+    # --- GPU hard faults (docs/figures.md gpu_fault): the driver's words, with or without an exception
     _p("gpu_fault/rocm", "event", "gpu_fault", "Memory access fault by GPU node-",
        r"Memory access fault by GPU node-(?P<node>\d+)(?: \(Agent handle: (?P<agent>[^)]*)\))? on address "
        r"(?P<address>0x[0-9A-Fa-f]+|\(nil\))\.?(?:\s*Reason: (?P<reason>[^.]+))?", [

@@ -1,7 +1,7 @@
 """The vLLM line shape: process tag(s) -> role/rank, level, MM-DD time, [file:line], message.
 
 One function, `parse_line`, that never raises: anything it cannot read stays in `msg`.
-Shapes handled (vllm-log-formats.md section 2):
+Shapes handled (docs/log-formats.md section 2):
   "(APIServer pid=1) INFO 10-02 09:53:01 [api_server.py:1839] msg"        v0.10.1+
   "(RayWorkerProc pid=9, ip=10.0.0.2) (Worker_TP1 pid=9) INFO ..."         Ray outer + vLLM inner tag
   "INFO 04-28 16:55:11 api_server.py:440] msg"                             <= v0.7 (no bracket)
@@ -49,7 +49,7 @@ _ts_seen: dict[tuple[int, str], datetime | None] = {}
 def _role(name: str) -> str | None:
     if name.startswith("Ray") or name in ("EngineCoreActor", "DPEngineCoreActor", "DPMoEEngineCoreActor"):
         return "engine" if "EngineCore" in name else "ray"
-    if name.startswith("EngineCore") or name.startswith("VLLM_DP") or name.startswith("DPCoordinator"):
+    if name.startswith(("EngineCore", "VLLM_DP", "DPCoordinator")):
         return "engine"
     if "Worker" in name:
         return "worker"
@@ -240,5 +240,5 @@ def parse_line(rec: Record, year: int | None = None) -> VLine:
             msg = _REPEATED.sub("", msg)
         return VLine(lineno=rec.lineno, text=rec.text, msg=msg, ts=ts, proc=proc, role=role,
                      rank=rank, level=level, src=src, stream=rec.stream, tag=text[:pos] if pos else None)
-    except Exception:  # never raises: a line we cannot read is still a line
+    except Exception:  # noqa: BLE001 - never raises: a line we cannot read is still a line
         return VLine(lineno=rec.lineno, text=rec.text, msg=rec.text, ts=rec.ts, stream=rec.stream)

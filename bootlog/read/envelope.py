@@ -27,7 +27,7 @@ NOT when 3. it came _PAUSE s or more later: a reader that found a full buffer re
 else CONTINUED when 4. the read that produced the piece was (nearly) full: that stream's bytes
   under the piece's timestamp (conmon stamps every read() once), newlines included, reach half
   the reader's buffer (conmon STDIO_BUF_SIZE 8192; docker's 16 KiB pieces) -- a process that
-  dies mid-line leaves a short tail; half, as podman.md shows a 20 KB line whose first read was
+  dies mid-line leaves a short tail; half, as docs/podman.md shows a 20 KB line whose first read was
   8105 bytes -- or 5. (stream known: raw formats) the next piece came within _QUICK s.
 Otherwise the writer stopped mid-line (a boot that died, or in `2>&1` output a record of the
 other stream) and the next piece starts a new record.  A joined line keeps its first
@@ -36,7 +36,7 @@ physical line is), and records held back behind an unfinished line are bounded b
 size: memory stays bounded whatever a writer does.
 
 podman_ts skips rule 5: it does not say which stream a piece came from, and `podman logs -t 2>&1`
-glues a stdout partial line to the next stderr record (podman.md: "tail-no-newline<TS> boot err",
+glues a stdout partial line to the next stderr record (docs/podman.md: "tail-no-newline<TS> boot err",
 0.1 ms apart), which must be split -- except on a line ending in "\r": a `podman run -t` tty
 (CRLF, one stream; reads stop at 4095 bytes, so rule 4 never fires).  An embedded timestamp counts
 only with the line's own zone suffix ("Z" from podman) and never earlier than the piece before.
@@ -222,7 +222,7 @@ def records(lines: Iterable[Line], fmt: str) -> Iterator[Record]:
     if fmt not in _PARSERS:
         raise ValueError(f"unknown log format: {fmt}")
     if fmt in _JOINING:  # (lines joined past LINE_MAX are counted with those Lines cut: scan.Lines)
-        return _PARSERS[fmt](lines, getattr(lines, "count_cut", None))
+        return _PARSERS[fmt](lines, getattr(lines, "count_cut", None))  # type: ignore[call-arg]  # (the joining parsers take it)
     return _PARSERS[fmt](lines)
 
 
@@ -279,7 +279,7 @@ def _podman_ts(lines: Iterable[Line]) -> Iterator[Record]:
             continue
         # embedded timestamps: P continuations (join) or a new record after a partial line
         zone = b"Z" if tsb[-1:] in (b"Z", b"z") else tsb[-6:]
-        tty = raw.endswith(b"\r")  # podman run -t (onlcr, podman.md): one stream, rule 5 applies
+        tty = raw.endswith(b"\r")  # podman run -t (onlcr, docs/podman.md): one stream, rule 5 applies
         parts: list[bytes] = []
         cur_ts = first_ts = ts
         start = search = pos
@@ -323,7 +323,9 @@ class _Chain:
     __slots__ = ("lineno", "ts", "parts", "last_ts", "run", "slot", "size", "cut")
 
     def __init__(self, lineno: int, ts: datetime | None) -> None:
-        self.lineno, self.ts, self.last_ts, self.parts, self.run, self.slot = lineno, ts, ts, [], 0, [None]
+        self.parts: list = []  # bytes or text pieces, as the envelope's parser joins them
+        self.slot: list[Record | None] = [None]  # where the finished Record goes (its place in line order)
+        self.lineno, self.ts, self.last_ts, self.run = lineno, ts, ts, 0
         self.size, self.cut = 0, False
 
     def add(self, data) -> None:

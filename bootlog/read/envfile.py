@@ -200,7 +200,7 @@ def load_env(path: str | Path) -> dict[str, Any]:
     try:
         content = read_small(p, "env file")
     except OSError as e:
-        raise file_error("env file", p, e.strerror or e) from e
+        raise file_error("env file", p, e.strerror or str(e)) from e
     except UnicodeDecodeError as e:
         raise file_error("env file", p, not_utf8(e, show_byte=False)) from None
     lines = []
@@ -248,7 +248,7 @@ def load_env(path: str | Path) -> dict[str, Any]:
 
     for no, assigns in lines:
         for name, segs, quoted in assigns:
-            raw = "".join(seg if kind == "lit" else _VAR.sub(lambda m: ref(m.group(1) or m.group(2), name, no), seg)
+            raw = "".join(seg if kind == "lit" else _VAR.sub(lambda m: ref(m.group(1) or m.group(2), name, no), seg)  # noqa: B023  (called at once)
                           for kind, seg in segs)
             text[name] = raw
             # a quoted value stays text unless it reads as a number; "" still means unset

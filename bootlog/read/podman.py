@@ -5,7 +5,7 @@ and $BOOTLOG_PODMAN_ARGS (shlex-split) is put before the subcommand, so a test o
 point bootlog at a private store (`--root X --runroot Y`).  For docker, $BOOTLOG_DOCKER /
 $BOOTLOG_DOCKER_ARGS play the same part.
 
-Never `logs -f` and never `--tail`: both lose or reorder data in podman 4.3.1 (podman.md).  Callers
+Never `logs -f` and never `--tail`: both lose or reorder data in podman 4.3.1 (docs/podman.md).  Callers
 poll `logs(since=...)` instead; `since` is exclusive (a record stamped exactly `since` is left out),
 which `Cursor` below relies on.
 """
@@ -359,10 +359,8 @@ def advance(cursor: Cursor, data: bytes) -> Cursor:
 def read_new(name: str, cursor: Cursor, *, until: int | None = None, final: bool = False,
              engine: str = "podman") -> tuple[bytes, Cursor]:
     """Everything after `cursor` at once (see read_batches) and the cursor after it."""
-    parts = []
-    for data, cursor in read_batches(name, cursor, until=until, final=final, engine=engine):
-        parts.append(data)
-    return b"".join(parts), cursor
+    batches = list(read_batches(name, cursor, until=until, final=final, engine=engine))
+    return b"".join(data for data, _ in batches), batches[-1][1] if batches else cursor
 
 
 # ------------------------------------------------------------------------------ inspect, events
@@ -433,7 +431,7 @@ def events(name: str, since: int | datetime | str, until: int | datetime | str |
     (podman spelling: init, start, died, ...) and `time_ns`.
 
     podman's `init` and the previous `died` are the reliable boot boundaries: every record of a
-    boot is later than both, while StartedAt and `start` can trail the first record (podman.md).
+    boot is later than both, while StartedAt and `start` can trail the first record (docs/podman.md).
     """
     args = ["events", "--filter", f"container={name}", "--since", _since_arg(since)]
     if engine == "podman":
@@ -477,7 +475,7 @@ class RunEvent:
 def run_events(name: str, engine: str = "podman") -> list[RunEvent]:
     """The `init` and `died` events of the current container of that name, oldest first; []
     when the engine cannot say (no such container, an event log that cannot be read).  Every
-    record of a run is later than its init and than the previous run's died (podman.md): they
+    record of a run is later than its init and than the previous run's died (docs/podman.md): they
     bound its runs, so a boot's lines never span one."""
     try:
         info = inspect(name, engine=engine)

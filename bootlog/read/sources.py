@@ -10,7 +10,7 @@ import os
 import stat
 import sys
 from dataclasses import dataclass, field
-from typing import BinaryIO, Callable, Iterable, Iterator
+from typing import IO, BinaryIO, Callable, Iterable, Iterator
 
 from bootlog.errors import InputError
 
@@ -96,7 +96,7 @@ _OTHER_MAGIC = ((b"\xfd7zXZ\x00", "xz", "xz -dc"), (b"\x28\xb5\x2f\xfd", "zstd",
 
 
 def check_compression(head: bytes, path: str) -> None:
-    for magic, name, cmd in _OTHER_MAGIC:
+    for magic, name, cmd in _OTHER_MAGIC:  # noqa: B007  (the for-else below uses the one found)
         if head.startswith(magic):
             break
     else:
@@ -236,7 +236,7 @@ def _peeked_chunks(buf: BinaryIO, name: str, start: int, size: int, src: Source)
     if not hasattr(buf, "peek"):  # (a wrapped stream, e.g. a test runner's stdin)
         import io
 
-        buf = io.BufferedReader(buf)  # type: ignore[arg-type]
+        buf = io.BufferedReader(buf)  # type: ignore[type-var]  # (any raw binary stream reads)
     head = buf.peek(10)[:10]
     check_compression(head, name)
     if head[:2] == GZIP_MAGIC:
@@ -245,7 +245,7 @@ def _peeked_chunks(buf: BinaryIO, name: str, start: int, size: int, src: Source)
     yield from _read_from(buf, start, size)
 
 
-def _read_from(f: BinaryIO, start: int, size: int, read=None) -> Iterator[bytes]:
+def _read_from(f: IO[bytes] | io.BufferedIOBase, start: int, size: int, read=None) -> Iterator[bytes]:
     """A stream's bytes from offset `start` (read and dropped: pipes and gzip cannot seek)."""
     read = read or f.read
     skip = start

@@ -317,10 +317,10 @@ def _write_json(store, files: list[Path], ids: Sequence[int], wide: Wide, column
 def _write_csv(store, files: list[Path], ids: Sequence[int], wide: Wide, columns: list[str],
                sample_ids: Sequence[int]) -> None:
     with writing(files[0]) as fb, writing(files[1]) as fe, writing(files[2]) as fs:
-        boots, events = _CsvTable(fb, columns), _CsvTable(fe, EVENT_COLUMNS)
+        boot_csv, event_csv = _CsvTable(fb, columns), _CsvTable(fe, EVENT_COLUMNS)
         for page in _pages(store, ids):
-            boots.add(wide.row(d, columns) for d in page)
-            events.add(event_rows(page))
+            boot_csv.add(wide.row(d, columns) for d in page)
+            event_csv.add(event_rows(page))
         _CsvTable(fs, SAMPLE_COLUMNS).add(sample_rows(store, sample_ids))
 
 

@@ -19,7 +19,7 @@ Families (every one a gauge, so the classic text parser node_exporter uses reads
     bootlog_boot_died_serving{host,container}        1 when it was ready and its engine then died
 
 Choices:
-* Metric names stay bootlog's vocabulary (metrics.md; cli-contract.md says `bootlog_<metric>`),
+* Metric names stay bootlog's vocabulary (docs/figures.md; docs/cli.md says `bootlog_<metric>`),
   so `_s`/`_gib` are not rewritten to `_seconds`/`_bytes`.  A name is sanitised to
   [a-zA-Z0-9_] (colons are for recording rules).  `# UNIT` is written only when the name ends
   in `_<unit>` (OpenMetrics requires that suffix): `_tokens`, `_blocks`, `_s`, `_gib`; the
@@ -56,7 +56,7 @@ from bootlog.safe import term
 PREFIX = "bootlog_"
 MAX_LABEL = 1024
 
-# metrics.md's event kinds: each gets a sample (0 when absent) so alerts compare with 0
+# docs/figures.md's event kinds: each gets a sample (0 when absent) so alerts compare with 0
 EVENT_KINDS = ("oom", "engine_init_failed", "value_error", "kv_cache_insufficient", "traceback",
                "gdn_hip_fault", "gdn_hip_fault_cap", "worker_died", "warning", "crash_loop", "gpu_fault")
 

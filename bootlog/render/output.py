@@ -117,7 +117,7 @@ def writing(path: str | os.PathLike, *, binary: bool = False, new_mode: int | No
     directory = os.path.dirname(target)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""})) as f:
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
@@ -140,7 +140,7 @@ def _open_special(target: str, binary: bool) -> IO:
             raise InputError(f"{target} is a FIFO that nobody reads: start its reader first") from None
         raise
     os.set_blocking(fd, True)
-    return os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"}))
+    return os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")
 
 
 def write_whole(path: str | os.PathLike, data: str | bytes, *, new_mode: int | None = None) -> None:

@@ -42,12 +42,14 @@ def _series(samples: Iterable, key: str, clock: Clock | None) -> tuple[list[date
     return xs, ys
 
 
-def faults_over_time(events: Sequence[dict], clock: Clock | None) -> tuple[list[datetime], list[int]]:
+def faults_over_time(events: Sequence[dict], clock: Clock | None) -> tuple[list[datetime], list[float]]:
     """Cumulative gdn_hip faults at each fault line's time (a line may stand for a run of
     faults: verdict.count_of counts it as diff does)."""
     from bootlog.judge.verdict import count_of
 
-    xs, ys, total = [], [], 0
+    xs: list[datetime] = []
+    ys: list[float] = []
+    total = 0
     for e in events:
         if e.get("kind") != "gdn_hip_fault":
             continue

@@ -130,12 +130,12 @@ def diff_html(result: dict, prev: dict, clock: Clock, moved: list[dict]) -> str:
                 for f in shown]
         out.append(_table(("verdict", "section", "key", "before", "now", "Δ", "%", "why"), rows, "diff"))
     out.append(f'<p class="summary">{h(summary_line(result))} (the unchanged are not listed)</p>')
-    rows = [r for r in moved if abs(r["delta"]) >= PHASE_MOVE_S]
-    if rows:
+    phases = [r for r in moved if abs(r["delta"]) >= PHASE_MOVE_S]
+    if phases:
         out.append(_table(("phase", "before [s]", "now [s]", "Δ [s]"),
                           [(_swatch(r["phase"]) + h(r["phase"]), *(h(fmt_value(round(float(r[k]), 2)))
                                                                     for k in ("old", "new", "delta")))
-                           for r in rows], "phases"))
+                           for r in phases], "phases"))
     elif moved:
         out.append(f"<p>No phase of the boot moved by {fmt_value(PHASE_MOVE_S)} s or more.</p>")
     return "\n".join(out)

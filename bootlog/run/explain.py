@@ -99,7 +99,10 @@ def explain_log(path: str | Path, plan: Any = None) -> dict:
         for hit in apply_user_patterns(plan, (recs[n] for n in sorted(recs))):
             boot = next((b for b in reversed(boots) if b.first_line <= (hit.line or 0) <= b.last_line), None)
             if boot is not None:
-                (boot.metrics if isinstance(hit, Metric) else boot.events).append(hit)
+                if isinstance(hit, Metric):
+                    boot.metrics.append(hit)
+                else:
+                    boot.events.append(hit)
     used: set[int] = set()
     messages: set[str] = set()
     out_boots = []

@@ -6,7 +6,7 @@ The container is only ever read (inspect, events, logs): never stopped, restarte
 Which boot is "the one starting now": the container's run that was current when the hook was
 started (or the next one, if it started between runs), bounded by podman's `init` events
 (every record of a boot is later than its init and than the previous boot's `died`,
-podman.md); StartedAt can trail the first record, so it is only a fallback, widened by a
+docs/podman.md); StartedAt can trail the first record, so it is only a fallback, widened by a
 margin.  A run that ends while the hook waits (even if the engine restarts the container at
 once) is the deploy's outcome; the last boot the parser finds in the run is the one taken.
 """
@@ -82,7 +82,7 @@ def pick_run(name: str, st: podman.State, ref_ns: int, engine: str = "podman") -
     """The run that was current when the hook started (`ref_ns`), else the first one after.
 
     Boundaries are podman's `init` events: every record of a run is later than its init and
-    than the previous run's `died` (podman.md).  Without events (docker has no init; an event
+    than the previous run's `died` (docs/podman.md).  Without events (docker has no init; an event
     log that cannot be read), StartedAt widened by a margin stands in.
     """
     lookback = min(ref_ns, st.started_at or ref_ns) - EVENT_LOOKBACK_NS

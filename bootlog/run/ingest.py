@@ -436,14 +436,14 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
     if not boots and position is None:
         return out
     try:
-        saved = save_boots(store, info, boots, position=position, extend=extend, planned=plan is not None,
+        saved = save_boots(store, info, boots, position=position, extend=extend, planned=plan is not None,  # type: ignore[arg-type]  # (Boots reads like a sequence)
                            resumed_from=resume.offset if resume is not None else None, reread=reread)
     except PositionMoved:
         # another ingest stored these lines while this one read them: read again from its position
         if _again >= 5:
             from bootlog.errors import StoreError
 
-            raise StoreError(f"{source.name}: other ingests keep storing this file meanwhile; try again")
+            raise StoreError(f"{source.name}: other ingests keep storing this file meanwhile; try again") from None
         return ingest(store, spec, container=container, container_engine=container_engine, host=host,
                       plan=plan, progress=progress, source=source, deploy=deploy, _again=_again + 1)
     out.extend(IngestedBoot(i, c, boots, k) for k, (i, c) in enumerate(saved))

@@ -207,8 +207,8 @@ class ContainerTail:
         self.key = f"watch:{engine}:{name}"
         self.label = f"{engine}:{name}"
         self._deploy: tuple[Any, dict | None] = (None, None)
-        self._run = None  # (id, StartedAt, FinishedAt) of the run last read
-        self._run_stored = None  # ... as it was when new_state() last looked
+        self._run: tuple | None = None  # (id, StartedAt, FinishedAt) of the run last read
+        self._run_stored: tuple | None = None  # ... as it was when new_state() last looked
         self._bounds: tuple[Any, list] = (None, [])
         self.cut_lines = 0  # lines cut at sources.LINE_MAX in the parse (FileTail's doc)
 
@@ -528,11 +528,11 @@ def _new_events(bid: int, created: bool, boot: Boot, known: dict[tuple, _Known])
         k.status = boot.status
         msg = ((boot.failure_message or boot.failure or "") if boot.status == "failed"
                else "Application startup complete.")
-        ev = {**base, "kind": f"boot_{boot.status}", "rank": None, "line": None,
-              "ts": boot.ready_at if boot.status == "ready" else boot.ended_at, "message": msg,
-              "detail": {"failure": boot.failure} if boot.status == "failed" else {}}
+        said: dict[str, Any] = {**base, "kind": f"boot_{boot.status}", "rank": None, "line": None,
+                "ts": boot.ready_at if boot.status == "ready" else boot.ended_at, "message": msg,
+                "detail": {"failure": boot.failure} if boot.status == "failed" else {}}
         # in log order: a boot read ready and faulting in one batch says ready before its faults
-        out.insert(_before_later(out, ev["ts"]) if boot.status == "ready" else len(out), ev)
+        out.insert(_before_later(out, said["ts"]) if boot.status == "ready" else len(out), said)
     if boot.status == "ready" and boot.failure and not k.died:
         # the engine died serving: the endpoint is down although the boot was fine (seeds)
         k.died = True

@@ -72,7 +72,7 @@ class Store:
         except BaseException:
             try:
                 self.execute("ROLLBACK")
-            except Exception:
+            except Exception:  # noqa: BLE001 - a failed rollback must not hide the error that caused it
                 pass
             raise
         self.execute("COMMIT")
@@ -80,7 +80,7 @@ class Store:
     def close(self) -> None:
         try:
             self.conn.close()
-        except Exception:
+        except Exception:  # noqa: BLE001 - closing a connection that broke: nothing left to do
             pass
 
 
@@ -277,7 +277,7 @@ def open_store(db: str | None, *, create: bool = True) -> Store:
             if current_revision(store) != HEAD_REVISION:
                 store.close()
                 raise StoreError(f"database {store.where} is read-only and its schema is older than this "
-                                 "bootlog's: run bootlog db upgrade where it is writable")
+                                 "bootlog's: run bootlog db upgrade where it is writable") from None
             return store
         if isinstance(err, StoreError):
             raise

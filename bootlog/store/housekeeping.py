@@ -107,7 +107,7 @@ def backup(store: Store, dest: str) -> str:
     try:
         store.execute("VACUUM INTO ?", (dest,))
         os.chmod(dest, 0o600)
-    except (OSError, *dbmod.driver_errors()) as err:
+    except (OSError, *dbmod.driver_errors()) as err:  # type: ignore[misc]  # (a tuple built at run time)
         raise StoreError(f"backup failed: {dbmod.one_line(err)}") from err
     return dest
 

@@ -81,7 +81,9 @@ class RuntimeFold:
     __slots__ = ("n", "last", "mx")
 
     def __init__(self) -> None:
-        self.n, self.last, self.mx = 0, None, {}
+        self.n: int = 0
+        self.last: dict[str, Any] | None = None
+        self.mx: dict[str, Any] = {}
 
     def add(self, values: dict[str, Any]) -> None:
         self.n += 1
@@ -266,8 +268,8 @@ def resolve_ref(store: Store, ref: str, container: str | None = None, host: str 
     last = store.one("SELECT boots.id, boots.container, boots.host, boots.source_id, boots.start_key FROM boots"
                      + where_clause(fw) + f" ORDER BY {NEWEST} LIMIT 1", fp)
     if last is None:
-        where = f" for container {container}" if container else (f" for host {host}" if host else "")
-        raise RefError(f"no boot matches {ref!r}{where}" if back else f"no boots stored yet{where}")
+        scope = f" for container {container}" if container else (f" for host {host}" if host else "")
+        raise RefError(f"no boot matches {ref!r}{scope}" if back else f"no boots stored yet{scope}")
     if back == 0:
         return last[0]
     # the boots started before `last` in its container/source, newest first; for a
@@ -322,8 +324,8 @@ def show_boot(store: Store, boot_id: int) -> dict:
 def samples(store: Store, boot_ids: Sequence[int]) -> Iterator[tuple[int, Sample]]:
     """(boot id, Sample) of the boots' periodic statistics lines, boot by boot in log order."""
     for chunk in chunks(list(dict.fromkeys(boot_ids)), CHUNK):
-        got = retry(lambda: store.rows(f"SELECT boot_id, data FROM sample_chunks WHERE boot_id IN {in_list(len(chunk))} "
-                                       "ORDER BY boot_id, first_line, id", chunk))
+        got = retry(lambda: store.rows(f"SELECT boot_id, data FROM sample_chunks WHERE boot_id IN {in_list(len(chunk))} "  # noqa: B023
+                                       "ORDER BY boot_id, first_line, id", chunk))  # noqa: B023  (retry calls it at once)
         for bid, data in got:
             for s in samples_of(data):
                 yield bid, s
@@ -369,7 +371,8 @@ TABLES = ("sources", "boots", "metrics", "config", "events", "sample_chunks", "d
 
 def count_rows(store: Store) -> dict[str, int]:
     """Rows per table, and the runtime samples the chunks hold."""
-    out = {t: int(retry(lambda t=t: store.one(f"SELECT count(*) FROM {t}"))[0]) for t in TABLES}
+    out: dict[str, int] = {t: int(retry(lambda t=t: store.one(f"SELECT count(*) FROM {t}"))[0])  # type: ignore[misc]
+                           for t in TABLES}
     out["samples"] = int(retry(lambda: store.one("SELECT coalesce(sum(n), 0) FROM sample_chunks"))[0])
     return out
 

@@ -378,9 +378,9 @@ def _save_rows(store: Store, sid: int, boots: Sequence[Boot], rows: list[dict[st
         result[i] = (bid, True)
         children.append((bid, order[i]))
     _insert_children(store, children, boots)
-    for i, r in enumerate(mine):  # in-save duplicates point at the first copy
+    for i, row in enumerate(mine):  # in-save duplicates point at the first copy
         if result[i] is None:
-            result[i] = (result[seen[r["fingerprint"]]][0], False)
+            result[i] = (result[seen[row["fingerprint"]]][0], False)
     return [r for r in result if r is not None]
 
 

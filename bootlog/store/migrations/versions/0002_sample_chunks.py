@@ -62,7 +62,8 @@ def _chunk_rows() -> None:
     conn = op.get_bind()
     chunks = sa.table("sample_chunks", sa.column("boot_id"), sa.column("first_line"), sa.column("last_line"),
                       sa.column("n"), sa.column("data", sa.JSON()))
-    boot, rows = None, []
+    boot = None
+    rows: list[tuple] = []  # (line, ts, values) of one boot, up to CHUNK_ROWS
 
     def flush() -> None:
         if rows:
