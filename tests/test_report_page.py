@@ -373,3 +373,14 @@ def test_a_chart_says_under_it_which_boots_miss_the_plan(page, db):
     cap = re.search(r'alt="kv_cache_tokens" src="[^"]+"><p class="cap">(.*?)</p>', page).group(1)
     assert cap == f"{len(low)} boots miss the plan's kv_cache_tokens ≥ 400,700 (ringed): {', '.join(low)}"
     assert re.search(r'alt="graph_capture_gib" src="[^"]+">(?!<p class="cap">)', page)  # (none misses)
+
+
+def test_key_figures_from_log_text_are_escaped():
+    from bootlog.report_page import key_figures_html
+
+    doc = {"boot": {"id": 1, "status": "ready"}, "events": [],
+           "config": {"max_model_len": "<img src=x onerror=alert(1)>\x1b[2J"},
+           "metrics": [{"name": "kv_cache_tokens", "value": 5000, "unit": "<b>tok</b>", "rank": None}]}
+    got = key_figures_html(doc)
+    assert "<img" not in got and "<b>tok" not in got and "\x1b" not in got
+    assert "&lt;img src=x" in got and "5,000 <small>&lt;b&gt;tok&lt;/b&gt;</small>" in got
