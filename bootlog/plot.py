@@ -6,18 +6,23 @@ functions, with the headless Agg backend.
 What the picture holds, and why it looks the way it does:
 * The figure per boot; a boot whose ranks disagree shows one point per rank in its own series
   (series()), so a TP8 outlier rank is seen without eight lines for everyone.
-* Failed boots, and ready ones whose engine then died serving: a marker on the floor of the
-  axes, one marker shape per failure kind, named in the legend.  Failed boots rarely print the
-  figure, so the floor is where they are still seen; no text on the axes, so nothing overlaps.
+* Failed boots, and ready ones whose engine then died serving: one marker shape per failure
+  kind, named in the legend, drawn once — in place of the boot's dot where it printed the figure
+  (a died-serving boot usually did), on the floor of the axes where it printed none (failed boots
+  rarely do); no text on the axes, so nothing overlaps.
 * Config changes: a track above the axes, a tick between the two boots and the NAMES of the keys
-  that changed (the values are in the history table and the diff).  Labels are set in rows, each
-  in the first row where it overlaps no other, measured with the renderer's own text sizes.
+  that changed (the values are in the history table and the diff; an engine alias moving with
+  its key, max_seq_len with max_model_len, is not named again).  Labels are set in rows, each
+  in the first row where it overlaps no other, measured with the renderer's own text sizes; a
+  label that would run off the picture's right edge ends at its tick instead.
 * The figure's budget, where it has one: graph_capture_gib against the planner's
   cudagraph_estimate_gib, and with a plan its bounds (kv_cache_tokens >= min, boot_to_ready_s
-  <= max, a bound naming another figure as that figure's series), dashed.
+  <= max, a bound naming another figure as that figure's series), dashed; each point a plan bound
+  fails (as `check --plan` judges it) ringed, the legend counting them.
 * One number format per axis: render.fmt_value with the decimals the ticks need (no 1.2e+06
-  beside 800,000).  x ticks: boot id over its start on the report's clock, every k-th boot when
-  they would not fit side by side.
+  beside 800,000).  x ticks: every boot's id over its start on the report's clock (date over
+  time); when they would not fit side by side, the ids that fit, the start under every k-th, and
+  a plain tick for each boot left unlabelled (tick_plan).
 * Fixed margins computed from the measured labels (no tight_layout guesswork), so the track's
   label positions are known before anything is drawn.
 """
@@ -416,7 +421,7 @@ def figure(docs: Sequence[dict], metric: str, *, title: str | None = None, clock
         # a failed boot, or one that died serving, is drawn once: its failure marker at each value
         # it printed (in place of the series' dot), on the floor of the axes when it printed none
         for k, (label, where) in enumerate(fails.items()):
-            pts = [(i, v) for i in where for v in _values_at(lines, i)] or []
+            pts = [(i, v) for i in where for v in _values_at(lines, i)]
             pts += [(i, ymin) for i in where if not _values_at(lines, i)]
             ax.scatter([i for i, _ in pts], [y for _, y in pts], marker=FAILURE_MARKERS[k % len(FAILURE_MARKERS)],
                        s=60, color=FAILURE_COLOR if label.startswith("failed") else "white",
@@ -488,7 +493,7 @@ def figure(docs: Sequence[dict], metric: str, *, title: str | None = None, clock
 
 
 def _draw_series(ax, xs: list[int], lines: dict[str, list[float | None]], metric: str,
-                 failed_at: set[int] = frozenset()) -> None:
+                 failed_at: set[int] | frozenset[int] = frozenset()) -> None:
     for label, vals in lines.items():
         # NaN breaks the line: a boot without the figure is a gap, not an interpolation
         ys = [float("nan") if v is None else v for v in vals]

@@ -1,12 +1,13 @@
 """`bootlog report`: one self-contained HTML page that answers "is the latest deploy good, and
 what changed" (issue 25), top to bottom:
 
-1. the latest boot: one verdict word (OK / DRIFT / VIOLATION / FAILED, as the hook says it), with
-   --plan each expectation met or missed (compare.check over reread.with_plan_patterns), its
+1. the latest boot: one verdict word (OK / DRIFT / VIOLATION / FAILED, as the hook says it), its
+   key figures (KEY_FIGURES, plan or no plan), with --plan each expectation met or missed (compare.check over reread.with_plan_patterns), its
    diff against the boot before (compare.diff; the rows that moved) and the phases that moved,
    and its timeline as a bar;
 2. every boot's timeline in one chart (plot_timeline);
-3. the key figures across boots (plot), budgets and plan bounds drawn in;
+3. the key figures across boots (plot), budgets and plan bounds drawn in, and under a chart the
+   boots whose points a plan bound fails;
 4. runtime series of the newest boots that have statistics lines (plot_runtime);
 5. the history table (with --plan, each boot's verdict), then the latest boot's events.
 
