@@ -172,11 +172,14 @@ def timeline_bar_html(tl: list[dict]) -> str:
             f'<ul class="legend">{legend}<li><b>total {h(fmt_value(round(total, 2)))} s</b></li></ul>')
 
 
-def key_figures_html(doc: dict) -> str:
-    """The boot's KEY_FIGURES it has, each as a tile: name over value and unit."""
+def key_figures_html(doc: dict, check: dict | None = None) -> str:
+    """The boot's KEY_FIGURES it has, each as a tile: name over value and unit; a tile whose
+    figure the plan's check found missed is marked, what the plan expects in its title."""
     from bootlog.report import figure
 
     units = {m["name"]: m.get("unit") for m in doc.get("metrics", [])}
+    missed = {str(f["key"]): f for f in (check or {}).get("findings", [])
+              if f["verdict"] in ("violation", "drift") and f["section"] != "event"}
     tiles = []
     for name in KEY_FIGURES:
         v = figure(doc, name)
@@ -184,8 +187,10 @@ def key_figures_html(doc: dict) -> str:
             continue
         unit = units.get(name)
         gap = "" if unit == "x" else " "  # (2x, as vLLM prints a concurrency)
-        tiles.append(f"<div><dt>{_th(name)}</dt><dd>{cell(v)}{gap + '<small>' + h(unit) + '</small>' if unit else ''}"
-                     "</dd></div>")
+        miss = missed.get(name)
+        attrs = f' class="miss" title="misses the plan: {h(miss.get("why") or "")}"' if miss else ""
+        tiles.append(f"<div{attrs}><dt>{_th(name)}{' ✗' if miss else ''}</dt>"
+                     f"<dd>{cell(v)}{gap + '<small>' + h(unit) + '</small>' if unit else ''}</dd></div>")
     return f'<dl class="keyfigs">{"".join(tiles)}</dl>' if tiles else ""
 
 
@@ -218,7 +223,7 @@ def latest_html(doc: dict, clock: Clock, tl: list[dict], *, check: dict | None, 
     parts = [f'<section class="latest v-{word.lower()}"><h2>Latest boot #{h(b["id"])}: '
              f'<span class="verdict">{h(word)}</span></h2>',
              f'<p class="why">{h(" · ".join(why)) if why else "no plan given (--plan) and no boot before it to compare with"}</p>',
-             f'<dl class="facts">{dl}</dl>', key_figures_html(doc)]
+             f'<dl class="facts">{dl}</dl>', key_figures_html(doc, check)]
     if check is not None:
         parts.append(checks_html(check, plan_name or "plan"))
     if diff is not None and prev is not None:
@@ -326,6 +331,9 @@ dl.keyfigs{display:flex;flex-wrap:wrap;gap:.4em;margin:.6em 0}
 dl.keyfigs div{border:1px solid #ddd;border-radius:4px;padding:.2em .7em;background:#fafafa}
 dl.keyfigs dt{color:#666;font-size:.78em}dl.keyfigs dd{margin:0;font-size:1.15em;font-weight:600;white-space:nowrap}
 dl.keyfigs small{font-weight:normal;color:#666}
+dl.keyfigs div.miss{border-color:#c62828;background:#fdecea}dl.keyfigs div.miss dt{color:#c62828;font-weight:600}
+table.diff td:nth-child(-n+3),table.verdicts td:nth-child(-n+3){white-space:nowrap}
+table.diff td:nth-child(4),table.diff td:nth-child(5),table.verdicts td:nth-child(4){min-width:9em}
 .r-violation,.r-drift{color:#c62828;font-weight:600}.r-same{color:#2e7d32}
 .r-insufficient_history{color:#8a6d00}.r-changed{color:#555}
 .tbar{display:flex;height:22px;border:1px solid #999;margin:.4em 0;-webkit-print-color-adjust:exact;

@@ -334,7 +334,7 @@ def test_a_failed_latest_boot_is_failed_whatever_it_was_compared_with(tmp_path):
 
 def key_figures(top: str) -> dict[str, str]:
     """The latest card's key-figure tiles: name -> value as shown (tags dropped)."""
-    tiles = re.findall(r"<div><dt>(.*?)</dt><dd>(.*?)</dd></div>", section(top, '<dl class="keyfigs">', "</dl>"))
+    tiles = re.findall(r"<div[^>]*><dt>(.*?)</dt><dd>(.*?)</dd></div>", section(top, '<dl class="keyfigs">', "</dl>"))
     return {re.sub("<[^>]+>", "", k): re.sub("<[^>]+>", "", v) for k, v in tiles}
 
 
@@ -373,6 +373,21 @@ def test_a_chart_says_under_it_which_boots_miss_the_plan(page, db):
     cap = re.search(r'alt="kv_cache_tokens" src="[^"]+"><p class="cap">(.*?)</p>', page).group(1)
     assert cap == f"{len(low)} boots miss the plan's kv_cache_tokens ≥ 400,700 (ringed): {', '.join(low)}"
     assert re.search(r'alt="graph_capture_gib" src="[^"]+">(?!<p class="cap">)', page)  # (none misses)
+
+
+def test_a_key_figure_the_plan_misses_is_marked_on_the_card(tmp_path):
+    db = tmp_path / "d.db"
+    log = SEED / "01-shape-d-fp8-200704x3.log"
+    assert run(db, "ingest", "--container", CONTAINER, "--plan", str(PLAN), str(log)).exit_code == 0
+    top = section(run(db, "report", "--plan", str(PLAN)).stdout, '<section class="latest', "</section>")
+    # shape D: "GPU KV cache size: 398,658 tokens", "Maximum concurrency ...: 1.99x" (its log, lines 189-190)
+    assert "GPU KV cache size: 398,658 tokens" in log.read_text() and "1.99x" in log.read_text()
+    missed = re.findall(r'<div class="miss" title="misses the plan: ([^"]*)"><dt>(.*?) ✗</dt>', top)
+    assert [k.replace("<wbr>", "") for _, k in missed] == ["kv_cache_tokens", "max_concurrency"]
+    assert "plan expects ≥ 400,700" in missed[0][0]
+    assert key_figures(top)["kv_cache_tokens ✗"] == "398,658 tokens"
+    plain = section(run(db, "report").stdout, '<section class="latest', "</section>")
+    assert 'class="miss"' not in plain  # (no plan, nothing to miss)
 
 
 def test_key_figures_from_log_text_are_escaped():
