@@ -203,3 +203,22 @@ def test_the_track_stays_inside_the_picture(engine_docs):
         assert any(re.search(r"\+\d+ more keys$", t) for t, _ in boxes)  # (the long labels are there)
     finally:
         mpl.pyplot.close(fig)
+
+
+def test_a_bound_on_ranks_that_disagree_rings_the_rank_that_misses(seed_docs, tmp_path):
+    from bootlog.plan import load_plan
+    from bootlog.plot import figure
+
+    (tmp_path / "p.toml").write_text('name = "tight"\n[metrics.graph_capture_gib]\nmax = 0.2\n')
+    exp = labelled(seed_docs)
+    # shapes D/E and the ladder captured 0.31-0.34 GiB on rank 0 and 0.17-0.19 on rank 1 (their
+    # "Graph capturing finished ... took X GiB" lines): rank 0 misses <= 0.2, rank 1 meets it
+    want = sorted((i, max(e["graph_capture_gib"])) for i, e in enumerate(exp)
+                  if isinstance(e.get("graph_capture_gib"), list) and max(e["graph_capture_gib"]) > 0.2)
+    assert want and all(min(exp[i]["graph_capture_gib"]) <= 0.2 for i, _ in want)
+    fig = figure(seed_docs, "graph_capture_gib", plan=load_plan(tmp_path / "p.toml"))
+    try:
+        (rings,) = [c for c in fig.axes[0].collections if c.get_label().startswith("misses the plan")]
+        assert sorted((int(round(x)), round(y, 2)) for x, y in rings.get_offsets()) == want
+    finally:
+        mpl.pyplot.close(fig)
