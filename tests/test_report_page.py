@@ -330,3 +330,72 @@ def test_a_failed_latest_boot_is_failed_whatever_it_was_compared_with(tmp_path):
     assert '<section class="latest v-failed">' in top and '<span class="verdict">FAILED</span>' in top
     assert "<dt>root cause</dt><dd>ValueError: Free memory on device cuda:" in top
     assert "<b>total " in top and "failed " in top  # (its timeline runs to its last line)
+
+
+def key_figures(top: str) -> dict[str, str]:
+    """The latest card's key-figure tiles: name -> value as shown (tags dropped)."""
+    tiles = re.findall(r"<div[^>]*><dt>(.*?)</dt><dd>(.*?)</dd></div>", section(top, '<dl class="keyfigs">', "</dl>"))
+    return {re.sub("<[^>]+>", "", k): re.sub("<[^>]+>", "", v) for k, v in tiles}
+
+
+def test_the_latest_card_shows_its_key_figures_without_a_plan(db):
+    res = run(db, "report")
+    top = section(res.stdout, '<section class="latest', "</section>")
+    exp = json.loads((SEED / "04-shape-g-kv-400700-no-prefix-cache.expected.json").read_text())[0]
+    # the hand label of shape G: 200,704 x 3, KV 401,408 tokens / 2.00x, capture -0.05 / -0.07 GiB
+    figs = key_figures(top)
+    assert figs == {"max_model_len": f"{exp['max_model_len']:,}", "max_num_seqs": str(exp["max_num_seqs"]),
+                    "kv_cache_tokens": f"{exp['kv_cache_tokens']:,} tokens", "max_concurrency": "2x",
+                    "graph_capture_gib": "/".join(f"{v:.2f}" for v in exp["graph_capture_gib"]) + " GiB",
+                    "torch_compile_s": f"{exp['torch_compile_s']} s",
+                    "boot_to_ready_s": figs["boot_to_ready_s"], "faults": "0"}
+    # boot to ready: from its first line (16:14:22.868Z) to ready (…) as the timeline adds it up
+    total = re.search(r"<b>total ([\d,.]+) s</b>", top).group(1)
+    assert figs["boot_to_ready_s"] == f"{total} s"
+
+
+def test_a_died_serving_latest_boot_shows_what_it_held_and_its_failure(tmp_path):
+    db = tmp_path / "e02.db"
+    log = FIXTURES / "engine" / "e02-v0.32.0-cpu-warm-engine-core-killed.log"
+    assert run(db, "ingest", str(log)).exit_code == 0
+    exp = json.loads(log.with_suffix(".expected.json").read_text())[0]
+    top = section(run(db, "report").stdout, '<section class="latest', "</section>")
+    assert '<span class="verdict">FAILED</span>' in top and "ready (engine_died)" in top
+    figs = key_figures(top)
+    assert figs["kv_cache_tokens"] == f"{exp['kv_cache_tokens']:,} tokens"
+    assert figs["max_model_len"] == f"{exp['max_model_len']:,}" and figs["max_concurrency"] == "64x"
+
+
+def test_a_chart_says_under_it_which_boots_miss_the_plan(page, db):
+    listed = json.loads(run(db, "list", "--json").stdout)
+    # shapes D, E, F printed "GPU KV cache size: 398,658 tokens" (the seeds' own words), under 400,700
+    low = [f"#{b['id']}" for b in listed if Path(b["source"]).stem[:3] in ("01-", "02-", "03-", "10-")]
+    cap = re.search(r'alt="kv_cache_tokens" src="[^"]+"><p class="cap">(.*?)</p>', page).group(1)
+    assert cap == f"{len(low)} boots miss the plan's kv_cache_tokens ≥ 400,700 (ringed): {', '.join(low)}"
+    assert re.search(r'alt="graph_capture_gib" src="[^"]+">(?!<p class="cap">)', page)  # (none misses)
+
+
+def test_a_key_figure_the_plan_misses_is_marked_on_the_card(tmp_path):
+    db = tmp_path / "d.db"
+    log = SEED / "01-shape-d-fp8-200704x3.log"
+    assert run(db, "ingest", "--container", CONTAINER, "--plan", str(PLAN), str(log)).exit_code == 0
+    top = section(run(db, "report", "--plan", str(PLAN)).stdout, '<section class="latest', "</section>")
+    # shape D: "GPU KV cache size: 398,658 tokens", "Maximum concurrency ...: 1.99x" (its log, lines 189-190)
+    assert "GPU KV cache size: 398,658 tokens" in log.read_text() and "1.99x" in log.read_text()
+    missed = re.findall(r'<div class="miss" title="misses the plan: ([^"]*)"><dt>(.*?) ✗</dt>', top)
+    assert [k.replace("<wbr>", "") for _, k in missed] == ["kv_cache_tokens", "max_concurrency"]
+    assert "plan expects ≥ 400,700" in missed[0][0]
+    assert key_figures(top)["kv_cache_tokens ✗"] == "398,658 tokens"
+    plain = section(run(db, "report").stdout, '<section class="latest', "</section>")
+    assert 'class="miss"' not in plain  # (no plan, nothing to miss)
+
+
+def test_key_figures_from_log_text_are_escaped():
+    from bootlog.render.report_page import key_figures_html
+
+    doc = {"boot": {"id": 1, "status": "ready"}, "events": [],
+           "config": {"max_model_len": "<img src=x onerror=alert(1)>\x1b[2J"},
+           "metrics": [{"name": "kv_cache_tokens", "value": 5000, "unit": "<b>tok</b>", "rank": None}]}
+    got = key_figures_html(doc)
+    assert "<img" not in got and "<b>tok" not in got and "\x1b" not in got
+    assert "&lt;img src=x" in got and "5,000 <small>&lt;b&gt;tok&lt;/b&gt;</small>" in got

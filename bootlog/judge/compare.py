@@ -633,6 +633,12 @@ def _judge_expect(ex: Expect, value: float, fig: dict, cfg: dict, rank: int | No
     return ok, used, expect_text(ex, fig, cfg, rank)
 
 
+def meets(ex: Expect, value: float, boot: dict, rank: int | None = None) -> bool | None:
+    """Whether `value` of a figure of `boot` (a show --json document) meets the plan's
+    expectation `ex`, as check judges it; None when a bound it names is not in the boot."""
+    return _judge_expect(ex, value, figures(boot), boot.get("config") or {}, rank)[0]
+
+
 def _unread(plan_lines: str | None) -> str | None:
     """Why a plan's own patterns were never run on the boot's lines (reread.py), or None."""
     return plan_lines if plan_lines and plan_lines.startswith("source no longer readable") else None

@@ -158,10 +158,15 @@ kv_list_at = functools.lru_cache(maxsize=128)(_kv_list)
 dict_at = functools.lru_cache(maxsize=128)(_dict)
 
 
+# Config keys the engine prints under another name than the run line's: alias -> the name used.
+CONFIG_ALIASES = {"max_seq_len": "max_model_len"}
+
+
 def engine_config_at(msg: str, start: int) -> dict[str, str]:
     cfg = dict(kv_list_at(msg, start))
-    if "max_seq_len" in cfg and "max_model_len" not in cfg:
-        cfg["max_model_len"] = cfg["max_seq_len"]
+    for alias, name in CONFIG_ALIASES.items():
+        if alias in cfg and name not in cfg:
+            cfg[name] = cfg[alias]
     return cfg
 
 

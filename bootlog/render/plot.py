@@ -6,18 +6,23 @@ functions, with the headless Agg backend.
 What the picture holds, and why it looks the way it does:
 * The figure per boot; a boot whose ranks disagree shows one point per rank in its own series
   (series()), so a TP8 outlier rank is seen without eight lines for everyone.
-* Failed boots, and ready ones whose engine then died serving: a marker on the floor of the
-  axes, one marker shape per failure kind, named in the legend.  Failed boots rarely print the
-  figure, so the floor is where they are still seen; no text on the axes, so nothing overlaps.
+* Failed boots, and ready ones whose engine then died serving: one marker shape per failure
+  kind, named in the legend, drawn once — in place of the boot's dot where it printed the figure
+  (a died-serving boot usually did), on the floor of the axes where it printed none (failed boots
+  rarely do); no text on the axes, so nothing overlaps.
 * Config changes: a track above the axes, a tick between the two boots and the NAMES of the keys
-  that changed (the values are in the history table and the diff).  Labels are set in rows, each
-  in the first row where it overlaps no other, measured with the renderer's own text sizes.
+  that changed (the values are in the history table and the diff; an engine alias moving with
+  its key, max_seq_len with max_model_len, is not named again).  Labels are set in rows, each
+  in the first row where it overlaps no other, measured with the renderer's own text sizes; a
+  label that would run off the picture's right edge ends at its tick instead.
 * The figure's budget, where it has one: graph_capture_gib against the planner's
   cudagraph_estimate_gib, and with a plan its bounds (kv_cache_tokens >= min, boot_to_ready_s
-  <= max, a bound naming another figure as that figure's series), dashed.
+  <= max, a bound naming another figure as that figure's series), dashed; each point a plan bound
+  fails (as `check --plan` judges it) ringed, the legend counting them.
 * One number format per axis: render.fmt_value with the decimals the ticks need (no 1.2e+06
-  beside 800,000).  x ticks: boot id over its start on the report's clock, every k-th boot when
-  they would not fit side by side.
+  beside 800,000).  x ticks: every boot's id over its start on the report's clock (date over
+  time); when they would not fit side by side, the ids that fit, the start under every k-th, and
+  a plain tick for each boot left unlabelled (tick_plan).
 * Fixed margins computed from the measured labels (no tight_layout guesswork), so the track's
   label positions are known before anything is drawn.
 """
@@ -32,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from bootlog.errors import BootlogError
 from bootlog.figures import FIGURES
 from bootlog.render.report import metric_values
+from bootlog.parse.reprs import CONFIG_ALIASES
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -54,6 +60,7 @@ FONT = 7.5  # points: tick labels, legend, track
 MAIN_H = 3.1  # inches: the axes
 FAILURE_MARKERS = ("X", "v", "s", "D", "P", "^", "*")
 FAILURE_COLOR = "crimson"
+MISS_COLOR = FAILURE_COLOR  # (a point the plan fails is a failure of that figure)
 
 
 def load_pyplot():
@@ -89,6 +96,9 @@ def config_changes(docs: Sequence[dict]) -> list[tuple[int, list[str]]]:
         for k in keys:
             a, b = str(old.get(k, "∅")), str(new.get(k, "∅"))
             if k in _NOISY_CONFIG or a == b or " at 0x" in a + b:
+                continue
+            canon = CONFIG_ALIASES.get(k)  # one setting under two names is one change
+            if canon and (str(old.get(canon, "∅")), str(new.get(canon, "∅"))) == (a, b):
                 continue
             moved.append(f"{k} {a}→{b}" if len(a) + len(b) <= 40 else f"{k} changed")
         if moved:
@@ -221,6 +231,32 @@ def _per_boot_max(docs: Sequence[dict], name: str) -> list[float | None]:
     return vals
 
 
+def misses(docs: Sequence[dict], metric: str, lines: dict[str, list[float | None]], plan: Any = None
+           ) -> list[tuple[int, float]]:
+    """(boot index, value) of every drawn point that fails the plan's bounds on `metric`, judged
+    as `check --plan` judges it (compare.meets: the rank's value against the bound, a bound that
+    names a figure read from the same boot)."""
+    ex = plan is not None and (plan.metrics.get(metric) or plan.boot_metrics.get(metric))
+    if not ex:
+        return []
+    from bootlog.judge.compare import meets
+
+    out = []
+    for label, vals in lines.items():
+        rank = int(label.rsplit(" ", 1)[1]) if label.startswith(f"{metric} rank ") else None
+        if isinstance(ex.rank, int):  # the plan bounds one rank only
+            if rank not in (None, ex.rank):
+                continue
+            rank = ex.rank
+        out += [(i, v) for i, v in enumerate(vals) if v is not None and meets(ex, v, docs[i], rank) is False]
+    return out
+
+
+def miss_label(missed: Sequence[tuple[int, float]]) -> str:
+    n = len({i for i, _ in missed})
+    return f"misses the plan ({n} boot{'s' if n != 1 else ''})"
+
+
 def failures(docs: Sequence[dict]) -> dict[str, list[int]]:
     """Legend label -> indexes of the boots that failed that way ("failed: oom", "died
     serving: oom"); a failed boot without a kind is "failed"."""
@@ -238,10 +274,12 @@ def failures(docs: Sequence[dict]) -> dict[str, list[int]]:
     return out
 
 
-def tick_label(doc: dict, clock: Clock | None) -> str:
-    """'#12' over its start on the clock ('09-30 05:29'), or the id alone without a time."""
+def tick_label(doc: dict, clock: Clock | None, *, stacked: bool = False) -> str:
+    """'#12' over its start on the clock ('09-30 05:29'; `stacked`: the date over the time, a
+    label half as wide), or the id alone without a time."""
     boot = doc["boot"]
-    when = clock.text(boot.get("started_at"), "%m-%d %H:%M") if clock is not None else ""
+    fmt = "%m-%d\n%H:%M" if stacked else "%m-%d %H:%M"
+    when = clock.text(boot.get("started_at"), fmt) if clock is not None else ""
     return f"#{boot['id']}\n{when}" if when else f"#{boot['id']}"
 
 
@@ -318,6 +356,24 @@ def widest_labels(labels: Sequence[str], k: int = 16) -> list[str]:
     return sorted(set(labels), key=lambda s: (s.count("\n"), max(map(len, s.split("\n")))))[-k:]
 
 
+def tick_plan(labels: Sequence[str], ids: Sequence[str], slot_px: float, renderer: Any
+              ) -> tuple[list[tuple[int, str]], list[int]]:
+    """The x ticks: (index, label) of the labelled ones, and the plain ticks between them.
+
+    Every boot gets its whole label ('#12' over its start) when they fit side by side; else
+    every boot whose id fits gets '#12' and every k-th of those its start too; the boots left
+    over get a plain tick, while a tick still has a few pixels of its own."""
+    n = len(labels)
+    step = every_kth(labels, slot_px, renderer)
+    if step == 1:
+        return list(enumerate(labels)), []
+    id_step = every_kth(ids, slot_px, renderer)
+    time_step = math.ceil(step / id_step) * id_step
+    shown = [(i, labels[i] if i % time_step == 0 else ids[i]) for i in range(0, n, id_step)]
+    minor = [i for i in range(n) if i % id_step] if id_step > 1 and slot_px >= 3 else []
+    return shown, minor
+
+
 def every_kth(labels: Sequence[str], slot_px: float, renderer: Any) -> int:
     """The step between shown x tick labels so that none touches its neighbour."""
     widest = max((text_px(renderer, s)[0] for s in widest_labels(labels)), default=0.0)
@@ -344,26 +400,36 @@ def figure(docs: Sequence[dict], metric: str, *, title: str | None = None, clock
     earlier = max(0, len(changes) - TRACK_CHANGES)  # (the latest are drawn and named)
     changes = changes[earlier:]
     limits = budgets(docs, metric, plan)
-    labels = [tick_label(d, clock) for d in docs]
+    failed_at = {i for where in fails.values() for i in where}
+    missed = misses(docs, metric, lines, plan)
+    labels = [tick_label(d, clock, stacked=True) for d in docs]
+    ids = [tick_label(d, None) for d in docs]
 
     width_in = max(7.5, min(13.0, 0.42 * n + 5.5))
     fig = plt.figure(figsize=(width_in, 5.0), dpi=DPI)
     renderer = fig.canvas.get_renderer()
     # the legend beside the axes: as wide as its longest entry
-    legend_labels = [*lines, *(b.label for b in limits), *fails]
+    legend_labels = [*lines, *(b.label for b in limits), *fails, *([miss_label(missed)] if missed else [])]
     right_in = (max(text_px(renderer, s)[0] for s in legend_labels) / DPI) + 0.75
     ax = fig.add_axes((0, 0, 1, 1))
     try:
-        _draw_series(ax, xs, lines, metric)
+        _draw_series(ax, xs, lines, metric, failed_at)
         _draw_budgets(ax, xs, limits)
         ax.set_xlim(*lims)
         ax.margins(y=0.08)
         ax.autoscale_view(scalex=False)
         ymin, ymax = ax.get_ylim()
+        # a failed boot, or one that died serving, is drawn once: its failure marker at each value
+        # it printed (in place of the series' dot), on the floor of the axes when it printed none
         for k, (label, where) in enumerate(fails.items()):
-            ax.scatter(where, [ymin] * len(where), marker=FAILURE_MARKERS[k % len(FAILURE_MARKERS)], s=60,
-                       color=FAILURE_COLOR if label.startswith("failed") else "white",
+            pts = [(i, v) for i in where for v in _values_at(lines, i)]
+            pts += [(i, ymin) for i in where if not _values_at(lines, i)]
+            ax.scatter([i for i, _ in pts], [y for _, y in pts], marker=FAILURE_MARKERS[k % len(FAILURE_MARKERS)],
+                       s=60, color=FAILURE_COLOR if label.startswith("failed") else "white",
                        edgecolors=FAILURE_COLOR, linewidths=1.2, zorder=5, clip_on=False, label=label)
+        if missed:  # a ring around each point the plan's bound fails, named in the legend
+            ax.scatter([i for i, _ in missed], [v for _, v in missed], marker="o", s=130, facecolors="none",
+                       edgecolors=MISS_COLOR, linewidths=1.6, zorder=6, label=miss_label(missed))
         for i, _ in changes:
             ax.axvline(i - 0.5, color="grey", ls=":", lw=0.7, alpha=0.6, zorder=0)
         ax.set_ylim(ymin, ymax)
@@ -381,16 +447,21 @@ def figure(docs: Sequence[dict], metric: str, *, title: str | None = None, clock
         if axes_w_in < 2.0:  # a very long legend entry: the legend goes under the data instead
             right_in, axes_w_in = 0.3, width_in - left_in - 0.3
         slot_px = axes_w_in * DPI / (lims[1] - lims[0])
-        step = every_kth(labels, slot_px, renderer)
+        shown, minor = tick_plan(labels, ids, slot_px, renderer)
         tick_h = max(text_px(renderer, s)[1] for s in widest_labels(labels)) / DPI
         bottom_in = tick_h + 0.45
 
         # the config-change track: label rows from the pixel spans the labels will take
+        # (a label that would run past the figure's right edge ends at its tick instead)
         texts = [change_label(m) for _, m in changes]
-        spans = []
+        spans, flipped = [], []
+        right_px = (axes_w_in + right_in) * DPI - 4
         for (i, _), t in zip(changes, texts):
-            x0 = (i - 0.5 - lims[0]) * slot_px
-            spans.append((x0, x0 + text_px(renderer, t)[0] + 4))
+            x = (i - 0.5 - lims[0]) * slot_px
+            w = text_px(renderer, t)[0] + 4
+            flip = x + w > right_px and x - w >= -left_in * DPI
+            flipped.append(flip)
+            spans.append((x - w, x) if flip else (x, x + w))
         rows = rows_for(spans)
         n_rows = max(rows, default=-1) + 1
         row_h_in = FONT * 1.6 / 72
@@ -400,9 +471,9 @@ def figure(docs: Sequence[dict], metric: str, *, title: str | None = None, clock
         fig.set_size_inches(width_in, height_in)
         ax.set_position((left_in / width_in, bottom_in / height_in, axes_w_in / width_in, MAIN_H / height_in))
 
-        shown = xs[::step]
-        ax.set_xticks(shown)
-        ax.set_xticklabels([labels[i] for i in shown], fontsize=FONT)
+        ax.set_xticks([i for i, _ in shown])
+        ax.set_xticklabels([text for _, text in shown], fontsize=FONT)
+        ax.set_xticks(minor, minor=True)
         ax.tick_params(axis="y", labelsize=FONT)
         ax.set_xlabel(f"boot: id, and start ({zone_words(clock)})", fontsize=FONT + 0.5)
         unit = next((m.get("unit") for d in docs for m in d.get("metrics", []) if m["name"] == metric), None)
@@ -413,7 +484,7 @@ def figure(docs: Sequence[dict], metric: str, *, title: str | None = None, clock
         else:
             ax.legend(fontsize=FONT, loc="best", framealpha=0.85)
         if n_rows:
-            _draw_track(fig, ax, changes, texts, rows, n_rows, track_in / height_in, earlier)
+            _draw_track(fig, ax, changes, texts, rows, n_rows, track_in / height_in, earlier, flipped)
         fig.suptitle(plain(title or f"{metric} across {n} boot{'s' if n != 1 else ''}", 100),
                      x=left_in / width_in, y=1 - 0.08 / height_in, ha="left", va="top", fontsize=FONT + 2)
         return fig
@@ -422,13 +493,19 @@ def figure(docs: Sequence[dict], metric: str, *, title: str | None = None, clock
         raise
 
 
-def _draw_series(ax, xs: list[int], lines: dict[str, list[float | None]], metric: str) -> None:
+def _draw_series(ax, xs: list[int], lines: dict[str, list[float | None]], metric: str,
+                 failed_at: set[int] | frozenset[int] = frozenset()) -> None:
     for label, vals in lines.items():
         # NaN breaks the line: a boot without the figure is a gap, not an interpolation
         ys = [float("nan") if v is None else v for v in vals]
         main = label == metric
+        dots = [i for i, v in enumerate(vals) if v is not None and i not in failed_at]  # (failures: their marker)
         ax.plot(xs, ys, marker="o" if main else ".", ms=4 if main else 7, lw=1.5 if main else 0.9,
-                ls="-" if main else ":", label=plain(label))
+                ls="-" if main else ":", label=plain(label), markevery=dots)
+
+
+def _values_at(lines: dict[str, list[float | None]], i: int) -> list[float]:
+    return [vals[i] for vals in lines.values() if vals[i] is not None]
 
 
 def _draw_budgets(ax, xs: list[int], limits: list[Budget]) -> None:
@@ -441,7 +518,8 @@ def _draw_budgets(ax, xs: list[int], limits: list[Budget]) -> None:
             ax.axhline(b.values, **style)
 
 
-def _draw_track(fig, ax, changes, texts, rows, n_rows: int, height: float, earlier: int = 0) -> None:
+def _draw_track(fig, ax, changes, texts, rows, n_rows: int, height: float, earlier: int = 0,
+                flipped: Sequence[bool] = ()) -> None:
     """The config-change track: an axes over the main one, same x, one row per label level."""
     pos = ax.get_position()
     track = fig.add_axes((pos.x0, pos.y1 + 0.08 / fig.get_size_inches()[1], pos.width, height), sharex=ax)
@@ -450,11 +528,12 @@ def _draw_track(fig, ax, changes, texts, rows, n_rows: int, height: float, earli
     more = f"; the latest {len(changes)}, {earlier:,} earlier not drawn" if earlier else ""
     track.text(0, 1.02, f"config changes (keys; values in the history table{more})", transform=track.transAxes,
                fontsize=FONT - 0.5, color="dimgrey", va="bottom")
-    for (i, _), text, row in zip(changes, texts, rows):
+    for k, ((i, _), text, row) in enumerate(zip(changes, texts, rows)):
         x = i - 0.5
+        flip = k < len(flipped) and flipped[k]
         track.plot([x, x], [row + 0.15, row + 0.85], color="dimgrey", lw=0.8)
-        track.text(x, row + 0.5, " " + text, fontsize=FONT, color="dimgrey", va="center", ha="left",
-                   clip_on=False)
+        track.text(x, row + 0.5, text + " " if flip else " " + text, fontsize=FONT, color="dimgrey",
+                   va="center", ha="right" if flip else "left", clip_on=False)
 
 
 def render_png(docs: Sequence[dict], metric: str, *, title: str | None = None, fmt: str = "png",

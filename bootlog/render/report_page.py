@@ -1,12 +1,13 @@
 """`bootlog report`: one self-contained HTML page that answers "is the latest deploy good, and
 what changed" (issue 25), top to bottom:
 
-1. the latest boot: one verdict word (OK / DRIFT / VIOLATION / FAILED, as the hook says it), with
-   --plan each expectation met or missed (compare.check over reread.with_plan_patterns), its
+1. the latest boot: one verdict word (OK / DRIFT / VIOLATION / FAILED, as the hook says it), its
+   key figures (KEY_FIGURES, plan or no plan), with --plan each expectation met or missed (compare.check over reread.with_plan_patterns), its
    diff against the boot before (compare.diff; the rows that moved) and the phases that moved,
    and its timeline as a bar;
 2. every boot's timeline in one chart (plot_timeline);
-3. the key figures across boots (plot), budgets and plan bounds drawn in;
+3. the key figures across boots (plot), budgets and plan bounds drawn in, and under a chart the
+   boots whose points a plan bound fails;
 4. runtime series of the newest boots that have statistics lines (plot_runtime);
 5. the history table (with --plan, each boot's verdict), then the latest boot's events.
 
@@ -34,6 +35,9 @@ KEY_PLOTS: tuple[str, ...] = tuple(f.name for f in FIGURES if f.plot)
 COLUMNS: tuple[str, ...] = ("id", "status", "faults", "started_at", "max_model_len", "max_num_seqs",
                             "kv_cache_tokens", "max_concurrency", "graph_capture_gib", "torch_compile_s",
                             "boot_to_ready_s", "vllm_version")
+# the latest boot's figures on its card, plan or no plan: its shape, then what it holds and took
+KEY_FIGURES: tuple[str, ...] = ("max_model_len", "max_num_seqs", "kv_cache_tokens", "max_concurrency",
+                                "graph_capture_gib", "torch_compile_s", "boot_to_ready_s", "faults")
 RUNTIME_BOOTS = 3  # newest boots with statistics lines that get a runtime chart
 RUNTIME_MIN = 5  # stats lines a boot needs for one: fewer (a warm-up request or two) draw no series
 RESULT = {"same": ("met", "✓"), "violation": ("missed (hard)", "✗"), "drift": ("missed", "✗"),
@@ -169,6 +173,28 @@ def timeline_bar_html(tl: list[dict]) -> str:
             f'<ul class="legend">{legend}<li><b>total {h(fmt_value(round(total, 2)))} s</b></li></ul>')
 
 
+def key_figures_html(doc: dict, check: dict | None = None) -> str:
+    """The boot's KEY_FIGURES it has, each as a tile: name over value and unit; a tile whose
+    figure the plan's check found missed is marked, what the plan expects in its title."""
+    from bootlog.render.report import figure
+
+    units = {m["name"]: m.get("unit") for m in doc.get("metrics", [])}
+    missed = {str(f["key"]): f for f in (check or {}).get("findings", [])
+              if f["verdict"] in ("violation", "drift") and f["section"] != "event"}
+    tiles = []
+    for name in KEY_FIGURES:
+        v = figure(doc, name)
+        if v is None or v == "":
+            continue
+        unit = units.get(name)
+        gap = "" if unit == "x" else " "  # (2x, as vLLM prints a concurrency)
+        miss = missed.get(name)
+        attrs = f' class="miss" title="misses the plan: {h(miss.get("why") or "")}"' if miss else ""
+        tiles.append(f"<div{attrs}><dt>{_th(name)}{' ✗' if miss else ''}</dt>"
+                     f"<dd>{cell(v)}{gap + '<small>' + h(unit) + '</small>' if unit else ''}</dd></div>")
+    return f'<dl class="keyfigs">{"".join(tiles)}</dl>' if tiles else ""
+
+
 def latest_html(doc: dict, clock: Clock, tl: list[dict], *, check: dict | None, plan_name: str | None,
                 diff: dict | None, prev: dict | None, moved: list[dict], why_no_diff: str | None) -> str:
     from bootlog.judge.verdict import boot_problem, judge
@@ -198,7 +224,7 @@ def latest_html(doc: dict, clock: Clock, tl: list[dict], *, check: dict | None, 
     parts = [f'<section class="latest v-{word.lower()}"><h2>Latest boot #{h(b["id"])}: '
              f'<span class="verdict">{h(word)}</span></h2>',
              f'<p class="why">{h(" · ".join(why)) if why else "no plan given (--plan) and no boot before it to compare with"}</p>',
-             f'<dl class="facts">{dl}</dl>']
+             f'<dl class="facts">{dl}</dl>', key_figures_html(doc, check)]
     if check is not None:
         parts.append(checks_html(check, plan_name or "plan"))
     if diff is not None and prev is not None:
@@ -290,7 +316,7 @@ th{overflow-wrap:normal}
 td.changed{background:#fff3c4;font-weight:600}tr.failed td{color:#b00020}
 table.diff td:last-child,table.verdicts td:last-child{min-width:18em}
 img{max-width:100%;height:auto;border:1px solid #eee;margin:.4em 0}
-.plots img{display:block}
+.plots img{display:block}.cap{margin:0 0 .8em;font-size:.85em;color:#c62828}
 .latest{border:2px solid #ccc;border-radius:6px;padding:.2em 1em 1em;margin-top:1em}
 .latest h2{border:0;margin-top:.6em}
 .v-ok{border-color:#2e7d32}.v-drift{border-color:#ef8f00}.v-violation,.v-failed{border-color:#c62828}
@@ -302,6 +328,13 @@ dl.facts{display:grid;grid-template-columns:repeat(3,max-content minmax(0,1fr));
 ul.met{columns:3 24em;font-size:.82em;padding-left:1.2em;margin:.3em 0}ul.met li{break-inside:avoid}
 .bound{color:#666}
 dl.facts dt{color:#666}dl.facts dd{margin:0}
+dl.keyfigs{display:flex;flex-wrap:wrap;gap:.4em;margin:.6em 0}
+dl.keyfigs div{border:1px solid #ddd;border-radius:4px;padding:.2em .7em;background:#fafafa}
+dl.keyfigs dt{color:#666;font-size:.78em}dl.keyfigs dd{margin:0;font-size:1.15em;font-weight:600;white-space:nowrap}
+dl.keyfigs small{font-weight:normal;color:#666}
+dl.keyfigs div.miss{border-color:#c62828;background:#fdecea}dl.keyfigs div.miss dt{color:#c62828;font-weight:600}
+table.diff td:nth-child(-n+3),table.verdicts td:nth-child(-n+3){white-space:nowrap}
+table.diff td:nth-child(4),table.diff td:nth-child(5),table.verdicts td:nth-child(4){min-width:9em}
 .r-violation,.r-drift{color:#c62828;font-weight:600}.r-same{color:#2e7d32}
 .r-insufficient_history{color:#8a6d00}.r-changed{color:#555}
 .tbar{display:flex;height:22px;border:1px solid #999;margin:.4em 0;-webkit-print-color-adjust:exact;
@@ -390,8 +423,8 @@ def _charts(docs: Sequence[dict], tls: dict[int, list[dict]], clock: Clock, plan
 
         out += ["<h2>Where each boot's time went</h2>",
                 _img(timeline_png(docs, tls, clock=clock), "boot timelines", "timeline")]
-        figs = [_img(plot.render_png(docs, name, clock=clock, plan=plan), name) for name in KEY_PLOTS
-                if any(m["name"] == name for d in docs for m in d.get("metrics", []))]
+        figs = [_img(plot.render_png(docs, name, clock=clock, plan=plan), name) + _misses_caption(docs, name, plan)
+                for name in KEY_PLOTS if any(m["name"] == name for d in docs for m in d.get("metrics", []))]
         if figs:
             out += ["<h2>Key figures across boots</h2>", f'<div class="plots">{"".join(figs)}</div>']
         images = _runtime_images(runtime, clock, runtime_png)
@@ -400,6 +433,20 @@ def _charts(docs: Sequence[dict], tls: dict[int, list[dict]], clock: Clock, plan
     except BootlogError as err:
         notes.append(f"Plots left out: {err}")
     return out
+
+
+def _misses_caption(docs: Sequence[dict], name: str, plan) -> str:
+    """Under a chart: the boots whose points the plan's bound fails (the chart rings them)."""
+    from bootlog.render import plot
+
+    missed = plot.misses(docs, name, plot.series(docs, name), plan)
+    if not missed:
+        return ""
+    ids = list(dict.fromkeys(f"#{docs[i]['boot']['id']}" for i, _ in missed))
+    ex = plan.metrics.get(name) or plan.boot_metrics.get(name)
+    bound = " and ".join(b.label[len("plan: "):] for b in plot.budgets(docs, name, plan) if b.label.startswith("plan: "))
+    return (f'<p class="cap">{len(ids)} boot{"s" if len(ids) != 1 else ""} miss{"" if len(ids) != 1 else "es"} '
+            f'the plan\'s {h(ex.name)} {h(bound)} (ringed): {h(", ".join(ids))}</p>')
 
 
 def _runtime_images(runtime: Iterable[tuple[dict, list]], clock: Clock, runtime_png) -> list[str]:
