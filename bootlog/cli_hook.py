@@ -110,21 +110,46 @@ def _refresh_openmetrics(ctx, path: str, code: int) -> int:
               help="How often to look for new lines.")
 @ENGINE_OPT
 @click.option("--host", metavar="NAME", help="Label the boots with this host (default: this machine).")
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path,
+              help="Store the plan's own patterns with the boots (as ingest --plan does) and, with --once, "
+                   "hold each boot it stored something new of to the plan.")
 @click.pass_context
-def watch(ctx, container, path, once, on_event, poll, container_engine, host) -> None:
+def watch(ctx, container, path, once, on_event, poll, container_engine, host, plan_file) -> None:
     """Follow a container (or a log file) and store boots, runtime events and statistics as
-    they happen; one line per stored event.
+    they happen; one line per stored event (a gdn_hip fault burst: one line).
 
     The read position is stored with the rows, so a restarted watch neither loses nor
-    duplicates anything.
+    duplicates anything.  With --once (for cron), each boot it stored something new of is
+    judged as the hook judges it, one line each that is not OK, and the exit code says it:
+    0 nothing wrong, 3 drift (a runtime fault the server survived, a soft plan expectation
+    missed), 4 a failed boot, an engine that died serving, state faults, or a hard plan
+    expectation missed.
     """
     from bootlog import watch as w
 
     if bool(container) == bool(path):
         raise click.UsageError("give exactly one of --container NAME or --file PATH")
+    plan = None
+    if plan_file:
+        from bootlog.plan import load_plan
+
+        plan = load_plan(plan_file, judge=True)
     follower = (w.ContainerTail(container, engine=container_engine) if container else w.FileTail(path))
-    w.watch(get_store(ctx, create=True), follower, once=once, poll=poll, on_event=on_event, host=host,
-            emit=click.echo, warn=lambda msg: click.echo(f"bootlog: {msg}", err=True))
+    store = get_store(ctx, create=True)
+    stored = w.watch(store, follower, once=once, poll=poll, on_event=on_event, host=host, plan=plan,
+                     emit=click.echo, warn=lambda msg: click.echo(f"bootlog: {msg}", err=True))
+    if not once:
+        return
+    from bootlog.safe import one_line, term
+
+    code = 0
+    for bid, v in w.judge_boots(store, stored.boots, plan):
+        if v.code:
+            why = "; ".join(v.reasons)
+            click.echo(term(f"{follower.label} boot #{bid} {v.word}", one_line=True)
+                       + (f": {one_line(why, 400)}" if why else ""))
+        code = max(code, v.code)
+    ctx.exit(code)
 
 
 COMMANDS = (hook, watch)
