@@ -66,7 +66,8 @@ _WEIGHTS_SIZING = frozenset({
 # Which config keys can size which figure; a figure not named here may be sized by any key.
 SIZED_BY: dict[str, frozenset[str]] = {
     **dict.fromkeys(("kv_cache_tokens", "num_gpu_blocks", "kv_cache_available_gib", "kv_cache_reserved_gib",
-                     "max_concurrency", "kv_margin_tokens", "kv_bytes_per_token"), _KV_SIZING),
+                     "max_concurrency", "kv_margin_tokens", "kv_bytes_per_token", "metrics_kv_cache_tokens",
+                     "metrics_num_gpu_blocks"), _KV_SIZING),
     "num_cpu_blocks": frozenset({"swap_space", "block_size", "kv_cache_dtype", "model", "tensor_parallel_size",
                                  "pipeline_parallel_size", "cpu_offload_gb", "kv_offloading_size"}),
     "max_concurrency_request_tokens": frozenset({"max_model_len", "max_seq_len"}),
@@ -78,7 +79,8 @@ SIZED_BY: dict[str, frozenset[str]] = {
 # between identical boots (the CPU tier: 5,382,656 -> 5,382,144 tokens, 0.05 %), so a move within
 # MEASURED_KV_TOL is that measurement; an explicit size (kv_cache_memory_bytes) stays exact.
 MEASURED_KV = frozenset({"kv_cache_tokens", "num_gpu_blocks", "num_cpu_blocks", "kv_cache_available_gib",
-                         "max_concurrency", "kv_margin_tokens", "non_kv_memory_gib"})
+                         "max_concurrency", "kv_margin_tokens", "non_kv_memory_gib", "metrics_kv_cache_tokens",
+                         "metrics_num_gpu_blocks"})
 MEASURED_KV_TOL = 0.01
 # Changes that can move any figure: another build, image, command, model or machine.
 _MOVES_ANYTHING = frozenset({"vllm_version", "image_digest", "image", "image_id", "command", "model", "engine",

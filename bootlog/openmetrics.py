@@ -51,6 +51,7 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from bootlog.safe import term
+from bootlog.server_metrics import FIGURES as SERVER_FIGURES
 
 PREFIX = "bootlog_"
 MAX_LABEL = 1024
@@ -94,6 +95,7 @@ HELP = {
     "probe_decode_tps": "Probe completion: decode tokens per second",
     "gpu_used_gib": "GPU memory used after ready",
     "gpu_free_gib": "GPU memory free after ready",
+    **{name: text for name, (_, text) in SERVER_FIGURES.items()},
 }
 
 # the families made from boot fields; a figure sanitised to one of these names is skipped

@@ -36,6 +36,8 @@ CAPACITY_METRICS = (
     "max_concurrency_request_tokens", "kv_cache_available_gib", "model_load_gib",
     "graph_capture_gib", "cudagraph_estimate_gib", "kv_bytes_per_token", "kv_margin_tokens",
     "non_kv_memory_gib",
+    # the server's own /metrics after ready (hook --probe; server_metrics.py)
+    "metrics_kv_cache_tokens", "metrics_num_gpu_blocks", "metrics_block_size",
 )
 TIMING_METRICS = (
     "model_load_s", "weights_load_s", "memory_profiling_s", "dynamo_transform_s",
@@ -49,12 +51,18 @@ RUNTIME_METRICS = (
 )
 # metrics.md "added for the deploy around the log": probes and GPU memory after ready
 DEPLOY_METRICS = ("probe_health_s", "probe_ttft_s", "probe_decode_tps", "gpu_used_gib",
-                  "gpu_free_gib")
+                  "gpu_free_gib",
+                  # the server's counters at probe time (/metrics): they move with traffic
+                  "metrics_requests", "metrics_prompt_tokens", "metrics_generation_tokens",
+                  "metrics_num_preemptions")
 UNITS = {
     "kv_cache_tokens": "tokens", "max_concurrency": "x", "max_concurrency_request_tokens": "tokens",
     "kv_cache_available_gib": "GiB", "num_gpu_blocks": "blocks", "num_cpu_blocks": "blocks",
     "model_load_gib": "GiB", "graph_capture_gib": "GiB", "cudagraph_estimate_gib": "GiB",
     "kv_bytes_per_token": "B/token", "kv_margin_tokens": "tokens", "non_kv_memory_gib": "GiB",
+    "metrics_kv_cache_tokens": "tokens", "metrics_num_gpu_blocks": "blocks", "metrics_block_size": "tokens",
+    "metrics_requests": "requests", "metrics_prompt_tokens": "tokens", "metrics_generation_tokens": "tokens",
+    "metrics_num_preemptions": "preemptions",
     **{name: "s" for name in TIMING_METRICS},
 }
 # event kinds metrics.md adds to those bootlog.records reports

@@ -11,6 +11,7 @@ What the boot itself says is wrong counts whatever a plan says (a plan can only 
   answers wrongly is a failed deploy, not a figure to look at: FAILED, not DRIFT.
 * DRIFT (exit 3): a ready boot that survived a runtime fault (an OOM a request died of, a
   worker death, a GPU fault the engine did not die of): it still serves, but not as deployed.
+  Also a boot whose server's /metrics (read by the hook) gives another KV pool than its log.
 
 Then the judgements of the boot against a plan (check) and its previous boot (diff) and what
 was measured around it (a probe that failed) raise the code, each with its reason.
@@ -53,6 +54,11 @@ def boot_problem(doc: dict) -> tuple[int, str] | None:
     survived = [k for k in SURVIVED_FAULTS if k in evs]
     if survived and b.get("status") == "ready":
         return DRIFT, f"{', '.join(survived)} while serving; the server went on"
+    from bootlog.server_metrics import kv_disagreement
+
+    kv = kv_disagreement(doc)  # the server's /metrics and its log disagree on the KV pool
+    if kv is not None:
+        return DRIFT, kv
     return None
 
 
@@ -113,3 +119,45 @@ def status_finding(doc: dict, want: Any = "ready") -> dict | None:
         return None
     status = (doc.get("boot") or {}).get("status")
     return finding("status", "config", want, status, "violation" if own[0] == FAILED else "drift", own[1])
+
+
+def previous_boot(store, boot: dict) -> int | None:
+    """The id of the boot before `boot` (a `show --json` boot object) of the same container on
+    the same host (a boot read from a file: of the same file), in start order, as the hook
+    diffs a deploy against."""
+    from bootlog.store.reads import list_boots
+
+    same = [b["id"] for b in list_boots(store, container=boot.get("container"), host=boot.get("host"))
+            if b.get("container") == boot.get("container") and b.get("host") == boot.get("host")
+            and (boot.get("container") or b.get("source") == boot.get("source"))]
+    earlier = same[:same.index(boot["id"])] if boot["id"] in same else []
+    return earlier[-1] if earlier else None
+
+
+def judge_stored(store, doc: dict, plan=None) -> Verdict:
+    """The hook's verdict on a stored boot (a `show --json` document, runtime not needed), from
+    the store alone, for whoever reports it later (watch --once, the OpenMetrics export): its own
+    problem, and once it is no longer starting (a boot still starting would miss every
+    expectation of a ready one, and lacks figures it will print) its check against `plan` and
+    its diff against the previous boot of its container (previous_boot)."""
+    from bootlog import compare
+    from bootlog.store.reads import boots_like, show_boots
+
+    b = doc.get("boot") or {}
+    if b.get("status") == "incomplete":
+        return judge(doc)
+    check = diff = None
+    if plan is not None:
+        from bootlog.reread import with_plan_patterns
+
+        check = compare.check(with_plan_patterns(store, doc, plan), plan)
+    prev_id = previous_boot(store, b)
+    if prev_id is not None:
+        new, old = doc, show_boots(store, [prev_id], runtime=False)[0]
+        if plan is not None:
+            from bootlog.reread import both_with_plan_patterns
+
+            new, old = both_with_plan_patterns(store, new, old, plan)
+        history = show_boots(store, boots_like(store, b["id"]), runtime=False)
+        diff = compare.diff(new, old, history=history, plan=plan, with_check=False)
+    return judge(doc, results=[("plan", check), (f"against #{prev_id}", diff)])

@@ -449,23 +449,13 @@ def _parse(parse, win: _Window, tail, splitter, plan) -> list[Boot]:
 
 
 def judge_boots(db, ids: list[int], plan=None) -> list[tuple[int, Any]]:
-    """(boot id, verdict.Verdict) of each boot: its own problem (a failed start, an engine that
-    died serving, state faults: FAILED; a runtime fault it survived: DRIFT) and, with a plan,
-    check against it once the boot is no longer starting (a boot still starting would miss every
-    expectation of a ready one).  The same rule and exit codes as hook, check and diff."""
-    from bootlog import compare
-    from bootlog.reread import STORED
+    """(boot id, verdict.Verdict) of each boot, as the hook judges it (verdict.judge_stored: its
+    own problem, its plan, its diff against the boot before it): the same exit codes as hook,
+    check and diff."""
     from bootlog.store.reads import show_boots
-    from bootlog.verdict import judge
+    from bootlog.verdict import judge_stored
 
-    out = []
-    for doc in show_boots(db, ids, runtime=False) if ids else []:
-        check = None
-        if plan is not None and doc["boot"].get("status") != "incomplete":
-            # (read with the plan as it was stored: a pattern without a row matched nothing)
-            check = compare.check({**doc, "plan_lines": STORED} if plan.patterns else doc, plan)
-        out.append((doc["boot"]["id"], judge(doc, results=[("plan", check)])))
-    return out
+    return [(doc["boot"]["id"], judge_stored(db, doc, plan)) for doc in (show_boots(db, ids, runtime=False) if ids else [])]
 
 
 def _candidates(plan=None) -> Callable[[_Window, bytes, str, int, Any], list[Record]]:

@@ -114,3 +114,21 @@ def test_no_plan_file_is_one_line(db_path, tmp_path):
     res = CliRunner().invoke(cli, ["--db", db_path, "watch", "--file", str(ENGINE / "e01-v0.32.0-cpu-cold-requests-sigterm.log"),
                                    "--once", "--plan", str(tmp_path / "nope.toml")])
     assert res.exit_code in (1, 2) and "Traceback" not in res.output
+
+
+def test_a_new_boot_is_judged_against_the_one_before_it_as_the_hook_does(db_path, tmp_path):
+    # e01 again an hour later with a KV pool 64 tokens smaller at the same settings: capacity
+    # drift (exit 3), as `diff last prev` says it
+    e01 = (ENGINE / "e01-v0.32.0-cpu-cold-requests-sigterm.log").read_bytes()
+    assert e01.count(b"CPU KV cache size: 131,072 tokens") == 1
+    again = e01.replace(b"12-06 02:", b"12-06 03:").replace(b"12-06 03:0", b"12-06 04:0") \
+               .replace(b"CPU KV cache size: 131,072 tokens", b"CPU KV cache size: 131,008 tokens")
+    log = tmp_path / "nohup.out"
+    log.write_bytes(e01)
+    assert once(db_path, log).exit_code == 0
+    with open(log, "ab") as f:
+        f.write(again)
+    res = once(db_path, log)
+    diff = run(db_path, "diff", "last", "prev")
+    assert res.exit_code == diff.exit_code == 3, (res.output, diff.output)
+    assert re.search(r"boot #2 DRIFT: against #1: 0 violation\(s\), [1-9]\d* drift", res.stdout), res.stdout
