@@ -36,7 +36,7 @@ ENGINE_OPT = click.option("--engine", "container_engine", type=click.Choice(["po
               help="Read GPU memory after ready (and after the probe) with this tool; auto: the first on PATH.")
 @click.option("--openmetrics", "om_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Then rewrite FILE (e.g. node_exporter's textfile dir/bootlog.prom) with the latest boot "
-                   "of each host/container, as `export --format openmetrics FILE` does.")
+                   "of each host/container, as `export --format openmetrics FILE [--plan]` does.")
 @click.pass_context
 def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll, probe_url, probe_tokens, gpu_smi,
          om_file) -> None:
@@ -80,11 +80,11 @@ def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll, probe_
         click.echo(h.render_text(result, plan_name=name))
     code = result.exit
     if om_file:
-        code = _refresh_openmetrics(ctx, om_file, code)
+        code = _refresh_openmetrics(ctx, om_file, code, plan)
     ctx.exit(code)
 
 
-def _refresh_openmetrics(ctx, path: str, code: int) -> int:
+def _refresh_openmetrics(ctx, path: str, code: int, plan=None) -> int:
     """Rewrite the textfile after the deploy was stored.  The verdict already printed stands: a
     file that cannot be written is one stderr line, and exit 1 only when the verdict was 0
     (a 3 or 4 says more about the deploy than the dashboard's file does)."""
@@ -92,7 +92,7 @@ def _refresh_openmetrics(ctx, path: str, code: int) -> int:
     from bootlog.safe import term
 
     try:
-        export_openmetrics(get_store(ctx), path)
+        export_openmetrics(get_store(ctx), path, plan=plan)  # (the verdict the hook printed)
     except (BootlogError, OSError) as err:
         why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         click.echo(f"bootlog: {term(path, one_line=True)} not refreshed: {term(why, one_line=True)}", err=True)

@@ -233,15 +233,17 @@ def latest_boots(store, *, container: str | None = None, host: str | None = None
 
 
 def export_openmetrics(store, path: str | Path | None, *, container: str | None = None,
-                       host: str | None = None) -> tuple[str, int]:
-    """The OpenMetrics text of the latest boots (latest_boots), written to `path` (whole, then
-    renamed: the textfile collector never reads half a file); with no path it is only returned.
-    (text, number of boots in it)."""
+                       host: str | None = None, plan=None) -> tuple[str, int]:
+    """The OpenMetrics text of the latest boots (latest_boots), each with the hook's verdict on
+    it (verdict.judge_stored: `plan`, and the diff against the boot before it), written to
+    `path` (whole, then renamed: the textfile collector never reads half a file); with no path
+    it is only returned.  (text, number of boots in it)."""
     from bootlog import openmetrics
+    from bootlog.verdict import judge_stored
 
     target = check_target(path, store) if path is not None else None
     docs = latest_boots(store, container=container, host=host)
-    text = openmetrics.render(docs)
+    text = openmetrics.render(docs, {d["boot"]["id"]: judge_stored(store, d, plan) for d in docs})
     if target is not None:
         openmetrics.write(target, text)
     return text, len(docs)
