@@ -142,13 +142,19 @@ def watch(ctx, container, path, once, on_event, poll, container_engine, host, pl
         return
     from bootlog.safe import one_line, term
 
-    code = 0
+    code, said, more = 0, 0, []
     for bid, v in w.judge_boots(store, stored.boots, plan):
-        if v.code:
+        if v.code and said < w.EVENT_LINES:  # (a crash loop of thousands: the rest counted)
+            said += 1
             why = "; ".join(v.reasons)
             click.echo(term(f"{follower.label} boot #{bid} {v.word}", one_line=True)
                        + (f": {one_line(why, 400)}" if why else ""))
+        elif v.code:
+            more.append(bid)
         code = max(code, v.code)
+    if more:
+        click.echo(term(f"{follower.label} boots #{more[0]}-#{more[-1]}: … and {len(more):,} more not OK "
+                        "(bootlog list)", one_line=True))
     ctx.exit(code)
 
 

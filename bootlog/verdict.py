@@ -144,8 +144,9 @@ def judge_stored(store, doc: dict, plan=None) -> Verdict:
     from bootlog.store.reads import boots_like, show_boots
 
     b = doc.get("boot") or {}
-    if b.get("status") == "incomplete":
-        return judge(doc)
+    own = boot_problem(doc)
+    if b.get("status") == "incomplete" or (own is not None and own[0] == FAILED):
+        return judge(doc)  # (nothing compared can change FAILED: a crash loop's boots cost no diff)
     check = diff = None
     if plan is not None:
         from bootlog.reread import with_plan_patterns

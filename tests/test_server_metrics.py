@@ -134,3 +134,22 @@ def test_every_new_figure_is_declared(name):
     assert UNITS[name] == server_metrics.FIGURES[name][0]
     assert (name in CAPACITY_METRICS) != (name in DEPLOY_METRICS)
     assert HELP[name] == server_metrics.FIGURES[name][1]
+
+
+def test_the_new_figures_reach_openmetrics(db_path):
+    from bootlog.records import Metric
+    from bootlog.store.db import open_store
+    from bootlog.store.write import add_measured
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_families
+
+    assert CliRunner().invoke(cli, ["--db", db_path, "ingest", str(LOG)]).exit_code == 0
+    store = open_store(db_path)
+    add_measured(store, 1, [Metric(n, v, server_metrics.FIGURES[n][0], pattern="measured:metrics")
+                            for n, v in server_metrics.read(TEXT).figures.items()])
+    store.close()
+    text = CliRunner().invoke(cli, ["--db", db_path, "export", "--format", "openmetrics"]).stdout
+    fams = {f.name: f for f in om_families(text)}
+    assert [s.value for s in fams["bootlog_metrics_kv_cache_tokens"].samples] == [131072]
+    assert fams["bootlog_metrics_kv_cache_tokens"].unit == "tokens"
+    assert [s.value for s in fams["bootlog_metrics_requests"].samples] == [3]
+    assert [s.value for s in fams["bootlog_verdict"].samples] == [0]  # (pool agrees with the log)

@@ -132,3 +132,17 @@ def test_a_new_boot_is_judged_against_the_one_before_it_as_the_hook_does(db_path
     diff = run(db_path, "diff", "last", "prev")
     assert res.exit_code == diff.exit_code == 3, (res.output, diff.output)
     assert re.search(r"boot #2 DRIFT: against #1: 0 violation\(s\), [1-9]\d* drift", res.stdout), res.stdout
+
+
+def test_a_crash_loop_read_at_once_says_50_verdicts_then_counts(db_path, tmp_path):
+    # 60 failed starts (e05 again and again, a minute apart): exit 4, 50 verdict lines, one count
+    e05 = (ENGINE / "e05-v0.32.0-cpu-fail-max-model-len.log").read_bytes()
+    assert e05.count(b"12-06 03:13:") > 3 and b"12-06 04:" not in e05
+    log = tmp_path / "loop.log"
+    log.write_bytes(b"".join(e05.replace(b"12-06 03:13:", f"12-06 {4 + i // 60:02d}:{i % 60:02d}:".encode())
+                             for i in range(60)))
+    res = once(db_path, log)
+    assert res.exit_code == 4, res.output
+    said = [ln for ln in res.stdout.splitlines() if " FAILED: boot failed: value_error" in ln]
+    assert len(said) == 50 and said[0].startswith(f"{log} boot #1 FAILED")
+    assert res.stdout.splitlines()[-1] == f"{log} boots #51-#60: … and 10 more not OK (bootlog list)"

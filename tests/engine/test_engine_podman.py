@@ -184,6 +184,8 @@ def test_engine_killed_inside_the_container_exits_0_and_is_named(served, bootlog
     # what each says, the first to read the death (the hook stored this boot when it was ready)
     watch = bootlog.run("watch", "--container", c.name, "--once")
     assert "engine_died" in watch.stdout, watch.stdout + watch.stderr
+    # cron's exit code: 4, the engine died serving (what on-failure never saw: podman's 0 above)
+    assert watch.returncode == 4 and " FAILED: the engine died serving (engine_died)" in watch.stdout, watch.stdout
     ingest = bootlog.run("ingest", "--container", c.name)
     assert ingest.returncode == 0 and "engine_died" in ingest.stdout, ingest.stdout + ingest.stderr
     res = hook(bootlog, c, timeout="10")
