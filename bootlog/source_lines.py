@@ -66,15 +66,15 @@ def spans(doc: dict[str, Any], n: int) -> tuple[list[Span], int]:
 def read(store, doc: dict[str, Any], want: list[Span]) -> dict[int, str]:
     """The text of each line `want` covers, from the boot's stored source (module docstring);
     BootlogError saying why when the source cannot give this boot's lines any more."""
-    from bootlog.ingest import _parse, read_records
-    from bootlog.reread import _source
+    from bootlog.ingest import parse_source, read_records
+    from bootlog.reread import open_stored
 
     b = doc["boot"]
     row = store.one("SELECT boots.fingerprint, sources.name, sources.kind, boots.host FROM boots "
                     "JOIN sources ON sources.id = boots.source_id WHERE boots.id = ?", [b["id"]])
     fingerprint, name, kind, host = row
     try:
-        boots, _, _ = _parse(_source(kind, name, host))
+        boots = parse_source(open_stored(kind, name, host))
     except BootlogError as err:
         raise BootlogError(f"the lines of boot #{b['id']} cannot be shown: {err}") from None
     same = next((x for x in boots if x.fingerprint == fingerprint), None)
@@ -86,7 +86,7 @@ def read(store, doc: dict[str, Any], want: list[Span]) -> dict[int, str]:
         return {}
     top = max(lines)
     got: dict[int, str] = {}
-    recs, _ = read_records(_source(kind, name, host), every=True)
+    recs, _ = read_records(open_stored(kind, name, host), every=True)
     for r in recs:
         if r.lineno > top:
             break

@@ -435,13 +435,13 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
 
 def _parse(parse, win: _Window, tail, splitter, plan) -> list[Boot]:
     """The window's boots, with the plan's pattern figures and events on the boots whose lines
-    hold them (ingest's _UserHits, over the same kept lines)."""
+    hold them (ingest's UserHits, over the same kept lines)."""
     boots = parse(win.records, year=tail.year(), total_lines=win.end_line,
                   splitter=splitter(run_bounds=tail.run_bounds()))
     if getattr(plan, "patterns", None):
-        from bootlog.ingest import _UserHits
+        from bootlog.ingest import UserHits
 
-        hits = _UserHits(plan)
+        hits = UserHits(plan)
         for _ in hits.watch(win.records):
             pass
         hits.attach(boots)
