@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 from bootlog.patterns import decimal
 from bootlog.plan import (
-    CAPACITY_METRICS, DEPLOY_METRICS, EVENT_KINDS, TIMING_METRICS, UNITS, Expect, Plan,
+    CAPACITY_METRICS, COUNTER_METRICS, DEPLOY_METRICS, EVENT_KINDS, TIMING_METRICS, UNITS, Expect, Plan,
 )
 from bootlog.verdict import status_finding
 
@@ -461,7 +461,10 @@ def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: l
                 out.append(finding(name, "metric", lb[idx], None, "gone", "", rank))
                 continue
             old, new = lb[idx], la[idx]
-            if timing:
+            if name in COUNTER_METRICS:
+                verdict, why = ("same", "") if values_equal(old, new) else \
+                    ("changed", "a counter at probe time: it moves with the traffic before the probe")
+            elif timing:
                 verdict, why = judge_timing(new, _history_values(history, name, rank, idx), k, min_pct)
                 if verdict == "insufficient_history" and values_equal(old, new):
                     verdict = "same"

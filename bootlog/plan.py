@@ -51,10 +51,11 @@ RUNTIME_METRICS = (
 )
 # metrics.md "added for the deploy around the log": probes and GPU memory after ready
 DEPLOY_METRICS = ("probe_health_s", "probe_ttft_s", "probe_decode_tps", "gpu_used_gib",
-                  "gpu_free_gib",
-                  # the server's counters at probe time (/metrics): they move with traffic
-                  "metrics_requests", "metrics_prompt_tokens", "metrics_generation_tokens",
-                  "metrics_num_preemptions")
+                  "gpu_free_gib")
+# the server's counters at probe time (the hook's /metrics read): they count whatever traffic
+# reached the server before the probe, so a diff never calls their move drift; a plan bounds them
+COUNTER_METRICS = ("metrics_requests", "metrics_prompt_tokens", "metrics_generation_tokens",
+                   "metrics_num_preemptions")
 UNITS = {
     "kv_cache_tokens": "tokens", "max_concurrency": "x", "max_concurrency_request_tokens": "tokens",
     "kv_cache_available_gib": "GiB", "num_gpu_blocks": "blocks", "num_cpu_blocks": "blocks",
@@ -604,7 +605,8 @@ def warning_whats() -> set[str]:
 
 def known_figures() -> set[str]:
     """Names a plan may bound: the metrics.md vocabulary plus the catalogue's own figures."""
-    names = set(CAPACITY_METRICS) | set(TIMING_METRICS) | set(RUNTIME_METRICS) | set(DEPLOY_METRICS)
+    names = set(CAPACITY_METRICS) | set(TIMING_METRICS) | set(RUNTIME_METRICS) | set(DEPLOY_METRICS) \
+        | set(COUNTER_METRICS)
     try:  # the catalogue may define newer figures; it is optional for plan loading
         from bootlog import patterns as _patterns
 

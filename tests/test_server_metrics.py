@@ -129,10 +129,11 @@ def test_no_metrics_route_is_a_note_not_a_finding(monkeypatch):
 @pytest.mark.parametrize("name", sorted(server_metrics.FIGURES))
 def test_every_new_figure_is_declared(name):
     from bootlog.openmetrics import HELP
-    from bootlog.plan import CAPACITY_METRICS, DEPLOY_METRICS, UNITS
+    from bootlog.plan import CAPACITY_METRICS, COUNTER_METRICS, UNITS, known_figures
 
-    assert UNITS[name] == server_metrics.FIGURES[name][0]
-    assert (name in CAPACITY_METRICS) != (name in DEPLOY_METRICS)
+    assert UNITS[name] == server_metrics.FIGURES[name][0] and name in known_figures()
+    assert (name in CAPACITY_METRICS) != (name in COUNTER_METRICS)
+    assert (name in CAPACITY_METRICS) == (name in server_metrics.CAPACITY)
     assert HELP[name] == server_metrics.FIGURES[name][1]
 
 
@@ -153,3 +154,35 @@ def test_the_new_figures_reach_openmetrics(db_path):
     assert fams["bootlog_metrics_kv_cache_tokens"].unit == "tokens"
     assert [s.value for s in fams["bootlog_metrics_requests"].samples] == [3]
     assert [s.value for s in fams["bootlog_verdict"].samples] == [0]  # (pool agrees with the log)
+
+
+def test_counters_move_with_traffic_and_are_no_drift_the_pool_is(db_path, tmp_path):
+    # the same server booted twice (the saved log, then again an hour later); the hook read 3
+    # requests after the first boot and 40 after the second: "changed", never drift; a pool
+    # /metrics gives 64 tokens smaller at the same settings is drift, as kv_cache_tokens would be
+    from bootlog.records import Metric
+    from bootlog.store.db import open_store
+    from bootlog.store.write import add_measured
+
+    data = LOG.read_bytes()
+    again = tmp_path / "again.log"
+    again.write_bytes(data.replace(b"12-06 07:", b"12-06 08:"))
+    for log in (LOG, again):
+        assert CliRunner().invoke(cli, ["--db", db_path, "ingest", str(log)]).exit_code == 0
+    first = server_metrics.read(TEXT).figures
+    second = {**first, "metrics_requests": 40.0, "metrics_prompt_tokens": 9000.0, "metrics_generation_tokens": 5000.0}
+    store = open_store(db_path)
+    for bid, figs in ((1, first), (2, second)):
+        add_measured(store, bid, [Metric(n, v, server_metrics.FIGURES[n][0], pattern="measured:metrics")
+                                  for n, v in figs.items()])
+    res = CliRunner().invoke(cli, ["--db", db_path, "diff", "2", "1", "--json"])
+    found = {f["key"]: f["verdict"] for f in json.loads(res.stdout)["findings"] if f["key"].startswith("metrics_")}
+    assert res.exit_code == 0, res.output
+    assert found["metrics_requests"] == found["metrics_prompt_tokens"] == "changed"
+    assert found["metrics_kv_cache_tokens"] == "same"
+    add_measured(store, 2, [Metric("metrics_num_gpu_blocks", 1023, "blocks", pattern="measured:metrics"),
+                            Metric("metrics_kv_cache_tokens", 1023 * 128, "tokens", pattern="measured:metrics")])
+    store.close()
+    res = CliRunner().invoke(cli, ["--db", db_path, "diff", "2", "1", "--json"])
+    found = {f["key"]: f["verdict"] for f in json.loads(res.stdout)["findings"] if f["key"].startswith("metrics_")}
+    assert found["metrics_kv_cache_tokens"] == "drift" and res.exit_code == 3
