@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from bootlog.cli import cli
 from conftest import FIXTURES
+from podman_util import podman_ready, replayer  # noqa: F401  (fixtures)
 
 E05 = FIXTURES / "engine" / "e05-v0.32.0-cpu-fail-max-model-len.log"  # a failed start: traceback 11-54
 SEED08 = FIXTURES / "seed" / "08-gdn-hip-burst-prefix-caching.log"  # a gdn_hip burst, lines 332-365
@@ -100,3 +101,22 @@ def test_json_twin(db_path):
                                {"kind": "value_error", "line": 53, "rank": None}]
     file = physical(E05)
     assert [x["text"] for x in block["lines"]] == file[9:54]
+
+
+def test_a_containers_boot_is_read_again_from_podman_and_gone_with_it(replayer, db_path):
+    from podman_util import all_at_once, run_podman, wait_exit
+
+    log = E05.read_bytes()
+    name = replayer.start([all_at_once(log, exit_code=1)])
+    wait_exit(name)
+    assert run(db_path, "ingest", "--container", name).exit_code == 0
+    res = run(db_path, "show", "last", "--lines", "1")
+    assert res.exit_code == 0, res.output
+    got = numbered(res.stdout)
+    file = physical(E05)
+    # (podman's own timestamps are the envelope: the text is the log's line, under its number)
+    assert sorted(got) == list(range(10, 55)) and all(got[n][1] == file[n - 1] for n in (10, 11, 52, 53))
+    run_podman("rm", "-f", "-t", "0", name)
+    gone = run(db_path, "show", "last", "--lines")
+    assert gone.exit_code == 1 and len(gone.stderr.strip().splitlines()) == 1, gone.output
+    assert "the lines of boot #1 cannot be shown" in gone.stderr and name in gone.stderr
