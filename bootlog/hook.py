@@ -536,6 +536,8 @@ KEY_FIGURES = (  # (metric, label, unit shown)
     ("probe_ttft_s", "first token", "s"),
     ("probe_decode_tps", "decode", "tok/s"),
     ("gpu_free_gib", "GPU free", "GiB"),
+    ("metrics_kv_cache_tokens", "/metrics KV", "tokens"),  # (the server's word on the pool above)
+    ("metrics_num_preemptions", "preemptions", "at probe time"),
 )
 
 

@@ -94,7 +94,7 @@ def test_hook_stores_deploy_probe_and_gpu_memory_and_diff_names_the_image(replay
         assert figs["gpu_free_gib"] == [0.889, 0.689]  # card 1's lower reading, after the generation
         # (then the server's own /metrics, once: its counters after the probe)
         assert [r for m, r, _ in stub.requests] == ["/health", "/v1/models", "/v1/chat/completions", "/metrics"]
-        assert figs.get("metrics_num_preemptions") is None  # (not a key figure: stored, below)
+        assert figs["metrics_num_preemptions"] == 0  # (the stand-in's /metrics: 0.0)
         assert "--showmeminfo vram --json" in (rocm_smi / "argv").read_text()
 
         # the same boot, stored: show --json has the deploy and the measurements
