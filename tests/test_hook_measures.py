@@ -91,7 +91,9 @@ def test_hook_stores_deploy_probe_and_gpu_memory_and_diff_names_the_image(replay
         assert figs["probe_ttft_s"] >= 0.2  # the stand-in waits 0.2 s before its first token
         assert 10 < figs["probe_decode_tps"] < 60  # 0.02 s per token: ~50 tok/s
         assert figs["gpu_free_gib"] == [0.889, 0.689]  # card 1's lower reading, after the generation
-        assert [r for m, r, _ in stub.requests] == ["/health", "/v1/models", "/v1/chat/completions"]
+        # (then the server's own /metrics, once: its counters after the probe)
+        assert [r for m, r, _ in stub.requests] == ["/health", "/v1/models", "/v1/chat/completions", "/metrics"]
+        assert figs["metrics_num_preemptions"] == 0  # (the stand-in's /metrics: 0.0)
         assert "--showmeminfo vram --json" in (rocm_smi / "argv").read_text()
 
         # the same boot, stored: show --json has the deploy and the measurements
@@ -100,6 +102,7 @@ def test_hook_stores_deploy_probe_and_gpu_memory_and_diff_names_the_image(replay
         got = {(m["name"], m["rank"]): m["value"] for m in shown["metrics"]}
         assert got[("gpu_used_gib", 1)] == pytest.approx(31.17, abs=0.01)
         assert ("probe_health_s", None) in got
+        assert got[("metrics_num_preemptions", None)] == 0.0  # the stand-in's /metrics text
 
         # redeploy from the other image with the CUDA-graph env var moved: the same log, so
         # the capacity figures are equal; the diff lists the deploy changes first

@@ -28,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from bootlog.measure import probe as probe_mod
-from bootlog.measure.probe import parse_metrics, probe, scrape_metrics
+from bootlog.measure.probe import probe, scrape_metrics
 
 MODEL = "Qwen/Qwen3-0.6B"
 MODELS = {"object": "list", "data": [{
@@ -442,16 +442,15 @@ vllm:time_to_first_token_seconds_sum{model_name="Qwen/Qwen3-0.6B"} 0.27563595771
 """
 
 
-def test_parse_metrics():
-    assert parse_metrics(METRICS_TEXT) == {"vllm:num_requests_running": 3.0,
-                                           "vllm:num_requests_waiting": 0.0,
-                                           "vllm:kv_cache_usage_perc": 0.5}
-
-
 def test_scrape_metrics(stub):
     with serve(stub) as url:
-        values, problems = scrape_metrics(url, timeout=2)
-    assert problems == [] and values["vllm:num_requests_running"] == 3.0
+        text, problems = scrape_metrics(url, timeout=2)
+    assert problems == [] and text == METRICS_TEXT
+    # (what is read of it: test_server_metrics.py)
+    with serve(stub) as url:
+        stub.release.set()
+    text, problems = scrape_metrics(url, timeout=2)  # (the server is gone: one line, no text)
+    assert text is None and len(problems) == 1 and "/metrics" in problems[0]
 
 
 def test_probe_module_imports_only_stdlib():

@@ -36,7 +36,7 @@ ENGINE_OPT = click.option("--engine", "container_engine", type=click.Choice(["po
               help="Read GPU memory after ready (and after the probe) with this tool; auto: the first on PATH.")
 @click.option("--openmetrics", "om_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Then rewrite FILE (e.g. node_exporter's textfile dir/bootlog.prom) with the latest boot "
-                   "of each host/container, as `export --format openmetrics FILE` does.")
+                   "of each host/container, as `export --format openmetrics FILE [--plan]` does.")
 @click.pass_context
 def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll, probe_url, probe_tokens, gpu_smi,
          om_file) -> None:
@@ -80,19 +80,22 @@ def hook(ctx, container, plan_file, timeout, container_engine, fmt, poll, probe_
         click.echo(h.render_text(result, plan_name=name))
     code = result.exit
     if om_file:
-        code = _refresh_openmetrics(ctx, om_file, code)
+        code = _refresh_openmetrics(ctx, om_file, code, plan)
     ctx.exit(code)
 
 
-def _refresh_openmetrics(ctx, path: str, code: int) -> int:
+def _refresh_openmetrics(ctx, path: str, code: int, plan=None) -> int:
     """Rewrite the textfile after the deploy was stored.  The verdict already printed stands: a
     file that cannot be written is one stderr line, and exit 1 only when the verdict was 0
     (a 3 or 4 says more about the deploy than the dashboard's file does)."""
     from bootlog.render.export import export_openmetrics
+    from bootlog.run.judged import judge_stored
     from bootlog.safe import term
 
     try:
-        export_openmetrics(get_store(ctx), path)
+        store = get_store(ctx)
+        # (the verdict the hook printed)
+        export_openmetrics(store, path, verdict_of=lambda doc: judge_stored(store, doc, plan))
     except (BootlogError, OSError) as err:
         why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         click.echo(f"bootlog: {term(path, one_line=True)} not refreshed: {term(why, one_line=True)}", err=True)
@@ -110,21 +113,52 @@ def _refresh_openmetrics(ctx, path: str, code: int) -> int:
               help="How often to look for new lines.")
 @ENGINE_OPT
 @click.option("--host", metavar="NAME", help="Label the boots with this host (default: this machine).")
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path,
+              help="Store the plan's own patterns with the boots (as ingest --plan does) and, with --once, "
+                   "hold each boot it stored something new of to the plan.")
 @click.pass_context
-def watch(ctx, container, path, once, on_event, poll, container_engine, host) -> None:
+def watch(ctx, container, path, once, on_event, poll, container_engine, host, plan_file) -> None:
     """Follow a container (or a log file) and store boots, runtime events and statistics as
-    they happen; one line per stored event.
+    they happen; one line per stored event (a gdn_hip fault burst: one line).
 
     The read position is stored with the rows, so a restarted watch neither loses nor
-    duplicates anything.
+    duplicates anything.  With --once (for cron), each boot it stored something new of is
+    judged as the hook judges it, one line each that is not OK, and the exit code says it:
+    0 nothing wrong, 3 drift (a runtime fault the server survived, a soft plan expectation
+    missed), 4 a failed boot, an engine that died serving, state faults, or a hard plan
+    expectation missed.
     """
     from bootlog.run import watch as w
 
     if bool(container) == bool(path):
         raise click.UsageError("give exactly one of --container NAME or --file PATH")
+    plan = None
+    if plan_file:
+        from bootlog.judge.plan import load_plan
+
+        plan = load_plan(plan_file, judge=True)
     follower = (w.ContainerTail(container, engine=container_engine) if container else w.FileTail(path))
-    w.watch(get_store(ctx, create=True), follower, once=once, poll=poll, on_event=on_event, host=host,
-            emit=click.echo, warn=lambda msg: click.echo(f"bootlog: {msg}", err=True))
+    store = get_store(ctx, create=True)
+    stored = w.watch(store, follower, once=once, poll=poll, on_event=on_event, host=host, plan=plan,
+                     emit=click.echo, warn=lambda msg: click.echo(f"bootlog: {msg}", err=True))
+    if not once:
+        return
+    from bootlog.safe import one_line, term
+
+    code, said, more = 0, 0, []
+    for bid, v in w.judge_boots(store, stored.boots, plan):
+        if v.code and said < w.EVENT_LINES:  # (a crash loop of thousands: the rest counted)
+            said += 1
+            why = "; ".join(v.reasons)
+            click.echo(term(f"{follower.label} boot #{bid} {v.word}", one_line=True)
+                       + (f": {one_line(why, 400)}" if why else ""))
+        elif v.code:
+            more.append(bid)
+        code = max(code, v.code)
+    if more:
+        click.echo(term(f"{follower.label} boots #{more[0]}-#{more[-1]}: … and {len(more):,} more not OK "
+                        "(bootlog list)", one_line=True))
+    ctx.exit(code)
 
 
 COMMANDS = (hook, watch)

@@ -58,8 +58,10 @@ def history(ctx, container, host, metrics, last, as_json, as_csv) -> None:
 @click.option("--container", metavar="NAME", help="Only boots of this container.")
 @click.option("--host", metavar="NAME", help="Only boots of this host.")
 @click.option("--no-samples", is_flag=True, help="Leave out the runtime samples (they can be large).")
+@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path,
+              help="openmetrics: hold each latest boot to this plan in bootlog_verdict (as the hook does).")
 @click.pass_context
-def export(ctx, file, fmt, container, host, no_samples) -> None:
+def export(ctx, file, fmt, container, host, no_samples, plan_file) -> None:
     """Export boots × figures (wide), events and runtime samples (long), or the latest boots
     as Prometheus gauges.
 
@@ -69,18 +71,30 @@ def export(ctx, file, fmt, container, host, no_samples) -> None:
     parquet:     three files like csv; needs pyarrow (pip install 'bootlog[parquet]')
     openmetrics: the latest boot of each host/container as bootlog_<figure>{host,container,rank}
                  gauges, for node_exporter's textfile collector; FILE is written whole, then
-                 renamed into place; no FILE: stdout
+                 renamed into place; no FILE: stdout.  bootlog_verdict{host,container} is the
+                 hook's verdict (0 OK, 1 drift, 2 violation, 3 failed: with --plan, against it;
+                 and against the boot before), bootlog_boot_died_serving 1 for an engine that
+                 died after ready
     """
     from pathlib import Path
 
     if fmt is None:
         suffix = Path(file).suffix.lower().lstrip(".") if file else ""
         fmt = "openmetrics" if suffix == "prom" else suffix if suffix in FORMATS else "csv"
+    if plan_file and fmt != "openmetrics":
+        raise click.UsageError("--plan is for --format openmetrics (its bootlog_verdict)")
+    plan = None
+    if plan_file:
+        from bootlog.judge.plan import load_plan
+
+        plan = load_plan(plan_file, judge=True)
     store = get_store(ctx)
     if fmt == "openmetrics":
         from bootlog.render.export import export_openmetrics
+        from bootlog.run.judged import judge_stored
 
-        text, n = export_openmetrics(store, file, container=container, host=host)
+        text, n = export_openmetrics(store, file, container=container, host=host,
+                                     verdict_of=lambda doc: judge_stored(store, doc, plan))
         if file is None:
             click.echo(text, nl=False)
         else:

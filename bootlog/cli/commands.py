@@ -164,8 +164,11 @@ def list_(ctx, container, host, as_json) -> None:
 @click.option("--container", metavar="NAME", help="Resolve REF among this container's boots.")
 @click.option("--host", metavar="NAME", help="Resolve REF among this host's boots.")
 @click.option("--json", "as_json", is_flag=True, help="Everything known about the boot, as JSON.")
+@click.option("--lines", "context", type=click.IntRange(0, 1000), is_flag=False, flag_value=3, default=None,
+              metavar="[N]", help="Instead: the source lines around each event (±N, default 3; a "
+                                  "traceback whole), with their line numbers, read again from the log.")
 @click.pass_context
-def show(ctx, ref, container, host, as_json) -> None:
+def show(ctx, ref, container, host, as_json, context) -> None:
     """Show one boot: fields, figures, config, events, runtime statistics.
 
     REF (default last): last, prev (the boot before last of the same container; for plain files
@@ -174,7 +177,20 @@ def show(ctx, ref, container, host, as_json) -> None:
     from bootlog.render.render_boot import render_show
     from bootlog.run.query import show_ref
 
-    data = show_ref(get_store(ctx), ref, container=container, host=host)  # (docs/figures.md: + timeline)
+    store = get_store(ctx)
+    if context is not None:
+        from bootlog.run import source_lines as sl
+        from bootlog.store.reads import resolve_ref, show_boots
+
+        doc = show_boots(store, [resolve_ref(store, ref, container=container, host=host)], runtime=False)[0]
+        want, left = sl.spans(doc, context)
+        lines = sl.read(store, doc, want)
+        if as_json:
+            print_json({"boot": doc["boot"], "source_lines": sl.as_json(want, lines, left)})
+        else:
+            click.echo(sl.render(doc, want, lines, left))
+        return
+    data = show_ref(store, ref, container=container, host=host)  # (docs/figures.md: + timeline)
     if as_json:
         print_json(data)
     else:

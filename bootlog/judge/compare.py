@@ -25,6 +25,7 @@ FAULT_EVENTS = ("oom", "engine_init_failed", "value_error", "kv_cache_insufficie
 # Boot fields compared before config: a version change explains capacity moves.
 BOOT_FIELDS = ("vllm_version", "engine", "model", "host", "status")
 CAPACITY_METRICS, TIMING_METRICS, DEPLOY_METRICS = names("capacity"), names("timing"), names("probe")
+COUNTER_METRICS = names("counter")
 _ORDER = {n: i for i, n in enumerate((*CAPACITY_METRICS, *TIMING_METRICS))}
 _EVENT_ORDER = {k: i for i, k in enumerate(EVENT_KINDS)}
 MIN_HISTORY = 3
@@ -440,7 +441,10 @@ def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: l
                 out.append(finding(name, "metric", lb[idx], None, "gone", "", rank))
                 continue
             old, new = lb[idx], la[idx]
-            if timing:
+            if name in COUNTER_METRICS:
+                verdict, why = ("same", "") if values_equal(old, new) else \
+                    ("changed", "a counter at probe time: it moves with the traffic before the probe")
+            elif timing:
                 verdict, why = judge_timing(new, _history_values(history, name, rank, idx), k, min_pct)
                 if verdict == "insufficient_history" and values_equal(old, new):
                     verdict = "same"

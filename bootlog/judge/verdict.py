@@ -11,6 +11,7 @@ What the boot itself says is wrong counts whatever a plan says (a plan can only 
   answers wrongly is a failed deploy, not a figure to look at: FAILED, not DRIFT.
 * DRIFT (exit 3): a ready boot that survived a runtime fault (an OOM a request died of, a
   worker death, a GPU fault the engine did not die of): it still serves, but not as deployed.
+  Also a boot whose server's /metrics (read by the hook) gives another KV pool than its log.
 
 Then the judgements of the boot against a plan (check) and its previous boot (diff) and what
 was measured around it (a probe that failed) raise the code, each with its reason.
@@ -51,6 +52,11 @@ def boot_problem(doc: dict) -> tuple[int, str] | None:
     survived = [k for k in SURVIVED_FAULTS if k in evs]
     if survived and b.get("status") == "ready":
         return DRIFT, f"{', '.join(survived)} while serving; the server went on"
+    from bootlog.measure.server_metrics import kv_disagreement
+
+    kv = kv_disagreement(doc)  # the server's /metrics and its log disagree on the KV pool
+    if kv is not None:
+        return DRIFT, kv
     return None
 
 

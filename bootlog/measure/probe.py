@@ -443,35 +443,8 @@ def _measure(result: ProbeResult, st: _Stream, call: _Call) -> None:
 
 # ----------------------------------------------------------------------------------- /metrics
 
-GAUGES = ("vllm:num_requests_running", "vllm:num_requests_waiting",
-          "vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc")
-
-
-def parse_metrics(text: str, names: tuple[str, ...] = GAUGES) -> dict[str, float]:
-    """A few gauges of Prometheus text: request counts summed over label sets (one per engine),
-    cache usage as the highest. Unreadable lines are skipped."""
-    got: dict[str, float] = {}
-    for line in text.splitlines():
-        if not line or line[0] == "#":
-            continue
-        name = line.split("{", 1)[0].split(" ", 1)[0]
-        if name not in names:
-            continue
-        try:
-            value = float(line.rsplit("}", 1)[-1].split()[0])
-        except (ValueError, IndexError):
-            continue
-        if value != value:
-            continue
-        if name.startswith("vllm:num_requests"):
-            got[name] = got.get(name, 0.0) + value
-        else:
-            got[name] = max(got.get(name, value), value)
-    return got
-
-
-def scrape_metrics(url: str, *, timeout: float = 5.0, api_key: str | None = None) -> tuple[dict[str, float], list[str]]:
-    """GET /metrics and keep GAUGES: (values, problems), bounded like `probe`."""
+def scrape_metrics(url: str, *, timeout: float = 5.0, api_key: str | None = None) -> tuple[str | None, list[str]]:
+    """GET /metrics, bounded like `probe`: (its text, or None and one line saying why)."""
     deadline = time.monotonic() + max(0.1, float(timeout))
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
@@ -479,5 +452,7 @@ def scrape_metrics(url: str, *, timeout: float = 5.0, api_key: str | None = None
         if call.status != 200:
             raise _status_fail(call, raw)
     except _Fail as e:
-        return {}, [str(e)]
-    return parse_metrics(raw.decode("utf-8", "replace")), []
+        return None, [str(e)]
+    except Exception as e:  # noqa: BLE001 - as probe(): the hook outlives any server
+        return None, [f"GET /metrics failed: {one_line(f'{type(e).__name__}: {e}', 160)}"]
+    return raw.decode("utf-8", "replace"), []

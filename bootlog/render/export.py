@@ -232,15 +232,17 @@ def latest_boots(store, *, container: str | None = None, host: str | None = None
 
 
 def export_openmetrics(store, path: str | Path | None, *, container: str | None = None,
-                       host: str | None = None) -> tuple[str, int]:
-    """The OpenMetrics text of the latest boots (latest_boots), written to `path` (whole, then
-    renamed: the textfile collector never reads half a file); with no path it is only returned.
-    (text, number of boots in it)."""
+                       host: str | None = None, verdict_of: Callable[[dict], Any] | None = None) -> tuple[str, int]:
+    """The OpenMetrics text of the latest boots (latest_boots), each with its verdict
+    (`verdict_of(doc)`: the flow that exports gives the hook's, run.judged.judge_stored; else the
+    boot's own), written to `path` (whole, then renamed: the textfile collector never reads half a
+    file); with no path it is only returned.  (text, number of boots in it)."""
     from bootlog.render import openmetrics
 
     target = check_target(path, store) if path is not None else None
     docs = latest_boots(store, container=container, host=host)
-    text = openmetrics.render(docs)
+    verdicts = {d["boot"]["id"]: verdict_of(d) for d in docs} if verdict_of is not None else None
+    text = openmetrics.render(docs, verdicts)
     if target is not None:
         openmetrics.write(target, text)
     return text, len(docs)

@@ -14,8 +14,11 @@ Families (every one a gauge, so the classic text parser node_exporter uses reads
     bootlog_events{host,container,kind}              events of the boot per kind (0 for a known
                                                      kind it does not have, so alerts see 0,
                                                      not an absent series)
-    bootlog_verdict{host,container}                  the boot's own verdict (verdict.py: 0 OK,
-                                                     1 drift, 2 violation, 3 failed)
+    bootlog_verdict{host,container}                  the boot's verdict as the hook gives it
+                                                     (run.judged.judge_stored: its own faults, the
+                                                     plan given to export/hook, the diff against
+                                                     the boot before it): 0 OK, 1 drift,
+                                                     2 violation, 3 failed
     bootlog_boot_died_serving{host,container}        1 when it was ready and its engine then died
 
 Choices:
@@ -70,8 +73,8 @@ BOOT_FAMILIES = {
     "bootlog_boot_started_timestamp_seconds": ("Time of the boot's first line, Unix seconds", "seconds"),
     "bootlog_boot_id": ("bootlog's id of the boot (bootlog show ID)", None),
     "bootlog_events": ("Events of the boot, per kind", None),
-    "bootlog_verdict": ("The boot's own verdict (verdict.py, no plan or diff): 0 OK, 1 drift, 2 violation, 3 failed",
-                        None),
+    "bootlog_verdict": ("The latest boot's verdict, as the hook gives it (its own faults, the plan, the diff "
+                        "against the boot before it): 0 OK, 1 drift, 2 violation, 3 failed", None),
     "bootlog_boot_died_serving": ("1 if the boot was ready and its engine then died serving, else 0", None),
 }
 
@@ -97,14 +100,16 @@ class _Family:
         return out
 
 
-def render(boots: list[dict]) -> str:
+def render(boots: list[dict], verdicts: dict[int, Any] | None = None) -> str:
     """OpenMetrics text of `boots` (show --json objects: {"boot", "metrics", "events", ...}),
-    ending with "# EOF".  See the module docstring for families, labels and what is skipped."""
+    ending with "# EOF".  `verdicts`: boot id -> verdict.Verdict as the hook gives it (plan,
+    diff: run.judged.judge_stored); a boot not in it gets its own verdict (verdict.judge).  See the
+    module docstring for families, labels and what is skipped."""
     families: dict[str, _Family] = {name: _Family(name, text, unit) for name, (text, unit) in BOOT_FAMILIES.items()}
     for doc in _one_per_identity(boots):
         ident = _identity(doc.get("boot") or {})
         _add_boot(families, doc.get("boot") or {}, ident)
-        _add_verdict(families, doc, ident)
+        _add_verdict(families, doc, ident, (verdicts or {}).get((doc.get("boot") or {}).get("id")))
         _add_events(families, doc.get("events") or [], ident)
         _add_metrics(families, doc.get("metrics") or [], ident)
     boot_part = [families[name] for name in BOOT_FAMILIES]
@@ -159,13 +164,13 @@ def _add_boot(families: dict[str, _Family], boot: dict, ident: Labels) -> None:
         families["bootlog_boot_id"].samples[ident] = boot["id"]
 
 
-def _add_verdict(families: dict[str, _Family], doc: dict, ident: Labels) -> None:
+def _add_verdict(families: dict[str, _Family], doc: dict, ident: Labels, given: Any = None) -> None:
     from bootlog.judge import verdict
 
     boot = doc.get("boot") or {}
     if not boot.get("status"):
         return
-    families["bootlog_verdict"].samples[ident] = verdict.gauge(verdict.judge(doc))
+    families["bootlog_verdict"].samples[ident] = verdict.gauge(given if given is not None else verdict.judge(doc))
     families["bootlog_boot_died_serving"].samples[ident] = int(boot["status"] == "ready" and bool(boot.get("failure")))
 
 

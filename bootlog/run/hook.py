@@ -300,6 +300,13 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
 
             add_measured(store, ours.id, measured["metrics"])
             show = show_boot(store, ours.id)
+        if measured["server_metrics"] is not None:
+            from bootlog.measure.server_metrics import dtype_disagreement
+
+            # (the KV pool's disagreement is stored, so judged from the store: verdict.boot_problem)
+            said = dtype_disagreement(measured["server_metrics"], show)
+            if said:
+                measured["problems"].append(said)
         notes.extend([*measured["problems"], *measured["notes"]])
     if waited.outcome == "exited" and show["boot"]["status"] != "failed":
         # (a container restarted meanwhile shows its new run's state: no code then)
@@ -421,12 +428,28 @@ def measure(probe_url: str | None, *, served_name: str | None, tokens: int = 32,
         problems.extend(f"probe of {one_line(probe_url, 80)}: {p}" for p in result.problems)
         notes.extend(f"probe of {one_line(probe_url, 80)}: {p}" for p in result.notes)
     after = gpu() if result is not None and before is not None else None
+    server = None
+    if probe_url:
+        # the server's own counters and KV pool, once, after the probe (its requests counted)
+        from bootlog.measure import probe, server_metrics
+        from bootlog.safe import one_line
+
+        text, why = probe.scrape_metrics(probe_url, timeout=min(10.0, timeout))
+        if text is not None:
+            server = server_metrics.read(text)
+        # (a proxy that serves no /metrics is no fault of the deploy: a note, not a finding)
+        notes.extend(f"/metrics of {one_line(probe_url, 80)}: {p}" for p in why)
     cards = gpumem.lower_free(before, after)
     metrics = [Metric(n, v, "s" if n.endswith("_s") else "tok/s", pattern="measured:probe")
                for n, v in (result.figures.items() if result else ())]
     metrics += [Metric(r["name"], r["value"], r["unit"], rank=r["rank"], pattern="measured:gpu")
                 for r in gpumem.figures(cards)]
-    return {"metrics": metrics, "probe": result, "gpu_tool": tool, "problems": problems, "notes": notes}
+    if server is not None:
+        from bootlog.measure.server_metrics import FIGURES
+
+        metrics += [Metric(n, v, FIGURES[n][0], pattern="measured:metrics") for n, v in server.figures.items()]
+    return {"metrics": metrics, "probe": result, "gpu_tool": tool, "problems": problems, "notes": notes,
+            "server_metrics": server}
 
 
 def _public(measured: dict | None) -> dict | None:
@@ -439,6 +462,8 @@ def _public(measured: dict | None) -> dict | None:
                                           "tokens": pr.tokens, "problems": pr.problems, "notes": pr.notes},
         "gpu_tool": measured["gpu_tool"],
         "gpu": [{"rank": m.rank, m.name: m.value} for m in measured["metrics"] if m.name == "gpu_free_gib"],
+        "server_metrics": None if measured.get("server_metrics") is None else {
+            **measured["server_metrics"].figures, "cache_dtype": measured["server_metrics"].cache_dtype},
         "problems": measured["problems"],
         "notes": measured["notes"],
     }

@@ -182,7 +182,7 @@ def read_boots(source, *, resume: "Resume | None" = None, limit: int | None = No
     if resume is not None:
         kw.update(start=resume.offset, start_line=resume.lines + 1, fmt=resume.fmt)
     recs, lines = read_records(source, **kw)
-    hits = _UserHits(plan) if user else None
+    hits = UserHits(plan) if user else None
     if hits is not None:
         recs = hits.watch(recs)
     spill = Spill()
@@ -226,7 +226,7 @@ def parse_source(source) -> list[Boot]:
     return list(read_boots(source)[0])
 
 
-class _UserHits:
+class UserHits:
     """A plan's user-pattern figures and events, collected as records stream past, then put on
     the boot whose lines hold them."""
 

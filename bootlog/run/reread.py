@@ -44,7 +44,9 @@ def stored_file(kind: str, name: str, host: str | None, *, verified: bool = Fals
     return name
 
 
-def _source(kind: str, name: str, host: str | None):
+def open_stored(kind: str, name: str, host: str | None):
+    """The stored source (a file, a container's log) opened again on this machine, or
+    BootlogError saying why it cannot be (stored_file)."""
     from bootlog.run.ingest import default_host
     from bootlog.read.sources import container_source, open_source
 
@@ -69,7 +71,7 @@ def with_plan_patterns(store, show: dict, plan) -> dict:
     for up in plan.patterns:
         up.not_numbers.clear()
     try:
-        boots, _, _ = read_boots(_source(kind, name, host), plan=plan)
+        boots, _, _ = read_boots(open_stored(kind, name, host), plan=plan)
         same = next((b for b in boots if b.fingerprint == fingerprint), None)
     except BootlogError as err:
         return {**show, "plan_lines": f"source no longer readable: {err}"}

@@ -212,15 +212,16 @@ class ContainerTail:
         self._bounds: tuple[Any, list] = (None, [])
         self.cut_lines = 0  # lines cut at sources.LINE_MAX in the parse (FileTail's doc)
 
-    def deploy(self, boot: Boot) -> dict | None:
-        """The engine's deploy context of the run `boot` started in: asked once per boot and run
-        state, so the exit code is stored when the run ends (a server that died serving and
-        exited 0 is why on-failure never fired: the seeds' lesson)."""
+    def deploy(self, boot: Boot, plan=None) -> dict | None:
+        """The engine's deploy context of the run `boot` started in (with the plan's env file, as
+        ingest --plan stores it): asked once per boot and run state, so the exit code is stored
+        when the run ends (a server that died serving and exited 0 is why on-failure never
+        fired: the seeds' lesson)."""
         from bootlog.run.ingest import deploy_of
 
         key = (boot.first_line, boot.started_at, self._run)
         if self._deploy[0] != key:
-            self._deploy = (key, deploy_of(self.name, self.engine))
+            self._deploy = (key, deploy_of(self.name, self.engine, plan))
         return self._deploy[1]
 
     def source(self, host: str | None):
@@ -316,11 +317,28 @@ class _Known:
     died: bool = False  # boot_died announced (or stored before this watch started)
 
 
+@dataclass
+class Watched:
+    """What one watch run stored: the number of new events, and the boots to judge (those with
+    a new event that can change a verdict: a start, ready/failed, a fault, a death), in the
+    order they were first touched."""
+
+    events: int = 0
+    boots: list[int] = field(default_factory=list)
+
+
+# event kinds that never change a boot's verdict: a new one is no reason to judge it again
+NOTES = ("warning",)
+
+
 def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | None = None,
           host: str | None = None, emit: Callable[[str], None] = print,
-          warn: Callable[[str], None] | None = None, stop: Callable[[], bool] = lambda: False) -> int:
+          warn: Callable[[str], None] | None = None, stop: Callable[[], bool] = lambda: False,
+          plan=None) -> Watched:
     """Follow `tail` (FileTail / ContainerTail) until `stop()` (or, with `once`, until caught up).
-    Returns the number of new events (each kind prints EVENT_LINES lines per read, then a count)."""
+    A plan's own patterns ([[pattern]]) are read and stored with the boots, as ingest --plan
+    does.  Returns what was stored (each kind prints EVENT_LINES lines per read, then a count;
+    a gdn_hip fault burst is one line per boot and read)."""
     from bootlog.parse.boots import BootSplitter
     from bootlog.read.envelope import detect
     from bootlog.run.ingest import default_host
@@ -339,10 +357,10 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
         if stored is not None:
             tail.key = legacy  # (it moves on under its old key: no re-read after upgrading)
     win = _resume(tail, stored)
-    keep = _candidates()
+    keep = _candidates(plan)
     fmt: str | None = None
     known: dict[tuple, _Known] = {}
-    emitted = 0
+    out = Watched()
     missing_said = False
 
     while not stop():
@@ -368,15 +386,13 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
                 win.partial = None if lines[-1][1].endswith(b"\n") else win.end_line
                 if win.partial is not None:
                     win.positions.setdefault(win.partial, lines[-1][0])
-                boots = parse(win.records, year=tail.year(), total_lines=win.end_line,
-                              splitter=BootSplitter(run_bounds=tail.run_bounds()))
-                emitted += _store(db, tail, src, boots, win, known, emit, on_event, warn, save_boots)
+                boots = _parse(parse, win, tail, BootSplitter, plan)
+                _store(db, tail, src, boots, win, known, emit, on_event, warn, save_boots, plan, out)
             if tail.new_state() and not got and win.records:
                 # the run ended (or began) with no line after its last one read: its boot is
                 # stored again with what the engine says now (the exit code of the run)
-                boots = parse(win.records, year=tail.year(), total_lines=win.end_line,
-                              splitter=BootSplitter(run_bounds=tail.run_bounds()))
-                emitted += _store(db, tail, src, boots, win, known, emit, on_event, warn, save_boots)
+                boots = _parse(parse, win, tail, BootSplitter, plan)
+                _store(db, tail, src, boots, win, known, emit, on_event, warn, save_boots, plan, out)
         except (SourceError, InputError) as err:
             if once or not str(err).startswith(("no such container", "no such file")):
                 raise
@@ -394,21 +410,50 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
             # `logs --since` scans the container's whole log file: on a long log a poll costs
             # seconds, so never spend more than half the time reading
             time.sleep(max(poll, time.monotonic() - began))
-    return emitted
+    return out
 
 
-def _candidates() -> Callable[[_Window, bytes, str, int, Any], list[Record]]:
-    """The lines ingest keeps (the scan's literals, plus the lines after a traceback start),
-    with the traceback context carried into the next batch; the lines cut at sources.LINE_MAX
-    (and pieces of one joined past it) are counted on the tail."""
+def _parse(parse, win: _Window, tail, splitter, plan) -> list[Boot]:
+    """The window's boots, with the plan's pattern figures and events on the boots whose lines
+    hold them (ingest's UserHits, over the same kept lines)."""
+    boots = parse(win.records, year=tail.year(), total_lines=win.end_line,
+                  splitter=splitter(run_bounds=tail.run_bounds()))
+    if getattr(plan, "patterns", None):
+        from bootlog.run.ingest import UserHits
+
+        hits = UserHits(plan)
+        for _ in hits.watch(win.records):
+            pass
+        hits.attach(boots)
+    return boots
+
+
+def judge_boots(db, ids: list[int], plan=None) -> list[tuple[int, Any]]:
+    """(boot id, verdict.Verdict) of each boot, as the hook judges it (verdict.judge_stored: its
+    own problem, its plan, its diff against the boot before it): the same exit codes as hook,
+    check and diff."""
+    from bootlog.store.reads import show_boots
+    from bootlog.run.judged import judge_stored
+
+    return [(doc["boot"]["id"], judge_stored(db, doc, plan)) for doc in (show_boots(db, ids, runtime=False) if ids else [])]
+
+
+def _candidates(plan=None) -> Callable[[_Window, bytes, str, int, Any], list[Record]]:
+    """The lines ingest keeps (the scan's literals and the plan's patterns' literals, plus the
+    lines after a traceback start; every line when a pattern has no literal, as ingest reads
+    them), with the traceback context carried into the next batch; the lines cut at
+    sources.LINE_MAX (and pieces of one joined past it) are counted on the tail."""
     from bootlog.read.envelope import records
     from bootlog.parse.parse import all_literals
     from bootlog.read.scan import Lines, Search
 
-    search = Search(all_literals())
+    user = getattr(plan, "patterns", None) or []
+    extra = tuple(up.literal for up in user if up.literal)
+    every = len(extra) < len(user)
+    search = Search((*all_literals(), *extra))
 
     def keep(win: _Window, data: bytes, fmt: str, first: int, tail) -> list[Record]:
-        lines = Lines([data], fmt, search, start_line=first, owed=win.carry)
+        lines = Lines([data], "all" if every else fmt, search, start_line=first, owed=win.carry)
         out = list(records(lines, fmt))
         win.carry = lines.owed
         tail.cut_lines += lines.cut_lines
@@ -429,8 +474,9 @@ def _resume(tail, stored: tuple[int, str] | None) -> _Window:
 
 
 def _store(db, tail, src, boots: list[Boot], win: _Window, known: dict[tuple, _Known],
-           emit, on_event, warn, save_boots) -> int:
-    """Save the window's boots and the position in one transaction; emit what is new."""
+           emit, on_event, warn, save_boots, plan, out: Watched) -> None:
+    """Save the window's boots and the position in one transaction; emit what is new (count it
+    and the boots to judge in `out`)."""
     resume_line = win.end_line + 1  # no vLLM line: nothing to keep
     if boots:
         # the last boot's first line, or that of an earlier one still starting (among the last
@@ -450,29 +496,57 @@ def _store(db, tail, src, boots: list[Boot], win: _Window, known: dict[tuple, _K
     position = (tail.key, offset, f"{resume_line - 1}|{head}")
     _load_known(db, src, boots, known)
     if boots and hasattr(tail, "deploy"):
-        boots[-1].deploy = tail.deploy(boots[-1])
-    saved = save_boots(db, src, boots, position=position)
-    count = 0
+        boots[-1].deploy = tail.deploy(boots[-1], plan)
+    saved = save_boots(db, src, boots, position=position, planned=plan is not None)
     kinds: dict[str, list] = {}  # kind -> [events, first and last boot not printed] of this read
     for (bid, created), boot in zip(saved, boots):
-        for ev in _new_events(bid, created, boot, known):
-            count += 1
+        new = _new_events(bid, created, boot, known)
+        if any(ev["kind"] not in NOTES for ev in new) and bid not in out.boots:
+            out.boots.append(bid)
+        for ev in new:
+            out.events += 1
             ev["source"] = tail.label
             ev["container"] = getattr(tail, "name", None)
+            if on_event:
+                _run_hook_cmd(on_event, ev, warn)
+        for ev in _bursts_summed(new):
             k = kinds.setdefault(ev["kind"], [0, None, None])
             k[0] += 1
-            if k[0] <= EVENT_LINES:  # a flood (faults, a crash loop's boots): the rest counted
+            if k[0] <= EVENT_LINES:  # a flood (a crash loop's boots): the rest counted
                 emit(_line(ev))
             else:
                 k[1:] = k[1] or bid, bid
-            if on_event:
-                _run_hook_cmd(on_event, ev, warn)
     for kind, (n, first, last) in kinds.items():
         if first is not None:
             emit(_line({"ts": None, "source": tail.label, "boot_id": first if first == last else f"{first}-#{last}",
                         "kind": kind, "message": f"… and {n - EVENT_LINES:,} more in this read (bootlog show/list)"}))
     win.cut(resume_line)
-    return count
+
+
+BURST = ("gdn_hip_fault", "gdn_hip_fault_cap")  # a burst of these prints as one line (bursts.py)
+
+
+def _bursts_summed(events: list[dict]) -> list[dict]:
+    """One boot's new events as printed: a gdn_hip fault burst (with its report-cap line) as one
+    line where its first fault was, saying what ingest's boot line says ("48 faults, slot 42,
+    heads 3 and 8, report cap reached") and which lines hold them; the rest as they are."""
+    from bootlog.render.bursts import gdn_summary
+
+    burst = [ev for ev in events if ev["kind"] in BURST]
+    summary = gdn_summary(burst)
+    if summary is None:
+        return events
+    lines = [ev["line"] for ev in burst if isinstance(ev.get("line"), int)]
+    where = f" (lines {min(lines):,}-{max(lines):,})" if len(set(lines)) > 1 else ""
+    first = next(ev for ev in burst if ev["kind"] == "gdn_hip_fault")
+    one = {**first, "rank": None, "message": summary + where}
+    out = []
+    for ev in events:
+        if ev is first:
+            out.append(one)
+        elif ev["kind"] not in BURST:
+            out.append(ev)
+    return out
 
 
 def _boot_key(b: Boot) -> tuple:

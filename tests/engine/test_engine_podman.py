@@ -133,6 +133,18 @@ def test_hook_on_the_boot_starting_now(served, bootlog):
     info = harness.metric_labels(metrics, "vllm:cache_config_info")
     assert figure(show, "kv_cache_tokens") == [int(info["num_gpu_blocks"]) * int(info["block_size"])]
     assert show["boot"]["kv_cache_sized_by"] == "measured"  # "Auto set (…) GiB for KV cache"
+    # what the hook scraped from /metrics after its probe is what the server says now (no request
+    # since): the KV pool, and the counters, the probe's own completion among them
+    stored = {m["name"]: m["value"] for m in show["metrics"] if m["name"].startswith("metrics_")}
+    live = {"metrics_num_gpu_blocks": int(info["num_gpu_blocks"]), "metrics_block_size": int(info["block_size"]),
+            "metrics_kv_cache_tokens": int(info["num_gpu_blocks"]) * int(info["block_size"]),
+            "metrics_requests": harness.metric_value(metrics, "vllm:request_success_total"),
+            "metrics_prompt_tokens": harness.metric_value(metrics, "vllm:prompt_tokens_total"),
+            "metrics_generation_tokens": harness.metric_value(metrics, "vllm:generation_tokens_total"),
+            "metrics_num_preemptions": harness.metric_value(metrics, "vllm:num_preemptions_total")}
+    assert stored == live, (stored, live)
+    assert live["metrics_requests"] >= 1  # (the probe's completion at least: it was served)
+    assert out["measured"]["server_metrics"]["cache_dtype"] == info["cache_dtype"]
     # the deploy record is podman's own
     ins = c.inspect()
     assert show["deploy"]["command"] == [ins["Path"], *ins["Args"]]
@@ -171,6 +183,8 @@ def test_engine_killed_inside_the_container_exits_0_and_is_named(served, bootlog
     # what each says, the first to read the death (the hook stored this boot when it was ready)
     watch = bootlog.run("watch", "--container", c.name, "--once")
     assert "engine_died" in watch.stdout, watch.stdout + watch.stderr
+    # cron's exit code: 4, the engine died serving (what on-failure never saw: podman's 0 above)
+    assert watch.returncode == 4 and " FAILED: the engine died serving (engine_died)" in watch.stdout, watch.stdout
     ingest = bootlog.run("ingest", "--container", c.name)
     assert ingest.returncode == 0 and "engine_died" in ingest.stdout, ingest.stdout + ingest.stderr
     res = hook(bootlog, c, timeout="10")
