@@ -273,7 +273,9 @@ event = "warning"
 regex = '{SLOW_MATCH}'
 samples = [{samples}]
 """)
-    assert time.monotonic() - started < 3.0
+    # (2 s of samples, then the error; the margin is for a loaded 2-core machine: without the
+    # bound the samples alone take 3.6 s)
+    assert time.monotonic() - started < 3.5
     assert "slow_samples" in msg and "samples took more than 2 s" in msg
 
 
@@ -331,7 +333,8 @@ def test_the_per_search_timeout_holds_in_a_thread_too():
     t = threading.Thread(target=run)
     t.start()
     t.join(5)
-    assert took and took[0] < 1.0
+    # (0.25 s per search; unbounded, this search runs for minutes: the margin is for a loaded machine)
+    assert took and took[0] < 2.0
 
 
 def test_all_patterns_of_a_plan_share_a_budget(tmp_path, capsys, monkeypatch):
