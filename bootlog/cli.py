@@ -38,12 +38,6 @@ class Root(click.Group):
                 names.add(name)
         return sorted(names)
 
-    def get_command(self, ctx: click.Context, name: str):
-        cmd = super().get_command(ctx, name)
-        if cmd is None and name in LAZY:
-            cmd = self._load(name, LAZY[name])
-        return cmd
-
     def resolve_command(self, ctx: click.Context, args: list[str]):
         # `bootlog dif`: name the command that was meant, as git does
         name = args[0] if args else ""
@@ -65,6 +59,15 @@ class Root(click.Group):
                 return None
             raise
 
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        super().add_command(with_db_option(cmd), name)
+
+    def get_command(self, ctx: click.Context, name: str):
+        cmd = click.Group.get_command(self, ctx, name)
+        if cmd is None and name in LAZY:
+            cmd = self._load(name, LAZY[name])
+        return with_db_option(cmd) if cmd is not None else None
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
@@ -75,6 +78,37 @@ class Root(click.Group):
             if code is None:
                 raise
             ctx.exit(code)
+
+
+def _check_db(db: str | None) -> None:
+    if db is not None and not db.strip():
+        # `--db "$DB"` with DB unset: never fall back to the default database silently
+        # (an empty BOOTLOG_DB counts as unset, as click reads it)
+        raise click.UsageError("--db is empty: give a SQLite path or a database URL (or leave it out "
+                               "for ~/.local/share/bootlog/bootlog.db)")
+
+
+def _sub_db(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """--db given after the subcommand (`bootlog diff --db X last prev`): the same database
+    option as the root's; given at both places it must name the same database."""
+    if value is None:
+        return
+    _check_db(value)
+    obj = ctx.find_root().ensure_object(dict)
+    if obj.get("db_given") and obj["db"] != value:
+        raise click.UsageError(f"--db given twice with different databases ({obj['db']!r} and {value!r})")
+    obj["db"], obj["db_given"] = value, True
+
+
+def with_db_option(cmd: click.Command) -> click.Command:
+    """`cmd` (and, for a group such as `db`, its subcommands) taking --db as the root does.
+    No envvar here: BOOTLOG_DB is read once, by the root, and a --db written anywhere wins."""
+    if not any(p.name == "sub_db" for p in cmd.params):
+        cmd.params.append(click.Option(["--db", "sub_db"], metavar="URL_OR_PATH", expose_value=False,
+                                       callback=_sub_db, help="Database (as bootlog --db): a SQLite path or a SQLAlchemy URL."))
+    for sub in getattr(cmd, "commands", {}).values():
+        with_db_option(sub)
+    return cmd
 
 
 @click.group(cls=Root, context_settings={"help_option_names": ["-h", "--help"]})
@@ -91,12 +125,9 @@ def cli(ctx: click.Context, db: str | None) -> None:
                 4 a hard plan expectation failed, or the boot failed.
     REF: last, prev, last~N, or a boot id.
     """
-    if db is not None and not db.strip():
-        # `--db "$DB"` with DB unset: never fall back to the default database silently
-        # (an empty BOOTLOG_DB counts as unset, as click reads it)
-        raise click.UsageError("--db is empty: give a SQLite path or a database URL (or leave it out "
-                               "for ~/.local/share/bootlog/bootlog.db)")
-    ctx.ensure_object(dict)["db"] = db
+    _check_db(db)
+    src = ctx.get_parameter_source("db")
+    ctx.ensure_object(dict).update(db=db, db_given=src == click.core.ParameterSource.COMMANDLINE)
 
 
 @cli.command()
