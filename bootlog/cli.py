@@ -167,9 +167,13 @@ def list_(ctx, container, host, as_json) -> None:
     """List stored boots, newest last."""
     from bootlog.store.reads import list_boots
 
-    boots = list_boots(get_store(ctx), container=container, host=host)
+    from bootlog.logclock import boot_clocks, on_clock
+
+    store = get_store(ctx)
+    boots = list_boots(store, container=container, host=host)
+    clocks = boot_clocks(store, boots)  # (each boot on its own log's clock, with the zone)
     if as_json:
-        print_json(boots)
+        print_json([on_clock(b, clocks[b["id"]]) for b in boots])
         return
     if not boots:
         from bootlog.report import nothing_stored
@@ -179,15 +183,18 @@ def list_(ctx, container, host, as_json) -> None:
     from bootlog.safe import cut, pad, width
 
     # every cell is log text: escaped and cut to its column's room (a model path stays whole)
-    room = (12, 24, 24, 48, 19, 48, 120)
+    room = (12, 24, 24, 48, 36, 48, 120)
     rows = [tuple(cut(c, n) for c, n in zip((
         b["id"], b["status"], b.get("failure") or "", b.get("vllm_version") or "",
-        (b.get("started_at") or "")[:19], b.get("container") or os.path.basename(b.get("source") or ""),
-        b.get("model") or ""), room)) for b in boots]
+        clocks[b["id"]].stamp(b.get("started_at")) or (b.get("started_at") or ""),
+        b.get("container") or os.path.basename(b.get("source") or ""), b.get("model") or ""), room)) for b in boots]
     head = ("id", "status", "failure", "version", "started", "container/source", "model")
     widths = [max(width(r[i]) for r in [head, *rows]) for i in range(len(head))]
     for r in [head, *rows]:
         click.echo("  ".join(pad(c, w, right=i == 0) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    ids = [b["id"] for b in boots]
+    if ids != sorted(ids):  # (files ingested out of time order: #8 can start before #1)
+        click.echo("(in the order the boots started, oldest first; ids count the order they were stored in)")
 
 
 @cli.command()
@@ -203,16 +210,19 @@ def show(ctx, ref, container, host, as_json) -> None:
     the same file first, then the host's other files), last~N (N boots back), or a boot id.
     """
     from bootlog.boot_timeline import timeline
+    from bootlog.logclock import log_clock, on_clock
     from bootlog.render_boot import render_show
     from bootlog.store.reads import resolve_ref, show_boot
 
     store = get_store(ctx)
     data = show_boot(store, resolve_ref(store, ref, container=container, host=host))
+    clock = log_clock(store, data)
+    data = on_clock(data, clock)  # (times on the log's own clock, with its offset)
     data["timeline"] = timeline(store, data)  # (metrics.md: show --json additions)
     if as_json:
         print_json(data)
     else:
-        click.echo(render_show(data))
+        click.echo(render_show(data, clock))
 
 
 from bootlog.entry import main  # noqa: E402,F401  (the console script)

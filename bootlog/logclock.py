@@ -11,6 +11,10 @@ operator reads the report beside notes written on the log's wall clock ("09:53" 
   printed and stamped within seconds of each other);
 * no zone at all (a plain log: only vLLM's local stamps): the times as printed, no offset.
 
+A boot stored with an offset other than UTC (the envelope's own) is on that clock without
+reading anything again.  `list` and `show` (text and JSON) show every boot on its own clock; the
+report and its plots on the newest boot's.
+
 Only the source's first lines are read again (at most HEAD_RECORDS), and only a file or gzip
 of this host; a container's log (reading it means running `podman logs`), stdin, a file gone
 or another host's: UTC, and the clock says why.
@@ -58,13 +62,45 @@ class Clock:
         dt = self.at(ts)
         return dt.strftime(fmt) if dt is not None else ""
 
+    def stamp(self, ts: str | datetime | None) -> str:
+        """A time for a terminal, always with its zone: "2026-10-03 09:53:01 -07:00", "… UTC",
+        or "… (no zone)" for a log whose lines carry none."""
+        dt = self.at(ts)
+        if dt is None:
+            return ""
+        return dt.strftime("%Y-%m-%d %H:%M:%S ") + (offset_name(dt.tzinfo) if dt.tzinfo is not None
+                                                     and dt.utcoffset() is not None else "(no zone)")
+
+    def iso(self, ts: str | datetime | None) -> str | None:
+        """A time for JSON: ISO 8601 on this clock, with its offset (naive stays naive); text
+        that is no time is passed on as it is."""
+        dt = self.at(ts)
+        if dt is None:
+            return ts if isinstance(ts, str) or ts is None else str(ts)
+        return dt.isoformat()
+
 
 UTC = Clock(timezone.utc, "times in UTC")
 
 
+TIME_KEYS = ("started_at", "ready_at", "ended_at")  # a boot object's times
+
+
+def on_clock(doc: dict, clock: Clock) -> dict:
+    """A show --json document (or a bare boot object, as `list --json` has them) with its times
+    on `clock`, each an ISO time with the log's offset: the contract's shape, one instant, the
+    zone the operator's notes are written in."""
+    boot = doc.get("boot", doc)
+    moved = {**boot, **{k: clock.iso(boot[k]) for k in TIME_KEYS if boot.get(k) is not None}}
+    if "boot" not in doc:
+        return moved
+    events = [{**e, "ts": clock.iso(e["ts"])} if e.get("ts") is not None else e for e in doc.get("events") or []]
+    return {**doc, "boot": moved, **({"events": events} if "events" in doc else {})}
+
+
 def offset_name(zone: tzinfo) -> str:
     """-07:00, +05:30, UTC."""
-    off = zone.utcoffset(None) or timedelta(0)
+    off = zone.utcoffset(None) or timedelta(0)  # (fixed offsets only: what an ISO stamp carries)
     if not off:
         return "UTC"
     secs = int(off.total_seconds())
@@ -75,14 +111,44 @@ def offset_name(zone: tzinfo) -> str:
 
 def log_clock(store, doc: dict) -> Clock:
     """The clock of the boot in `doc` (a show --json document): see the module docstring."""
-    started = Clock(None, "").at(doc["boot"].get("started_at"))
+    return boot_clocks(store, [doc["boot"]])[doc["boot"]["id"]]
+
+
+def boot_clocks(store, boots: list[dict]) -> dict[int, Clock]:
+    """Boot id -> its clock, for `boots` (show --json "boot" objects, as `list` has them): one
+    query, and each source's first lines read at most once."""
+    ids = list(dict.fromkeys(b["id"] for b in boots))
+    where: dict[int, tuple] = {}
+    for i in range(0, len(ids), 500):  # (SQLite's old limit on ? marks is 999)
+        chunk = ids[i:i + 500]
+        for bid, *row in store.rows("SELECT boots.id, sources.name, sources.kind, boots.host FROM boots JOIN "
+                                    "sources ON sources.id = boots.source_id WHERE boots.id IN "
+                                    f"({', '.join('?' * len(chunk))})", chunk):
+            where[bid] = tuple(row)
+    seen: dict[tuple, Clock] = {}
+    out = {}
+    for b in boots:
+        row = where.get(b["id"])
+        out[b["id"]] = _clock(b.get("started_at"), row, seen)
+    return out
+
+
+def _clock(started_at: str | None, row: tuple | None, seen: dict[tuple, Clock]) -> Clock:
+    started = Clock(None, "").at(started_at)
     if started is not None and started.tzinfo is None:
         return Clock(None, "times as the log printed them (its lines carry no zone)")
-    row = store.one("SELECT sources.name, sources.kind, boots.host FROM boots JOIN sources "
-                    "ON sources.id = boots.source_id WHERE boots.id = ?", [doc["boot"]["id"]])
+    if started is not None and started.utcoffset():
+        # the envelope stamped the host's own offset (podman on a host in PDT): stored with it
+        zone = timezone(started.utcoffset())
+        return Clock(zone, f"times in {offset_name(zone)}, the log's offset (the envelope's stamps)")
     if row is None:
         return UTC
-    name, kind, host = row
+    if row not in seen:
+        seen[row] = _source_clock(*row)
+    return seen[row]
+
+
+def _source_clock(name: str, kind: str, host: str | None) -> Clock:
     if kind not in ("file", "gzip"):
         why = "it was read from a container" if kind == "container" else "it was read from stdin"
         return Clock(timezone.utc, f"times in UTC (the log's own offset is not known: {why})")
