@@ -100,14 +100,17 @@ def render_show(data: dict, clock: "Clock | None" = None) -> str:
     if grouped:
         out.append("figures")
         w = max(width(n) for n in grouped)
-        for name, vals in grouped.items():
-            line = f"  {pad(name, w)}  {_t(_ranked(vals))} {units[name]}".rstrip()
-            if name == "kv_margin_tokens":
-                from bootlog.compare import margin_meaning
+        from bootlog.compare import bytes_per_token_meaning, margin_meaning
 
-                meaning = margin_meaning(data)
-                line += f"  ({meaning})" if meaning else ""
-            out.append(line)
+        for name, vals in grouped.items():
+            value = f"{_t(_ranked(vals))} {units[name]}".rstrip()
+            meaning = margin_meaning(data) if name == "kv_margin_tokens" else None
+            if meaning:  # (what the margin means first: a bare -200,704 reads as the worst deploy)
+                line = f"  {pad(name, w)}  {meaning}  ({value}: KV tokens − max_num_seqs × max_model_len)"
+            else:
+                line = f"  {pad(name, w)}  {value}"
+            basis = bytes_per_token_meaning(data) if name == "kv_bytes_per_token" else None
+            out.append(line + (f"  ({basis})" if basis else ""))
 
     cfg = data.get("config") or {}
     if cfg:
