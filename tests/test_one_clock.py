@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from datetime import datetime
 
+import pytest
 from click.testing import CliRunner
 
 from bootlog.cli import cli
+from bootlog.store.db import open_store
 from conftest import FIXTURES
+from pgutil import pg_base_url, pg_schema
+
+# PostgreSQL too when BOOTLOG_TEST_PG_URL names one (its timestamps are text columns as in SQLite)
+BACKENDS = ["sqlite"] + (["postgresql"] if pg_base_url() else [])
 
 SEED = FIXTURES / "seed"
 LOOP, SHAPE_D, LADDER = (SEED / "05-util-1.00-crash-loop.log", SEED / "01-shape-d-fp8-200704x3.log",
@@ -29,12 +34,23 @@ def vllm_stamp(log, line: int) -> str:
     return re.search(r" (\d\d-\d\d \d\d:\d\d:\d\d) \[", text)[1]
 
 
-def test_list_and_show_give_the_seed_logs_times_on_their_own_pdt_clock(tmp_path):
-    db = tmp_path / "b.db"
+@pytest.fixture(params=BACKENDS)
+def db(request, tmp_path):
+    if request.param == "sqlite":
+        yield str(tmp_path / "b.db")
+    else:
+        with pg_schema(pg_base_url()) as url:
+            yield url
+
+
+def test_list_and_show_give_the_seed_logs_times_on_their_own_pdt_clock(db):
     assert run(db, "ingest", str(LOOP), str(SHAPE_D)).exit_code == 0
     boots = json.loads(run(db, "list", "--json").stdout)
-    with sqlite3.connect(db) as con:
-        stored = dict(con.execute("SELECT id, started_at FROM boots"))
+    store = open_store(db)
+    try:
+        stored = dict(store.rows("SELECT id, started_at FROM boots"))
+    finally:
+        store.close()
     for b in boots:
         log = SEED / b["source"].rsplit("/", 1)[1]
         # the contract's shape: ISO with the log's offset, the instant the database holds (UTC)
