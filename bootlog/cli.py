@@ -96,7 +96,8 @@ def _sub_db(ctx: click.Context, param: click.Parameter, value: str | None) -> No
     _check_db(value)
     obj = ctx.find_root().ensure_object(dict)
     if obj.get("db_given") and obj["db"] != value:
-        raise click.UsageError(f"--db given twice with different databases ({obj['db']!r} and {value!r})")
+        # (neither is echoed: a database URL can hold a password)
+        raise click.UsageError("--db given twice with different databases (before and after the command)")
     obj["db"], obj["db_given"] = value, True
 
 
@@ -165,9 +166,8 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
 @click.pass_context
 def list_(ctx, container, host, as_json) -> None:
     """List stored boots, newest last."""
-    from bootlog.store.reads import list_boots
-
     from bootlog.logclock import boot_clocks, on_clock
+    from bootlog.store.reads import list_boots
 
     store = get_store(ctx)
     boots = list_boots(store, container=container, host=host)

@@ -52,6 +52,9 @@ def test_db_after_the_subcommand_wins_over_the_environment_and_must_agree_with_t
     assert invoke("--db", mine, "list", "--db", mine).exit_code == 0
     res = invoke("--db", other, "list", "--db", mine)
     assert res.exit_code == 2 and "--db given twice with different databases" in res.stderr
+    # (a URL's password is never echoed)
+    res = invoke("--db", "postgresql+psycopg://u:s3cret@127.0.0.1/x", "list", "--db", mine)
+    assert res.exit_code == 2 and "s3cret" not in res.output + res.stderr
     empty = invoke("show", "--db", "", "last")
     assert empty.exit_code == 2 and "--db is empty" in empty.stderr
     assert boots_in(mine) == 1 and boots_in(other) == 2
