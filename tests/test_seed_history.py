@@ -247,12 +247,17 @@ def test_kv_margin_says_what_it_means(store):
     assert compare.margin_meaning(g) == "full-length requests resident: 2.00 of 3 slots"
     (f,) = store["boots"]["03"]
     (row,) = rows(compare.diff(g, f), "kv_margin_tokens")
-    assert row["why"].endswith("; full-length requests resident: 2.00 of 3 slots")
+    # shape F held 398,658 tokens (1.99 of 200,704), G 401,408 (2.00): what it means leads
+    assert row["why"] == "full-length requests resident: 1.99 → 2.00 of 3 slots; explained by a change of " \
+        "kv_cache_memory_bytes, enable_prefix_caching"
     from bootlog.render import render
 
-    assert render.finding_line(row).endswith("full-length requests resident: 2.00 of 3 slots")
+    assert render.finding_line(row) == ("~ kv_margin_tokens         full-length requests resident: 1.99 → 2.00 of 3 "
+                                        "slots  (-203,454 → -200,704 tokens, +2,750, +1.35%)  explained by a change "
+                                        "of kv_cache_memory_bytes, enable_prefix_caching")
     from bootlog.render.render_boot import render_show
 
     text = render_show(g)
-    assert "  kv_margin_tokens                -200,704 tokens  (full-length requests resident: 2.00 of 3 slots)" in text
-    assert "  kv_bytes_per_token              7,888 B/token" in text  # not 7,888.4825
+    assert "  kv_margin_tokens                full-length requests resident: 2.00 of 3 slots  (-200,704 tokens: " \
+           "KV tokens − max_num_seqs × max_model_len)" in text
+    assert "  kv_bytes_per_token              7,888 B/token  (asked bytes: " in text  # not 7,888.4825

@@ -38,12 +38,6 @@ class Root(click.Group):
                 names.add(name)
         return sorted(names)
 
-    def get_command(self, ctx: click.Context, name: str):
-        cmd = super().get_command(ctx, name)
-        if cmd is None and name in LAZY:
-            cmd = self._load(name, LAZY[name])
-        return cmd
-
     def resolve_command(self, ctx: click.Context, args: list[str]):
         # `bootlog dif`: name the command that was meant, as git does
         name = args[0] if args else ""
@@ -65,6 +59,15 @@ class Root(click.Group):
                 return None
             raise
 
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        super().add_command(with_db_option(cmd), name)
+
+    def get_command(self, ctx: click.Context, name: str):
+        cmd = click.Group.get_command(self, ctx, name)
+        if cmd is None and name in LAZY:
+            cmd = self._load(name, LAZY[name])
+        return with_db_option(cmd) if cmd is not None else None
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
@@ -75,6 +78,38 @@ class Root(click.Group):
             if code is None:
                 raise
             ctx.exit(code)
+
+
+def _check_db(db: str | None) -> None:
+    if db is not None and not db.strip():
+        # `--db "$DB"` with DB unset: never fall back to the default database silently
+        # (an empty BOOTLOG_DB counts as unset, as click reads it)
+        raise click.UsageError("--db is empty: give a SQLite path or a database URL (or leave it out "
+                               "for ~/.local/share/bootlog/bootlog.db)")
+
+
+def _sub_db(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """--db given after the subcommand (`bootlog diff --db X last prev`): the same database
+    option as the root's; given at both places it must name the same database."""
+    if value is None:
+        return
+    _check_db(value)
+    obj = ctx.find_root().ensure_object(dict)
+    if obj.get("db_given") and obj["db"] != value:
+        # (neither is echoed: a database URL can hold a password)
+        raise click.UsageError("--db given twice with different databases (before and after the command)")
+    obj["db"], obj["db_given"] = value, True
+
+
+def with_db_option(cmd: click.Command) -> click.Command:
+    """`cmd` (and, for a group such as `db`, its subcommands) taking --db as the root does.
+    No envvar here: BOOTLOG_DB is read once, by the root, and a --db written anywhere wins."""
+    if not any(p.name == "sub_db" for p in cmd.params):
+        cmd.params.append(click.Option(["--db", "sub_db"], metavar="URL_OR_PATH", expose_value=False,
+                                       callback=_sub_db, help="Database (as bootlog --db): a SQLite path or a SQLAlchemy URL."))
+    for sub in getattr(cmd, "commands", {}).values():
+        with_db_option(sub)
+    return cmd
 
 
 @click.group(cls=Root, context_settings={"help_option_names": ["-h", "--help"]})
@@ -91,12 +126,9 @@ def cli(ctx: click.Context, db: str | None) -> None:
                 4 a hard plan expectation failed, or the boot failed.
     REF: last, prev, last~N, or a boot id.
     """
-    if db is not None and not db.strip():
-        # `--db "$DB"` with DB unset: never fall back to the default database silently
-        # (an empty BOOTLOG_DB counts as unset, as click reads it)
-        raise click.UsageError("--db is empty: give a SQLite path or a database URL (or leave it out "
-                               "for ~/.local/share/bootlog/bootlog.db)")
-    ctx.ensure_object(dict)["db"] = db
+    _check_db(db)
+    src = ctx.get_parameter_source("db")
+    ctx.ensure_object(dict).update(db=db, db_given=src == click.core.ParameterSource.COMMANDLINE)
 
 
 @cli.command()
@@ -134,11 +166,15 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
 @click.pass_context
 def list_(ctx, container, host, as_json) -> None:
     """List stored boots, newest last."""
+    from bootlog.render.logclock import on_clock
+    from bootlog.run.reread import boot_clocks
     from bootlog.store.reads import list_boots
 
-    boots = list_boots(get_store(ctx), container=container, host=host)
+    store = get_store(ctx)
+    boots = list_boots(store, container=container, host=host)
+    clocks = boot_clocks(store, boots)  # (each boot on its own log's clock, with the zone)
     if as_json:
-        print_json(boots)
+        print_json([on_clock(b, clocks[b["id"]]) for b in boots])
         return
     if not boots:
         from bootlog.render.report import nothing_stored
@@ -148,15 +184,18 @@ def list_(ctx, container, host, as_json) -> None:
     from bootlog.safe import cut, pad, width
 
     # every cell is log text: escaped and cut to its column's room (a model path stays whole)
-    room = (12, 24, 24, 48, 19, 48, 120)
+    room = (12, 24, 24, 48, 36, 48, 120)
     rows = [tuple(cut(c, n) for c, n in zip((
         b["id"], b["status"], b.get("failure") or "", b.get("vllm_version") or "",
-        (b.get("started_at") or "")[:19], b.get("container") or os.path.basename(b.get("source") or ""),
-        b.get("model") or ""), room)) for b in boots]
+        clocks[b["id"]].stamp(b.get("started_at")) or (b.get("started_at") or ""),
+        b.get("container") or os.path.basename(b.get("source") or ""), b.get("model") or ""), room)) for b in boots]
     head = ("id", "status", "failure", "version", "started", "container/source", "model")
     widths = [max(width(r[i]) for r in [head, *rows]) for i in range(len(head))]
     for r in [head, *rows]:
         click.echo("  ".join(pad(c, w, right=i == 0) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    ids = [b["id"] for b in boots]
+    if ids != sorted(ids):  # (files ingested out of time order: #8 can start before #1)
+        click.echo("(in the order the boots started, oldest first; ids count the order they were stored in)")
 
 
 @cli.command()
@@ -174,8 +213,10 @@ def show(ctx, ref, container, host, as_json, context) -> None:
     REF (default last): last, prev (the boot before last of the same container; for plain files
     the same file first, then the host's other files), last~N (N boots back), or a boot id.
     """
+    from bootlog.render.logclock import on_clock
     from bootlog.render.render_boot import render_show
     from bootlog.run.query import show_ref
+    from bootlog.run.reread import log_clock
 
     store = get_store(ctx)
     if context is not None:
@@ -191,7 +232,9 @@ def show(ctx, ref, container, host, as_json, context) -> None:
             click.echo(sl.render(doc, want, lines, left))
         return
     data = show_ref(store, ref, container=container, host=host)  # (docs/figures.md: + timeline)
+    clock = log_clock(store, data)
+    data = on_clock(data, clock)  # (times on the log's own clock, with its offset)
     if as_json:
         print_json(data)
     else:
-        click.echo(render_show(data))
+        click.echo(render_show(data, clock))

@@ -312,23 +312,59 @@ def judge_timing(new: float, hist: list[float], k: float = 3.0, min_pct: float =
 
 # ---------------------------------------------------------------------------- diff
 
-def margin_meaning(show: dict) -> str | None:
-    """What kv_margin_tokens means for a boot: how many full-length requests its KV cache holds
-    of the max_num_seqs it was allowed (the shipped shape G's -200,704 is "2.00 of 3", not the
-    worst deploy)."""
+RESIDENT = "full-length requests resident: "
+
+
+def _resident(show: dict | None) -> tuple[float, float] | None:
+    """(full-length requests the boot's KV cache holds, max_num_seqs), or None."""
+    if not show:
+        return None
     fig, cfg = figures(show), show.get("config") or {}
     kv = min((vals[-1] for vals in (fig.get("kv_cache_tokens") or {}).values()), default=None)  # (the tightest rank)
     mlen, seqs = _num(cfg.get("max_model_len")), _num(cfg.get("max_num_seqs"))
     if not kv or not mlen or not seqs:
         return None
-    return f"full-length requests resident: {kv / mlen:.2f} of {seqs:g} slots"
+    return kv / mlen, seqs
 
 
-def _say_margin(out: list[dict], show: dict) -> None:
-    meaning = margin_meaning(show)
+def margin_meaning(show: dict, before: dict | None = None) -> str | None:
+    """What kv_margin_tokens means for a boot: how many full-length requests its KV cache holds
+    of the max_num_seqs it was allowed (the shipped shape G's -200,704 is "2.00 of 3", not the
+    worst deploy); with `before` (a diff's older boot), how that moved: "1.99 → 2.00 of 3"."""
+    now, then = _resident(show), _resident(before)
+    if now is None:
+        return None
+    if then is None or (f"{then[0]:.2f}", then[1]) == (f"{now[0]:.2f}", now[1]):
+        return f"{RESIDENT}{now[0]:.2f} of {now[1]:g} slots"
+    if then[1] == now[1]:
+        return f"{RESIDENT}{then[0]:.2f} → {now[0]:.2f} of {now[1]:g} slots"
+    return f"{RESIDENT}{then[0]:.2f} of {then[1]:g} → {now[0]:.2f} of {now[1]:g} slots"
+
+
+def bytes_per_token_meaning(show: dict) -> str | None:
+    """Which bytes kv_bytes_per_token divides, in words: the asked kv_cache_memory_bytes (what
+    boots._derive divides).  vLLM's "reserved X GiB memory for KV Cache as specified by
+    kv_cache_memory_bytes" prints that same ask, rounded (gpu_worker.py: format_gib(kv_cache_
+    memory_bytes)); the block-aligned bytes the engine then allocates (the seeds' 3,146,129,408 B
+    of a 3,150,000,000 B ask) are printed by no line, so no figure can divide them.  None when
+    the stored value is not that quotient (then it is not known what it divides)."""
+    fig, cfg = figures(show), show.get("config") or {}
+    per = next(iter((fig.get("kv_bytes_per_token") or {}).values()), None)
+    kv = next(iter((fig.get("kv_cache_tokens") or {}).values()), None)
+    asked = _num(cfg.get("kv_cache_memory_bytes"))
+    if not per or not kv or not asked or kv[0] <= 0 or not math.isclose(per[0], asked / kv[0], rel_tol=1e-9):
+        return None
+    reserved = next(iter((fig.get("kv_cache_reserved_gib") or {}).values()), None)
+    said = f"; the log's \"reserved {_fmt(reserved[0])} GiB\" is this ask, rounded" if reserved else ""
+    return (f"asked bytes: kv_cache_memory_bytes {_fmt(asked)} ÷ {_fmt(kv[0])} KV tokens{said}; "
+            "the block-aligned bytes the engine allocated are not printed")
+
+
+def _say_margin(out: list[dict], show: dict, before: dict | None = None) -> None:
+    meaning = margin_meaning(show, before)
     for f in out:
         if meaning and f["key"] == "kv_margin_tokens" and f["section"] == "metric":
-            f["why"] = f"{f['why']}; {meaning}" if f.get("why") else meaning
+            f["why"] = f"{meaning}; {f['why']}" if f.get("why") else meaning  # (what it means first)
 
 
 def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = None,
@@ -392,7 +428,7 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
         seen = {(f["key"], f["rank"], f["verdict"]) for f in out}
         out.extend(f for f in check(a, plan)["findings"] if f["verdict"] != "same" and f["key"] != "status"
                    and (f["key"], f["rank"], f["verdict"]) not in seen)
-    _say_margin(out, a)
+    _say_margin(out, a, b)
     return {"a": ba.get("id"), "b": bb.get("id"), "findings": out, "summary": summarize(out)}
 
 

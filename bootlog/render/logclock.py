@@ -11,6 +11,10 @@ operator reads the report beside notes written on the log's wall clock ("09:53" 
   printed and stamped within seconds of each other);
 * no zone at all (a plain log: only vLLM's local stamps): the times as printed, no offset.
 
+A boot stored with an offset other than UTC (the envelope's own) is on that clock without
+reading anything again (run.reread.boot_clocks).  `list` and `show` (text and JSON) show every
+boot on its own clock; the report and its plots on the newest boot's.
+
 Only the source's first lines are read again (at most HEAD_RECORDS, by run.reread.log_clock),
 and only a file or gzip of this host; a container's log (reading it means running `podman logs`), stdin, a file gone
 or another host's: UTC, and the clock says why.
@@ -62,13 +66,48 @@ class Clock:
         dt = self.at(ts)
         return dt.strftime(fmt) if dt is not None else ""
 
+    def stamp(self, ts: str | datetime | None) -> str:
+        """A time for a terminal, always with its zone: "2026-10-03 09:53:01 -07:00", "… UTC",
+        or "… (no zone)" for a log whose lines carry none."""
+        dt = self.at(ts)
+        if dt is None:
+            return ""
+        return dt.strftime("%Y-%m-%d %H:%M:%S ") + (offset_name(dt.tzinfo) if dt.tzinfo is not None
+                                                     and dt.utcoffset() is not None else "(no zone)")
+
+    def iso(self, ts: str | datetime | None) -> str | None:
+        """A time for JSON: ISO 8601 on this clock, with its offset (naive stays naive); text
+        that is no time is passed on as it is."""
+        dt = self.at(ts)
+        if dt is None:
+            return ts if isinstance(ts, str) or ts is None else str(ts)
+        return dt.isoformat()
+
 
 UTC = Clock(timezone.utc, "times in UTC")
 
 
+TIME_KEYS = ("started_at", "ready_at", "ended_at")  # a boot object's times
+
+
+def on_clock(doc: dict, clock: Clock) -> dict:
+    """A show --json document (or a bare boot object, as `list --json` has them) with its times
+    on `clock`, each an ISO time with the log's offset: the contract's shape, one instant, the
+    zone the operator's notes are written in."""
+    boot = doc.get("boot", doc)
+    moved = {**boot, **{k: clock.iso(boot[k]) for k in TIME_KEYS if boot.get(k) is not None}}
+    if "boot" not in doc:
+        return moved
+    events = [{**e, "ts": clock.iso(e["ts"])} if e.get("ts") is not None else e for e in doc.get("events") or []]
+    phases = [{**p, **{k: clock.iso(p[k]) for k in ("start", "end") if p.get(k) is not None}}
+              for p in doc.get("timeline") or []]
+    return {**doc, "boot": moved, **({"events": events} if "events" in doc else {}),
+            **({"timeline": phases} if "timeline" in doc else {})}
+
+
 def offset_name(zone: tzinfo) -> str:
     """-07:00, +05:30, UTC."""
-    off = zone.utcoffset(None) or timedelta(0)
+    off = zone.utcoffset(None) or timedelta(0)  # (fixed offsets only: what an ISO stamp carries)
     if not off:
         return "UTC"
     secs = int(off.total_seconds())

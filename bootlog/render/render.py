@@ -85,7 +85,10 @@ def check_line(f: dict, width: int = 24) -> str:
     why = f.get("why") or ""
     if "expect" in f:
         text = f"{sym} {safe.pad(label, width)} {safe.term(f['expect'], one_line=True)}: {value}{word}"
-        why = _beyond(why, f["expect"])
+        from bootlog.judge.compare import RESIDENT
+
+        meaning, rest = why.partition("; ")[::2] if why.startswith(RESIDENT) else ("", why)
+        why = "; ".join(w for w in (meaning, _beyond(rest, f["expect"])) if w)
     elif f["verdict"] == "same" or f.get("new") is None or f.get("old") == f.get("new"):
         text = f"{sym} {label}: {value}{word}"  # (a ready boot that failed serving: "ready missed")
     else:
@@ -97,20 +100,31 @@ def check_line(f: dict, width: int = 24) -> str:
 def finding_line(f: dict, width: int = 24, why_same: bool = False) -> str:
     if "expect" in f or (why_same and f["section"] in ("config", "deploy")):
         return check_line(f, width)
+    from bootlog.judge.compare import RESIDENT
+
     sym = SYMBOLS.get(f["verdict"], "?")
     label = _label(f)
+    why = f.get("why") or ""
+    lead = ""
+    if f["key"] == "kv_margin_tokens" and f["section"] == "metric" and why.startswith(RESIDENT):
+        # (kv_margin_tokens leads with what it means: "full-length requests resident: 2.00 of 3
+        # slots", its token counts after it; a bare -200,704 reads as the worst deploy)
+        meaning, _, why = why.partition("; ")
+        lead = f"{meaning}  "
     if f["section"] in ("config", "deploy"):
         text = f"{sym} {label}: {fmt_value(f['old'])} → {fmt_value(f['new'])}"
     else:
-        text = f"{sym} {safe.pad(label, width)} {fmt_value(f['old'])} → {fmt_value(f['new'])}"
+        numbers = f"{fmt_value(f['old'])} → {fmt_value(f['new'])}"
+        text = f"{sym} {safe.pad(label, width)} " + (f"{safe.term(lead, one_line=True)}({numbers} tokens" if lead else numbers)
     if f.get("delta") not in (None, 0):
         extra = _signed(f["delta"])
         if f.get("pct") is not None:
             extra += f", {_pct(f)}"
-        text += f"  ({extra})"
-    # (kv_margin_tokens always says what it means: "full-length requests resident: 2.00 of 3")
-    if f.get("why") and (f["verdict"] != "same" or why_same or f["section"] == "event" or f["key"] == "kv_margin_tokens"):
-        text += f"  {safe.term(f['why'], one_line=True)}"
+        text += f", {extra})" if lead else f"  ({extra})"
+    elif lead:
+        text += ")"
+    if why and (f["verdict"] != "same" or why_same or f["section"] == "event"):
+        text += f"  {safe.term(why, one_line=True)}"
     return text
 
 

@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bootlog.render.bursts import gdn_summary
 from bootlog.render.render import fmt_value
 from bootlog.safe import cut, pad, term, width
 from bootlog.judge.timeline import render_bar
+
+if TYPE_CHECKING:
+    from bootlog.render.logclock import Clock
 
 
 def _t(v: Any) -> str:  # one field of log text, on one line, controls escaped
@@ -39,14 +42,19 @@ SIZED = {"explicit": "explicit (the size was given: its token count is exact)",
          "measured": "measured (the engine measured free memory: the token count moves a little)"}
 
 
-def render_show(data: dict) -> str:
-    """Everything printed is log text made safe (safe.term, safe.cut): one line per field."""
+def render_show(data: dict, clock: "Clock | None" = None) -> str:
+    """Everything printed is log text made safe (safe.term, safe.cut): one line per field.
+    clock: the log's (logclock); times are shown on it, with the zone, and started_at says
+    where the zone came from."""
     b = data["boot"]
     out = [f"boot #{b['id']}  {_t(b['status'])}" + (f" ({_t(b['failure'])})" if b.get("failure") else "")]
     for key in ("vllm_version", "engine", "model", "container", "host", "source",
                 "started_at", "ready_at", "ended_at"):
-        if b.get(key) is not None:
-            out.append(f"  {key:<14} {_t(b[key])}")
+        if b.get(key) is None:
+            continue
+        when = clock.stamp(b[key]) if clock is not None and key.endswith("_at") else ""
+        says = f"  — {clock.says}" if when and key == "started_at" and clock.says else ""
+        out.append(f"  {key:<14} {_t(when or b[key])}{_t(says)}")
     out.append(f"  {'lines':<14} {b.get('first_line')}-{b.get('last_line')}")
     if b.get("failure_message"):
         # (an exception's text continued on indented lines: each on its own, as printed)
@@ -71,6 +79,8 @@ def render_show(data: dict) -> str:
         out.append("deploy")
         for key in ("image", "image_digest", "command", "restart_count", "started_at", "exit_code", "oom_killed"):
             v = dep.get(key)
+            if key == "started_at" and clock is not None and v is not None:
+                v = clock.stamp(v) or v  # (podman's own time of the start, on the log's clock)
             if v is not None:
                 out.append(f"  {key:<14} {cut(' '.join(map(str, v)) if isinstance(v, list) else v, 100)}")
         for m in dep.get("mounts") or []:
@@ -90,14 +100,17 @@ def render_show(data: dict) -> str:
     if grouped:
         out.append("figures")
         w = max(width(n) for n in grouped)
-        for name, vals in grouped.items():
-            line = f"  {pad(name, w)}  {_t(_ranked(vals))} {units[name]}".rstrip()
-            if name == "kv_margin_tokens":
-                from bootlog.judge.compare import margin_meaning
+        from bootlog.judge.compare import bytes_per_token_meaning, margin_meaning
 
-                meaning = margin_meaning(data)
-                line += f"  ({meaning})" if meaning else ""
-            out.append(line)
+        for name, vals in grouped.items():
+            value = f"{_t(_ranked(vals))} {units[name]}".rstrip()
+            meaning = margin_meaning(data) if name == "kv_margin_tokens" else None
+            if meaning:  # (what the margin means first: a bare -200,704 reads as the worst deploy)
+                line = f"  {pad(name, w)}  {meaning}  ({value}: KV tokens − max_num_seqs × max_model_len)"
+            else:
+                line = f"  {pad(name, w)}  {value}"
+            basis = bytes_per_token_meaning(data) if name == "kv_bytes_per_token" else None
+            out.append(line + (f"  ({basis})" if basis else ""))
 
     cfg = data.get("config") or {}
     if cfg:

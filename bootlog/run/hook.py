@@ -365,7 +365,10 @@ def _no_new_boot(store, name: str, err: NoNewBoot, engine: str) -> NoNewBoot:
     if boots:
         b = boots[-1]
         state = b["status"] + (f" ({b['failure']})" if b.get("failure") else "")
-        latest = f"the latest boot is #{b['id']} ({state}, started {b.get('started_at') or '?'})"
+        from bootlog.run.reread import log_clock
+
+        started = log_clock(store, {"boot": b}).stamp(b.get("started_at")) or "?"  # (with its zone)
+        latest = f"the latest boot is #{b['id']} ({state}, started {started})"
     else:
         latest = "no boot of it is stored"
     code_text = f" with exit code {code}" if isinstance(code, int) else ""

@@ -10,13 +10,13 @@ show dict says so in `"plan_lines"` and check reports the plan's figures and eve
 """
 from __future__ import annotations
 
-from datetime import tzinfo
+from datetime import timezone, tzinfo
 from typing import Any
 
 from bootlog.errors import BootlogError
 from bootlog.records import Metric
-from bootlog.render.logclock import UTC, Clock, clock_of, stamps_offset, unknown
-from bootlog.store.reads import boot_source, has_user_rows
+from bootlog.render.logclock import UTC, Clock, clock_of, offset_name, stamps_offset, unknown
+from bootlog.store.reads import boot_source, boot_sources, has_user_rows
 
 
 STORED = "stored with the plan"
@@ -112,15 +112,35 @@ def _event_row(e) -> dict[str, Any]:
 
 
 def log_clock(store, doc: dict) -> Clock:
-    """The clock of the boot in `doc` (a show --json document), from the head of its source read
-    again (render.logclock says how)."""
-    started = Clock(None, "").at(doc["boot"].get("started_at"))
+    """The clock of the boot in `doc` (a show --json document): boot_clocks."""
+    return boot_clocks(store, [doc["boot"]])[doc["boot"]["id"]]
+
+
+def boot_clocks(store, boots: list[dict]) -> dict[int, Clock]:
+    """Boot id -> its clock, for `boots` (show --json "boot" objects, as `list` has them): a boot
+    stored with the envelope's own offset is on it; else the head of its source read again
+    (render.logclock says how), each source at most once."""
+    where = boot_sources(store, list(dict.fromkeys(b["id"] for b in boots)))
+    seen: dict[tuple, Clock] = {}
+    return {b["id"]: _clock(b.get("started_at"), where.get(b["id"]), seen) for b in boots}
+
+
+def _clock(started_at: str | None, row: tuple | None, seen: dict[tuple, Clock]) -> Clock:
+    started = Clock(None, "").at(started_at)
     if started is not None and started.tzinfo is None:
         return Clock(None, "times as the log printed them (its lines carry no zone)")
-    got = boot_source(store, doc["boot"]["id"])
-    if got is None:
+    if started is not None and started.utcoffset():
+        # the envelope stamped the host's own offset (podman on a host in PDT): stored with it
+        zone = timezone(started.utcoffset())
+        return Clock(zone, f"times in {offset_name(zone)}, the log's offset (the envelope's stamps)")
+    if row is None:
         return UTC
-    name, kind, host, _ = got
+    if row not in seen:
+        seen[row] = _source_clock(*row)
+    return seen[row]
+
+
+def _source_clock(name: str, kind: str, host: str | None) -> Clock:
     if kind not in ("file", "gzip"):
         return unknown("it was read from a container" if kind == "container" else "it was read from stdin")
     try:

@@ -384,6 +384,17 @@ def boot_source(store: Store, boot_id: int) -> tuple[str, str, str | None, str] 
     return tuple(row) if row is not None else None
 
 
+def boot_sources(store: Store, boot_ids: Sequence[int]) -> dict[int, tuple[str, str, str | None]]:
+    """Boot id -> (source name, source kind, host) of stored boots."""
+    out: dict[int, tuple[str, str, str | None]] = {}
+    for chunk in chunks(list(boot_ids), CHUNK):
+        for bid, *row in store.rows("SELECT boots.id, sources.name, sources.kind, boots.host FROM boots JOIN "
+                                    f"sources ON sources.id = boots.source_id WHERE boots.id IN {in_list(len(chunk))}",
+                                    chunk):
+            out[bid] = (row[0], row[1], row[2])
+    return out
+
+
 def has_user_rows(store: Store, boot_id: int, event_kinds: Sequence[str]) -> bool:
     """Whether a boot was stored with a plan's own patterns: a figure a user pattern read, or an
     event of one of the kinds the plan's patterns mark."""
