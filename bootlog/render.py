@@ -198,7 +198,7 @@ def _md_cell(v: Any) -> str:
 def render_markdown(result: dict, *, plan_name: str | None = None, show_same: bool = False) -> str:
     """A Markdown table of the findings (for reports, PR comments, the hook's summary): no
     HTML, link, code span or cell of a key, value or reason can break out."""
-    head = safe.md_text(title(result, plan_name).split("   ")[0], one_line=True)
+    head = safe.md_text(title(result, plan_name).split("   ")[0], one_line=True, inline=True)
     shown = [f for f in result.get("findings", []) if show_same or f["verdict"] != "same"]
     if not shown:  # no empty table: the summary line says what was compared
         return "\n".join([f"### {head}", "", summary_line(result)])
