@@ -37,9 +37,13 @@ def _load_plan(path: str | None, judge: bool = True):
 @click.option("--host", metavar="NAME", help="Resolve refs among this host's boots.")
 @click.option("--json", "as_json", is_flag=True, help="The findings as JSON.")
 @click.option("--markdown", is_flag=True, help="The findings as a Markdown table.")
+@click.option("--all", "all_rows", is_flag=True,
+              help="Also list the unchanged rows and those without enough history (the summary counts them; "
+                   "--json always has every row).")
 @click.pass_context
-def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
-    """Compare boot A (the new one) with boot B: config changes first, then figures, then events.
+def diff(ctx, a, b, plan_file, container, host, as_json, markdown, all_rows) -> None:
+    """Compare boot A (the new one) with boot B: config changes first, then figures, then events;
+    what changed, drifted, came or went (unchanged rows and those without enough history: --all).
 
     Capacity figures that move at an unchanged config are drift; timings are judged against
     earlier boots of the same config. Exit 0 nothing wrong, 3 drift, 4 violation/failed boot.
@@ -64,7 +68,7 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
 
         show_a, show_b = both_with_plan_patterns(store, show_a, show_b, plan)
     result = compare.diff(show_a, show_b, history=_history(store, ida), plan=plan)
-    _emit(result, as_json, markdown, plan_file)
+    _emit(result, as_json, markdown, plan_file, all_rows=all_rows)
     if not (as_json or markdown):  # (the JSON shape is the contract's: no timeline key in it)
         click.echo(_phases_moved(store, show_a, show_b))
     ctx.exit(compare.exit_code(result))
@@ -115,16 +119,19 @@ def _one_format(as_json: bool, markdown: bool) -> None:
         raise click.UsageError("choose --json or --markdown, not both")
 
 
-def _emit(result: dict, as_json: bool, markdown: bool, plan_file: str | None) -> None:
+def _emit(result: dict, as_json: bool, markdown: bool, plan_file: str | None, all_rows: bool | None = None) -> None:
+    """all_rows None (check): every row, a passing one says which bound it met; False (diff): what
+    changed leads, the rest is counted in the summary; JSON always carries every row."""
     from bootlog import render
 
     name = os.path.basename(plan_file) if plan_file else None
+    rows = {} if all_rows is None else {"show_same": all_rows, "show_unknown": all_rows, "hidden_how": "--all lists them"}
     if as_json:
         print_json(result)
     elif markdown:
-        click.echo(render.render_markdown(result, plan_name=name))
+        click.echo(render.render_markdown(result, plan_name=name, **rows))
     else:
-        click.echo(render.render_text(result, plan_name=name))
+        click.echo(render.render_text(result, plan_name=name, **rows))
 
 
 @click.command()

@@ -133,7 +133,7 @@ def summary_line(result: dict) -> str:
     return text
 
 
-def title(result: dict, plan_name: str | None = None) -> str:
+def title(result: dict, plan_name: str | None = None, show_unknown: bool = True) -> str:
     if result.get("b") is None:
         what = f"bootlog check {result.get('a')}"
         if plan_name:
@@ -141,25 +141,39 @@ def title(result: dict, plan_name: str | None = None) -> str:
     else:
         what = f"bootlog diff {result.get('b')} → {result.get('a')}"  # old → new, like every row
     legend = LEGEND if result.get("b") is not None else CHECK_LEGEND
-    if result.get("b") is not None and any(f["verdict"] == "insufficient_history" for f in result.get("findings", [])):
+    if show_unknown and result.get("b") is not None and any(f["verdict"] == "insufficient_history"
+                                                             for f in result.get("findings", [])):
         legend = legend[:-1] + "  ? too little history)"
     return f"{what}   {legend}"
 
 
-def render_text(result: dict, *, plan_name: str | None = None, show_same: bool = True) -> str:
-    """The human twin of a diff/check result."""
-    lines = [title(result, plan_name)]
-    findings = result.get("findings", [])
+def _shown(f: dict, show_same: bool, show_unknown: bool) -> bool:
+    return (show_same or f["verdict"] != "same") and (show_unknown or f["verdict"] != "insufficient_history")
+
+
+def _hidden_note(result: dict, show_same: bool, show_unknown: bool, how: str | None) -> str:
+    """What the summary adds when rows were left out (they are counted there already): how
+    many, and `how` to see them (None: nothing added)."""
+    hidden = sum(not _shown(f, show_same, show_unknown) for f in result.get("findings", []))
+    return f" ({hidden} not shown: {how})" if hidden and how else ""
+
+
+def render_text(result: dict, *, plan_name: str | None = None, show_same: bool = True,
+                show_unknown: bool = True, hidden_how: str | None = None) -> str:
+    """The human twin of a diff/check result.  show_same / show_unknown False: the rows that
+    did not move and those without enough history to judge are left out (the summary counts
+    them, and with `hidden_how` says how many and how to see them), so what changed leads."""
+    lines = [title(result, plan_name, show_unknown)]
+    findings = [f for f in result.get("findings", []) if _shown(f, show_same, show_unknown)]
     width = max([safe.width(_label(f)) for f in findings if f["section"] not in ("config", "deploy")] + [16])
     for section, heading in _SECTIONS:
-        rows = [f for f in findings if f["section"] == section
-                and (show_same or f["verdict"] != "same")]
+        rows = [f for f in findings if f["section"] == section]
         if not rows:
             continue
         lines.append(heading)
         # a check's passing rows still say which bound they met
         lines.extend("  " + finding_line(f, width, why_same=result.get("b") is None) for f in rows)
-    lines.append(summary_line(result))
+    lines.append(summary_line(result) + _hidden_note(result, show_same, show_unknown, hidden_how))
     return "\n".join(lines)
 
 
@@ -195,13 +209,15 @@ def _md_cell(v: Any) -> str:
     return safe.md_cell(fmt_value(v))
 
 
-def render_markdown(result: dict, *, plan_name: str | None = None, show_same: bool = False) -> str:
+def render_markdown(result: dict, *, plan_name: str | None = None, show_same: bool = False,
+                    show_unknown: bool = True, hidden_how: str | None = None) -> str:
     """A Markdown table of the findings (for reports, PR comments, the hook's summary): no
     HTML, link, code span or cell of a key, value or reason can break out."""
     head = safe.md_text(title(result, plan_name).split("   ")[0], one_line=True, inline=True)
-    shown = [f for f in result.get("findings", []) if show_same or f["verdict"] != "same"]
+    shown = [f for f in result.get("findings", []) if _shown(f, show_same, show_unknown)]
+    summary = summary_line(result) + _hidden_note(result, show_same, show_unknown, hidden_how)
     if not shown:  # no empty table: the summary line says what was compared
-        return "\n".join([f"### {head}", "", summary_line(result)])
+        return "\n".join([f"### {head}", "", summary])
     if result.get("b") is None:  # a check: what the plan expects and what the boot has
         lines = [f"### {head}", "", "| | section | expectation | rank | expected | value | result | why |",
                  "|---|---|---|---|---|---|---|---|"]
@@ -212,7 +228,7 @@ def render_markdown(result: dict, *, plan_name: str | None = None, show_same: bo
                 SYMBOLS.get(f["verdict"], "?"), f["section"], safe.md_cell(f["key"], code=True),
                 "" if f.get("rank") is None else f["rank"], safe.md_cell(expected), _md_cell(f["new"]),
                 CHECK_WORDS.get(f["verdict"], f["verdict"]), safe.md_cell(why)))
-        return "\n".join([*lines, "", summary_line(result)])
+        return "\n".join([*lines, "", summary])
     lines = [f"### {head}", "", "| | section | figure | rank | old | new | Δ | % | why |",
              "|---|---|---|---|---|---|---|---|---|"]
     for f in shown:
@@ -222,7 +238,7 @@ def render_markdown(result: dict, *, plan_name: str | None = None, show_same: bo
             "" if f.get("delta") is None else _signed(f["delta"]),
             "" if f.get("pct") is None else _pct(f),
             safe.md_cell(f.get("why") or "")))
-    lines += ["", summary_line(result)]
+    lines += ["", summary]
     return "\n".join(lines)
 
 
