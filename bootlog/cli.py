@@ -10,7 +10,7 @@ import os
 
 import click
 
-from bootlog.cli_common import get_store, plan_path, print_json
+from bootlog.cli_common import get_store, line_width, plan_path, print_json, width_option
 from bootlog.cli_ingest import ingest_command
 from bootlog.console import error_exit
 
@@ -164,8 +164,9 @@ def list_(ctx, container, host, as_json) -> None:
 @click.option("--container", metavar="NAME", help="Resolve REF among this container's boots.")
 @click.option("--host", metavar="NAME", help="Resolve REF among this host's boots.")
 @click.option("--json", "as_json", is_flag=True, help="Everything known about the boot, as JSON.")
+@width_option
 @click.pass_context
-def show(ctx, ref, container, host, as_json) -> None:
+def show(ctx, ref, container, host, as_json, width) -> None:
     """Show one boot: fields, figures, config, events, runtime statistics.
 
     REF (default last): last, prev (the boot before last of the same container; for plain files
@@ -181,7 +182,7 @@ def show(ctx, ref, container, host, as_json) -> None:
     if as_json:
         print_json(data)
     else:
-        click.echo(render_show(data))
+        click.echo(render_show(data, line_width(width)))
 
 
 from bootlog.entry import main  # noqa: E402,F401  (the console script)

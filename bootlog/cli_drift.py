@@ -9,7 +9,7 @@ import re
 
 import click
 
-from bootlog.cli_common import get_store, plan_path, print_json
+from bootlog.cli_common import get_store, line_width, plan_path, print_json, width_option
 
 
 def _history(store, boot_id: int) -> list[dict]:
@@ -141,8 +141,9 @@ def _emit(result: dict, as_json: bool, markdown: bool, plan_file: str | None, al
 @click.option("--container", metavar="NAME", help="Resolve REF among this container's boots.")
 @click.option("--host", metavar="NAME", help="Resolve REF among this host's boots.")
 @click.option("--json", "as_json", is_flag=True, help="The explanation as JSON.")
+@width_option
 @click.pass_context
-def explain(ctx, target, plan_file, container, host, as_json) -> None:
+def explain(ctx, target, plan_file, container, host, as_json, width) -> None:
     """Where each figure came from (line + catalogue entry), and marker lines nothing read.
 
     TARGET is a log file (parsed in memory, nothing stored) or a stored boot REF (last, prev~1,
@@ -171,7 +172,7 @@ def explain(ctx, target, plan_file, container, host, as_json) -> None:
     if as_json:
         print_json(report)
     else:
-        click.echo(render.render_explain(report))
+        click.echo(render.render_explain(report, line_width(width)))
 
 
 COMMANDS = (diff, check, explain)

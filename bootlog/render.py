@@ -7,6 +7,7 @@ text: the terminal text escapes them (safe.term/cut), the Markdown renders them 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from bootlog import safe
@@ -246,39 +247,73 @@ def _more(n: int, what: str) -> list[str]:
     return [f"  … and {n - LIST_MAX:,} more {what} (--json lists them all)"] if n > LIST_MAX else []
 
 
-def render_explain(report: dict) -> str:
+_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def figure_span(text: str, value: Any) -> tuple[int, int] | None:
+    """Where in `text` (a log line, term()-safe) the figure `value` was printed: the first
+    number that reads as it at the precision it was printed with ("7,762" for 7762, "17.77"
+    for 17.77); None when no number does (a figure bootlog converted or derived)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    for m in _NUMBER.finditer(text):
+        printed = m.group().replace(",", "")
+        try:
+            n = float(printed)
+        except ValueError:
+            continue
+        places = len(re.split("[eE]", printed.partition(".")[2])[0])
+        # the value at the printed precision, and nothing finer ("05" of a date is no 5.25)
+        if math.isclose(n, value, rel_tol=1e-9, abs_tol=1e-12) or (
+                round(value, places) == value and math.isclose(round(value, places), n, rel_tol=1e-9)):
+            return m.span()
+    return None
+
+
+def render_explain(report: dict, width: int | None = None) -> str:
     """Text twin of an explain report: where every figure came from, what went unread; at most
-    LIST_MAX boots, figures and events of a boot, and unread lines, then how many more."""
+    LIST_MAX boots, figures and events of a boot, and unread lines, then how many more.  width:
+    every line fits it (None: nothing is cut); a figure's own line is cut around the number it
+    gave, never through it."""
     t = safe.term
-    out = [f"bootlog explain {t(report.get('source'), one_line=True)}"]
+    fit = safe.fit
+    out = [fit(f"bootlog explain {t(report.get('source'), one_line=True)}", width)]
     boots = report.get("boots", [])
     for b in boots[:LIST_MAX]:
         head = f"boot {b['id']}" if b.get("id") is not None else "boot"
-        out.append(f"{head}  lines {b.get('first_line')}-{b.get('last_line')}  {t(b.get('status') or '')}".rstrip())
+        out.append(fit(f"{head}  lines {b.get('first_line')}-{b.get('last_line')}  {t(b.get('status') or '')}".rstrip(),
+                       width))
         figures, events = b.get("figures", []), b.get("events", [])
         for f in figures[:LIST_MAX]:
             rank = "" if f.get("rank") is None else f"[rank {f['rank']}]"
-            out.append(t(f"  {f['name']}{rank} = {fmt_value(f['value'])} {f.get('unit') or ''}".rstrip()
-                         + f"   line {f.get('line')}  ← {f.get('pattern') or '?'}", one_line=True))
+            out.append(fit(f"  {f['name']}{rank} = {fmt_value(f['value'])} {f.get('unit') or ''}".rstrip()
+                           + f"   line {f.get('line')}  ← {f.get('pattern') or '?'}", width))
             if f.get("text"):
-                out.append(f"      {safe.cut(f['text'], 160, '')}")
-        out += _more(len(figures), "figures")
+                # cut around the number the figure came from; a figure bootlog derived comes from
+                # no part of the line (cut it as any line); one where no number reads as the figure
+                # (converted: MiB to GiB) is shown whole, nothing of it cut
+                text = t(f["text"], one_line=True)
+                span = figure_span(text, f.get("value"))
+                cols = None if width is None or (span is None and f.get("pattern") != "derived") else max(width - 6, 1)
+                out.append("      " + fit(text, cols, span))
+        out += [fit(ln, width) for ln in _more(len(figures), "figures")]
         for e in events[:LIST_MAX]:
             rank = "" if e.get("rank") is None else f"[rank {e['rank']}]"
-            out.append(f"  event {t(e['kind'], one_line=True)}{rank}   line {e.get('line')}")
-        out += _more(len(events), "events")
+            out.append(fit(f"  event {t(e['kind'], one_line=True)}{rank}   line {e.get('line')}", width))
+        out += [fit(ln, width) for ln in _more(len(events), "events")]
     out += [ln.strip() for ln in _more(len(boots), "boots")]
     unmatched = report.get("unmatched", [])
     if report.get("raw") is False:
-        out.append("unread: not known for a stored boot (its raw lines are not stored); "
-                   "run `bootlog explain LOGFILE` to see lines no pattern read")
+        out.append(fit("unread: not known for a stored boot (its raw lines are not stored); "
+                       "run `bootlog explain LOGFILE` to see lines no pattern read", width))
     elif unmatched:
         total = len(unmatched) + (report.get("unmatched_more") or 0)
-        out.append(f"unread: {total:,} line(s) look like catalogue lines but no pattern matched")
+        out.append(fit(f"unread: {total:,} line(s) look like catalogue lines but no pattern matched", width))
         for u in unmatched[:LIST_MAX]:
-            out.append(f"  line {u['line']} [{t(u['marker'], one_line=True)}]: {safe.cut(u['text'], 160, '')}")
+            out.append(fit(f"  line {u['line']} [{t(u['marker'], one_line=True)}]: {t(u['text'], one_line=True)}", width))
         if total > LIST_MAX:
-            out.append(f"  … and {total - LIST_MAX:,} more unread lines (--json lists the first {len(unmatched):,})")
+            out.append(fit(f"  … and {total - LIST_MAX:,} more unread lines (--json lists the first {len(unmatched):,})",
+                           width))
     else:
-        out.append("unread: none (every line that looks like a catalogue line was read)")
+        out.append(fit("unread: none (every line that looks like a catalogue line was read)", width))
     return "\n".join(out)

@@ -29,7 +29,7 @@ import html as _html
 import re
 import unicodedata
 
-__all__ = ["term", "width", "pad", "cut", "one_line", "md_text", "md_code", "md_fence", "md_cell", "csv_cell",
+__all__ = ["term", "width", "pad", "cut", "fit", "one_line", "md_text", "md_code", "md_fence", "md_cell", "csv_cell",
            "html", "json_text", "storable"]
 
 # C0 but tab and newline, DEL, C1
@@ -102,6 +102,27 @@ def cut(s: object, cols: int, tail: str = "…") -> str:
         out.append(piece)
         used += w
     return "".join(out) + tail
+
+
+def fit(s: object, cols: int | None, keep: tuple[int, int] | None = None, tail: str = "…") -> str:
+    """`s` as one terminal-safe line of at most `cols` columns (None: as long as it is).  keep:
+    the (start, end) of a part of term(s, one_line=True) that must stay whole -- where a figure
+    was read -- so when the line is too long it is cut before that part ("…" in front) as well
+    as after it; a part wider than `cols` is shown whole all the same."""
+    safe = term(s if isinstance(s, str) else str(s), one_line=True)
+    if cols is None or width(safe) <= cols:
+        return safe
+    if keep is None or width(safe[:keep[1]]) <= cols - width(tail):
+        return cut(safe, cols, tail)
+    start, end = keep
+    if width(safe[start:end]) + 2 * width(tail) > cols:
+        return tail + safe[start:end] + tail
+    # as much of what leads up to the part as fits beside it, then what follows it
+    room = cols - width(tail) - width(safe[start:end]) - width(tail)
+    lead = start
+    while lead > 0 and width(safe[lead - 1:start]) <= room // 2 + max(0, room // 2 - width(safe[end:])):
+        lead -= 1
+    return cut(tail + safe[lead:], cols, tail)
 
 
 _SPACES = re.compile("[\t\n\r\v\f\x85\u2028\u2029]")
