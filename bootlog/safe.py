@@ -29,7 +29,7 @@ import html as _html
 import re
 import unicodedata
 
-__all__ = ["term", "width", "pad", "cut", "one_line", "md_text", "md_code", "md_fence", "md_cell", "csv_cell",
+__all__ = ["term", "width", "pad", "cut", "fit", "one_line", "md_text", "md_code", "md_fence", "md_cell", "csv_cell",
            "html", "json_text", "storable"]
 
 # C0 but tab and newline, DEL, C1
@@ -104,6 +104,27 @@ def cut(s: object, cols: int, tail: str = "…") -> str:
     return "".join(out) + tail
 
 
+def fit(s: object, cols: int | None, keep: tuple[int, int] | None = None, tail: str = "…") -> str:
+    """`s` as one terminal-safe line of at most `cols` columns (None: as long as it is).  keep:
+    the (start, end) of a part of term(s, one_line=True) that must stay whole -- where a figure
+    was read -- so when the line is too long it is cut before that part ("…" in front) as well
+    as after it; a part wider than `cols` is shown whole all the same."""
+    safe = term(s if isinstance(s, str) else str(s), one_line=True)
+    if cols is None or width(safe) <= cols:
+        return safe
+    if keep is None or width(safe[:keep[1]]) <= cols - width(tail):
+        return cut(safe, cols, tail)
+    start, end = keep
+    if width(safe[start:end]) + 2 * width(tail) > cols:
+        return tail + safe[start:end] + tail
+    # as much of what leads up to the part as fits beside it, then what follows it
+    room = cols - width(tail) - width(safe[start:end]) - width(tail)
+    lead = start
+    while lead > 0 and width(safe[lead - 1:start]) <= room // 2 + max(0, room // 2 - width(safe[end:])):
+        lead -= 1
+    return cut(tail + safe[lead:], cols, tail)
+
+
 _SPACES = re.compile("[\t\n\r\v\f\x85\u2028\u2029]")
 
 
@@ -118,34 +139,50 @@ def one_line(text: object, limit: int = 200) -> str:
 
 # ---------------------------------------------------------------------------- Markdown
 
-# Inline characters that make structure in CommonMark/GFM: escapes, code spans, emphasis,
-# links/images, strikethrough, table cells; < > & as entities so no raw HTML (and no entity
-# reference such as &#60;) can form.
-_MD_SPECIAL = {c: "\\" + c for c in "\\`*_[]|~"}
-_MD_SPECIAL.update({"<": "&lt;", ">": "&gt;", "&": "&amp;"})
-_MD_INLINE = re.compile(r"[\\`*_\[\]|~<>&" f"{_CONTROLS}{_INVISIBLE}]")
-_MD_INLINE_LINE = re.compile(r"[\\`*_\[\]|~<>&" f"\t\n{_CONTROLS}{_INVISIBLE}]")
-# a line starting like a heading, list item, setext underline or ordered list item
-_MD_LINE_START = re.compile(r"(?m)^([ \t]*)(?:([#+=-])|(\d+)([.)]))")
+# What CommonMark/GFM acts on wherever it stands: code spans, emphasis, strikethrough, link and
+# image openers, table cells, raw HTML and autolinks.  `_` only at a word's edge (inside a word,
+# kv_cache_tokens, it never makes emphasis), `&` only where an entity reference could start
+# (&#60;), `\` only where it would escape the next character.  `]` needs nothing once every
+# `[` is escaped: no link, image, footnote or reference definition can open.
+_MD_ALWAYS = {"`": "\\`", "*": "\\*", "~": "\\~", "[": "\\[", "|": "\\|", "<": "&lt;"}
+_MD_INLINE = re.compile(r"[`*~\[|<_]|&(?=[#A-Za-z0-9]|\Z)|\\(?=[!-/:-@\[-`{-~]|\Z)")
+# what opens a block at the start of a line: a heading, a list item (bullet or ordered), a block
+# quote, a thematic break or setext underline; "-0.05" and "4.21 s" open nothing
+_MD_BLOCK = re.compile(r"^([ \t]{0,3})(#{1,6}(?=[ \t]|$)|[-+](?=[ \t]|$)|>|(?:-[ \t]*)+$|=+[ \t]*$|"
+                       r"\d{1,9}(?=[.)](?:[ \t]|$)))", re.M)
 
 
 def _md_sub(m: re.Match) -> str:
     c = m.group()
-    return _MD_SPECIAL.get(c) or _visible(c)
+    if c == "_":
+        s, i = m.string, m.start()
+        if 0 < i < len(s) - 1 and s[i - 1].isalnum() and s[i + 1].isalnum():
+            return c  # intraword: never emphasis
+        return "\\_"
+    return _MD_ALWAYS.get(c) or "\\" + c  # (& and \\: escaped where they would act)
 
 
-def _md_line_start(m: re.Match) -> str:
-    indent, mark, digits, dot = m.groups()
-    return f"{indent}\\{mark}" if mark else f"{indent}{digits}\\{dot}"
+def _md_block(m: re.Match) -> str:
+    indent, mark = m.groups()
+    if mark[0].isdigit():  # "1." -> "1\\.": the dot is what makes the list item
+        return f"{indent}{mark}\\"
+    return f"{indent}\\{mark}"
 
 
-def md_text(s: object, *, one_line: bool = False) -> str:
+def md_text(s: object, *, one_line: bool = False, inline: bool = False) -> str:
     """`s` as Markdown running text that renders as exactly this text: no HTML, no link,
-    image, emphasis, code span, heading or list comes out of it; controls shown escaped.
+    image, emphasis, code span, heading, quote or list comes out of it; controls shown
+    escaped (term).  Only what Markdown would act on in its position is escaped, so the source
+    reads as the text in `git log` too ("CUDA graphs -0.05 GiB", "torch.compile 4.21 s").
+    inline: the text stands after other text on its line (a sentence, a table cell, a
+    heading's words), where a leading "- ", "# " or "1. " is just text; otherwise its first
+    line starts a block as every later line does.
     (A bare URL may still be autolinked by GFM: its target is then the text itself.)"""
-    text = s if isinstance(s, str) else str(s)
-    out = (_MD_INLINE_LINE if one_line else _MD_INLINE).sub(_md_sub, text)
-    return _MD_LINE_START.sub(_md_line_start, out)
+    out = _MD_INLINE.sub(_md_sub, term(s, one_line=one_line))
+    if inline:
+        head, nl, rest = out.partition("\n")
+        return head + nl + _MD_BLOCK.sub(_md_block, rest) if nl else out
+    return _MD_BLOCK.sub(_md_block, out)
 
 
 def _longest_backtick_run(s: str) -> int:
@@ -182,7 +219,7 @@ def md_cell(s: object, *, code: bool = False) -> str:
     every `|` escaped (GFM splits cells at a pipe even inside a code span)."""
     if code:
         return md_code(s).replace("|", "\\|")
-    return md_text(s, one_line=True)  # (md_text escapes | already)
+    return md_text(s, one_line=True, inline=True)  # (md_text escapes | already)
 
 
 # ---------------------------------------------------------------------------- CSV

@@ -12,6 +12,10 @@ import json
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import markdown_util
 
 from bootlog.safe import (csv_cell, cut, html, json_text, md_cell, md_code, md_fence, md_text, term,
                          width)
@@ -71,18 +75,46 @@ def test_cut_counts_wide_characters_and_keeps_short_text():
     assert cut(TITLE, 6) == "\\x1b]…"
 
 
-def test_md_text_lets_no_html_link_or_emphasis_out():
-    assert md_text("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
-    out = md_text("[click](http://evil) ![i](http://t/p.png) *b* _i_ ~~s~~ `c` a|b &#60;")
-    for raw in ("[click]", "![i]", "*b*", "_i_", "~~s~~", "`c`", "&#60;"):
-        assert raw not in out
-    assert "\\[click\\](http://evil)" in out and "&amp;#60;" in out and "a\\|b" in out
+MARKUP = ["<img src=x onerror=alert(1)>", "[click](http://evil)", "![i](http://t/p.png)", "*b*", "_i_", "~~s~~",
+          "`c`", "a|b", "&#60;", "<http://evil>", "[x]: http://evil", "__init__", "\\*not*", "end\\"]
 
 
-def test_md_text_escapes_block_starts_and_controls():
-    out = md_text("# heading\n- item\n1. first\n=\n" + TITLE)
-    assert out.splitlines()[:4] == ["\\# heading", "\\- item", "1\\. first", "\\="]
-    assert "\x1b" not in out and "\x07" not in out and out.endswith("\\x1b\\]0;pwned\\x07Qwen")
+@pytest.mark.parametrize("s", MARKUP)
+@pytest.mark.parametrize("where", ["- ", "text "])  # a list item's start (a block start), mid-line
+def test_md_text_renders_as_the_text_with_no_markup(s, where):
+    md = where + md_text(s, one_line=True, inline=where == "text ")
+    assert markdown_util.inert(md, frozenset({"p", "ul", "li"})) == [("" if where == "- " else where) + s]
+
+
+def test_md_text_block_starts_and_controls_render_as_text():
+    text = "# heading\n- item\n1. first\n> quote\n=\n---\n" + TITLE
+    md = md_text(text)
+    assert markdown_util.tags(md) == {"p"}  # one paragraph: no heading, list, quote or rule
+    assert markdown_util.texts(md) == [term(text)]
+    assert "\x1b" not in md and "\x07" not in md
+
+
+@pytest.mark.parametrize("s, source", [
+    # what the hook writes for a commit message: only what Markdown would act on is escaped
+    ("CUDA graphs -0.05 GiB / -0.07 GiB", "CUDA graphs -0.05 GiB / -0.07 GiB"),
+    ("torch.compile 4.21 s", "torch.compile 4.21 s"), ("4.21 s", "4.21 s"), ("-0.05 GiB", "-0.05 GiB"),
+    ("kv_cache_tokens 398,658 (a & b)", "kv_cache_tokens 398,658 (a & b)"),
+])
+def test_md_text_leaves_plain_text_alone(s, source):
+    assert md_text(s, one_line=True, inline=True) == source
+    assert md_text(s, one_line=True) == source  # (none of these opens a block either)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab1. -_*`[]()<>&#;!|~=+\\:/\t\nxé")), max_size=30),
+       st.booleans())
+def test_md_text_renders_any_text_as_itself(s, at_start):
+    where = "- " if at_start else "text "
+    md = where + md_text(s, one_line=True, inline=not at_start)
+    got = markdown_util.inert(md, frozenset({"p", "ul", "li"}))
+    # (a paragraph's or list item's edge spaces are layout, not text)
+    want = term(s, one_line=True).strip(" ") if at_start else (where + term(s, one_line=True)).rstrip(" ")
+    assert got == ([want] if want else [])
 
 
 def test_md_code_fence_is_longer_than_any_backtick_run():

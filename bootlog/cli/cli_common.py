@@ -55,3 +55,23 @@ class Seconds(click.FloatRange):
             self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
         return v
 
+
+
+def width_option(f):
+    """--width: the one rule for how wide a command's lines may be (console.line_width)."""
+    return click.option("--width", "width", type=click.IntRange(min=0), metavar="COLS",
+                        help="Cut lines to COLS columns (0: never). Default: the terminal's width on a "
+                             "terminal; nothing is cut into a pipe or a file.")(f)
+
+
+def line_width(asked: int | None) -> int | None:
+    """Columns a line of text output may take: --width when given (0: no limit), else the
+    terminal's width when stdout is one (COLUMNS when set), else no limit: a pipe (`| less -S`,
+    `| grep`) gets every line whole."""
+    if asked is not None:
+        return asked or None
+    if not sys.stdout.isatty():
+        return None
+    import shutil
+
+    return shutil.get_terminal_size().columns

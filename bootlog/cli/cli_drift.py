@@ -7,9 +7,11 @@ from __future__ import annotations
 import os
 import re
 
+from typing import Any
+
 import click
 
-from bootlog.cli.cli_common import get_store, plan_path, print_json
+from bootlog.cli.cli_common import get_store, line_width, plan_path, print_json, width_option
 
 
 def _load_plan(path: str | None, judge: bool = True):
@@ -29,9 +31,13 @@ def _load_plan(path: str | None, judge: bool = True):
 @click.option("--host", metavar="NAME", help="Resolve refs among this host's boots.")
 @click.option("--json", "as_json", is_flag=True, help="The findings as JSON.")
 @click.option("--markdown", is_flag=True, help="The findings as a Markdown table.")
+@click.option("--all", "all_rows", is_flag=True,
+              help="Also list the unchanged rows and those without enough history (the summary counts them; "
+                   "--json always has every row).")
 @click.pass_context
-def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
-    """Compare boot A (the new one) with boot B: config changes first, then figures, then events.
+def diff(ctx, a, b, plan_file, container, host, as_json, markdown, all_rows) -> None:
+    """Compare boot A (the new one) with boot B: config changes first, then figures, then events;
+    what changed, drifted, came or went (unchanged rows and those without enough history: --all).
 
     Capacity figures that move at an unchanged config are drift; timings are judged against
     earlier boots of the same config. Exit 0 nothing wrong, 3 drift, 4 violation/failed boot.
@@ -47,7 +53,7 @@ def diff(ctx, a, b, plan_file, container, host, as_json, markdown) -> None:
     plan = _load_plan(plan_file)
     store = get_store(ctx)
     result, show_a, show_b = diff_refs(store, a, b, plan=plan, container=container, host=host)
-    _emit(result, as_json, markdown, plan_file)
+    _emit(result, as_json, markdown, plan_file, all_rows=all_rows)
     if not (as_json or markdown):  # (the JSON shape is the contract's: no timeline key in it)
         click.echo(_phases_moved(store, show_a, show_b))
     ctx.exit(exit_code(result))
@@ -94,16 +100,19 @@ def _one_format(as_json: bool, markdown: bool) -> None:
         raise click.UsageError("choose --json or --markdown, not both")
 
 
-def _emit(result: dict, as_json: bool, markdown: bool, plan_file: str | None) -> None:
+def _emit(result: dict, as_json: bool, markdown: bool, plan_file: str | None, all_rows: bool | None = None) -> None:
+    """all_rows None (check): every row, a passing one says which bound it met; False (diff): what
+    changed leads, the rest is counted in the summary; JSON always carries every row."""
     from bootlog.render import render
 
     name = os.path.basename(plan_file) if plan_file else None
+    rows: dict[str, Any] = {} if all_rows is None else {"show_same": all_rows, "show_unknown": all_rows, "hidden_how": "--all lists them"}
     if as_json:
         print_json(result)
     elif markdown:
-        click.echo(render.render_markdown(result, plan_name=name))
+        click.echo(render.render_markdown(result, plan_name=name, **rows))
     else:
-        click.echo(render.render_text(result, plan_name=name))
+        click.echo(render.render_text(result, plan_name=name, **rows))
 
 
 @click.command()
@@ -113,8 +122,9 @@ def _emit(result: dict, as_json: bool, markdown: bool, plan_file: str | None) ->
 @click.option("--container", metavar="NAME", help="Resolve REF among this container's boots.")
 @click.option("--host", metavar="NAME", help="Resolve REF among this host's boots.")
 @click.option("--json", "as_json", is_flag=True, help="The explanation as JSON.")
+@width_option
 @click.pass_context
-def explain(ctx, target, plan_file, container, host, as_json) -> None:
+def explain(ctx, target, plan_file, container, host, as_json, width) -> None:
     """Where each figure came from (line + catalogue entry), and marker lines nothing read.
 
     TARGET is a log file (parsed in memory, nothing stored) or a stored boot REF (last, prev~1,
@@ -143,7 +153,7 @@ def explain(ctx, target, plan_file, container, host, as_json) -> None:
     if as_json:
         print_json(report)
     else:
-        click.echo(render.render_explain(report))
+        click.echo(render.render_explain(report, line_width(width)))
 
 
 COMMANDS = (diff, check, explain)

@@ -10,7 +10,7 @@ import os
 
 import click
 
-from bootlog.cli.cli_common import get_store, plan_path, print_json
+from bootlog.cli.cli_common import get_store, line_width, plan_path, print_json, width_option
 from bootlog.cli.cli_ingest import ingest_command
 from bootlog.cli.console import error_exit
 
@@ -206,8 +206,9 @@ def list_(ctx, container, host, as_json) -> None:
 @click.option("--lines", "context", type=click.IntRange(0, 1000), is_flag=False, flag_value=3, default=None,
               metavar="[N]", help="Instead: the source lines around each event (±N, default 3; a "
                                   "traceback whole), with their line numbers, read again from the log.")
+@width_option
 @click.pass_context
-def show(ctx, ref, container, host, as_json, context) -> None:
+def show(ctx, ref, container, host, as_json, context, width) -> None:
     """Show one boot: fields, figures, config, events, runtime statistics.
 
     REF (default last): last, prev (the boot before last of the same container; for plain files
@@ -237,4 +238,4 @@ def show(ctx, ref, container, host, as_json, context) -> None:
     if as_json:
         print_json(data)
     else:
-        click.echo(render_show(data, clock))
+        click.echo(render_show(data, clock, cols=line_width(width)))

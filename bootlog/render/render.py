@@ -7,6 +7,7 @@ text: the terminal text escapes them (safe.term/cut), the Markdown renders them 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from bootlog import safe
@@ -147,7 +148,7 @@ def summary_line(result: dict) -> str:
     return text
 
 
-def title(result: dict, plan_name: str | None = None) -> str:
+def title(result: dict, plan_name: str | None = None, show_unknown: bool = True) -> str:
     if result.get("b") is None:
         what = f"bootlog check {result.get('a')}"
         if plan_name:
@@ -155,25 +156,39 @@ def title(result: dict, plan_name: str | None = None) -> str:
     else:
         what = f"bootlog diff {result.get('b')} → {result.get('a')}"  # old → new, like every row
     legend = LEGEND if result.get("b") is not None else CHECK_LEGEND
-    if result.get("b") is not None and any(f["verdict"] == "insufficient_history" for f in result.get("findings", [])):
+    if show_unknown and result.get("b") is not None and any(f["verdict"] == "insufficient_history"
+                                                             for f in result.get("findings", [])):
         legend = legend[:-1] + "  ? too little history)"
     return f"{what}   {legend}"
 
 
-def render_text(result: dict, *, plan_name: str | None = None, show_same: bool = True) -> str:
-    """The human twin of a diff/check result."""
-    lines = [title(result, plan_name)]
-    findings = result.get("findings", [])
+def _shown(f: dict, show_same: bool, show_unknown: bool) -> bool:
+    return (show_same or f["verdict"] != "same") and (show_unknown or f["verdict"] != "insufficient_history")
+
+
+def _hidden_note(result: dict, show_same: bool, show_unknown: bool, how: str | None) -> str:
+    """What the summary adds when rows were left out (they are counted there already): how
+    many, and `how` to see them (None: nothing added)."""
+    hidden = sum(not _shown(f, show_same, show_unknown) for f in result.get("findings", []))
+    return f" ({hidden} not shown: {how})" if hidden and how else ""
+
+
+def render_text(result: dict, *, plan_name: str | None = None, show_same: bool = True,
+                show_unknown: bool = True, hidden_how: str | None = None) -> str:
+    """The human twin of a diff/check result.  show_same / show_unknown False: the rows that
+    did not move and those without enough history to judge are left out (the summary counts
+    them, and with `hidden_how` says how many and how to see them), so what changed leads."""
+    lines = [title(result, plan_name, show_unknown)]
+    findings = [f for f in result.get("findings", []) if _shown(f, show_same, show_unknown)]
     width = max([safe.width(_label(f)) for f in findings if f["section"] not in ("config", "deploy")] + [16])
     for section, heading in _SECTIONS:
-        rows = [f for f in findings if f["section"] == section
-                and (show_same or f["verdict"] != "same")]
+        rows = [f for f in findings if f["section"] == section]
         if not rows:
             continue
         lines.append(heading)
         # a check's passing rows still say which bound they met
         lines.extend("  " + finding_line(f, width, why_same=result.get("b") is None) for f in rows)
-    lines.append(summary_line(result))
+    lines.append(summary_line(result) + _hidden_note(result, show_same, show_unknown, hidden_how))
     return "\n".join(lines)
 
 
@@ -209,13 +224,15 @@ def _md_cell(v: Any) -> str:
     return safe.md_cell(fmt_value(v))
 
 
-def render_markdown(result: dict, *, plan_name: str | None = None, show_same: bool = False) -> str:
+def render_markdown(result: dict, *, plan_name: str | None = None, show_same: bool = False,
+                    show_unknown: bool = True, hidden_how: str | None = None) -> str:
     """A Markdown table of the findings (for reports, PR comments, the hook's summary): no
     HTML, link, code span or cell of a key, value or reason can break out."""
-    head = safe.md_text(title(result, plan_name).split("   ")[0], one_line=True)
-    shown = [f for f in result.get("findings", []) if show_same or f["verdict"] != "same"]
+    head = safe.md_text(title(result, plan_name).split("   ")[0], one_line=True, inline=True)
+    shown = [f for f in result.get("findings", []) if _shown(f, show_same, show_unknown)]
+    summary = summary_line(result) + _hidden_note(result, show_same, show_unknown, hidden_how)
     if not shown:  # no empty table: the summary line says what was compared
-        return "\n".join([f"### {head}", "", summary_line(result)])
+        return "\n".join([f"### {head}", "", summary])
     if result.get("b") is None:  # a check: what the plan expects and what the boot has
         lines = [f"### {head}", "", "| | section | expectation | rank | expected | value | result | why |",
                  "|---|---|---|---|---|---|---|---|"]
@@ -226,7 +243,7 @@ def render_markdown(result: dict, *, plan_name: str | None = None, show_same: bo
                 SYMBOLS.get(f["verdict"], "?"), f["section"], safe.md_cell(f["key"], code=True),
                 "" if f.get("rank") is None else f["rank"], safe.md_cell(expected), _md_cell(f["new"]),
                 CHECK_WORDS.get(f["verdict"], f["verdict"]), safe.md_cell(why)))
-        return "\n".join([*lines, "", summary_line(result)])
+        return "\n".join([*lines, "", summary])
     lines = [f"### {head}", "", "| | section | figure | rank | old | new | Δ | % | why |",
              "|---|---|---|---|---|---|---|---|---|"]
     for f in shown:
@@ -236,7 +253,7 @@ def render_markdown(result: dict, *, plan_name: str | None = None, show_same: bo
             "" if f.get("delta") is None else _signed(f["delta"]),
             "" if f.get("pct") is None else _pct(f),
             safe.md_cell(f.get("why") or "")))
-    lines += ["", summary_line(result)]
+    lines += ["", summary]
     return "\n".join(lines)
 
 
@@ -244,39 +261,73 @@ def _more(n: int, what: str) -> list[str]:
     return [f"  … and {n - LIST_MAX:,} more {what} (--json lists them all)"] if n > LIST_MAX else []
 
 
-def render_explain(report: dict) -> str:
+_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def figure_span(text: str, value: Any) -> tuple[int, int] | None:
+    """Where in `text` (a log line, term()-safe) the figure `value` was printed: the first
+    number that reads as it at the precision it was printed with ("7,762" for 7762, "17.77"
+    for 17.77); None when no number does (a figure bootlog converted or derived)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    for m in _NUMBER.finditer(text):
+        printed = m.group().replace(",", "")
+        try:
+            n = float(printed)
+        except ValueError:
+            continue
+        places = len(re.split("[eE]", printed.partition(".")[2])[0])
+        # the value at the printed precision, and nothing finer ("05" of a date is no 5.25)
+        if math.isclose(n, value, rel_tol=1e-9, abs_tol=1e-12) or (
+                round(value, places) == value and math.isclose(round(value, places), n, rel_tol=1e-9)):
+            return m.span()
+    return None
+
+
+def render_explain(report: dict, width: int | None = None) -> str:
     """Text twin of an explain report: where every figure came from, what went unread; at most
-    LIST_MAX boots, figures and events of a boot, and unread lines, then how many more."""
+    LIST_MAX boots, figures and events of a boot, and unread lines, then how many more.  width:
+    every line fits it (None: nothing is cut); a figure's own line is cut around the number it
+    gave, never through it."""
     t = safe.term
-    out = [f"bootlog explain {t(report.get('source'), one_line=True)}"]
+    fit = safe.fit
+    out = [fit(f"bootlog explain {t(report.get('source'), one_line=True)}", width)]
     boots = report.get("boots", [])
     for b in boots[:LIST_MAX]:
         head = f"boot {b['id']}" if b.get("id") is not None else "boot"
-        out.append(f"{head}  lines {b.get('first_line')}-{b.get('last_line')}  {t(b.get('status') or '')}".rstrip())
+        out.append(fit(f"{head}  lines {b.get('first_line')}-{b.get('last_line')}  {t(b.get('status') or '')}".rstrip(),
+                       width))
         figures, events = b.get("figures", []), b.get("events", [])
         for f in figures[:LIST_MAX]:
             rank = "" if f.get("rank") is None else f"[rank {f['rank']}]"
-            out.append(t(f"  {f['name']}{rank} = {fmt_value(f['value'])} {f.get('unit') or ''}".rstrip()
-                         + f"   line {f.get('line')}  ← {f.get('pattern') or '?'}", one_line=True))
+            out.append(fit(f"  {f['name']}{rank} = {fmt_value(f['value'])} {f.get('unit') or ''}".rstrip()
+                           + f"   line {f.get('line')}  ← {f.get('pattern') or '?'}", width))
             if f.get("text"):
-                out.append(f"      {safe.cut(f['text'], 160, '')}")
-        out += _more(len(figures), "figures")
+                # cut around the number the figure came from; a figure bootlog derived comes from
+                # no part of the line (cut it as any line); one where no number reads as the figure
+                # (converted: MiB to GiB) is shown whole, nothing of it cut
+                text = t(f["text"], one_line=True)
+                span = figure_span(text, f.get("value"))
+                cols = None if width is None or (span is None and f.get("pattern") != "derived") else max(width - 6, 1)
+                out.append("      " + fit(text, cols, span))
+        out += [fit(ln, width) for ln in _more(len(figures), "figures")]
         for e in events[:LIST_MAX]:
             rank = "" if e.get("rank") is None else f"[rank {e['rank']}]"
-            out.append(f"  event {t(e['kind'], one_line=True)}{rank}   line {e.get('line')}")
-        out += _more(len(events), "events")
+            out.append(fit(f"  event {t(e['kind'], one_line=True)}{rank}   line {e.get('line')}", width))
+        out += [fit(ln, width) for ln in _more(len(events), "events")]
     out += [ln.strip() for ln in _more(len(boots), "boots")]
     unmatched = report.get("unmatched", [])
     if report.get("raw") is False:
-        out.append("unread: not known for a stored boot (its raw lines are not stored); "
-                   "run `bootlog explain LOGFILE` to see lines no pattern read")
+        out.append(fit("unread: not known for a stored boot (its raw lines are not stored); "
+                       "run `bootlog explain LOGFILE` to see lines no pattern read", width))
     elif unmatched:
         total = len(unmatched) + (report.get("unmatched_more") or 0)
-        out.append(f"unread: {total:,} line(s) look like catalogue lines but no pattern matched")
+        out.append(fit(f"unread: {total:,} line(s) look like catalogue lines but no pattern matched", width))
         for u in unmatched[:LIST_MAX]:
-            out.append(f"  line {u['line']} [{t(u['marker'], one_line=True)}]: {safe.cut(u['text'], 160, '')}")
+            out.append(fit(f"  line {u['line']} [{t(u['marker'], one_line=True)}]: {t(u['text'], one_line=True)}", width))
         if total > LIST_MAX:
-            out.append(f"  … and {total - LIST_MAX:,} more unread lines (--json lists the first {len(unmatched):,})")
+            out.append(fit(f"  … and {total - LIST_MAX:,} more unread lines (--json lists the first {len(unmatched):,})",
+                           width))
     else:
-        out.append("unread: none (every line that looks like a catalogue line was read)")
+        out.append(fit("unread: none (every line that looks like a catalogue line was read)", width))
     return "\n".join(out)

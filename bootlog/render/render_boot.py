@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from bootlog.render.bursts import gdn_summary
 from bootlog.render.render import fmt_value
-from bootlog.safe import cut, pad, term, width
+from bootlog.safe import fit, pad, term, width
 from bootlog.judge.timeline import render_bar
 
 if TYPE_CHECKING:
@@ -42,10 +42,10 @@ SIZED = {"explicit": "explicit (the size was given: its token count is exact)",
          "measured": "measured (the engine measured free memory: the token count moves a little)"}
 
 
-def render_show(data: dict, clock: "Clock | None" = None) -> str:
-    """Everything printed is log text made safe (safe.term, safe.cut): one line per field.
-    clock: the log's (logclock); times are shown on it, with the zone, and started_at says
-    where the zone came from."""
+def render_show(data: dict, clock: "Clock | None" = None, cols: int | None = None) -> str:
+    """Everything printed is log text made safe (safe.term): one line per field, each cut to
+    `cols` columns (None: whole, as for a pipe).  clock: the log's (logclock); times are shown on
+    it, with the zone, and started_at says where the zone came from."""
     b = data["boot"]
     out = [f"boot #{b['id']}  {_t(b['status'])}" + (f" ({_t(b['failure'])})" if b.get("failure") else "")]
     for key in ("vllm_version", "engine", "model", "container", "host", "source",
@@ -82,11 +82,11 @@ def render_show(data: dict, clock: "Clock | None" = None) -> str:
             if key == "started_at" and clock is not None and v is not None:
                 v = clock.stamp(v) or v  # (podman's own time of the start, on the log's clock)
             if v is not None:
-                out.append(f"  {key:<14} {cut(' '.join(map(str, v)) if isinstance(v, list) else v, 100)}")
+                out.append(f"  {key:<14} {_t(' '.join(map(str, v)) if isinstance(v, list) else v)}")
         for m in dep.get("mounts") or []:
             if isinstance(m, dict):
                 ro = " (ro)" if m.get("rw") is False else ""
-                where = f"{cut(str(m.get('destination')), 60)} ← {cut(str(m.get('source')), 80)}"
+                where = f"{_t(m.get('destination'))} ← {_t(m.get('source'))}"
                 out.append(f"  {'mount':<14} {where}{ro}")
         for key in ("env", "env_file"):
             if dep.get(key):
@@ -119,7 +119,7 @@ def render_show(data: dict, clock: "Clock | None" = None) -> str:
         for k in sorted(cfg):
             v = cfg[k]
             text = v if isinstance(v, str) else json.dumps(v) if isinstance(v, (dict, list)) else str(v)  # as printed
-            out.append(f"  {pad(_t(k), w)}  {cut(text, 100, '...')}")
+            out.append(f"  {pad(_t(k), w)}  {_t(text)}")
 
     events = data.get("events") or []
     if events:
@@ -131,7 +131,7 @@ def render_show(data: dict, clock: "Clock | None" = None) -> str:
             rank = f" TP{e['rank']}" if e.get("rank") is not None else ""
             msg = (e.get("message") or "").strip()
             stop = " (during the stop)" if (e.get("detail") or {}).get("after_stop") else ""
-            out.append(f"  line {e.get('line')}: {_t(e['kind'])}{rank}{stop}  {cut(msg, 120, '')}")
+            out.append(f"  line {e.get('line')}: {_t(e['kind'])}{rank}{stop}  {_t(msg)}")
         if len(events) > 30:
             out.append(f"  … {len(events) - 30} more ({_t(', '.join(f'{k} {n}' for k, n in counts.items()))})")
 
@@ -141,4 +141,4 @@ def render_show(data: dict, clock: "Clock | None" = None) -> str:
         last, peak = rt.get("last") or {}, rt.get("max") or {}
         for k in sorted(set(last) | set(peak)):
             out.append(f"  {pad(_t(k), 28)} last {_t(fmt_value(last.get(k)))}  max {_t(fmt_value(peak.get(k)))}")
-    return "\n".join(out)
+    return "\n".join(fit(ln, cols) for ln in out)

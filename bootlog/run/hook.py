@@ -626,8 +626,9 @@ def plan_name(plan) -> str:
     return path.name if path is not None else "plan"
 
 
-def _md(s: str) -> str:
-    return md_text(s, one_line=True)
+def _md(s: str, inline: bool = True) -> str:
+    # (mid-sentence: "CUDA graphs -0.05 GiB" keeps its minus, "4.21 s" its dot)
+    return md_text(s, one_line=True, inline=inline)
 
 
 def render_text(r: HookResult, plan_name: str | None = None) -> str:
@@ -666,7 +667,7 @@ def render_markdown(r: HookResult, plan_name: str | None = None) -> str:
         if figs:
             lines.append("MEASURED on the live deploy: " + ", ".join(f"{label} {_md(text)}" for label, text in figs)
                          + f" (boot #{r.boot_id}, container {_md(r.container)}).")
-    lines += [f"- {_md(n)}" for n in r.notes]
+    lines += [f"- {_md(n, inline=False)}" for n in r.notes]  # (a list item's start: "1. " would nest a list)
     if r.check is not None:
         lines += ["", render.render_markdown(r.check, plan_name=plan_name)]
     if r.diff is not None:
