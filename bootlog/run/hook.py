@@ -646,7 +646,9 @@ def render_text(r: HookResult, plan_name: str | None = None) -> str:
     if r.check is not None:
         lines += ["", render.render_text(r.check, plan_name=plan_name, show_same=False)]
     if r.diff is not None:
-        lines += ["", render.render_text(r.diff, show_same=False)]
+        # (what changed leads, as in `bootlog diff`: rows without enough history are counted)
+        lines += ["", render.render_text(r.diff, show_same=False, show_unknown=False,
+                                         hidden_how="bootlog diff --all lists them")]
     return "\n".join(lines).rstrip()
 
 
@@ -671,7 +673,7 @@ def render_markdown(r: HookResult, plan_name: str | None = None) -> str:
     if r.check is not None:
         lines += ["", render.render_markdown(r.check, plan_name=plan_name)]
     if r.diff is not None:
-        lines += ["", render.render_markdown(r.diff)]
+        lines += ["", render.render_markdown(r.diff, show_unknown=False, hidden_how="bootlog diff --all lists them")]
     return "\n".join(lines).rstrip()
 
 
