@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 import markdown_util
-from bootlog.judge import compare
+from bootlog.judge import compare, verdict
 from bootlog.cli import cli
 from bootlog.run.hook import HookResult, render_markdown
 from paths import FIXTURES
@@ -36,7 +36,7 @@ def hook_md(tmp_path_factory) -> str:
     d = compare.diff(new, old)
     note = "1. do not list me; [x](http://evil) <b>bold</b> *em* kv_cache_tokens"
     return render_markdown(HookResult("frank-primary-qwen", "ready", 2, new, 1, None, d, 1.0,
-                                      compare.exit_code(d), [note]))
+                                      verdict.exit_code(d), [note]))
 
 
 def _log(pattern: str) -> list[str]:
