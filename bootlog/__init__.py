@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"
 __all__ = ["BootlogError", "check", "diff", "exit_code", "ingest", "load_plan", "open_store", "show"]
 
 
