@@ -12,12 +12,11 @@ from typing import Any, Iterator, Sequence
 
 from bootlog.errors import RefError, RefSyntaxError
 from bootlog.records import Sample, samples_of
+from bootlog.shown import BootRow, Deploy, EventRow, Figure, Shown
 from bootlog.store.db import Store, retry
 from bootlog.store.write import CHUNK, chunks, in_list
 from bootlog.store.write import jsonable as _jsonable
 
-BOOT_KEYS = ("id", "status", "failure", "failure_message", "vllm_version", "engine", "model", "container", "host",
-             "source", "started_at", "ready_at", "ended_at", "first_line", "last_line", "ended", "kv_cache_sized_by")
 _BOOT_SELECT = (
     "SELECT boots.id, boots.status, boots.failure, boots.failure_message, boots.vllm_version, boots.engine, "
     "boots.model, boots.container, boots.host, sources.name AS source, boots.started_at, boots.ready_at, "
@@ -98,37 +97,40 @@ class RuntimeFold:
 
 
 def show_boots(store: Store, boot_ids: list[int], *, runtime: bool = True) -> list[dict]:
-    """Several boots in the `show --json` shape, in the order of `boot_ids`, read with one query
+    """Several boots in the `show --json` shape (show_records() as JSON objects)."""
+    return [r.to_json() for r in show_records(store, boot_ids, runtime=runtime)]
+
+
+def show_records(store: Store, boot_ids: list[int], *, runtime: bool = True) -> list[Shown]:
+    """Several boots as records (shown.Shown), in the order of `boot_ids`, read with one query
     per table (per 500 ids) instead of four per boot: a diff's history is up to 50 boots.
     runtime=False skips the stats samples (a long-running boot has thousands) and gives
-    "runtime": None; with runtime, they are folded row by row as the executor streams them."""
+    runtime None; with runtime, they are folded row by row as the executor streams them."""
     ids = list(dict.fromkeys(boot_ids))
-    rows: dict[int, dict] = {}
-    metrics: dict[int, list] = {i: [] for i in ids}
+    rows: dict[int, BootRow] = {}
+    metrics: dict[int, list[Figure]] = {i: [] for i in ids}
     config: dict[int, dict] = {i: {} for i in ids}
-    events: dict[int, list] = {i: [] for i in ids}
+    events: dict[int, list[EventRow]] = {i: [] for i in ids}
     folds: dict[int, RuntimeFold] = {i: RuntimeFold() for i in ids}
     deploys: dict[int, Any] = {}
     for chunk in chunks(ids, CHUNK):
         where = in_list(len(chunk))
         for r in store.execute(f"{_BOOT_SELECT} WHERE boots.id IN {where}", chunk):
-            rows[r[0]] = dict(zip(BOOT_KEYS, r))
+            rows[r[0]] = BootRow(*r)
         missing = [i for i in chunk if i not in rows]
         if missing:
             raise RefError(f"no boot with id {missing[0]}")
         for bid, name, value, unit, rank, line in store.execute(
                 f"SELECT boot_id, name, value, unit, rank, line FROM metrics WHERE boot_id IN {where} "
                 "ORDER BY boot_id, seq", chunk):
-            metrics[bid].append({"name": name, "value": _json_number(value), "unit": unit, "rank": rank,
-                                 "line": line})
+            metrics[bid].append(Figure(name, _json_number(value), unit, rank, line))
         for bid, key, value in store.execute(f'SELECT boot_id, "key", value FROM config WHERE boot_id IN {where} '
                                      'ORDER BY boot_id, "key"', chunk):
             config[bid][key] = typed_config_value(value)
         for bid, kind, rank, line, ts, message, detail in store.execute(
                 f"SELECT boot_id, kind, rank, line, ts, message, detail FROM events WHERE boot_id IN {where} "
                 "ORDER BY boot_id, seq", chunk):
-            events[bid].append({"kind": kind, "rank": rank, "line": line, "ts": ts, "message": message,
-                                "detail": _json(detail)})
+            events[bid].append(EventRow(kind, rank, line, ts, message, _json(detail)))
         for bid, data in store.execute(f"SELECT boot_id, data FROM deploys WHERE boot_id IN {where}", chunk):
             deploys[bid] = _json(data)
         if runtime:
@@ -138,10 +140,10 @@ def show_boots(store: Store, boot_ids: list[int], *, runtime: bool = True) -> li
                     folds[bid].add(s.values)
     for rows_ in metrics.values():  # log order (the contract): derived figures were stored last
         rows_.sort(key=log_order)
-    for bid, ev in _crash_loops(store, [rows[i] for i in ids if rows[i]["status"] == "failed"]).items():
-        events[bid].append(ev)
-    by_id = {i: {"boot": rows[i], "metrics": metrics[i], "config": config[i], "events": events[i],
-                 "runtime": folds[i].result() if runtime else None, "deploy": deploys.get(i)} for i in ids}
+    for bid, ev in _crash_loops(store, [rows[i].to_json() for i in ids if rows[i].status == "failed"]).items():
+        events[bid].append(EventRow(**ev))
+    by_id = {i: Shown(rows[i], metrics[i], config[i], events[i], folds[i].result() if runtime else None,
+                      Deploy(deploys[i]) if isinstance(deploys.get(i), dict) else None) for i in ids}
     return [by_id[i] for i in boot_ids]
 
 
@@ -205,9 +207,9 @@ def _group_loops(store: Store, gw: list[str], gp: list[Any]) -> dict[int, dict]:
     return loops(walk())
 
 
-def log_order(m: dict) -> tuple[bool, int]:
+def log_order(m: Figure) -> tuple[bool, int]:
     """Sort key: by line (stable, so the figures of one line keep their order), lineless last."""
-    return m["line"] is None, m["line"] or 0
+    return m.line is None, m.line or 0
 
 
 def filtered(container: str | None, host: str | None) -> tuple[list[str], list[Any]]:
@@ -305,7 +307,7 @@ def boots_like(store: Store, boot_id: int, limit: int = 50) -> list[int]:
 def list_boots(store: Store, container: str | None = None, host: str | None = None) -> list[dict]:
     """Boot objects (the `boot` of show --json), in the order they started, newest last."""
     fw, fp = filtered(container, host)
-    return retry(lambda: [dict(zip(BOOT_KEYS, r)) for r in
+    return retry(lambda: [BootRow(*r).to_json() for r in
                           store.rows(_BOOT_SELECT + where_clause(fw) + f" ORDER BY {_OLDEST}", fp)])
 
 
