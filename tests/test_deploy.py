@@ -20,6 +20,11 @@ from podman_util import run_podman, IMAGE
 DATA = Path(__file__).parent / "data" / "inspect"
 
 
+def findings_json(old, new) -> list[dict]:
+    """deploy_findings as the diff --json rows they become."""
+    return [f.to_json() for f in deploy_findings(old, new)]
+
+
 def sample(name: str):
     return json.loads((DATA / f"{name}.json").read_text())
 
@@ -255,7 +260,7 @@ def test_findings_shape_and_order():
     new = context_from_inspect(sample("podman-4.3.1-secret-args"))
     old["env_file"] = {"FRANK_PRIMARY_CUDAGRAPH_BASE_MB": "256", "FRANK_PRIMARY_UTIL": "0.982", "OLD": "1"}
     new["env_file"] = {"FRANK_PRIMARY_CUDAGRAPH_BASE_MB": "0", "FRANK_PRIMARY_UTIL": "0.982", "NEW": "1"}
-    got = deploy_findings(old, new)
+    got = findings_json(old, new)
     for f in got:
         assert set(f) == {"key", "section", "rank", "old", "new", "delta", "pct", "verdict", "why"}
         assert f["section"] == "deploy" and f["rank"] is None and f["delta"] is None and f["pct"] is None
@@ -281,14 +286,14 @@ def test_findings_same_deploy_and_missing_sides():
     ctx = context_from_inspect(sample("podman-4.3.1-restarts"))
     again = context_from_inspect(sample("podman-4.3.1-restarts"))
     again["restart_count"] = 7
-    assert {f["verdict"] for f in deploy_findings(ctx, again)} == {"same"}
-    assert deploy_findings(None, ctx) == [] and deploy_findings(ctx, None) == []
+    assert {f["verdict"] for f in findings_json(ctx, again)} == {"same"}
+    assert findings_json(None, ctx) == [] and findings_json(ctx, None) == []
 
 
 def test_image_id_speaks_only_when_no_digest_is_known():
     a = {"image": "local/vllm:dev", "image_id": "sha256:" + "a" * 64, "image_digest": None}
     b = {"image": "local/vllm:dev", "image_id": "sha256:" + "b" * 64, "image_digest": None}
-    assert [(f["key"], f["verdict"]) for f in deploy_findings(a, b)] == [("image", "same"), ("image_id", "changed")]
+    assert [(f["key"], f["verdict"]) for f in findings_json(a, b)] == [("image", "same"), ("image_id", "changed")]
 
 
 # ------------------------------------------------------------------------------ real podman
@@ -314,7 +319,7 @@ def test_real_podman_two_images_digest_diffed(podman_ready):
     assert a["image_digest"].startswith("sha256:") and b["image_digest"].startswith("sha256:")
     assert a["image_digest"] != b["image_digest"]
     assert a["exit_code"] == 0 and a["restart_count"] == 0 and a["env"]["HF_TOKEN"] == REDACTED
-    by = {f["key"]: f for f in deploy_findings(a, b)}
+    by = {f["key"]: f for f in findings_json(a, b)}
     assert by["image_digest"]["verdict"] == "changed" and by["image"]["verdict"] == "changed"
     assert by["env.FRANK_PRIMARY_UTIL"]["old"] == "0.982" and by["env.FRANK_PRIMARY_UTIL"]["new"] == "0.98"
     assert by["env.HF_TOKEN"]["verdict"] == "same"  # a redacted value never differs (the cost of redaction)
@@ -345,7 +350,7 @@ def test_real_podman_a_lone_word_command_and_the_mounts(podman_ready, tmp_path):
     assert entry["command"] == ["/bin/sleep", "0"]
     assert with_cache["mounts"] == [{"destination": "/root/.cache", "source": str(cache), "type": "bind", "rw": True}]
     assert without["mounts"] == []
-    by = {f["key"]: f for f in deploy_findings(with_cache, without)}
+    by = {f["key"]: f for f in findings_json(with_cache, without)}
     assert by["mount./root/.cache"]["verdict"] == "gone" and by["mount./root/.cache"]["old"] == str(cache)
     assert "command" not in by or by["command"]["verdict"] == "same"
 

@@ -1,23 +1,26 @@
 """Compare boots: newer vs older (diff), a boot vs its plan (check), timings vs history.
 
-Works on `show --json` dicts only, so it never touches the store and can be tested on
-hand-built dicts.  Capacity figures (KV tokens, blocks, concurrency, GiB of loads and graphs)
-are deterministic for one image + config + GPU: any move at an unchanged config is drift, with a
-changed config it is `changed` and the keys that can size it are named.  Timings are noisy:
-judged against earlier boots of the same config (median +/- k*MAD, never tighter than min_pct),
-and only a slowdown is drift.
+Works on stored boots as records (shown.Shown; a `show --json` dict is read as one), so it
+never touches the store and can be tested on hand-built dicts; its findings are shown.Finding
+records, given back as the `diff --json` / `check --json` object.  Capacity figures (KV tokens,
+blocks, concurrency, GiB of loads and graphs) are deterministic for one image + config + GPU:
+any move at an unchanged config is drift, with a changed config it is `changed` and the keys
+that can size it are named.  Timings are noisy: judged against earlier boots of the same config
+(median +/- k*MAD, never tighter than min_pct), and only a slowdown is drift.
 """
 from __future__ import annotations
 
 import math
 import re
 import statistics
+from dataclasses import replace
 from typing import Any, Iterable, Sequence
 
 from bootlog.parse.hits import decimal
 from bootlog.figures import FIGURES, SIZING, UNITS, names
 from bootlog.judge.plan import EVENT_KINDS, Expect, Plan
 from bootlog.judge.verdict import FAILED, boot_problem, count_of, event_counts
+from bootlog.shown import Deploy, EventRow, Finding, Shown
 
 # Event kinds whose appearance (or growth) means something went wrong.
 FAULT_EVENTS = ("oom", "engine_init_failed", "value_error", "kv_cache_insufficient",
@@ -202,36 +205,37 @@ def _clean(v: Any) -> Any:
 
 
 def finding(key: str, section: str, old: Any, new: Any, verdict: str, why: str = "",
-            rank: int | None = None, expect: str | None = None) -> dict:
+            rank: int | None = None, expect: str | None = None) -> Finding:
     """One row of a diff or check.  expect: a check's expectation of a figure or event count
     as text ("≥ 400,700"); its `old` is then the bound, not an earlier value."""
     o, n = _num(old), _num(new)
     d = pct = None
     if o is not None and n is not None and math.isfinite(o) and math.isfinite(n):
         d, pct = _clean(n - o), (round((n - o) / abs(o) * 100, 2) if o else None)
-    out = {"key": key, "section": section, "rank": rank, "old": _clean(old), "new": _clean(new),
-           "delta": d, "pct": pct, "verdict": verdict, "why": why}
-    if expect is not None:
-        out["expect"] = expect
-    return out
+    return Finding(key, section, rank, _clean(old), _clean(new), d, pct, verdict, why, expect)
 
 
-def summarize(findings: list[dict]) -> dict:
+def summarize(findings: list[Finding]) -> dict:
     return {
-        "drift": sum(f["verdict"] == "drift" for f in findings),
-        "violations": sum(f["verdict"] == "violation" for f in findings),
-        "changed_config": sum(f["section"] == "config" and f["verdict"] == "changed" for f in findings),
-        "unchanged": sum(f["verdict"] == "same" for f in findings),
+        "drift": sum(f.verdict == "drift" for f in findings),
+        "violations": sum(f.verdict == "violation" for f in findings),
+        "changed_config": sum(f.section == "config" and f.verdict == "changed" for f in findings),
+        "unchanged": sum(f.verdict == "same" for f in findings),
     }
 
 
-def status_finding(doc: dict, want: Any = "ready") -> dict | None:
+def result_of(a: Any, b: Any, findings: list[Finding]) -> dict:
+    """The `diff --json` / `check --json` object (the contract's shape) of these findings."""
+    return {"a": a, "b": b, "findings": [f.to_json() for f in findings], "summary": summarize(findings)}
+
+
+def status_finding(doc: Shown | dict, want: Any = "ready") -> Finding | None:
     """check's and diff's `status` row for a boot with a problem of its own (violation when it
     failed, drift when it survived a fault), or None."""
     own = boot_problem(doc)
     if own is None:
         return None
-    status = (doc.get("boot") or {}).get("status")
+    status = Shown.of(doc).boot.status
     return finding("status", "config", want, status, "violation" if own[0] == FAILED else "drift", own[1])
 
 
@@ -251,13 +255,13 @@ def _fail(hard: bool) -> str:
 
 # ---------------------------------------------------------------------------- figures
 
-def figures(show: dict) -> dict[str, dict[int | None, list[float]]]:
+def figures(show: Shown | dict) -> dict[str, dict[int | None, list[float]]]:
     """name -> rank -> values in log order."""
     out: dict[str, dict[int | None, list[float]]] = {}
-    for m in show.get("metrics") or []:
-        v = _num(m.get("value"))
+    for m in Shown.of(show).metrics:
+        v = _num(m.value)
         if v is not None and math.isfinite(v):  # a nan/inf print is no figure to compare
-            out.setdefault(m["name"], {}).setdefault(m.get("rank"), []).append(v)
+            out.setdefault(m.name, {}).setdefault(m.rank, []).append(v)
     return out
 
 
@@ -315,11 +319,12 @@ def judge_timing(new: float, hist: list[float], k: float = 3.0, min_pct: float =
 RESIDENT = "full-length requests resident: "
 
 
-def _resident(show: dict | None) -> tuple[float, float] | None:
+def _resident(show: Shown | dict | None) -> tuple[float, float] | None:
     """(full-length requests the boot's KV cache holds, max_num_seqs), or None."""
     if not show:
         return None
-    fig, cfg = figures(show), show.get("config") or {}
+    show = Shown.of(show)
+    fig, cfg = figures(show), show.config
     kv = min((vals[-1] for vals in (fig.get("kv_cache_tokens") or {}).values()), default=None)  # (the tightest rank)
     mlen, seqs = _num(cfg.get("max_model_len")), _num(cfg.get("max_num_seqs"))
     if not kv or not mlen or not seqs:
@@ -327,7 +332,7 @@ def _resident(show: dict | None) -> tuple[float, float] | None:
     return kv / mlen, seqs
 
 
-def margin_meaning(show: dict, before: dict | None = None) -> str | None:
+def margin_meaning(show: Shown | dict, before: Shown | dict | None = None) -> str | None:
     """What kv_margin_tokens means for a boot: how many full-length requests its KV cache holds
     of the max_num_seqs it was allowed (the shipped shape G's -200,704 is "2.00 of 3", not the
     worst deploy); with `before` (a diff's older boot), how that moved: "1.99 → 2.00 of 3"."""
@@ -341,14 +346,15 @@ def margin_meaning(show: dict, before: dict | None = None) -> str | None:
     return f"{RESIDENT}{then[0]:.2f} of {then[1]:g} → {now[0]:.2f} of {now[1]:g} slots"
 
 
-def bytes_per_token_meaning(show: dict) -> str | None:
+def bytes_per_token_meaning(show: Shown | dict) -> str | None:
     """Which bytes kv_bytes_per_token divides, in words: the asked kv_cache_memory_bytes (what
     boots._derive divides).  vLLM's "reserved X GiB memory for KV Cache as specified by
     kv_cache_memory_bytes" prints that same ask, rounded (gpu_worker.py: format_gib(kv_cache_
     memory_bytes)); the block-aligned bytes the engine then allocates (the seeds' 3,146,129,408 B
     of a 3,150,000,000 B ask) are printed by no line, so no figure can divide them.  None when
     the stored value is not that quotient (then it is not known what it divides)."""
-    fig, cfg = figures(show), show.get("config") or {}
+    show = Shown.of(show)
+    fig, cfg = figures(show), show.config
     per = next(iter((fig.get("kv_bytes_per_token") or {}).values()), None)
     kv = next(iter((fig.get("kv_cache_tokens") or {}).values()), None)
     asked = _num(cfg.get("kv_cache_memory_bytes"))
@@ -360,34 +366,36 @@ def bytes_per_token_meaning(show: dict) -> str | None:
             "the block-aligned bytes the engine allocated are not printed")
 
 
-def _say_margin(out: list[dict], show: dict, before: dict | None = None) -> None:
+def _say_margin(out: list[Finding], show: Shown, before: Shown | None = None) -> None:
     meaning = margin_meaning(show, before)
     for f in out:
-        if meaning and f["key"] == "kv_margin_tokens" and f["section"] == "metric":
-            f["why"] = f"{meaning}; {f['why']}" if f.get("why") else meaning  # (what it means first)
+        if meaning and f.key == "kv_margin_tokens" and f.section == "metric":
+            f.why = f"{meaning}; {f.why}" if f.why else meaning  # (what it means first)
 
 
-def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = None,
+def diff(a: Shown | dict, b: Shown | dict, *, history: Iterable[Shown | dict] = (), plan: Plan | None = None,
          with_check: bool = True) -> dict:
     """Compare boot `a` (newer) with boot `b` (older); `history` = earlier boots of a's shape.
     plan: its tolerance and own figures, and (with_check) its verdict on `a` riding along."""
-    history = [figures(h) for h in history if h.get("boot", {}).get("id") != a.get("boot", {}).get("id")]
+    a, b = Shown.of(a), Shown.of(b)
+    figs = [figures(h) for h in map(Shown.of, history) if h.boot.id != a.boot.id]
     k, min_pct = (plan.k, plan.min_pct) if plan else (3.0, 20.0)
-    ba, bb = a.get("boot", {}), b.get("boot", {})
-    ca, cb = a.get("config") or {}, b.get("config") or {}
-    out: list[dict] = []
+    ba, bb = a.boot, b.boot
+    ca, cb = a.config, b.config
+    out: list[Finding] = []
 
     # --- cause first: how the boots were deployed, and what they were asked to be
     from bootlog.measure.deploy import deploy_findings
 
-    deployed = [f for f in deploy_findings(b.get("deploy"), a.get("deploy")) if f["verdict"] != "same"]
+    deployed = [f for f in deploy_findings(_doc(b.deploy), _doc(a.deploy)) if f.verdict != "same"]
     out.extend(deployed)
     for f in BOOT_FIELDS:
         if f == "status" or (f in ca or f in cb) and f != "host":
             continue  # a config key of the same name says it once
-        if not values_equal(bb.get(f), ba.get(f)):
+        old, new = getattr(bb, f), getattr(ba, f)
+        if not values_equal(old, new):
             why = "different vLLM build: capacity moves are expected" if f == "vllm_version" else ""
-            out.append(finding(_boot_key(f, ca, cb), "config", bb.get(f), ba.get(f), "changed", why))
+            out.append(finding(_boot_key(f, ca, cb), "config", old, new, "changed", why))
     changed_keys = []
     for key in sorted(set(ca) | set(cb), key=lambda k: (_SIZING.get(k, len(_SIZING)), k)):
         if not values_equal(cb.get(key), ca.get(key)):
@@ -398,14 +406,14 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
             else:
                 out.append(finding(key, "config", cb.get(key), ca.get(key), "changed"))
     out.extend(_status_findings(a, b))
-    measured = "measured" in (ba.get("kv_cache_sized_by"), bb.get("kv_cache_sized_by"))
-    cause = [f["key"] for f in deployed if f["key"] != "restart_count"]
-    if not values_equal(ba.get("vllm_version"), bb.get("vllm_version")):
+    measured = "measured" in (ba.kv_cache_sized_by, bb.kv_cache_sized_by)
+    cause = [f.key for f in deployed if f.key != "restart_count"]
+    if not values_equal(ba.vllm_version, bb.vllm_version):
         cause.append("vllm_version")
     cause += [k for k in changed_keys if k not in NON_CAPACITY_KEYS]  # (already in _SIZING order)
     inert = [k for k in changed_keys if k in NON_CAPACITY_KEYS]
     for f in ("model", "engine", "host"):  # another machine may hold another GPU
-        if not values_equal(ba.get(f), bb.get(f)) and _boot_key(f, ca, cb) not in cause:
+        if not values_equal(getattr(ba, f), getattr(bb, f)) and _boot_key(f, ca, cb) not in cause:
             cause.append(_boot_key(f, ca, cb))
 
     # --- effect: the figures
@@ -413,11 +421,11 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
     non_kv = _non_kv_explains(fa, fb) if measured else ""
     cache = _compile_cache_finding(fa, fb, cause)
     for name in sorted(set(fa) | set(fb), key=lambda n: (_is_timing(n, plan), _ORDER.get(n, len(_ORDER)), n)):
-        rows = _metric_findings(name, fa.get(name, {}), fb.get(name, {}), cause, history, plan, k, min_pct, inert,
+        rows = _metric_findings(name, fa.get(name, {}), fb.get(name, {}), cause, figs, plan, k, min_pct, inert,
                                 measured and name in MEASURED_KV, non_kv)
         if cache and name in ("compile_graph_s", "compile_cache_load_s"):
             # the compile_cache row says it once: cold vs warm, and what it cost
-            rows = [r for r in rows if r["verdict"] not in ("new", "gone")]
+            rows = [r for r in rows if r.verdict not in ("new", "gone")]
         out.extend(rows)
     if cache:
         out.append(cache)
@@ -425,11 +433,15 @@ def diff(a: dict, b: dict, *, history: Iterable[dict] = (), plan: Plan | None = 
 
     if plan is not None and with_check:
         # the plan's verdict on the new boot rides along, minus what the diff already said
-        seen = {(f["key"], f["rank"], f["verdict"]) for f in out}
-        out.extend(f for f in check(a, plan)["findings"] if f["verdict"] != "same" and f["key"] != "status"
-                   and (f["key"], f["rank"], f["verdict"]) not in seen)
+        seen = {(f.key, f.rank, f.verdict) for f in out}
+        out.extend(f for f in _check(a, plan) if f.verdict != "same" and f.key != "status"
+                   and (f.key, f.rank, f.verdict) not in seen)
     _say_margin(out, a, b)
-    return {"a": ba.get("id"), "b": bb.get("id"), "findings": out, "summary": summarize(out)}
+    return result_of(ba.id, bb.id, out)
+
+
+def _doc(deploy: Deploy | None) -> dict | None:
+    return None if deploy is None else deploy.doc
 
 
 def _boot_key(f: str, ca: dict, cb: dict) -> str:
@@ -437,8 +449,8 @@ def _boot_key(f: str, ca: dict, cb: dict) -> str:
     return "boot.host" if f == "host" and (f in ca or f in cb) else f
 
 
-def _status_findings(a: dict, b: dict) -> list[dict]:
-    new, old = (a.get("boot") or {}).get("status"), (b.get("boot") or {}).get("status")
+def _status_findings(a: Shown, b: Shown) -> list[Finding]:
+    new, old = a.boot.status, b.boot.status
     # (the contract's exit 4 for a boot that failed, at start or serving; verdict.py's one rule)
     own = status_finding(a, old)
     if own is not None:
@@ -448,7 +460,7 @@ def _status_findings(a: dict, b: dict) -> list[dict]:
 
 def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: list[dict],
                      plan: Plan | None, k: float, min_pct: float, inert: Sequence[str] = (),
-                     measured: bool = False, non_kv: str = "") -> list[dict]:
+                     measured: bool = False, non_kv: str = "") -> list[Finding]:
     ca, cb = _collapse(ra), _collapse(rb)
     if (len(ca) == 1 and None in ca) == (len(cb) == 1 and None in cb) or not ra or not rb:
         ra, rb = ca, cb  # collapse only when both sides do, so ranks stay comparable
@@ -564,7 +576,7 @@ def _cache_state(fig: dict) -> str | None:
     return "cold" if graph and not load else "warm" if load and not graph else None
 
 
-def _compile_cache_finding(fa: dict, fb: dict, cause: list[str]) -> dict | None:
+def _compile_cache_finding(fa: dict, fb: dict, cause: list[str]) -> Finding | None:
     states = (_cache_state(fa), _cache_state(fb))
     if states == ("cold", "warm"):
         cold, warm = _sum_max(fa["compile_graph_s"]), _sum_max(fb["compile_cache_load_s"])
@@ -587,18 +599,18 @@ def _compile_cache_finding(fa: dict, fb: dict, cause: list[str]) -> dict | None:
     return None
 
 
-def _ranks_note(evs: list[dict]) -> str:
-    ranks = sorted({e.get("rank") for e in evs if e.get("rank") is not None})
+def _ranks_note(evs: list[EventRow]) -> str:
+    ranks = sorted({e.rank for e in evs if e.rank is not None})
     if ranks:
         return f" on rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}"
     # a worker tag without a TP suffix ("(Worker pid=231)"): the message names the device
-    devices = {int(m.group(1) or m.group(2)) for e in evs for m in _DEVICE.finditer(e.get("message") or "")}
+    devices = {int(m.group(1) or m.group(2)) for e in evs for m in _DEVICE.finditer(e.message or "")}
     if devices:
         return f" on device{'s' if len(devices) > 1 else ''} " + ", ".join(f"cuda:{d}" for d in sorted(devices))
     return ""
 
 
-def _event_findings(a: dict, b: dict) -> list[dict]:
+def _event_findings(a: Shown, b: Shown) -> list[Finding]:
     ea, eb = event_counts(a), event_counts(b)
     out = []
     for kind in sorted(set(ea) | set(eb), key=lambda k: (_EVENT_ORDER.get(k, 99), k)):
@@ -608,7 +620,7 @@ def _event_findings(a: dict, b: dict) -> list[dict]:
             note += "; report limit reached, further faults counted silently"
         if kind == "compile_cache_miss" and na:
             # (every boot of vLLM 0.28-0.32 on CPU says this: read and said, not drift)
-            reason = (ea[kind][0].get("detail") or {}).get("reason")
+            reason = ea[kind][0].facts.get("reason")
             note += f"; compiled again: {reason}" if reason else "; compiled again"
         if kind in FAULT_EVENTS and na > nb:
             out.append(finding(kind, "event", nb, na, "drift", f"{na - nb} more {kind} event(s){note}"))
@@ -673,10 +685,11 @@ def _judge_expect(ex: Expect, value: float, fig: dict, cfg: dict, rank: int | No
     return ok, used, expect_text(ex, fig, cfg, rank)
 
 
-def meets(ex: Expect, value: float, boot: dict, rank: int | None = None) -> bool | None:
-    """Whether `value` of a figure of `boot` (a show --json document) meets the plan's
-    expectation `ex`, as check judges it; None when a bound it names is not in the boot."""
-    return _judge_expect(ex, value, figures(boot), boot.get("config") or {}, rank)[0]
+def meets(ex: Expect, value: float, boot: Shown | dict, rank: int | None = None) -> bool | None:
+    """Whether `value` of a figure of `boot` (a show --json document or its record) meets the
+    plan's expectation `ex`, as check judges it; None when a bound it names is not in the boot."""
+    boot = Shown.of(boot)
+    return _judge_expect(ex, value, figures(boot), boot.config, rank)[0]
 
 
 def _unread(plan_lines: str | None) -> str | None:
@@ -685,7 +698,7 @@ def _unread(plan_lines: str | None) -> str | None:
 
 
 def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str], failed: bool = False,
-                  plan_lines: str | None = None, not_numbers: dict | None = None) -> list[dict]:
+                  plan_lines: str | None = None, not_numbers: dict | None = None) -> list[Finding]:
     by_rank = fig.get(ex.name)
     unsure = "violation" if ex.hard else "insufficient_history"  # (hard: what cannot be checked is not met)
     if not by_rank:
@@ -723,17 +736,17 @@ def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str], failed: bool
             rows.append(finding(ex.name, "metric", bound, value, "same" if ok else _fail(ex.hard),
                                 f"plan: {text}" if ok else f"plan expects {text}", rank, expect=text))
     # identical rows on every rank read as one
-    first = (rows[0]["old"], rows[0]["new"], rows[0]["verdict"]) if rows else None
-    if len(rows) > 1 and all((r["old"], r["new"], r["verdict"]) == first for r in rows):
-        rows = [{**rows[0], "rank": None}]
+    first = (rows[0].old, rows[0].new, rows[0].verdict) if rows else None
+    if len(rows) > 1 and all((r.old, r.new, r.verdict) == first for r in rows):
+        rows = [replace(rows[0], rank=None)]
     return rows
 
 
-def _missing_why(key: str, deploy: dict | None) -> str:
+def _missing_why(key: str, deploy: Deploy | None) -> str:
     """Why a plan's config key is not in the boot's config: "silently dropped" only when the run
     line (the deploy's command) passed the flag and the engine does not show it; a run line
     without it did not ask for it; with no run line known, neither is claimed."""
-    command = (deploy or {}).get("command")
+    command = deploy.command if deploy is not None else None
     if not isinstance(command, list) or not command:
         return (f"the boot's config does not have {key} (its run line is not known: a boot read from its "
                 "container tells a flag the engine dropped from one never passed)")
@@ -743,7 +756,7 @@ def _missing_why(key: str, deploy: dict | None) -> str:
     return f"not passed: the run line has no --{key.replace('_', '-')} and the boot's config does not have {key}"
 
 
-def _check_deploy(deploy: dict | None, want: dict[str, Any]) -> list[dict]:
+def _check_deploy(deploy: Deploy | None, want: dict[str, Any]) -> list[Finding]:
     """[deploy]: the facts the plan pins (the image by digest, an env value) against what the
     container engine said of this boot's run; a pinned image reference is held to its digest."""
     out = []
@@ -752,38 +765,43 @@ def _check_deploy(deploy: dict | None, want: dict[str, Any]) -> list[dict]:
             out.append(finding(key, "deploy", value, None, "violation",
                                "no deploy context stored: read the boot from its container (ingest --container, hook)"))
             continue
-        have = (deploy.get("env") or {}).get(key[4:]) if key.startswith("env.") else deploy.get(key)
+        have = deploy.env.get(key[4:]) if key.startswith("env.") else deploy.get(key)
         if key == "image_digest" and isinstance(value, str) and "@" in value:
             value = value.rsplit("@", 1)[1]  # a whole reference pinned by digest: its digest
         ok = values_equal(have, value) or (key == "image" and isinstance(value, str) and "@" in value
-                                            and value.rsplit("@", 1)[1] == deploy.get("image_digest"))
+                                            and value.rsplit("@", 1)[1] == deploy.image_digest)
         out.append(finding(key, "deploy", value, have, "same" if ok else "violation",
                            "" if ok else f"the plan pins {key} = {value!r}"))
     return out
 
 
-def check(boot: dict, plan: Plan) -> dict:
+def check(boot: Shown | dict, plan: Plan) -> dict:
     """A boot against its plan: config, figures, events, boot status; `b` is None."""
-    bd = boot.get("boot", {})
-    cfg = boot.get("config") or {}
+    boot = Shown.of(boot)
+    return result_of(boot.boot.id, None, _check(boot, plan))
+
+
+def _check(boot: Shown, plan: Plan) -> list[Finding]:
+    bd = boot.boot
+    cfg = boot.config
     fig = figures(boot)
-    out: list[dict] = []
+    out: list[Finding] = []
 
     for key, want in plan.config.items():
         found, have = _config_value(cfg, key)
         if not found and want is False:  # an absent flag is off: nothing was dropped
             out.append(finding(key, "config", want, None, "same", "absent (off)"))
         elif not found and want is not None:
-            out.append(finding(key, "config", want, None, "violation", _missing_why(key, boot.get("deploy"))))
+            out.append(finding(key, "config", want, None, "violation", _missing_why(key, boot.deploy)))
         elif not values_equal(have, want):
             out.append(finding(key, "config", want, have, "violation",
                                f"the boot runs {key}={have!r}, the plan says {want!r}"))
         else:
             out.append(finding(key, "config", want, have, "same"))
 
-    out.extend(_check_deploy(boot.get("deploy"), plan.deploy))
+    out.extend(_check_deploy(boot.deploy, plan.deploy))
     hard_boot = bool(plan.boot.get("hard", False))
-    want_status, status = plan.boot.get("status"), bd.get("status")
+    want_status, status = plan.boot.get("status"), bd.status
     own = status_finding(boot, want_status or "ready")  # (what the boot says is wrong, plan or not)
     if own is not None:
         out.append(own)
@@ -793,10 +811,10 @@ def check(boot: dict, plan: Plan) -> dict:
     elif want_status:
         out.append(finding("status", "config", want_status, status, "same"))
 
-    not_numbers = boot.get("plan_not_numbers")  # (reread.py: the boot's lines read again)
+    not_numbers = boot.extra.get("plan_not_numbers")  # (reread.py: the boot's lines read again)
     for ex in [*plan.metrics.values(), *plan.boot_metrics.values()]:
         out.extend(_check_metric(ex, fig, cfg, plan.user_names, failed=status == "failed",
-                                 plan_lines=boot.get("plan_lines"), not_numbers=not_numbers))
+                                 plan_lines=boot.extra.get("plan_lines"), not_numbers=not_numbers))
 
     cache = plan.boot.get("compile_cache")
     if cache in ("warm", "cold"):
@@ -816,7 +834,7 @@ def check(boot: dict, plan: Plan) -> dict:
 
     evs = event_counts(boot)
     own_kinds = {up.event for up in plan.patterns if up.event}
-    unread = _unread(boot.get("plan_lines"))
+    unread = _unread(boot.extra.get("plan_lines"))
     for kind, ex in plan.events.items():
         got = evs.get(kind, [])
         if kind in own_kinds and not got and unread:
@@ -827,12 +845,12 @@ def check(boot: dict, plan: Plan) -> dict:
         if not got:
             # a plan may name a built-in warning by what it warns of (a [[pattern]] event of
             # the same name on a boot stored without --plan is that warning)
-            got = [e for e in evs.get("warning", []) if (e.get("detail") or {}).get("what") == kind]
+            got = [e for e in evs.get("warning", []) if e.facts.get("what") == kind]
         n = float(count_of(got))
         ok, bound, text = _judge_expect(ex, n, fig, cfg, None)
         note = _ranks_note(got)
         if kind == "gdn_hip_fault" and "gdn_hip_fault_cap" in evs:
-            limits = [e.get("detail", {}).get("limit") for e in evs["gdn_hip_fault_cap"]]
+            limits = [e.facts.get("limit") for e in evs["gdn_hip_fault_cap"]]
             lim = next((x for x in limits if x is not None), None)
             note += (f"; report limit ({lim}) reached" if lim is not None else "; report limit reached") \
                 + ", further faults counted silently"
@@ -840,4 +858,4 @@ def check(boot: dict, plan: Plan) -> dict:
                            f"plan: {text}" if ok else f"plan expects count {text}; {int(n)} seen{note}",
                            expect=text if ok is not None else expect_text(ex, fig, cfg, None)))
     _say_margin(out, boot)
-    return {"a": bd.get("id"), "b": None, "findings": out, "summary": summarize(out)}
+    return out

@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from bootlog.shown import EventRow, Shown
+
 OK, DRIFT, FAILED = 0, 3, 4
 # event kinds that mean the engine serves from corrupted state: a failed deploy
 STATE_FAULTS = ("gdn_hip_fault", "gdn_hip_fault_cap")
@@ -35,22 +37,23 @@ class Verdict:
     reasons: list[str] = field(default_factory=list)  # why, most serious first
 
 
-def boot_problem(doc: dict) -> tuple[int, str] | None:
-    """(exit code, why) of what a boot (a `show --json` document) says is wrong by itself, or
-    None: see the module docstring."""
-    b = doc.get("boot") or {}
-    message = f": {b['failure_message'][:200]}" if b.get("failure_message") else ""
-    if b.get("status") == "failed":
-        return FAILED, f"boot failed: {b.get('failure') or 'other'}{message}"
-    if b.get("failure"):
-        return FAILED, f"the engine died serving ({b['failure']}){message}"
+def boot_problem(doc: Shown | dict) -> tuple[int, str] | None:
+    """(exit code, why) of what a boot (a `show --json` document or its record) says is wrong
+    by itself, or None: see the module docstring."""
+    doc = Shown.of(doc)
+    b = doc.boot
+    message = f": {b.failure_message[:200]}" if b.failure_message else ""
+    if b.status == "failed":
+        return FAILED, f"boot failed: {b.failure or 'other'}{message}"
+    if b.failure:
+        return FAILED, f"the engine died serving ({b.failure}){message}"
     evs = event_counts(doc)
     faults = count_of(evs.get("gdn_hip_fault", []))
     if faults or evs.get("gdn_hip_fault_cap"):
         capped = " (report limit reached: later faults are silent)" if evs.get("gdn_hip_fault_cap") else ""
         return FAILED, f"{faults} gdn_hip state fault(s){capped}: the engine serves from corrupted state"
     survived = [k for k in SURVIVED_FAULTS if k in evs]
-    if survived and b.get("status") == "ready":
+    if survived and b.status == "ready":
         return DRIFT, f"{', '.join(survived)} while serving; the server went on"
     from bootlog.measure.server_metrics import kv_disagreement
 
@@ -60,7 +63,7 @@ def boot_problem(doc: dict) -> tuple[int, str] | None:
     return None
 
 
-def judge(doc: dict | None, *, results: Iterable[tuple[str, dict | None]] = (), exited: bool = False,
+def judge(doc: Shown | dict | None, *, results: Iterable[tuple[str, dict | None]] = (), exited: bool = False,
           problems: Iterable[str] = ()) -> Verdict:
     """The verdict on a boot: its own problem (boot_problem), a run that stopped before it was
     ready (`exited`), the (label, result) pairs of check/diff (compare's exit codes), and
@@ -70,11 +73,12 @@ def judge(doc: dict | None, *, results: Iterable[tuple[str, dict | None]] = (), 
         code, failed = FAILED, True
         reasons.append("no vLLM boot found")
     else:
+        doc = Shown.of(doc)
         own = boot_problem(doc)
         if own is not None:
             code, failed = own[0], own[0] == FAILED
             reasons.append(own[1])
-        if exited and (doc.get("boot") or {}).get("status") != "failed":
+        if exited and doc.boot.status != "failed":
             code, failed = FAILED, True
             reasons.append("the container stopped before the boot was ready")
     for label, result in results:
@@ -112,30 +116,30 @@ def exit_code(result: dict) -> int:
     return 4 if s.get("violations") else 3 if s.get("drift") else 0
 
 
-def event_counts(show: dict) -> dict[str, list[dict]]:
+def event_counts(show: Shown | dict) -> dict[str, list[EventRow]]:
     """Events by kind, one per distinct (rank, message): an exception re-printed by a re-raise
     or by the wrapper's log copy is one fault, not two.  What the engine printed while it was
     being stopped (after a stop request: boots.py marks it) is the stop, not a fault."""
-    out: dict[str, list[dict]] = {}
+    out: dict[str, list[EventRow]] = {}
     seen: set[tuple] = set()
-    events = show.get("events") or []
+    events = Shown.of(show).events
     # the engine's copy of a worker's OOM ("Worker failed with error 'HIP out of memory. Tried
     # to allocate 50.00 MiB…'") carries no rank but the same allocation as the worker's own
-    ranked_allocs = {(e["kind"], (e.get("detail") or {}).get("requested_mib")) for e in events
-                     if e.get("rank") is not None and (e.get("detail") or {}).get("requested_mib") is not None}
+    ranked_allocs = {(e.kind, e.facts.get("requested_mib")) for e in events
+                     if e.rank is not None and e.facts.get("requested_mib") is not None}
     for e in events:
-        if (e.get("detail") or {}).get("after_stop"):
+        if e.facts.get("after_stop"):
             continue
-        msg = (e.get("message") or "").strip()
-        key = (e["kind"], e.get("rank"), msg) if msg else (e["kind"], e.get("rank"), e.get("line"))
-        alloc = (e["kind"], (e.get("detail") or {}).get("requested_mib"))
-        if key in seen or (e.get("rank") is None and alloc in ranked_allocs):
+        msg = (e.message or "").strip()
+        key = (e.kind, e.rank, msg) if msg else (e.kind, e.rank, e.line)
+        alloc = (e.kind, e.facts.get("requested_mib"))
+        if key in seen or (e.rank is None and alloc in ranked_allocs):
             continue
         seen.add(key)
-        out.setdefault(e["kind"], []).append(e)
+        out.setdefault(e.kind, []).append(e)
     return out
 
 
-def count_of(events: list[dict]) -> int:
+def count_of(events: Iterable[EventRow]) -> int:
     """How many occurrences the events stand for: a line may report a run ("fault #1-23")."""
-    return sum(int((e.get("detail") or {}).get("faults") or 1) for e in events)
+    return sum(int(e.facts.get("faults") or 1) for e in events)

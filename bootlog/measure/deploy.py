@@ -35,6 +35,7 @@ from typing import Any
 from bootlog.read import podman
 from bootlog.errors import SourceError
 from bootlog.safe import one_line
+from bootlog.shown import Finding
 
 REDACTED = "<redacted>"
 
@@ -361,13 +362,12 @@ _WHY = {
 }
 
 
-def _finding(key: str, old: Any, new: Any, verdict: str, why: str) -> dict:
-    """compare.py's finding shape; deploy values are text, so no delta and no percentage."""
-    return {"key": key, "section": "deploy", "rank": None, "old": old, "new": new,
-            "delta": None, "pct": None, "verdict": verdict, "why": why}
+def _finding(key: str, old: Any, new: Any, verdict: str, why: str) -> Finding:
+    """A deploy row; deploy values are text, so no delta and no percentage."""
+    return Finding(key, "deploy", None, old, new, None, None, verdict, why)
 
 
-def _verdict(key: str, has_old: bool, has_new: bool, old: Any, new: Any) -> dict:
+def _verdict(key: str, has_old: bool, has_new: bool, old: Any, new: Any) -> Finding:
     if not has_old:
         return _finding(key, None, new, "new", "")
     if not has_new:
@@ -385,7 +385,7 @@ def _mount_map(mounts: Any) -> dict[str, str] | None:
             for m in mounts if isinstance(m, dict) and m.get("destination")}
 
 
-def deploy_findings(old: dict | None, new: dict | None) -> list[dict]:
+def deploy_findings(old: dict | None, new: dict | None) -> list[Finding]:
     """Findings (section "deploy") between an older and a newer deploy context, in a stable
     order: image_digest, image, image_id (only when neither side knows a digest, else it repeats
     the digest's news), command, then mount.DESTINATION, env.NAME and env_file.NAME by name. Verdicts: same,
@@ -408,10 +408,10 @@ def deploy_findings(old: dict | None, new: dict | None) -> list[dict]:
     if a is not None and b is not None:  # (a context stored before mounts were read has none)
         for dest in sorted(set(a) | set(b)):
             found = _verdict(f"mount.{dest}", dest in a, dest in b, a.get(dest), b.get(dest))
-            if found["verdict"] == "gone":
-                found["why"] = "the mount is gone: what the run kept there (a compile cache) starts empty"
-            elif found["verdict"] == "changed":
-                found["why"] = "mounted from elsewhere"
+            if found.verdict == "gone":
+                found.why = "the mount is gone: what the run kept there (a compile cache) starts empty"
+            elif found.verdict == "changed":
+                found.why = "mounted from elsewhere"
             out.append(found)
     for section in ("env", "env_file"):
         a = old.get(section) if isinstance(old.get(section), dict) else None

@@ -30,6 +30,7 @@ from typing import Any, Iterator
 from bootlog.figures import BY_NAME
 from bootlog.figures import FIGURES as _FIGURES
 from bootlog.safe import one_line
+from bootlog.shown import Shown
 
 # figure -> (unit, what it is), from the one list of figures (bootlog.figures)
 FIGURES: dict[str, tuple[str, str]] = {f.name: (f.unit, f.help) for f in _FIGURES if f.name.startswith("metrics_")}
@@ -122,12 +123,14 @@ def _n(v: float) -> str:
     return f"{int(v):,}" if float(v).is_integer() else f"{v:,}"
 
 
-def kv_disagreement(show: dict[str, Any]) -> str | None:
+def kv_disagreement(show: Shown | dict[str, Any]) -> str | None:
     """The line saying that the KV pool /metrics gave (stored as metrics_kv_cache_tokens) is not
-    the one the log printed (kv_cache_tokens), for a boot (a show --json document); None when
-    they agree or either is missing.  A stored fact: verdict.boot_problem judges it (DRIFT)."""
+    the one the log printed (kv_cache_tokens), for a boot (a show --json document or its record);
+    None when they agree or either is missing.  A stored fact: verdict.boot_problem judges it (DRIFT)."""
+    metrics = Shown.of(show).metrics
+
     def values(name: str) -> list[float]:
-        return sorted({m["value"] for m in show.get("metrics") or [] if m.get("name") == name})
+        return sorted({m.value for m in metrics if m.name == name})
 
     server, logged = values("metrics_kv_cache_tokens"), values("kv_cache_tokens")
     if not server or not logged or all(v in server for v in logged):

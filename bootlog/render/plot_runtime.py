@@ -46,6 +46,7 @@ def faults_over_time(events: Sequence[dict], clock: Clock | None) -> tuple[list[
     """Cumulative gdn_hip faults at each fault line's time (a line may stand for a run of
     faults: verdict.count_of counts it as diff does)."""
     from bootlog.judge.verdict import count_of
+    from bootlog.shown import EventRow
 
     xs: list[datetime] = []
     ys: list[float] = []
@@ -56,7 +57,7 @@ def faults_over_time(events: Sequence[dict], clock: Clock | None) -> tuple[list[
         t = clock.at(e.get("ts")) if clock is not None else None
         if t is None:
             continue
-        total += count_of([e])
+        total += count_of([EventRow.of(e)])
         xs.append(t)
         ys.append(total)
     return xs, ys
