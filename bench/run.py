@@ -19,6 +19,7 @@ Goals (issue 21): ingest >= 0.6x rg's speed (ingest <= rg / 0.6), peak RSS <= 15
 re-ingest <= 1.5x the fresh 1 MiB ingest, --help <= 150 ms, diff <= 400 ms, <= 10,000 lines.
 Needs ripgrep (`apt-get install -y ripgrep`) and, for the RSS, GNU time (`apt-get install -y time`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,8 +68,12 @@ def take_turns(jobs: dict[str, dict], runs: int) -> dict[str, dict]:
     out = {}
     for name, rows in got.items():
         walls = [w for w, _ in rows]
-        out[name] = {"median_s": round(statistics.median(walls), 4), "min_s": round(min(walls), 4),
-                     "max_s": round(max(walls), 4), "peak_rss_mib": round(max(r for _, r in rows), 1)}
+        out[name] = {
+            "median_s": round(statistics.median(walls), 4),
+            "min_s": round(min(walls), 4),
+            "max_s": round(max(walls), 4),
+            "peak_rss_mib": round(max(r for _, r in rows), 1),
+        }
         print(f"bench: {name}: median {out[name]['median_s']:.3f} s", file=sys.stderr, flush=True)
     return out
 
@@ -99,8 +104,15 @@ def many_boots_db(db: str, n: int, log: str) -> None:
     batch = []
     for i in range(n):
         b = template[(i + offset) % k]
-        batch.append(replace(b, fingerprint=f"{b.fingerprint}-{i}", first_line=b.first_line + i * 100_000,
-                             last_line=b.last_line + i * 100_000, samples=Samples()))
+        batch.append(
+            replace(
+                b,
+                fingerprint=f"{b.fingerprint}-{i}",
+                first_line=b.first_line + i * 100_000,
+                last_line=b.last_line + i * 100_000,
+                samples=Samples(),
+            )
+        )
         if len(batch) == 500 or i == n - 1:
             save_boots(store, src, batch)
             batch = []
@@ -137,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         genlog.generate(1, str(small), seed=5)  # a 1 MiB log: a boot and its first runtime lines
         genlog.generate(1, str(tail), boots=1, seed=99)
         noise = tail.read_bytes()
-        noise = noise[noise.index(b"Application startup complete.\n") + 30:][: 1 << 20]
+        noise = noise[noise.index(b"Application startup complete.\n") + 30 :][: 1 << 20]
         grown, grown_db, saved = tmp / "grown.log", tmp / "grown.db", tmp / "grown-saved.db"
         shutil.copyfile(log, grown)
         subprocess.run([*bl, "--db", str(grown_db), "ingest", str(grown)], check=True, capture_output=True)
@@ -161,14 +173,24 @@ def main(argv: list[str] | None = None) -> int:
         jobs = {
             "rg -cFf": {"argv": lambda i: [rg, "-cFf", str(lits), str(log)], "ok": (0, 1)},
             "bootlog ingest": {"argv": lambda i: [*bl, "--db", str(tmp / f"ingest-{i}.db"), "ingest", str(log)]},
-            "ingest of a 1 MiB log": {"argv": lambda i: [*bl, "--db", str(tmp / f"fresh-{i}.db"), "ingest", str(small)],
-                                      "setup": fresh},
-            "re-ingest after 1 MiB appended": {"argv": lambda i: [*bl, "--db", str(grown_db), "ingest", str(grown)],
-                                               "setup": put_back},
+            "ingest of a 1 MiB log": {
+                "argv": lambda i: [*bl, "--db", str(tmp / f"fresh-{i}.db"), "ingest", str(small)],
+                "setup": fresh,
+            },
+            "re-ingest after 1 MiB appended": {
+                "argv": lambda i: [*bl, "--db", str(grown_db), "ingest", str(grown)],
+                "setup": put_back,
+            },
             "bootlog --help": {"argv": lambda i: [*bl, "--help"]},
-            "floor: search + a stats match": {"argv": lambda i: [sys.executable, str(HERE / "stage.py"), "match", str(log)]},
-            "stages: scan + envelope": {"argv": lambda i: [sys.executable, str(HERE / "stage.py"), "records", str(log)]},
-            "stages: all but the store": {"argv": lambda i: [sys.executable, str(HERE / "stage.py"), "boots", str(log)]},
+            "floor: search + a stats match": {
+                "argv": lambda i: [sys.executable, str(HERE / "stage.py"), "match", str(log)]
+            },
+            "stages: scan + envelope": {
+                "argv": lambda i: [sys.executable, str(HERE / "stage.py"), "records", str(log)]
+            },
+            "stages: all but the store": {
+                "argv": lambda i: [sys.executable, str(HERE / "stage.py"), "boots", str(log)]
+            },
         }
         rows = take_turns(jobs, a.runs)
         if a.boots_db:
@@ -177,13 +199,15 @@ def main(argv: list[str] | None = None) -> int:
             genlog.generate(1, str(template), boots=6)
             many_boots_db(str(many), a.boots_db, str(template))
             rows[f"diff last prev ({a.boots_db:,} boots)"] = take_turns(
-                {"diff": {"argv": lambda i: [*bl, "--db", str(many), "diff", "last", "prev"], "ok": (0, 3, 4)}}, a.runs)["diff"]
+                {"diff": {"argv": lambda i: [*bl, "--db", str(many), "diff", "last", "prev"], "ok": (0, 3, 4)}}, a.runs
+            )["diff"]
         stats_lines = sum(1 for line in open(log, "rb") if b"Avg prompt throughput" in line)
         ing, rgs = rows["bootlog ingest"], rows["rg -cFf"]
         derived = {
             "ingest_speed_of_rg": round(rgs["median_s"] / ing["median_s"], 2),
-            "reingest_over_fresh_1mib": round(rows["re-ingest after 1 MiB appended"]["median_s"]
-                                              / rows["ingest of a 1 MiB log"]["median_s"], 2),
+            "reingest_over_fresh_1mib": round(
+                rows["re-ingest after 1 MiB appended"]["median_s"] / rows["ingest of a 1 MiB log"]["median_s"], 2
+            ),
             "python_lines": python_lines(),
             "goal_ingest_s": round(rgs["median_s"] / 0.6, 3),
             "scan_envelope_speed_of_rg": round(rgs["median_s"] / rows["stages: scan + envelope"]["median_s"], 2),
@@ -198,10 +222,18 @@ def main(argv: list[str] | None = None) -> int:
         }
         if a.boots_db:
             goals["diff <= 400 ms"] = rows[f"diff last prev ({a.boots_db:,} boots)"]["median_s"] <= 0.400
-        res = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}, "runs": a.runs,
-               "log": {"mib": round(log.stat().st_size / 2**20, 1), "stats_lines": stats_lines,
-                       "lines": sum(1 for _ in open(log, "rb"))},
-               "rows": rows, "derived": derived, "goals": goals}
+        res = {
+            "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+            "runs": a.runs,
+            "log": {
+                "mib": round(log.stat().st_size / 2**20, 1),
+                "stats_lines": stats_lines,
+                "lines": sum(1 for _ in open(log, "rb")),
+            },
+            "rows": rows,
+            "derived": derived,
+            "goals": goals,
+        }
         print(render(res))
         if a.json:
             Path(a.json).write_text(json.dumps(res, indent=2))
@@ -212,16 +244,26 @@ def main(argv: list[str] | None = None) -> int:
 
 def render(res: dict) -> str:
     lg = res["log"]
-    out = [f"log: {lg['mib']} MiB, {lg['lines']:,} lines, {lg['stats_lines']:,} stats lines; "
-           f"{res['machine']['cpus']} CPUs, Python {res['machine']['python']}, median of {res['runs']} runs", "",
-           "| what | median s | min s | max s | peak RSS MiB |", "|---|---:|---:|---:|---:|"]
-    out += [f"| {n} | {r['median_s']:.3f} | {r['min_s']:.3f} | {r['max_s']:.3f} | {r['peak_rss_mib']:.0f} |"
-            for n, r in res["rows"].items()]
+    out = [
+        f"log: {lg['mib']} MiB, {lg['lines']:,} lines, {lg['stats_lines']:,} stats lines; "
+        f"{res['machine']['cpus']} CPUs, Python {res['machine']['python']}, median of {res['runs']} runs",
+        "",
+        "| what | median s | min s | max s | peak RSS MiB |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    out += [
+        f"| {n} | {r['median_s']:.3f} | {r['min_s']:.3f} | {r['max_s']:.3f} | {r['peak_rss_mib']:.0f} |"
+        for n, r in res["rows"].items()
+    ]
     d = res["derived"]
-    out += ["", f"ingest at {d['ingest_speed_of_rg']}x rg's speed; re-ingest {d['reingest_over_fresh_1mib']}x a fresh "
-                f"1 MiB ingest; {d['python_lines']:,} lines of Python",
-            f"the goal allows {d['goal_ingest_s']:.2f} s for the whole ingest; the scan and the envelope alone run at "
-            f"{d['scan_envelope_speed_of_rg']}x rg's speed, the floor (search + a stats match) at {d['floor_speed_of_rg']}x", ""]
+    out += [
+        "",
+        f"ingest at {d['ingest_speed_of_rg']}x rg's speed; re-ingest {d['reingest_over_fresh_1mib']}x a fresh "
+        f"1 MiB ingest; {d['python_lines']:,} lines of Python",
+        f"the goal allows {d['goal_ingest_s']:.2f} s for the whole ingest; the scan and the envelope alone run at "
+        f"{d['scan_envelope_speed_of_rg']}x rg's speed, the floor (search + a stats match) at {d['floor_speed_of_rg']}x",
+        "",
+    ]
     out += [f"{'met' if ok else 'NOT MET'}: {goal}" for goal, ok in res["goals"].items()]
     return "\n".join(out)
 

@@ -9,6 +9,7 @@
 
 bench/run.py times all three beside the whole ingest; they carry no goal of their own.
 """
+
 import re
 import sys
 

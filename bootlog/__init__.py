@@ -14,6 +14,7 @@ The Python face, for a deploy script or a notebook that would otherwise shell ou
 Every error is a bootlog.BootlogError (its `exit` the command line's exit code).  Nothing is
 imported until it is used: `bootlog --help` pays for none of it.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -30,8 +31,15 @@ def open_store(db: str | None = None, *, create: bool = True) -> Any:
     return _open(db, create=create)
 
 
-def ingest(store: Any, path: str | None = None, *, container: str | None = None, plan: Any = None,
-           host: str | None = None, source: Any = None) -> list:
+def ingest(
+    store: Any,
+    path: str | None = None,
+    *,
+    container: str | None = None,
+    plan: Any = None,
+    host: str | None = None,
+    source: Any = None,
+) -> list:
     """Read a log file (or `-`: stdin; or, with container= and no path, a container's log; or any
     read.sources.Source) into the store, as `bootlog ingest` does; the stored boots (each: .id,
     .created, .boot)."""

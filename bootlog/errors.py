@@ -1,4 +1,5 @@
 """Typed errors and the exit codes of the CLI contract (one enum, as httpie does)."""
+
 from __future__ import annotations
 
 from enum import IntEnum

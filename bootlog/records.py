@@ -4,6 +4,7 @@ source bytes -> Record (envelope removed) -> VLine (vLLM prefix parsed) -> Boot 
 config, events, runtime samples) -> store.  Every stage is a plain function over an iterator;
 these classes are the only things the stages share.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,9 +15,19 @@ from typing import Any, Iterator
 
 # the event kinds bootlog itself reports (docs/figures.md); a plan's own event patterns add others
 EVENT_KINDS = (
-    "oom", "engine_init_failed", "value_error", "kv_cache_insufficient", "traceback",
-    "gdn_hip_fault", "gdn_hip_fault_cap", "worker_died", "warning", "gpu_fault", "crash_loop",
-    "engine_died", "compile_cache_miss",
+    "oom",
+    "engine_init_failed",
+    "value_error",
+    "kv_cache_insufficient",
+    "traceback",
+    "gdn_hip_fault",
+    "gdn_hip_fault_cap",
+    "worker_died",
+    "warning",
+    "gpu_fault",
+    "crash_loop",
+    "engine_died",
+    "compile_cache_miss",
 )
 
 

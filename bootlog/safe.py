@@ -23,14 +23,29 @@ BEL`, `ESC ] 8;;URL ESC \\`, `ESC [ … X`, 8-bit `CSI … X`): what follows the
 introducer is printable text.  Backslashes are not doubled: the form is for a reader, not for
 a parser (JSON output carries the exact text).
 """
+
 from __future__ import annotations
 
 import html as _html
 import re
 import unicodedata
 
-__all__ = ["term", "width", "pad", "cut", "fit", "one_line", "md_text", "md_code", "md_fence", "md_cell", "csv_cell",
-           "html", "json_text", "storable"]
+__all__ = [
+    "term",
+    "width",
+    "pad",
+    "cut",
+    "fit",
+    "one_line",
+    "md_text",
+    "md_code",
+    "md_fence",
+    "md_cell",
+    "csv_cell",
+    "html",
+    "json_text",
+    "storable",
+]
 
 # C0 but tab and newline, DEL, C1
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"
@@ -112,7 +127,7 @@ def fit(s: object, cols: int | None, keep: tuple[int, int] | None = None, tail: 
     safe = term(s if isinstance(s, str) else str(s), one_line=True)
     if cols is None or width(safe) <= cols:
         return safe
-    if keep is None or width(safe[:keep[1]]) <= cols - width(tail):
+    if keep is None or width(safe[: keep[1]]) <= cols - width(tail):
         return cut(safe, cols, tail)
     start, end = keep
     if width(safe[start:end]) + 2 * width(tail) > cols:
@@ -120,7 +135,7 @@ def fit(s: object, cols: int | None, keep: tuple[int, int] | None = None, tail: 
     # as much of what leads up to the part as fits beside it, then what follows it
     room = cols - width(tail) - width(safe[start:end]) - width(tail)
     lead = start
-    while lead > 0 and width(safe[lead - 1:start]) <= room // 2 + max(0, room // 2 - width(safe[end:])):
+    while lead > 0 and width(safe[lead - 1 : start]) <= room // 2 + max(0, room // 2 - width(safe[end:])):
         lead -= 1
     return cut(tail + safe[lead:], cols, tail)
 
@@ -148,8 +163,11 @@ _MD_ALWAYS = {"`": "\\`", "*": "\\*", "~": "\\~", "[": "\\[", "|": "\\|", "<": "
 _MD_INLINE = re.compile(r"[`*~\[|<_]|&(?=[#A-Za-z0-9]|\Z)|\\(?=[!-/:-@\[-`{-~]|\Z)")
 # what opens a block at the start of a line: a heading, a list item (bullet or ordered), a block
 # quote, a thematic break or setext underline; "-0.05" and "4.21 s" open nothing
-_MD_BLOCK = re.compile(r"^([ \t]{0,3})(#{1,6}(?=[ \t]|$)|[-+](?=[ \t]|$)|>|(?:-[ \t]*)+$|=+[ \t]*$|"
-                       r"\d{1,9}(?=[.)](?:[ \t]|$)))", re.M)
+_MD_BLOCK = re.compile(
+    r"^([ \t]{0,3})(#{1,6}(?=[ \t]|$)|[-+](?=[ \t]|$)|>|(?:-[ \t]*)+$|=+[ \t]*$|"
+    r"\d{1,9}(?=[.)](?:[ \t]|$)))",
+    re.M,
+)
 
 
 def _md_sub(m: re.Match) -> str:
@@ -243,6 +261,7 @@ def csv_cell(v: object) -> object:
 
 
 # ---------------------------------------------------------------------------- HTML
+
 
 def html(s: object) -> str:
     """`s` as HTML text or attribute value: & < > " ' escaped, controls made visible (an

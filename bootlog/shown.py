@@ -6,6 +6,7 @@ spelled; a misspelt field is an AttributeError, where a dict's .get("…") read 
 records.py holds what the parser makes before the store (Boot, Metric, Event); these are what
 the store gives back, with the ids, sources and times it added.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
@@ -67,8 +68,14 @@ class EventRow:
     detail: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "rank": self.rank, "line": self.line, "ts": self.ts, "message": self.message,
-                "detail": self.detail}
+        return {
+            "kind": self.kind,
+            "rank": self.rank,
+            "line": self.line,
+            "ts": self.ts,
+            "message": self.message,
+            "detail": self.detail,
+        }
 
     @classmethod
     def of(cls, e: EventRow | dict[str, Any]) -> EventRow:
@@ -136,9 +143,15 @@ class Shown:
     extra: dict[str, Any] = field(default_factory=dict)  # what a later stage added, under its own key
 
     def to_json(self) -> dict[str, Any]:
-        return {"boot": self.boot.to_json(), "metrics": [m.to_json() for m in self.metrics], "config": self.config,
-                "events": [e.to_json() for e in self.events], "runtime": self.runtime,
-                "deploy": None if self.deploy is None else self.deploy.to_json(), **self.extra}
+        return {
+            "boot": self.boot.to_json(),
+            "metrics": [m.to_json() for m in self.metrics],
+            "config": self.config,
+            "events": [e.to_json() for e in self.events],
+            "runtime": self.runtime,
+            "deploy": None if self.deploy is None else self.deploy.to_json(),
+            **self.extra,
+        }
 
     @classmethod
     def of(cls, doc: Shown | dict[str, Any]) -> Shown:
@@ -150,12 +163,16 @@ class Shown:
         dep = doc.get("deploy")
         return cls(
             boot=BootRow(**{k: b.get(k) for k in BOOT_KEYS}),
-            metrics=[Figure(m["name"], m.get("value"), m.get("unit"), m.get("rank"), m.get("line"))
-                     for m in doc.get("metrics") or []],
+            metrics=[
+                Figure(m["name"], m.get("value"), m.get("unit"), m.get("rank"), m.get("line"))
+                for m in doc.get("metrics") or []
+            ],
             config=doc.get("config") or {},
             events=[EventRow.of(e) for e in doc.get("events") or []],
-            runtime=doc.get("runtime"), deploy=Deploy(dep) if isinstance(dep, dict) else None,
-            extra={k: v for k, v in doc.items() if k not in SHOW_KEYS})
+            runtime=doc.get("runtime"),
+            deploy=Deploy(dep) if isinstance(dep, dict) else None,
+            extra={k: v for k, v in doc.items() if k not in SHOW_KEYS},
+        )
 
 
 @dataclass(slots=True)
@@ -175,8 +192,17 @@ class Finding:
     expect: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out = {"key": self.key, "section": self.section, "rank": self.rank, "old": self.old, "new": self.new,
-               "delta": self.delta, "pct": self.pct, "verdict": self.verdict, "why": self.why}
+        out = {
+            "key": self.key,
+            "section": self.section,
+            "rank": self.rank,
+            "old": self.old,
+            "new": self.new,
+            "delta": self.delta,
+            "pct": self.pct,
+            "verdict": self.verdict,
+            "why": self.why,
+        }
         if self.expect is not None:
             out["expect"] = self.expect
         return out

@@ -1,4 +1,5 @@
 """Shared test setup: every test gets its own database location (never the user's)."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,18 +26,22 @@ def db_path(tmp_path) -> str:
 def _v1_start(api: int, engine: int, minute: int) -> list[str]:
     """The first lines of a V1 server's boot (API server pid `api`, engine core pid `engine`)."""
     ts = f"11-20 10:{minute % 60:02d}:00"
-    return [f"(APIServer pid={api}) INFO {ts} [api_server.py:1] vLLM API server version 0.11.0",
-            f"(APIServer pid={api}) INFO {ts} [utils.py:2] non-default args: {{'model': 'm{api}'}}",
-            f"(EngineCore_DP0 pid={engine}) INFO {ts} [core.py:3] Initializing a V1 LLM engine (v0.11.0) "
-            f"with config: model='m{api}'",
-            f"(EngineCore_DP0 pid={engine}) INFO {ts} [kv_cache_utils.py:1028] GPU KV cache size: 5,000 tokens"]
+    return [
+        f"(APIServer pid={api}) INFO {ts} [api_server.py:1] vLLM API server version 0.11.0",
+        f"(APIServer pid={api}) INFO {ts} [utils.py:2] non-default args: {{'model': 'm{api}'}}",
+        f"(EngineCore_DP0 pid={engine}) INFO {ts} [core.py:3] Initializing a V1 LLM engine (v0.11.0) "
+        f"with config: model='m{api}'",
+        f"(EngineCore_DP0 pid={engine}) INFO {ts} [kv_cache_utils.py:1028] GPU KV cache size: 5,000 tokens",
+    ]
 
 
 def _v1_stats(api: int, minute: int) -> str:
     """A V1 server's periodic stats line, tagged with its API server's pid."""
-    return (f"(APIServer pid={api}) INFO 11-20 10:{minute % 60:02d}:30 [loggers.py:259] Engine 000: Avg prompt "
-            f"throughput: {minute}.0 tokens/s, Avg generation throughput: 1.0 tokens/s, Running: 1 reqs, "
-            "Waiting: 0 reqs, GPU KV cache usage: 2.0%, Prefix cache hit rate: 0.0%")
+    return (
+        f"(APIServer pid={api}) INFO 11-20 10:{minute % 60:02d}:30 [loggers.py:259] Engine 000: Avg prompt "
+        f"throughput: {minute}.0 tokens/s, Avg generation throughput: 1.0 tokens/s, Running: 1 reqs, "
+        "Waiting: 0 reqs, GPU KV cache usage: 2.0%, Prefix cache hit rate: 0.0%"
+    )
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 """What a real Markdown renderer (markdown-it-py: CommonMark plus GFM tables and strikethrough,
 raw HTML on) makes of bootlog's Markdown: the tags it produced and the text a reader sees."""
+
 from __future__ import annotations
 
 import re
@@ -27,8 +28,13 @@ def texts(md: str) -> list[str]:
     for tok in _RENDERER.parse(md):
         if tok.type == "inline":
             kids = tok.children or ()
-            out.append("".join("\n" if c.type in ("softbreak", "hardbreak") else c.content for c in kids
-                               if c.type in ("text", "code_inline", "softbreak", "hardbreak")))
+            out.append(
+                "".join(
+                    "\n" if c.type in ("softbreak", "hardbreak") else c.content
+                    for c in kids
+                    if c.type in ("text", "code_inline", "softbreak", "hardbreak")
+                )
+            )
             out += [c.content for c in kids if c.type == "code_inline"]
     return out
 

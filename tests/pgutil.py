@@ -1,5 +1,6 @@
 """Test helpers for the store: a throwaway PostgreSQL schema per test run, seed boots, and the
 bodies of the child processes that the concurrency and crash tests run."""
+
 from __future__ import annotations
 
 import os
@@ -59,8 +60,9 @@ def seed_boot(n: int = 0, *, tag: str = "", ranks: int = 2, padding: int = 0, st
     line = iter(range(first + 10, first + 100_000))
 
     def m(name, value, unit, rank=None, dt=0):
-        return Metric(name, value, unit, rank=rank, line=next(line), ts=t0 + timedelta(seconds=dt),
-                      pattern=f"{name}.v1")
+        return Metric(
+            name, value, unit, rank=rank, line=next(line), ts=t0 + timedelta(seconds=dt), pattern=f"{name}.v1"
+        )
 
     metrics = []
     for r in range(ranks):
@@ -96,21 +98,48 @@ def seed_boot(n: int = 0, *, tag: str = "", ranks: int = 2, padding: int = 0, st
         "served_model_name": "['frank-primary']",
         "quantization": "None",
     }
-    events = [Event("warning", line=next(line), rank=None, ts=t0 + timedelta(seconds=5),
-                    message="Default sampling parameters have been overridden by the model's "
-                            "Hugging Face generation config", detail={"message": "generation config"})]
+    events = [
+        Event(
+            "warning",
+            line=next(line),
+            rank=None,
+            ts=t0 + timedelta(seconds=5),
+            message="Default sampling parameters have been overridden by the model's Hugging Face generation config",
+            detail={"message": "generation config"},
+        )
+    ]
     samples = Samples()
-    keys = ("prompt_throughput_tps", "generation_throughput_tps", "running_reqs", "waiting_reqs",
-            "kv_cache_usage_pct", "prefix_cache_hit_rate_pct")
+    keys = (
+        "prompt_throughput_tps",
+        "generation_throughput_tps",
+        "running_reqs",
+        "waiting_reqs",
+        "kv_cache_usage_pct",
+        "prefix_cache_hit_rate_pct",
+    )
     for i in range(3):
-        samples.add(next(line), (t0 + timedelta(seconds=600 + 10 * i)).isoformat(), keys,
-                    [812.4 if i == 1 else 0.0, 31.2, 1.0, 0.0, 41.2 - i, 57.1])
+        samples.add(
+            next(line),
+            (t0 + timedelta(seconds=600 + 10 * i)).isoformat(),
+            keys,
+            [812.4 if i == 1 else 0.0, 31.2, 1.0, 0.0, 41.2 - i, 57.1],
+        )
     last = next(line)
     fp = hashlib.sha256(f"seed-boot|{tag}|{n}".encode()).hexdigest()
     return Boot(
-        first_line=first, last_line=last, status=status, vllm_version="0.11.1", engine="v1",
-        model=config["model"], started_at=t0, ready_at=t0 + timedelta(seconds=520),
-        metrics=metrics, config=config, events=events, samples=samples, fingerprint=fp,
+        first_line=first,
+        last_line=last,
+        status=status,
+        vllm_version="0.11.1",
+        engine="v1",
+        model=config["model"],
+        started_at=t0,
+        ready_at=t0 + timedelta(seconds=520),
+        metrics=metrics,
+        config=config,
+        events=events,
+        samples=samples,
+        fingerprint=fp,
     )
 
 

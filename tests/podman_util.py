@@ -7,6 +7,7 @@ file events, private --root/--runroot).  When the environment was not set up by 
 `podman_ready` (or `replayer`) fixture is skipped with the exact error, loudly (in the skip
 reason and the warnings summary), never silently.
 """
+
 from __future__ import annotations
 
 import os
@@ -56,12 +57,11 @@ def podman_env() -> dict[str, str]:
         return {k: os.environ[k] for k in _ENV_KEYS if k in os.environ}
     if _setup_error is not None:
         return {}
-    done = subprocess.run(["bash", str(SETUP)], stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run(["bash", str(SETUP)], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
     env = {}
     for line in done.stdout.splitlines():
         if line.startswith("export "):
-            key, _, value = line[len("export "):].partition("=")
+            key, _, value = line[len("export ") :].partition("=")
             env[key] = shlex.split(value)[0] if value else ""
     if done.returncode != 0 or "CONTAINERS_CONF" not in env or "podman NOT ready" in done.stderr:
         _setup_error = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[0]
@@ -77,8 +77,14 @@ def podman_argv() -> list[str]:
 
 def run_podman(*args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
     """Run podman with the private store; output as text."""
-    done = subprocess.run([*podman_argv(), *args], stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, errors="replace", timeout=timeout)
+    done = subprocess.run(
+        [*podman_argv(), *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout,
+    )
     if check and done.returncode != 0:
         raise AssertionError(f"podman {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
     return done
@@ -139,7 +145,7 @@ class Boot:
         for i in range(0, len(lines), step):
             if i:
                 self.sleep(pause)
-            self.out(b"".join(lines[i:i + step]))
+            self.out(b"".join(lines[i : i + step]))
         return self
 
 
@@ -164,8 +170,11 @@ def until_ready(log: bytes) -> tuple[bytes, bytes]:
     return log[:end], log[end:]
 
 
-def runtime_oom(prefix: bytes = b"(EngineCore_DP0 pid=130) ", date: bytes = b"06-19 11:20:00",
-                api_prefix: bytes = b"(APIServer pid=1) ") -> bytes:
+def runtime_oom(
+    prefix: bytes = b"(EngineCore_DP0 pid=130) ",
+    date: bytes = b"06-19 11:20:00",
+    api_prefix: bytes = b"(APIServer pid=1) ",
+) -> bytes:
     """A runtime OOM after startup in vLLM v1's wording (vllm-log-formats.tsv: "EngineCore
     encountered a fatal error." + traceback ending in torch.OutOfMemoryError, then the API
     server's "Engine core proc ... died unexpectedly"), with the numbers of the operator's
@@ -177,10 +186,10 @@ def runtime_oom(prefix: bytes = b"(EngineCore_DP0 pid=130) ", date: bytes = b"06
         err + b'  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 711, in run_engine_core',
         err + b"    engine_core.run_busy_loop()",
         err + b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 50.00 MiB. GPU 0 has a total "
-              b"capacity of 31.86 GiB of which 0 bytes is free. Of the allocated memory 30.12 GiB is allocated by "
-              b"PyTorch, and 112.00 MiB is reserved by PyTorch but unallocated.",
+        b"capacity of 31.86 GiB of which 0 bytes is free. Of the allocated memory 30.12 GiB is allocated by "
+        b"PyTorch, and 112.00 MiB is reserved by PyTorch but unallocated.",
         api_prefix + b"ERROR " + date + b" [core_client.py:564] Engine core proc EngineCore_DP0 died unexpectedly, "
-                     b"shutting down client.",
+        b"shutting down client.",
     ]
     return b"\n".join(lines) + b"\n"
 
@@ -193,9 +202,18 @@ class Replayer:
         self.names: list[str] = []
         self.state_dirs: dict[str, Path] = {}
 
-    def start(self, boots: list[Boot], *, name: str | None = None, attach: bool = False,
-              restart: str | None = None, tty: bool = False, rm: bool = False,
-              image: str = IMAGE, env: dict[str, str] | None = None) -> str:
+    def start(
+        self,
+        boots: list[Boot],
+        *,
+        name: str | None = None,
+        attach: bool = False,
+        restart: str | None = None,
+        tty: bool = False,
+        rm: bool = False,
+        image: str = IMAGE,
+        env: dict[str, str] | None = None,
+    ) -> str:
         """Create and start a container that replays `boots[0]` now and `boots[i]` on its
         i-th restart (`restart`: a podman restart policy such as "on-failure:1", which
         restarts it by itself as systemd's Restart= would; `tty`: run it with -t).  Returns the
@@ -224,9 +242,21 @@ class Replayer:
             policy.append("--rm")
         for key, value in (env or {}).items():
             policy += ["-e", f"{key}={value}"]
-        run_podman("run", "-d", "--name", name, "--network=none", *policy,
-                   "-v", f"{data}:/data:ro", "-v", f"{state}:/state",
-                   image, "/bin/sh", "/data/replay.sh")
+        run_podman(
+            "run",
+            "-d",
+            "--name",
+            name,
+            "--network=none",
+            *policy,
+            "-v",
+            f"{data}:/data:ro",
+            "-v",
+            f"{state}:/state",
+            image,
+            "/bin/sh",
+            "/data/replay.sh",
+        )
         if attach:
             wait_exit(name)
         return name
@@ -253,8 +283,11 @@ def wait_exit(name: str, timeout: float = 30) -> int:
 
 def fixture_log(name: str) -> Path:
     """A corpus log: the project's copy in fixtures/logs, else the shared corpus."""
-    for base in (ROOT / "fixtures" / "logs", ROOT.parent / "shared" / "corpus" / "raw",
-                 Path("/work/shared/corpus/raw")):
+    for base in (
+        ROOT / "fixtures" / "logs",
+        ROOT.parent / "shared" / "corpus" / "raw",
+        Path("/work/shared/corpus/raw"),
+    ):
         if (base / name).is_file():
             return base / name
     pytest.skip(f"FIXTURE MISSING: {name} is in neither fixtures/logs nor the shared corpus")

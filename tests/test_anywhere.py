@@ -1,6 +1,7 @@
 """A verdict does not depend on where it runs: the seeds' history ingested from the clone as the
 operator types it (relative paths) gives the same check, diff and report answers from any
 working directory (a cron job or a systemd unit runs from /)."""
+
 from __future__ import annotations
 
 import json
@@ -59,7 +60,7 @@ def test_a_relative_path_an_older_bootlog_stored_gives_one_answer_everywhere(clo
     log = "fixtures/logs/seed/04-shape-g-kv-400700-no-prefix-cache.log"
     assert run(db, "ingest", "--container", "frank-primary-qwen", str(clone / log)).exit_code == 0
     con = sqlite3.connect(db)  # as an older bootlog stored it: the path as typed in the clone
-    con.execute("UPDATE sources SET name = ?, \"key\" = replace(\"key\", ?, ?)", (log, str(clone / log), log))
+    con.execute('UPDATE sources SET name = ?, "key" = replace("key", ?, ?)', (log, str(clone / log), log))
     con.commit()
     plan = str(clone / "fixtures/plans/frank-primary.toml")
     answers = set()
@@ -67,7 +68,7 @@ def test_a_relative_path_an_older_bootlog_stored_gives_one_answer_everywhere(clo
         monkeypatch.chdir(where)
         got = run(db, "check", "last", "--plan", plan)
         answers.add((got.exit_code, got.output))
-    (code, text), = answers  # the same from every directory, the clone included
+    ((code, text),) = answers  # the same from every directory, the clone included
     assert code == 4 and f"stored as the relative path {log} by an older bootlog" in text
     # ingesting the file again (from anywhere) stores where it is: the full answer comes back
     monkeypatch.chdir("/")
@@ -77,8 +78,7 @@ def test_a_relative_path_an_older_bootlog_stored_gives_one_answer_everywhere(clo
     assert len(con.execute("SELECT id FROM boots").fetchall()) == 1
 
 
-def test_the_seeds_history_gets_one_verdict_from_the_clone_from_root_and_from_a_systemd_unit(
-        clone, tmp_path, replayer):
+def test_the_seeds_history_gets_one_verdict_from_the_clone_from_root_and_from_a_systemd_unit(clone, tmp_path, replayer):
     """The operator's history (the seed logs as one container's, the real plan and env file)
     and a deploy of shape G in a replay container: `check`, `diff`, `report` and `hook` run from
     the clone as typed there, from /, and as a systemd unit runs them (cwd /, no TTY, another
@@ -95,30 +95,59 @@ def test_the_seeds_history_gets_one_verdict_from_the_clone_from_root_and_from_a_
     db = tmp_path / "bootlog.db"
     bootlog = str(Path(sys.executable).with_name("bootlog"))
     base = {**os.environ, "BOOTLOG_DB": str(db)}
-    unit = {"PATH": os.environ["PATH"], "BOOTLOG_DB": str(db), "HOME": str(tmp_path / "unit-home"),
-            **podman_env()}  # (Environment= lines of the drop-in; no TTY, no LANG, no XDG_*)
+    unit = {
+        "PATH": os.environ["PATH"],
+        "BOOTLOG_DB": str(db),
+        "HOME": str(tmp_path / "unit-home"),
+        **podman_env(),
+    }  # (Environment= lines of the drop-in; no TTY, no LANG, no XDG_*)
     seeds = sorted(str(p.relative_to(clone)) for p in (clone / "fixtures/logs/seed").glob("*.log"))
-    got = subprocess.run([bootlog, "ingest", "--container", name, *seeds], cwd=clone, env=base,
-                         capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    got = subprocess.run(
+        [bootlog, "ingest", "--container", name, *seeds],
+        cwd=clone,
+        env=base,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     assert got.returncode == 0, got.stderr
     g = (clone / "fixtures/logs/seed/04-shape-g-kv-400700-no-prefix-cache.log").read_bytes()
     replayer.start([all_at_once(unstamped(g))], name=name)
 
     def answers(cwd, env, plan: str) -> dict:
         def run(*args):
-            p = subprocess.run([bootlog, *args], cwd=cwd, env=env, capture_output=True, text=True,
-                               stdin=subprocess.DEVNULL, timeout=120)
+            p = subprocess.run(
+                [bootlog, *args],
+                cwd=cwd,
+                env=env,
+                capture_output=True,
+                text=True,
+                stdin=subprocess.DEVNULL,
+                timeout=120,
+            )
             return p.returncode, p.stdout, p.stderr
-        code, out, err = run("hook", "--container", name, "--plan", plan, "--poll", "0.2", "--timeout", "60",
-                             "--format", "json")
+
+        code, out, err = run(
+            "hook", "--container", name, "--plan", plan, "--poll", "0.2", "--timeout", "60", "--format", "json"
+        )
         hook = json.loads(out)
         report = run("report", "--plan", plan, "--container", name, "--last", "3")
         page = re.sub(r"generated [0-9: -]+ UTC", "", report[1])
-        return {"hook": (code, hook["verdict"], hook.get("why"), hook["boot"]["id"], hook["prev"], hook["check"],
-                         hook["diff"], err),
-                "check": run("check", "last", "--plan", plan, "--container", name),
-                "diff": run("diff", "last", "prev", "--plan", plan, "--container", name),
-                "report": (report[0], page, report[2])}
+        return {
+            "hook": (
+                code,
+                hook["verdict"],
+                hook.get("why"),
+                hook["boot"]["id"],
+                hook["prev"],
+                hook["check"],
+                hook["diff"],
+                err,
+            ),
+            "check": run("check", "last", "--plan", plan, "--container", name),
+            "diff": run("diff", "last", "prev", "--plan", plan, "--container", name),
+            "report": (report[0], page, report[2]),
+        }
 
     plan = "fixtures/plans/frank-primary.toml"
     here = answers(clone, base, plan)

@@ -1,5 +1,6 @@
 """Mistakes a user makes in arguments and plan files: each is one clear line and a meaningful
 exit code, never an internal error, and never a silent fallback (real fixture log 012)."""
+
 from __future__ import annotations
 
 import json
@@ -23,13 +24,16 @@ def stored(db_path):
     return db_path
 
 
-@pytest.mark.parametrize("content, says", [
-    (b"\xff\xfe[tolerance]\n", "not UTF-8"),
-    (b'[tolerance]\nmin_pct = "a"\n', "[tolerance] min_pct: expected a number"),
-    (b"config = 5\n", "config: expected a table"),
-    (b'[metrics.kv_cache_tokens]\nmin = 1\nhard = "false"\n', "expected true or false"),
-    (b"[metrics.kv_cache_tokens]\nmin = [1]\n", "min: expected a number or a figure/config name"),
-])
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        (b"\xff\xfe[tolerance]\n", "not UTF-8"),
+        (b'[tolerance]\nmin_pct = "a"\n', "[tolerance] min_pct: expected a number"),
+        (b"config = 5\n", "config: expected a table"),
+        (b'[metrics.kv_cache_tokens]\nmin = 1\nhard = "false"\n', "expected true or false"),
+        (b"[metrics.kv_cache_tokens]\nmin = [1]\n", "min: expected a number or a figure/config name"),
+    ],
+)
 def test_a_plan_of_the_wrong_shape_is_a_plan_error(stored, tmp_path, content, says):
     plan = tmp_path / "p.toml"
     plan.write_bytes(content)
@@ -39,17 +43,20 @@ def test_a_plan_of_the_wrong_shape_is_a_plan_error(stored, tmp_path, content, sa
     assert len(r.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("ref, says, code", [
-    ("99999999999999999999", "no boot with id", 1),  # well formed, names no stored boot: as a missing file
-    ("last~99999999999999999999", "no boot matches", 1),
-    ("\u00b2", "not a boot reference", 2),  # spelt as no REF at all: a usage error (README's exit codes)
-    ("\uff11", "not a boot reference", 2),  # a fullwidth 1 is no id 1
-    ("lsat", "not a boot reference", 2),
-    # over Python's 4,300-digit int limit: "internal error: ValueError: Exceeds the limit"
-    ("1" * 5000, "not a boot reference: '111111111111111111111111111111'… (5,000 characters)", 2),
-    ("last~" + "9" * 5000, "not a boot reference: 'last~9999999999999999999999999'… (5,005 characters)", 2),
-    ("prev~" + "9" * 5000, "not a boot reference", 2),
-])
+@pytest.mark.parametrize(
+    "ref, says, code",
+    [
+        ("99999999999999999999", "no boot with id", 1),  # well formed, names no stored boot: as a missing file
+        ("last~99999999999999999999", "no boot matches", 1),
+        ("\u00b2", "not a boot reference", 2),  # spelt as no REF at all: a usage error (README's exit codes)
+        ("\uff11", "not a boot reference", 2),  # a fullwidth 1 is no id 1
+        ("lsat", "not a boot reference", 2),
+        # over Python's 4,300-digit int limit: "internal error: ValueError: Exceeds the limit"
+        ("1" * 5000, "not a boot reference: '111111111111111111111111111111'… (5,000 characters)", 2),
+        ("last~" + "9" * 5000, "not a boot reference: 'last~9999999999999999999999999'… (5,005 characters)", 2),
+        ("prev~" + "9" * 5000, "not a boot reference", 2),
+    ],
+)
 def test_odd_boot_references_are_one_line_errors(stored, tmp_path, ref, says, code):
     plan = tmp_path / "ok.toml"
     plan.write_text("[metrics.kv_cache_tokens]\nmin = 1\n")
@@ -167,10 +174,15 @@ def test_a_plan_may_bound_a_warning_by_what_it_warns_of(stored, tmp_path):
     assert r.exit_code == 1 and "unknown event kind 'arg_overridn'" in r.stderr
 
 
-@pytest.mark.parametrize("args", [
-    ("check", "last", "--plan", ""), ("diff", "last", "last", "--plan", "  "),
-    ("ingest", str(LOG), "--plan", ""), ("hook", "--container", "x", "--plan", ""),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("check", "last", "--plan", ""),
+        ("diff", "last", "last", "--plan", "  "),
+        ("ingest", str(LOG), "--plan", ""),
+        ("hook", "--container", "x", "--plan", ""),
+    ],
+)
 def test_an_empty_plan_is_a_usage_error_not_a_run_without_it(stored, args):
     # `--plan "$PLAN"` with PLAN unset: check crashed, diff and hook reported OK unchecked
     r = run(stored, *args)
@@ -178,13 +190,16 @@ def test_an_empty_plan_is_a_usage_error_not_a_run_without_it(stored, args):
     assert "--plan" in r.stderr and "is empty" in r.stderr
 
 
-@pytest.mark.parametrize("plan_text, says", [
-    (None, "not a regular file"),  # --plan /dev/zero
-    ('env_file = "/dev/urandom"\n', "not a regular file"),
-    ("[metrics.kv_cache_tokens]\nmin = nan\n", "finite number"),
-    ("[metrics.kv_cache_tokens]\napprox = inf\n", "finite number"),
-    ("[events]\noom = -1\n", "cannot be negative"),
-])
+@pytest.mark.parametrize(
+    "plan_text, says",
+    [
+        (None, "not a regular file"),  # --plan /dev/zero
+        ('env_file = "/dev/urandom"\n', "not a regular file"),
+        ("[metrics.kv_cache_tokens]\nmin = nan\n", "finite number"),
+        ("[metrics.kv_cache_tokens]\napprox = inf\n", "finite number"),
+        ("[events]\noom = -1\n", "cannot be negative"),
+    ],
+)
 def test_a_plan_that_is_a_device_or_holds_nan_is_one_line(stored, tmp_path, plan_text, says):
     plan = "/dev/zero"
     if plan_text is not None:
@@ -204,9 +219,14 @@ def test_a_fifo_plan_does_not_block(stored, tmp_path):
     assert r.exit_code == 1 and "not a regular file" in r.stderr
 
 
-@pytest.mark.parametrize("args", [("hook", "--container", "x", "--timeout", "nan"),
-                                  ("hook", "--container", "x", "--poll", "nan"),
-                                  ("watch", "--file", str(LOG), "--poll", "nan")])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("hook", "--container", "x", "--timeout", "nan"),
+        ("hook", "--container", "x", "--poll", "nan"),
+        ("watch", "--file", str(LOG), "--poll", "nan"),
+    ],
+)
 def test_nan_seconds_are_a_usage_error(db_path, args):
     r = run(db_path, *args)
     assert r.exit_code == 2 and "finite number of seconds" in r.stderr, r.output
@@ -222,8 +242,10 @@ def test_a_log_compressed_other_than_gzip_is_said_so(db_path, tmp_path, tool, na
     packed = subprocess.run([tool, "-c"], input=LOG.read_bytes(), capture_output=True, check=True).stdout
     path = tmp_path / "vllm.log.packed"
     path.write_bytes(packed)
-    for r in (run(db_path, "ingest", str(path)),
-              CliRunner().invoke(cli, ["--db", db_path, "ingest", "-"], input=packed)):
+    for r in (
+        run(db_path, "ingest", str(path)),
+        CliRunner().invoke(cli, ["--db", db_path, "ingest", "-"], input=packed),
+    ):
         assert r.exit_code == 1, r.output
         assert f"{name}-compressed" in r.stderr and f"{tool} -dc" in r.stderr
 

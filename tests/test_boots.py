@@ -1,4 +1,5 @@
 """Boot splitting, status and failure logic on real corpus logs and restarts built from them."""
+
 from __future__ import annotations
 
 import re
@@ -96,7 +97,7 @@ def test_other_programs_startup_complete_is_not_ready():
     assert bs[0].status == "ready"
     ready_line = labels(fixture("025"))[0]["ready_line"]
     # cut before vLLM's own line: the two earlier uvicorn "Application startup complete." do not count
-    cut = recs[:ready_line - 1]
+    cut = recs[: ready_line - 1]
     assert parse(cut, year=2026, total_lines=len(recs))[0].status == "incomplete"
 
 
@@ -133,8 +134,11 @@ def _podman_records(parts: list[list[Record]], start: datetime, glue: str) -> li
 def test_podman_crash_loop_with_glued_partial_lines():
     oom = read_records(fixture("022"))
     ok = read_records(fixture("012"))
-    recs = _podman_records([oom, oom, ok], datetime(2026, 10, 2, 9, 0, tzinfo=timezone.utc),
-                           "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01,  1.2s/it]")
+    recs = _podman_records(
+        [oom, oom, ok],
+        datetime(2026, 10, 2, 9, 0, tzinfo=timezone.utc),
+        "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01,  1.2s/it]",
+    )
     bs = parse(recs, total_lines=len(recs))
     assert [b.status for b in bs] == ["failed", "failed", "ready"]
     assert [b.failure for b in bs] == ["oom", "oom", None]
@@ -155,11 +159,13 @@ def _shift_dates(recs: list[Record], first: datetime, year: int) -> list[Record]
     base = None
     out = []
     for r in recs:
+
         def sub(m: re.Match[str]) -> str:
             nonlocal base
             t = datetime.strptime(f"{year}-{m['ts']}", "%Y-%m-%d %H:%M:%S")
             base = base or t
             return f"{m['lvl']} {(first + (t - base)).strftime('%m-%d %H:%M:%S')}"
+
         out.append(Record(r.lineno, _VTS.sub(sub, r.text)))
     return out
 
@@ -206,8 +212,13 @@ def test_config_engine_line_wins_then_args_fill_gaps():
 
 def test_literals_cover_the_markers():
     lits = all_literals()
-    for needed in ("Application startup complete", "Traceback (most recent call last)", "non-default args",
-                   "Automatically detected platform", "initialization failed"):
+    for needed in (
+        "Application startup complete",
+        "Traceback (most recent call last)",
+        "non-default args",
+        "Automatically detected platform",
+        "initialization failed",
+    ):
         assert needed in boots_mod.LITERALS and needed in lits
 
 
@@ -239,7 +250,7 @@ def test_second_api_server_banner_is_not_a_restart():
     recs, bs = run("034")
     i = next(k for k, r in enumerate(recs) if "version 0.17.1" in r.text)
     extra = Record(recs[i].lineno, recs[i].text.replace("(APIServer pid=229492)", "(ApiServer_1 pid=229999)"))
-    more = recs[:i + 1] + [extra] + recs[i + 1:]
+    more = recs[: i + 1] + [extra] + recs[i + 1 :]
     more = [Record(n, r.text) for n, r in enumerate(more, 1)]
     got = parse(more, year=2026, total_lines=len(more))
     assert len(bs) == len(got) == 1 and got[0].status == "ready"
@@ -284,12 +295,14 @@ def test_v0_kv_too_small_is_value_error():
     # (docs/log-formats.md 3.6) raised to the top level
     recs, _ = run("002")
     head = [r for r in recs if r.lineno <= 40]
-    tail = ["Traceback (most recent call last):",
-            '  File "/usr/lib/python3.10/site-packages/vllm/engine/llm_engine.py", line 412, in _initialize_kv_caches',
-            "    self.model_executor.initialize_cache(num_gpu_blocks, num_cpu_blocks)",
-            "ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can be "
-            "stored in KV cache (98304). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
-            "initializing the engine."]
+    tail = [
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.10/site-packages/vllm/engine/llm_engine.py", line 412, in _initialize_kv_caches',
+        "    self.model_executor.initialize_cache(num_gpu_blocks, num_cpu_blocks)",
+        "ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can be "
+        "stored in KV cache (98304). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+        "initializing the engine.",
+    ]
     recs2 = head + [Record(41 + i, t) for i, t in enumerate(tail)]
     b = parse(recs2, year=2026, total_lines=len(recs2))[0]
     assert b.status == "failed" and b.failure == "value_error" and b.engine == "v0"
@@ -371,8 +384,8 @@ def test_two_tagged_servers_interleaved_keep_their_own_lines():
     a, alone = run("034")
     b, _ = run("022")
     ka = next(r.lineno for r in a if "KV cache size" in r.text)
-    mixed = a[:ka - 5]
-    rest_a, rest_b = a[ka - 5:], list(b)
+    mixed = a[: ka - 5]
+    rest_a, rest_b = a[ka - 5 :], list(b)
     while rest_a or rest_b:
         mixed.extend(rest_b[:3])
         mixed.extend(rest_a[:2])
@@ -431,18 +444,31 @@ def test_owner_index_answers_as_the_linear_scan(monkeypatch):
     import tempfile
 
     def server(api: int, engine: int, minute: int, version: str = "0.11.0") -> list[str]:
-        return [f"(APIServer pid={api}) INFO 11-20 10:{minute:02d}:00 [api_server.py:1] vLLM API server version {version}",
-                f"(APIServer pid={api}) INFO 11-20 10:{minute:02d}:01 [utils.py:2] non-default args: {{'model': 'm{api}'}}",
-                f"(EngineCore_DP0 pid={engine}) INFO 11-20 10:{minute:02d}:05 [core.py:3] Initializing a V1 LLM "
-                f"engine (v{version}) with config: model='m{api}'"]
+        return [
+            f"(APIServer pid={api}) INFO 11-20 10:{minute:02d}:00 [api_server.py:1] vLLM API server version {version}",
+            f"(APIServer pid={api}) INFO 11-20 10:{minute:02d}:01 [utils.py:2] non-default args: {{'model': 'm{api}'}}",
+            f"(EngineCore_DP0 pid={engine}) INFO 11-20 10:{minute:02d}:05 [core.py:3] Initializing a V1 LLM "
+            f"engine (v{version}) with config: model='m{api}'",
+        ]
 
     def kv(engine: int, minute: int, tokens: int) -> str:
-        return (f"(EngineCore_DP0 pid={engine}) INFO 11-20 10:{minute:02d}:30 [kv_cache_utils.py:1028] "
-                f"GPU KV cache size: {tokens:,} tokens")
+        return (
+            f"(EngineCore_DP0 pid={engine}) INFO 11-20 10:{minute:02d}:30 [kv_cache_utils.py:1028] "
+            f"GPU KV cache size: {tokens:,} tokens"
+        )
 
     # two servers started side by side (their lines interleave), then restarts reusing the pids
-    two = [*server(10, 110, 0), *server(20, 120, 1), kv(110, 2, 111_000), kv(120, 3, 222_000),
-           *server(20, 120, 5), kv(110, 6, 333_000), kv(120, 7, 444_000), *server(10, 110, 9), kv(120, 10, 5)]
+    two = [
+        *server(10, 110, 0),
+        *server(20, 120, 1),
+        kv(110, 2, 111_000),
+        kv(120, 3, 222_000),
+        *server(20, 120, 5),
+        kv(110, 6, 333_000),
+        kv(120, 7, 444_000),
+        *server(10, 110, 9),
+        kv(120, 10, 5),
+    ]
     with tempfile.TemporaryDirectory() as d:
         many = Path(d) / "many.log"
         genlog.generate(0, str(many), boots=300, noise_mb=0)
@@ -467,6 +493,7 @@ def test_untagged_uvicorn_ready_from_v031():
             text = re.sub(r"^\(APIServer pid=\d+\) (?=INFO:  )", "", r.text)
             out.append(Record(r.lineno, text.replace("version 0.18.0", f"version {version}")))
         return out
+
     new = parse(reshape("0.31.0"), year=2026, total_lines=len(recs))
     assert [(b.status, b.vllm_version, b.ready_at) for b in new] == [("ready", "0.31.0", ready_at)]
     old = parse(reshape("0.18.0"), year=2026, total_lines=len(recs))
@@ -499,9 +526,17 @@ def test_json_record_traceback_gives_the_root_cause():
     prefix = "(EngineCore pid=6890) ERROR 08-03 21:49:23 [core.py:1231] "
     block = [r.text for r in recs[103:127]]
     assert all(t.startswith(prefix) for t in block)
-    record = json.dumps({"asctime": "2026-08-03 21:49:23,101", "levelname": "ERROR", "name": "vllm.v1.engine.core",
-                         "processName": "EngineCore", "process": 6890, "message": block[0][len(prefix):],
-                         "exc_info": "\n".join(t[len(prefix):] for t in block[1:])})
+    record = json.dumps(
+        {
+            "asctime": "2026-08-03 21:49:23,101",
+            "levelname": "ERROR",
+            "name": "vllm.v1.engine.core",
+            "processName": "EngineCore",
+            "process": 6890,
+            "message": block[0][len(prefix) :],
+            "exc_info": "\n".join(t[len(prefix) :] for t in block[1:]),
+        }
+    )
     texts = [r.text for r in recs[:103]] + [record] + [r.text for r in recs[157:]]
     b = parse([Record(i + 1, t) for i, t in enumerate(texts)], year=2026, total_lines=len(texts))[-1]
     assert (b.status, b.failure) == ("failed", bs[-1].failure) == ("failed", "value_error")
@@ -515,9 +550,13 @@ def test_a_restart_glued_onto_a_partial_last_line_ends_the_boot_there():
     # Fixture 022 (a failed boot) twice, the second an hour later: boot 1 ends on that line
     recs, bs = run("022")
     n = len(recs)
-    later = [Record(n + r.lineno - 1, re.sub(r"(\d\d-\d\d) (\d\d):",
-                                             lambda m: f"{m.group(1)} {int(m.group(2)) + 1:02d}:", r.text))
-             for r in recs]
+    later = [
+        Record(
+            n + r.lineno - 1,
+            re.sub(r"(\d\d-\d\d) (\d\d):", lambda m: f"{m.group(1)} {int(m.group(2)) + 1:02d}:", r.text),
+        )
+        for r in recs
+    ]
     both = recs + later  # later[0] has line n: the same physical line as recs[-1]
     first, second = parse(both, year=2026, total_lines=2 * n - 1)
     assert (first.first_line, first.last_line) == (1, n)
@@ -528,6 +567,7 @@ def test_a_restart_glued_onto_a_partial_last_line_ends_the_boot_there():
 # ---------------------------------------------------------------- worker tags no real log shows
 # Lines from docs/log-formats.md (§2.2 tag names, the TSV's message wordings); no log
 # in the corpus has a v0.31+ Ray worker, a pipeline-parallel worker or a V0 worker's death.
+
 
 def _lines(*texts: str) -> list[Record]:
     return [Record(i, t) for i, t in enumerate(texts, 1)]
@@ -546,29 +586,40 @@ def test_ray_worker_with_inner_mainprocess_tag_is_a_worker_not_an_api_server():
         "(EngineCore pid=270) INFO 11-20 09:12:42 [kv_cache_utils.py:1147] GPU KV cache size: 1,350,182 tokens",
         "(EngineCore pid=270) INFO 11-20 09:12:43 [core.py:412] init engine (profile, create kv cache, warmup model) took 53.87 s",
         "(APIServer pid=1) INFO 11-20 09:12:44 [entry.py:139] Starting vLLM server on http://0.0.0.0:8000",
-        "INFO:     Application startup complete.")
+        "INFO:     Application startup complete.",
+    )
     bs = parse(recs, year=2026, total_lines=len(recs))
     assert [(b.status, b.first_line, b.last_line, b.vllm_version) for b in bs] == [("ready", 1, 8, "0.33.0")]
     assert [m.value for m in bs[0].metrics if m.name == "model_load_gib"] == [14.96, 14.96]
 
 
 def _pp_boot(order: tuple[int, ...]) -> Boot:
-    workers = [("Worker_PP0_TP0", 412, "61.23"), ("Worker_PP0_TP1", 413, "61.20"),
-               ("Worker_PP1_TP0", 414, "59.10"), ("Worker_PP1_TP1", 415, "59.05")]
+    workers = [
+        ("Worker_PP0_TP0", 412, "61.23"),
+        ("Worker_PP0_TP1", 413, "61.20"),
+        ("Worker_PP1_TP0", 414, "59.10"),
+        ("Worker_PP1_TP1", 415, "59.05"),
+    ]
     recs = _lines(
         "(APIServer pid=1) INFO 11-20 09:12:33 [api_server.py:1839] vLLM API server version 0.11.0",
-        *(f"({workers[i][0]} pid={workers[i][1]}) INFO 11-20 09:12:33 [gpu_worker.py:298] "
-          f"Available KV cache memory: {workers[i][2]} GiB" for i in order),
+        *(
+            f"({workers[i][0]} pid={workers[i][1]}) INFO 11-20 09:12:33 [gpu_worker.py:298] "
+            f"Available KV cache memory: {workers[i][2]} GiB"
+            for i in order
+        ),
         "(EngineCore_DP0 pid=270) INFO 11-20 09:12:33 [kv_cache_utils.py:1028] GPU KV cache size: 1,350,182 tokens",
-        "(APIServer pid=1) INFO:     Application startup complete.")
+        "(APIServer pid=1) INFO:     Application startup complete.",
+    )
     (b,) = parse(recs, year=2026, total_lines=len(recs))
     return b
 
 
 def test_pipeline_stages_get_distinct_ranks_whatever_order_they_print_in():
     # vLLM's global rank: pp * TP + tp (TP fastest); the TP index alone repeats in every stage
-    got = [sorted((m.rank, m.value) for m in _pp_boot(order).metrics if m.name == "kv_cache_available_gib")
-           for order in ((0, 1, 2, 3), (3, 2, 1, 0), (2, 0, 3, 1))]
+    got = [
+        sorted((m.rank, m.value) for m in _pp_boot(order).metrics if m.name == "kv_cache_available_gib")
+        for order in ((0, 1, 2, 3), (3, 2, 1, 0), (2, 0, 3, 1))
+    ]
     assert got[0] == got[1] == got[2] == [(0, 61.23), (1, 61.2), (2, 59.1), (3, 59.05)]
 
 
@@ -585,7 +636,8 @@ def test_v0_worker_death_gets_the_rank_its_pid_was_numbered_with():
         "model='m', tensor_parallel_size=2",
         "\x1b[1;36m(VllmWorkerProcess pid=413)\x1b[0;0m INFO 10-14 09:12:33 model_runner.py:1060] "
         "Loading model weights took 7.4829 GB",
-        "ERROR 10-14 09:12:40 [multiproc_worker_utils.py:116] Worker VllmWorkerProcess pid 413 died, exit code: -9")
+        "ERROR 10-14 09:12:40 [multiproc_worker_utils.py:116] Worker VllmWorkerProcess pid 413 died, exit code: -9",
+    )
     (b,) = parse(recs, year=2026, total_lines=len(recs))
     assert [(m.name, m.rank) for m in b.metrics if m.name == "model_load_gib"] == [("model_load_gib", 1)]
     died = [e for e in b.events if e.kind == "worker_died"]
@@ -601,7 +653,7 @@ def test_a_flag_the_engine_did_not_take_is_a_warning():
     engine_line = next(x for x in b if "Initializing a V1 LLM engine" in x)
     at = next(i for i, x in enumerate(a) if "Initializing a V1 LLM engine" in x)
     # (with 04's own stamp: a line stamped a day earlier is another run's, a boot of its own)
-    mixed = a[:at] + [a[at].split(" ", 1)[0] + " " + engine_line.split(" ", 1)[1]] + a[at + 1:]
+    mixed = a[:at] + [a[at].split(" ", 1)[0] + " " + engine_line.split(" ", 1)[1]] + a[at + 1 :]
     from bootlog.read.envelope import read as env_records
 
     recs = list(env_records([("\n".join(mixed)).encode()]))

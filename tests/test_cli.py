@@ -1,4 +1,5 @@
 """The command-line contract on real logs: ingest, list, show, refs, --db resolution, bad input."""
+
 from __future__ import annotations
 
 import gzip
@@ -15,7 +16,7 @@ from click.testing import CliRunner
 from bootlog.cli import cli
 from paths import FIXTURES
 
-TWO_BOOTS = FIXTURES / "014-v0.10.2-nohup-multiboot.log"   # failed boot, then a ready restart
+TWO_BOOTS = FIXTURES / "014-v0.10.2-nohup-multiboot.log"  # failed boot, then a ready restart
 TP2 = FIXTURES / "005-v0.8.4-v1-tp2.log"
 
 
@@ -42,8 +43,8 @@ def test_ingest_prints_one_line_per_boot_and_show_last(db_path):
     assert set(shown) >= {"boot", "metrics", "config", "events", "runtime"}
     kv = [m for m in shown["metrics"] if m["name"] == "kv_cache_tokens"]
     assert [m["value"] for m in kv] == [18400] and kv[0]["unit"] == "tokens"
-    assert shown["config"]["max_model_len"] == 4096            # numbers render as JSON numbers
-    assert shown["config"]["enable_prefix_caching"] is True    # booleans as JSON booleans
+    assert shown["config"]["max_model_len"] == 4096  # numbers render as JSON numbers
+    assert shown["config"]["enable_prefix_caching"] is True  # booleans as JSON booleans
     assert shown["runtime"]["stats_lines"] == 37
     prev = json.loads(run(db_path, "show", "prev", "--json").stdout)
     assert prev["boot"]["status"] == "failed" and prev["boot"]["failure"] == "value_error"
@@ -57,11 +58,11 @@ def test_ingest_prints_one_line_per_boot_and_show_last(db_path):
 def test_reingest_adds_nothing(db_path, tmp_path):
     assert run(db_path, "ingest", str(TWO_BOOTS)).exit_code == 0
     before = boot_count(db_path)
-    res = run(db_path, "ingest", str(TWO_BOOTS))            # same file: resumes at its end
+    res = run(db_path, "ingest", str(TWO_BOOTS))  # same file: resumes at its end
     assert res.exit_code == 0 and "nothing new since line 419" in res.stdout
     copy = tmp_path / "copy.log"
     copy.write_bytes(TWO_BOOTS.read_bytes())
-    res = run(db_path, "ingest", str(copy))                 # same content elsewhere: fingerprints
+    res = run(db_path, "ingest", str(copy))  # same content elsewhere: fingerprints
     assert res.exit_code == 0 and res.stdout.count("[already stored]") == 2
     assert boot_count(db_path) == before == 2
 
@@ -71,9 +72,23 @@ def test_list_json_newest_last(db_path):
     boots = json.loads(run(db_path, "list", "--json").stdout)
     assert [b["id"] for b in boots] == sorted(b["id"] for b in boots)
     assert len(boots) == 3
-    for key in ("id", "status", "failure", "failure_message", "vllm_version", "engine", "model",
-                "container", "host", "source", "started_at", "ready_at", "ended_at",
-                "first_line", "last_line"):
+    for key in (
+        "id",
+        "status",
+        "failure",
+        "failure_message",
+        "vllm_version",
+        "engine",
+        "model",
+        "container",
+        "host",
+        "source",
+        "started_at",
+        "ready_at",
+        "ended_at",
+        "first_line",
+        "last_line",
+    ):
         assert key in boots[0]
 
 
@@ -100,10 +115,13 @@ def test_bad_ref_is_one_line(db_path):
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output
 
 
-@pytest.mark.parametrize("make, code, says", [
-    (lambda p: p / "missing.log", 1, "missing.log"),
-    (lambda p: p, 1, "directory"),
-])
+@pytest.mark.parametrize(
+    "make, code, says",
+    [
+        (lambda p: p / "missing.log", 1, "missing.log"),
+        (lambda p: p, 1, "directory"),
+    ],
+)
 def test_unreadable_inputs(db_path, tmp_path, make, code, says):
     res = run(db_path, "ingest", str(make(tmp_path)))
     assert res.exit_code == code
@@ -111,12 +129,15 @@ def test_unreadable_inputs(db_path, tmp_path, make, code, says):
     assert len(err) == 1 and says in err[0] and "Traceback" not in res.output
 
 
-@pytest.mark.parametrize("content", [
-    b"",
-    bytes(range(256)) * 4000,                                  # binary garbage
-    b"\xff\xfe caf\xe9 \x00\x00 not utf-8\n" * 100,
-    b"2024-01-01 nginx: GET / 200\n" * 1000,                  # another program's log
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        bytes(range(256)) * 4000,  # binary garbage
+        b"\xff\xfe caf\xe9 \x00\x00 not utf-8\n" * 100,
+        b"2024-01-01 nginx: GET / 200\n" * 1000,  # another program's log
+    ],
+)
 def test_no_vllm_boot(db_path, tmp_path, content):
     f = tmp_path / "other.log"
     f.write_bytes(content)
@@ -151,11 +172,13 @@ def test_huge_line(db_path, tmp_path):
 
 
 def test_missing_podman_and_container(db_path, tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path))       # no podman anywhere
+    monkeypatch.setenv("PATH", str(tmp_path))  # no podman anywhere
     res = run(db_path, "ingest", "--container", "frank-primary-qwen")
     assert res.exit_code == 1 and "podman" in res.stderr and "Traceback" not in res.output
     fake = tmp_path / "podman"
-    fake.write_text("#!/bin/sh\necho 'Error: no container with name or ID \"nope\" found: no such container' >&2\nexit 125\n")
+    fake.write_text(
+        "#!/bin/sh\necho 'Error: no container with name or ID \"nope\" found: no such container' >&2\nexit 125\n"
+    )
     fake.chmod(0o755)
     res = run(db_path, "ingest", "--container", "nope")
     assert res.exit_code == 1 and "nope" in res.stderr and len(res.stderr.strip().splitlines()) == 1
@@ -181,8 +204,13 @@ def test_db_resolution(tmp_path, monkeypatch):
 def test_installed_entry_point_runs_from_another_directory(tmp_path):
     # the console script must find its migrations wherever it runs from
     db = tmp_path / "x.db"
-    p = subprocess.run([sys.executable, "-m", "bootlog.cli", "--db", str(db), "ingest", str(TP2)],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "bootlog.cli", "--db", str(db), "ingest", str(TP2)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     assert boot_count(db) == 1
 
@@ -201,8 +229,9 @@ def test_db_in_a_missing_directory_is_an_error_not_a_new_database(tmp_path):
     target = tmp_path / "typo" / "bootlog.db"
     res = CliRunner().invoke(cli, ["--db", str(target), "list"], catch_exceptions=False)
     assert res.exit_code == 1 and f"no database at {target}" in res.stderr
-    res = CliRunner().invoke(cli, ["--db", str(target), "ingest", str(FIXTURES / "012-v0.10.2-v1-small.log")],
-                             catch_exceptions=False)
+    res = CliRunner().invoke(
+        cli, ["--db", str(target), "ingest", str(FIXTURES / "012-v0.10.2-v1-small.log")], catch_exceptions=False
+    )
     assert res.exit_code == 1 and "does not exist" in res.stderr
     assert not target.parent.exists()
 
@@ -270,12 +299,16 @@ def test_a_change_inside_compilation_config_is_named_and_checkable(tmp_path):
     db = tmp_path / "c.db"
     assert run(db, "ingest", str(log), str(wider)).exit_code == 0
     res = run(db, "diff", "--json")
-    config = [(f["key"], f["old"], f["new"]) for f in json.loads(res.stdout)["findings"]
-              if f["section"] == "config" and f["verdict"] != "same"]
+    config = [
+        (f["key"], f["old"], f["new"])
+        for f in json.loads(res.stdout)["findings"]
+        if f["section"] == "config" and f["verdict"] != "same"
+    ]
     assert config == [("compilation_config.cudagraph_capture_sizes", [1, 2, 4], [1, 4, 8, 12])]
     plan = tmp_path / "ladder.toml"
-    plan.write_text('[config]\ncudagraph_capture_sizes = [1, 2, 4]\n'
-                    '"compilation_config.max_cudagraph_capture_size" = 4\n')
+    plan.write_text(
+        '[config]\ncudagraph_capture_sizes = [1, 2, 4]\n"compilation_config.max_cudagraph_capture_size" = 4\n'
+    )
     assert run(db, "check", "1", "--plan", str(plan)).exit_code == 0
     res = run(db, "check", "2", "--plan", str(plan), "--json")
     assert res.exit_code == 4
@@ -324,9 +357,19 @@ def test_odd_inputs_are_one_line_not_internal_errors(db_path, tmp_path):
     # a journal line whose __REALTIME_TIMESTAMP is past year 9999: no time, the line still counts
     lines = TP2.read_text().splitlines()
     journal = tmp_path / "j.json"
-    journal.write_text("\n".join(json.dumps({"MESSAGE": line, "__REALTIME_TIMESTAMP": "9" * 25 if i == 0
-                                             else str(1_700_000_000_000_000 + i), "PRIORITY": "6"})
-                                 for i, line in enumerate(lines)) + "\n")
+    journal.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "MESSAGE": line,
+                    "__REALTIME_TIMESTAMP": "9" * 25 if i == 0 else str(1_700_000_000_000_000 + i),
+                    "PRIORITY": "6",
+                }
+            )
+            for i, line in enumerate(lines)
+        )
+        + "\n"
+    )
     res = run(tmp_path / "j.db", "ingest", str(journal))
     assert res.exit_code == 0 and "[new]" in res.stdout, res.output
 
@@ -334,8 +377,12 @@ def test_odd_inputs_are_one_line_not_internal_errors(db_path, tmp_path):
 def test_one_unreadable_input_of_several_skips_it_and_stores_the_others(db_path, tmp_path):
     bad = tmp_path / "cut.log.gz"
     bad.write_bytes(gzip.compress((FIXTURES / "015-v0.11.0-l4.log").read_bytes())[:300])  # truncated
-    paths = [str(FIXTURES / "012-v0.10.2-v1-small.log"), str(tmp_path / "missing.log"), str(bad),
-             str(FIXTURES / "015-v0.11.0-l4.log")]
+    paths = [
+        str(FIXTURES / "012-v0.10.2-v1-small.log"),
+        str(tmp_path / "missing.log"),
+        str(bad),
+        str(FIXTURES / "015-v0.11.0-l4.log"),
+    ]
     r = run(db_path, "ingest", "--json", *paths)
     assert r.exit_code == 1
     got = json.loads(r.stdout)  # what was stored, as JSON, though two inputs failed
@@ -354,9 +401,11 @@ def test_ingest_of_rotated_logs_stores_the_oldest_first(db_path, tmp_path):
     import os
 
     seed = FIXTURES / "seed"
-    files = [(tmp_path / "vllm.log", (seed / "04-shape-g-kv-400700-no-prefix-cache.log").read_bytes()),
-             (tmp_path / "vllm.log.1", (seed / "03-shape-f-mnbt2048-graph-pinned.log").read_bytes()),
-             (tmp_path / "vllm.log.2.gz", gzip.compress((seed / "01-shape-d-fp8-200704x3.log").read_bytes()))]
+    files = [
+        (tmp_path / "vllm.log", (seed / "04-shape-g-kv-400700-no-prefix-cache.log").read_bytes()),
+        (tmp_path / "vllm.log.1", (seed / "03-shape-f-mnbt2048-graph-pinned.log").read_bytes()),
+        (tmp_path / "vllm.log.2.gz", gzip.compress((seed / "01-shape-d-fp8-200704x3.log").read_bytes())),
+    ]
     for age, (path, data) in enumerate(files):
         path.write_bytes(data)
         os.utime(path, (1_800_000_000 - age * 86400,) * 2)
@@ -375,8 +424,11 @@ def test_files_that_quote_log_lines_store_no_boot_and_never_become_last(db_path)
 
     g = FIXTURES / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log"
     assert run(db_path, "ingest", str(g)).exit_code == 0
-    quoting = [FIXTURES / "seed" / "README.md", FIXTURES.parent / "plans" / "frank-primary.env",
-               *sorted(Path("/work/shared/seeds").glob("004_*.txt"))]
+    quoting = [
+        FIXTURES / "seed" / "README.md",
+        FIXTURES.parent / "plans" / "frank-primary.env",
+        *sorted(Path("/work/shared/seeds").glob("004_*.txt")),
+    ]
     for path in quoting:
         res = run(db_path, "ingest", str(path))
         assert res.exit_code == 0 and res.stdout == f"no vLLM boot found in {path}\n", res.output
@@ -384,15 +436,19 @@ def test_files_that_quote_log_lines_store_no_boot_and_never_become_last(db_path)
     assert json.loads(run(db_path, "show", "last", "--json").stdout)["boot"]["vllm_version"].startswith("0.22.1")
 
 
-USAGE_ERROR = ("2026-10-06T15:02:11.204417311Z usage: vllm serve [model_tag] [options]\n"
-               "2026-10-06T15:02:11.204417311Z vllm serve: error: unrecognized arguments: --expert-precise-memroy\n")
+USAGE_ERROR = (
+    "2026-10-06T15:02:11.204417311Z usage: vllm serve [model_tag] [options]\n"
+    "2026-10-06T15:02:11.204417311Z vllm serve: error: unrecognized arguments: --expert-precise-memroy\n"
+)
 
 
 def test_a_run_line_argparse_refuses_is_a_failed_start_that_is_stored(db_path, tmp_path):
     """Shape G, then a redeploy with a misspelt flag: argparse exits 2 before vLLM prints a line
     of its own.  It was "no vLLM boot found", exit 0, nothing stored: it is a failed start."""
     log = tmp_path / "frank-primary-qwen.log"
-    log.write_bytes((FIXTURES / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log").read_bytes() + USAGE_ERROR.encode())
+    log.write_bytes(
+        (FIXTURES / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log").read_bytes() + USAGE_ERROR.encode()
+    )
     res = run(db_path, "ingest", "--container", "frank-primary-qwen", str(log))
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()

@@ -1,4 +1,5 @@
 """`bootlog db …` and `bootlog prune` on a database built from a real log."""
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,7 @@ def test_status_check_backup_prune(tmp_path):
     assert res.exit_code == 0 and "62 runtime samples" in res.stdout
     shown = json.loads(run(db, "show", "last", "--json").stdout)
     assert shown["runtime"]["stats_lines"] == 0
-    assert any(m["name"] == "kv_cache_tokens" for m in shown["metrics"])   # figures are kept
+    assert any(m["name"] == "kv_cache_tokens" for m in shown["metrics"])  # figures are kept
 
 
 def test_check_reports_a_stale_schema(tmp_path):
@@ -55,7 +56,9 @@ def test_status_and_check_of_a_missing_or_damaged_file_are_one_line(tmp_path):
     missing = tmp_path / "none.db"
     for cmd in (("db", "status"), ("db", "check")):
         res = run(missing, *cmd)
-        assert res.exit_code == 1 and res.stderr == f"bootlog: no database at {missing} (bootlog ingest LOG creates it)\n"
+        assert (
+            res.exit_code == 1 and res.stderr == f"bootlog: no database at {missing} (bootlog ingest LOG creates it)\n"
+        )
     assert not missing.exists()  # not created empty by looking at it
     # a real database cut short mid-file: its pages are gone
     good = tmp_path / "good.db"
@@ -111,8 +114,15 @@ def test_a_sqlite_file_of_another_application_is_refused_untouched(tmp_path):
         assert con.execute("pragma journal_mode").fetchone()[0] != "wal"
 
 
-READS = (["list"], ["show", "last"], ["diff"], ["history"], ["export", "--format", "json"], ["report"],
-         ["check", "last", "--plan", str(FIXTURES.parent / "plans" / "frank-primary.toml")])
+READS = (
+    ["list"],
+    ["show", "last"],
+    ["diff"],
+    ["history"],
+    ["export", "--format", "json"],
+    ["report"],
+    ["check", "last", "--plan", str(FIXTURES.parent / "plans" / "frank-primary.toml")],
+)
 
 
 def _tables(url: str) -> list[str]:
@@ -121,8 +131,12 @@ def _tables(url: str) -> list[str]:
 
         schema = url.rsplit("search_path%3D", 1)[1]
         with psycopg.connect("postgresql://" + url.split("://", 1)[1].split("?", 1)[0]) as con:
-            return [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables "
-                                              "WHERE table_schema = %s", (schema,))]
+            return [
+                r[0]
+                for r in con.execute(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (schema,)
+                )
+            ]
     with sqlite3.connect(url.removeprefix("sqlite:///")) as con:
         return [r[0] for r in con.execute("select name from sqlite_master where type = 'table'")]
 

@@ -1,40 +1,67 @@
 """diff / check / exit codes / rendering on show dicts built from the operator's measured numbers
 (seeds: frank-primary shapes D, E, F, G, the 5 x 262144 night and the compile-cache proof)."""
+
 from __future__ import annotations
 
 from bootlog.judge import compare, verdict
 from bootlog.render import render
 from bootlog.judge.plan import Expect, Plan
 
-CFG_D = {"max_model_len": 200704, "max_num_seqs": 3, "kv_cache_dtype": "fp8",
-         "kv_cache_memory_bytes": 3146129408, "max_num_batched_tokens": 1024,
-         "enable_prefix_caching": True, "tensor_parallel_size": 2}
+CFG_D = {
+    "max_model_len": 200704,
+    "max_num_seqs": 3,
+    "kv_cache_dtype": "fp8",
+    "kv_cache_memory_bytes": 3146129408,
+    "max_num_batched_tokens": 1024,
+    "enable_prefix_caching": True,
+    "tensor_parallel_size": 2,
+}
 CFG_E = {**CFG_D, "expert_precise_memory": True}
 CONTRACT_KEYS = {"key", "section", "rank", "old", "new", "delta", "pct", "verdict", "why"}
 
 
-def show(id, config, metrics, events=(), status="ready", version="0.22.69", failure=None,
-         failure_message=None):
+def show(id, config, metrics, events=(), status="ready", version="0.22.69", failure=None, failure_message=None):
     rows = []
     for i, (name, value, rank) in enumerate(metrics):
         rows.append({"name": name, "value": value, "unit": "", "rank": rank, "line": 100 + i})
-    evs = [{"kind": k, "rank": r, "line": 500 + i, "ts": None, "message": "", "detail": d}
-           for i, (k, r, d) in enumerate(events)]
-    return {"boot": {"id": id, "status": status, "failure": failure,
-                     "failure_message": failure_message, "vllm_version": version, "engine": "v1",
-                     "model": "/models/qfn"},
-            "metrics": rows, "config": dict(config), "events": evs, "runtime": {}}
+    evs = [
+        {"kind": k, "rank": r, "line": 500 + i, "ts": None, "message": "", "detail": d}
+        for i, (k, r, d) in enumerate(events)
+    ]
+    return {
+        "boot": {
+            "id": id,
+            "status": status,
+            "failure": failure,
+            "failure_message": failure_message,
+            "vllm_version": version,
+            "engine": "v1",
+            "model": "/models/qfn",
+        },
+        "metrics": rows,
+        "config": dict(config),
+        "events": evs,
+        "runtime": {},
+    }
 
 
 def shape_d(id=7, **kw):
     # MEASURED LIVE 2026-10-02: GPU KV cache size: 398,658 tokens, 1.99x at 200,704
-    return show(id, kw.pop("config", CFG_D), [
-        ("model_load_gib", 86.4, 0), ("model_load_gib", 86.4, 1),
-        ("kv_cache_tokens", 398658, None), ("max_concurrency_request_tokens", 200704, None),
-        ("max_concurrency", 1.99, None),
-        ("graph_capture_gib", 0.31, 0), ("graph_capture_gib", 0.17, 1),
-        ("init_engine_s", 41.13, None),
-    ], **kw)
+    return show(
+        id,
+        kw.pop("config", CFG_D),
+        [
+            ("model_load_gib", 86.4, 0),
+            ("model_load_gib", 86.4, 1),
+            ("kv_cache_tokens", 398658, None),
+            ("max_concurrency_request_tokens", 200704, None),
+            ("max_concurrency", 1.99, None),
+            ("graph_capture_gib", 0.31, 0),
+            ("graph_capture_gib", 0.17, 1),
+            ("init_engine_s", 41.13, None),
+        ],
+        **kw,
+    )
 
 
 def by_key(result, key, rank="any"):
@@ -45,8 +72,9 @@ def test_d_to_e_only_precise_memory_changed_and_kv_unchanged():
     r = compare.diff(shape_d(8, config=CFG_E), shape_d(7))
     assert r["a"] == 8 and r["b"] == 7
     changed = [f for f in r["findings"] if f["section"] == "config"]
-    assert [(f["key"], f["old"], f["new"], f["verdict"]) for f in changed] == \
-        [("expert_precise_memory", None, True, "changed")]
+    assert [(f["key"], f["old"], f["new"], f["verdict"]) for f in changed] == [
+        ("expert_precise_memory", None, True, "changed")
+    ]
     kv = by_key(r, "kv_cache_tokens")
     assert [(f["old"], f["new"], f["verdict"]) for f in kv] == [(398658, 398658, "same")]
     assert r["summary"]["drift"] == 0 and r["summary"]["changed_config"] == 1
@@ -111,8 +139,10 @@ def test_graph_capture_per_rank_when_ranks_differ():
     f["metrics"][6]["value"] = -0.06
     r = compare.diff(f, shape_d(8, config=CFG_E))
     rows = by_key(r, "graph_capture_gib")
-    assert [(x["rank"], x["old"], x["new"], x["verdict"]) for x in rows] == \
-        [(0, 0.31, -0.06, "changed"), (1, 0.17, -0.06, "changed")]
+    assert [(x["rank"], x["old"], x["new"], x["verdict"]) for x in rows] == [
+        (0, 0.31, -0.06, "changed"),
+        (1, 0.17, -0.06, "changed"),
+    ]
     assert rows[0]["delta"] == -0.37
     # identical per-rank values collapse to one row
     assert [x["rank"] for x in by_key(r, "model_load_gib")] == [None]
@@ -157,8 +187,11 @@ def _compile(id, *, cold: bool):
     # PROVEN LIVE 2026-10-02: cold 179.24 s compile / 188.26 s torch.compile,
     # warm 2.143 s cache load / 3.97 s torch.compile
     rows = [("kv_cache_tokens", 398658, None)]
-    rows += [("compile_graph_s", 179.24, 0), ("torch_compile_s", 188.26, 0)] if cold else \
-        [("compile_cache_load_s", 2.143, 0), ("torch_compile_s", 3.97, 0)]
+    rows += (
+        [("compile_graph_s", 179.24, 0), ("torch_compile_s", 188.26, 0)]
+        if cold
+        else [("compile_cache_load_s", 2.143, 0), ("torch_compile_s", 3.97, 0)]
+    )
     return show(id, CFG_E, rows)
 
 
@@ -185,20 +218,31 @@ def test_runtime_oom_on_rank_1_is_event_drift():
     # 5 x 262144: passed every boot gate, then a real request killed Worker_TP1
     cfg = {**CFG_D, "max_model_len": 262144, "max_num_seqs": 5, "kv_cache_memory_bytes": 10388766720}
     base = show(8, cfg, [("kv_cache_tokens", 1350182, None), ("max_concurrency", 5.15, None)])
-    died = show(9, cfg, [("kv_cache_tokens", 1350182, None), ("max_concurrency", 5.15, None)],
-                events=[("oom", 1, {"requested_mib": 50.0, "free_mib": 0.0})])
+    died = show(
+        9,
+        cfg,
+        [("kv_cache_tokens", 1350182, None), ("max_concurrency", 5.15, None)],
+        events=[("oom", 1, {"requested_mib": 50.0, "free_mib": 0.0})],
+    )
     r = compare.diff(died, base)
     (oom,) = by_key(r, "oom")
     assert (oom["old"], oom["new"], oom["verdict"]) == (0, 1, "drift") and "rank 1" in oom["why"]
 
 
 def test_failed_boot_is_a_violation():
-    failed = show(9, {**CFG_G_BASE, "gpu_memory_utilization": 1.0}, [], status="failed",
-                  failure="value_error",
-                  failure_message="ValueError: Free memory on device cuda:0 (31.29/31.86 GiB) on startup "
-                                  "is less than desired GPU memory utilization (1.0, 31.86 GiB).",
-                  events=[("value_error", 0, {"free_gib": 31.29, "total_gib": 31.86}),
-                          ("value_error", 1, {"free_gib": 31.29, "total_gib": 31.86})])
+    failed = show(
+        9,
+        {**CFG_G_BASE, "gpu_memory_utilization": 1.0},
+        [],
+        status="failed",
+        failure="value_error",
+        failure_message="ValueError: Free memory on device cuda:0 (31.29/31.86 GiB) on startup "
+        "is less than desired GPU memory utilization (1.0, 31.86 GiB).",
+        events=[
+            ("value_error", 0, {"free_gib": 31.29, "total_gib": 31.86}),
+            ("value_error", 1, {"free_gib": 31.29, "total_gib": 31.86}),
+        ],
+    )
     r = compare.diff(failed, shape_d(8, config=CFG_G_BASE))
     (status,) = by_key(r, "status")
     assert status["verdict"] == "violation" and "value_error" in status["why"]
@@ -208,8 +252,12 @@ def test_failed_boot_is_a_violation():
     assert verdict.exit_code(r) == 4
 
 
-CFG_G_BASE = {**CFG_E, "max_num_batched_tokens": 2048, "gpu_memory_utilization": 0.982,
-              "kv_cache_memory_bytes": 3166500000}
+CFG_G_BASE = {
+    **CFG_E,
+    "max_num_batched_tokens": 2048,
+    "gpu_memory_utilization": 0.982,
+    "kv_cache_memory_bytes": 3166500000,
+}
 
 
 def test_same_boot_twice_is_all_same():
@@ -221,24 +269,38 @@ def test_same_boot_twice_is_all_same():
 
 # ---------------------------------------------------------------------------- check
 
+
 def frank_plan(**boot) -> Plan:
     return Plan(
-        config={"max_model_len": 200704, "max_num_seqs": 3, "kv_cache_dtype": "fp8",
-                "expert_precise_memory": 1},  # env files say 1 where Python prints True
-        metrics={"kv_cache_tokens": Expect("kv_cache_tokens", min=400700, hard=True),
-                 "graph_capture_gib": Expect("graph_capture_gib", max="cudagraph_estimate_gib")},
-        events={"gdn_hip_fault": Expect("gdn_hip_fault", max=0),
-                "oom": Expect("oom", max=0, hard=True)},
+        config={
+            "max_model_len": 200704,
+            "max_num_seqs": 3,
+            "kv_cache_dtype": "fp8",
+            "expert_precise_memory": 1,
+        },  # env files say 1 where Python prints True
+        metrics={
+            "kv_cache_tokens": Expect("kv_cache_tokens", min=400700, hard=True),
+            "graph_capture_gib": Expect("graph_capture_gib", max="cudagraph_estimate_gib"),
+        },
+        events={"gdn_hip_fault": Expect("gdn_hip_fault", max=0), "oom": Expect("oom", max=0, hard=True)},
         boot=boot or {"status": "ready"},
     )
 
 
 def shape_g(id=12, kv=401408, capture=(-0.06, -0.06), events=(), config=None):
-    return show(id, config or CFG_G_BASE, [
-        ("kv_cache_tokens", kv, None), ("max_concurrency", 2.0, None),
-        ("cudagraph_estimate_gib", 0.07, 0), ("cudagraph_estimate_gib", 0.07, 1),
-        ("graph_capture_gib", capture[0], 0), ("graph_capture_gib", capture[1], 1),
-    ], events=events)
+    return show(
+        id,
+        config or CFG_G_BASE,
+        [
+            ("kv_cache_tokens", kv, None),
+            ("max_concurrency", 2.0, None),
+            ("cudagraph_estimate_gib", 0.07, 0),
+            ("cudagraph_estimate_gib", 0.07, 1),
+            ("graph_capture_gib", capture[0], 0),
+            ("graph_capture_gib", capture[1], 1),
+        ],
+        events=events,
+    )
 
 
 def test_check_shape_g_meets_the_plan():
@@ -271,22 +333,28 @@ def test_check_silently_dropped_flag():
     cfg = {k: v for k, v in CFG_G_BASE.items() if k != "expert_precise_memory"}
     boot = shape_g(config=cfg)
     for command, says in (
-            (["vllm", "serve", "/models/q", "--expert-precise-memory", "--max-num-seqs", "3"], "silently dropped"),
-            (["/bin/sh", "-c", "exec vllm serve /models/q --expert-precise-memory"], "silently dropped"),
-            (["vllm", "serve", "/models/q", "--expert-precise-memory-x", "--max-num-seqs", "3"], "not passed"),
-            (["vllm", "serve", "/models/q", "--max-num-seqs", "3"], "not passed"),
-            (None, "its run line is not known")):
+        (["vllm", "serve", "/models/q", "--expert-precise-memory", "--max-num-seqs", "3"], "silently dropped"),
+        (["/bin/sh", "-c", "exec vllm serve /models/q --expert-precise-memory"], "silently dropped"),
+        (["vllm", "serve", "/models/q", "--expert-precise-memory-x", "--max-num-seqs", "3"], "not passed"),
+        (["vllm", "serve", "/models/q", "--max-num-seqs", "3"], "not passed"),
+        (None, "its run line is not known"),
+    ):
         boot["deploy"] = {"command": command} if command else None
         r = compare.check(boot, frank_plan())
         (row,) = by_key(r, "expert_precise_memory")
-        assert row["verdict"] == "violation" and row["why"].startswith(says) or says in row["why"], (command, row["why"])
+        assert row["verdict"] == "violation" and row["why"].startswith(says) or says in row["why"], (
+            command,
+            row["why"],
+        )
         assert ("silently dropped" in row["why"]) == (says == "silently dropped")
         assert verdict.exit_code(r) == 4
 
 
 def test_check_gdn_burst_reports_the_faults_and_the_cap():
-    faults = [("gdn_hip_fault", 0 if i < 16 else 1, {"slot": 42, "head": 3 if i < 16 else 8, "fault_no": i + 1})
-              for i in range(32)]
+    faults = [
+        ("gdn_hip_fault", 0 if i < 16 else 1, {"slot": 42, "head": 3 if i < 16 else 8, "fault_no": i + 1})
+        for i in range(32)
+    ]
     r = compare.check(shape_g(events=faults + [("gdn_hip_fault_cap", 1, {"limit": 32})]), frank_plan())
     (row,) = by_key(r, "gdn_hip_fault")
     assert (row["old"], row["new"], row["verdict"]) == (0, 32, "drift")
@@ -311,8 +379,14 @@ def test_check_failed_boot_and_missing_user_figure():
     plan.metrics["expert_arena_gib"].hard = True
     assert verdict.exit_code(compare.check(shape_g(), plan)) == 4
 
-    failed = show(13, CFG_G_BASE, [], status="failed", failure="value_error",
-                  failure_message="ValueError: Free memory on device cuda:1 (31.29/31.86 GiB)")
+    failed = show(
+        13,
+        CFG_G_BASE,
+        [],
+        status="failed",
+        failure="value_error",
+        failure_message="ValueError: Free memory on device cuda:1 (31.29/31.86 GiB)",
+    )
     r = compare.check(failed, frank_plan())
     assert by_key(r, "status")[0]["verdict"] == "violation"
     assert verdict.exit_code(r) == 4
@@ -369,14 +443,17 @@ def test_a_port_change_does_not_explain_a_capacity_move():
 
 
 def test_check_eq_approx_and_single_rank_bounds():
-    plan = Plan(metrics={
-        "max_concurrency_request_tokens": Expect("max_concurrency_request_tokens", eq="max_model_len"),
-        "max_concurrency": Expect("max_concurrency", approx=2.0, tol=0.001),
-        "graph_capture_gib": Expect("graph_capture_gib", max=0.0, rank=1, hard=True),
-    })
+    plan = Plan(
+        metrics={
+            "max_concurrency_request_tokens": Expect("max_concurrency_request_tokens", eq="max_model_len"),
+            "max_concurrency": Expect("max_concurrency", approx=2.0, tol=0.001),
+            "graph_capture_gib": Expect("graph_capture_gib", max=0.0, rank=1, hard=True),
+        }
+    )
     g = shape_g()
-    g["metrics"].append({"name": "max_concurrency_request_tokens", "value": 200704, "unit": "tokens",
-                         "rank": None, "line": 99})
+    g["metrics"].append(
+        {"name": "max_concurrency_request_tokens", "value": 200704, "unit": "tokens", "rank": None, "line": 99}
+    )
     r = compare.check(g, plan)
     (mcrt,) = by_key(r, "max_concurrency_request_tokens")
     assert mcrt["verdict"] == "same" and "max_model_len 200,704" in mcrt["why"]
@@ -415,10 +492,27 @@ def test_reprinted_exceptions_count_once():
     boot["events"] = [
         {"kind": "oom", "rank": 1, "line": 319, "message": msg, "detail": {"requested_mib": 50.0}},
         {"kind": "oom", "rank": 1, "line": 330, "message": msg, "detail": {"requested_mib": 50.0}},
-        {"kind": "oom", "rank": None, "line": 345, "detail": {"requested_mib": 50.0},
-         "message": "RuntimeError: Worker failed with error 'HIP out of memory. Tried to allocate 50.00 MiB.'"},
-        {"kind": "value_error", "rank": None, "line": 37, "detail": {}, "message": "ValueError: Free memory on device cuda:0 (31.29/31.86 GiB)"},
-        {"kind": "value_error", "rank": None, "line": 55, "detail": {}, "message": "ValueError: Free memory on device cuda:1 (31.29/31.86 GiB)"},
+        {
+            "kind": "oom",
+            "rank": None,
+            "line": 345,
+            "detail": {"requested_mib": 50.0},
+            "message": "RuntimeError: Worker failed with error 'HIP out of memory. Tried to allocate 50.00 MiB.'",
+        },
+        {
+            "kind": "value_error",
+            "rank": None,
+            "line": 37,
+            "detail": {},
+            "message": "ValueError: Free memory on device cuda:0 (31.29/31.86 GiB)",
+        },
+        {
+            "kind": "value_error",
+            "rank": None,
+            "line": 55,
+            "detail": {},
+            "message": "ValueError: Free memory on device cuda:1 (31.29/31.86 GiB)",
+        },
     ]
     counts = verdict.event_counts(boot)
     assert len(counts["oom"]) == 1 and len(counts["value_error"]) == 2
@@ -432,19 +526,25 @@ from hypothesis import strategies as st  # noqa: E402
 from bootlog.judge.compare import CAPACITY_METRICS, TIMING_METRICS  # noqa: E402
 from bootlog.records import EVENT_KINDS  # noqa: E402
 
-_metric = st.tuples(st.sampled_from(CAPACITY_METRICS + TIMING_METRICS),
-                    st.floats(-1e7, 1e7, allow_nan=False, allow_infinity=False),
-                    st.sampled_from([None, 0, 1, 2]))
-_event = st.tuples(st.sampled_from(EVENT_KINDS), st.sampled_from([None, 0, 1]),
-                   st.fixed_dictionaries({}))
-_config = st.dictionaries(st.sampled_from(["max_model_len", "max_num_seqs", "kv_cache_dtype", "port",
-                                           "enable_prefix_caching"]),
-                          st.one_of(st.integers(0, 10**6), st.booleans(), st.sampled_from(["fp8", "auto"])))
+_metric = st.tuples(
+    st.sampled_from(CAPACITY_METRICS + TIMING_METRICS),
+    st.floats(-1e7, 1e7, allow_nan=False, allow_infinity=False),
+    st.sampled_from([None, 0, 1, 2]),
+)
+_event = st.tuples(st.sampled_from(EVENT_KINDS), st.sampled_from([None, 0, 1]), st.fixed_dictionaries({}))
+_config = st.dictionaries(
+    st.sampled_from(["max_model_len", "max_num_seqs", "kv_cache_dtype", "port", "enable_prefix_caching"]),
+    st.one_of(st.integers(0, 10**6), st.booleans(), st.sampled_from(["fp8", "auto"])),
+)
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(_metric, max_size=25), st.lists(_event, max_size=8), _config,
-       st.sampled_from(["ready", "failed", "incomplete"]))
+@given(
+    st.lists(_metric, max_size=25),
+    st.lists(_event, max_size=8),
+    _config,
+    st.sampled_from(["ready", "failed", "incomplete"]),
+)
 def test_a_boot_against_itself_never_drifts(metrics, events, config, status):
     a = show(2, config, metrics, events=events, status=status)
     b = show(1, config, metrics, events=events, status=status)
@@ -480,15 +580,15 @@ def test_exit_code_follows_the_summary(ma, mb, ca, cb):
 
 
 def test_tp1_against_tp2_compares_every_rank_and_names_sizing_keys_first():
-    b = show(1, {**CFG_D, "tensor_parallel_size": 1, "port": 8000, "dtype": "bfloat16"},
-             [("model_load_s", 5.04, None)])
-    a = show(2, {**CFG_D, "tensor_parallel_size": 2, "port": 8001, "dtype": "float16"},
-             [("model_load_s", 98.94, 0), ("model_load_s", 99.0, 1)])
+    b = show(1, {**CFG_D, "tensor_parallel_size": 1, "port": 8000, "dtype": "bfloat16"}, [("model_load_s", 5.04, None)])
+    a = show(
+        2,
+        {**CFG_D, "tensor_parallel_size": 2, "port": 8001, "dtype": "float16"},
+        [("model_load_s", 98.94, 0), ("model_load_s", 99.0, 1)],
+    )
     r = compare.diff(a, b)
-    assert [(f["rank"], f["old"], f["new"]) for f in by_key(r, "model_load_s")] == \
-        [(0, 5.04, 98.94), (1, 5.04, 99.0)]
-    assert [f["key"] for f in r["findings"] if f["section"] == "config"] == \
-        ["tensor_parallel_size", "dtype", "port"]
+    assert [(f["rank"], f["old"], f["new"]) for f in by_key(r, "model_load_s")] == [(0, 5.04, 98.94), (1, 5.04, 99.0)]
+    assert [f["key"] for f in r["findings"] if f["section"] == "config"] == ["tensor_parallel_size", "dtype", "port"]
 
 
 def test_machine_and_bind_address_are_not_confused():
@@ -497,8 +597,9 @@ def test_machine_and_bind_address_are_not_confused():
     a["boot"]["host"], b["boot"]["host"] = "dankserver", "frankserver"
     a["metrics"][2]["value"] = 401408
     r = compare.diff(a, b)
-    assert [(f["key"], f["old"], f["new"]) for f in r["findings"] if f["section"] == "config"] == \
-        [("boot.host", "frankserver", "dankserver")]
+    assert [(f["key"], f["old"], f["new"]) for f in r["findings"] if f["section"] == "config"] == [
+        ("boot.host", "frankserver", "dankserver")
+    ]
     assert "boot.host" in by_key(r, "kv_cache_tokens")[0]["why"]
 
 
@@ -506,12 +607,16 @@ def test_a_fault_run_on_one_line_counts_every_fault():
     # the seed notes write the burst as "fault #1-23" / "fault #24-46": 46 faults, not 2
     from bootlog.parse import patterns
 
-    lines = ["[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite values "
-             "(slot=42 head=3 limit=3.40282e+38) fault #1-23",
-             "[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite values "
-             "(slot=42 head=8 limit=3.40282e+38) fault #24-46"]
-    events = [{"kind": "gdn_hip_fault", "rank": None, "line": i, "message": l,
-               "detail": patterns.match(l)[0].detail} for i, l in enumerate(lines, 1)]
+    lines = [
+        "[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite values "
+        "(slot=42 head=3 limit=3.40282e+38) fault #1-23",
+        "[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite values "
+        "(slot=42 head=8 limit=3.40282e+38) fault #24-46",
+    ]
+    events = [
+        {"kind": "gdn_hip_fault", "rank": None, "line": i, "message": l, "detail": patterns.match(l)[0].detail}
+        for i, l in enumerate(lines, 1)
+    ]
     assert verdict.count_of(verdict.event_counts({"events": events})["gdn_hip_fault"]) == 46
     quiet = {"boot": {"id": 1, "status": "ready"}, "metrics": [], "config": {}, "events": []}
     noisy = dict(quiet, boot={"id": 2, "status": "ready"}, events=events)
@@ -551,8 +656,9 @@ def test_a_figure_printed_twice_with_one_value_pairs_with_a_single_print():
     a = show(2, CFG_D, [("kv_cache_tokens", 450192, None), ("kv_cache_tokens", 450192, None)])
     b = show(1, CFG_D, [("kv_cache_tokens", 450192, None)])
     r = compare.diff(a, b)
-    assert [(f["verdict"], f["old"], f["new"]) for f in r["findings"] if f["key"] == "kv_cache_tokens"] \
-        == [("same", 450192, 450192)]
+    assert [(f["verdict"], f["old"], f["new"]) for f in r["findings"] if f["key"] == "kv_cache_tokens"] == [
+        ("same", 450192, 450192)
+    ]
     # two different values (two KV groups) still pair in order
     a = show(2, CFG_D, [("kv_cache_tokens", 69904, None), ("kv_cache_tokens", 69920, None)])
     r = compare.diff(a, b)
@@ -597,9 +703,12 @@ def test_a_capacity_move_by_its_last_printed_digit_is_not_drift():
     """Shape F -> G: graph capture -0.06 -> -0.05 / -0.07 GiB on the two ranks (printed %.2f) at
     an unchanged config was "not explained" drift: one unit of the last printed digit is the
     same capture rounded the other way.  Two units, or 0.30 -> 0.40 (stored 0.3, 0.4), still are."""
+
     def boot(id, r0, r1):
-        return show(id, CFG_E, [("graph_capture_gib", r0, 0), ("graph_capture_gib", r1, 1),
-                                ("kv_cache_tokens", 398658, None)])
+        return show(
+            id, CFG_E, [("graph_capture_gib", r0, 0), ("graph_capture_gib", r1, 1), ("kv_cache_tokens", 398658, None)]
+        )
+
     r = compare.diff(boot(2, -0.05, -0.07), boot(1, -0.06, -0.06))
     rows = by_key(r, "graph_capture_gib")
     assert [f["verdict"] for f in rows] == ["changed", "changed"]
@@ -612,5 +721,7 @@ def test_a_capacity_move_by_its_last_printed_digit_is_not_drift():
     r = compare.diff(boot(2, 14.9596, 14.9596), boot(1, 14.9595, 14.9595))
     assert [f["verdict"] for f in by_key(r, "graph_capture_gib")] == ["changed"]
     # a token count is exact: one token is a move
-    r = compare.diff(show(2, CFG_E, [("kv_cache_tokens", 398659, None)]), show(1, CFG_E, [("kv_cache_tokens", 398658, None)]))
+    r = compare.diff(
+        show(2, CFG_E, [("kv_cache_tokens", 398659, None)]), show(1, CFG_E, [("kv_cache_tokens", 398658, None)])
+    )
     assert by_key(r, "kv_cache_tokens")[0]["verdict"] == "drift"

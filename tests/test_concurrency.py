@@ -1,5 +1,6 @@
 """Several processes writing one database at once (a fleet of hooks, a watcher and a manual ingest):
 everything is stored, nothing twice, and no "database is locked" reaches anyone."""
+
 from __future__ import annotations
 
 import multiprocessing as mp
@@ -26,8 +27,7 @@ def url(request, tmp_path):
 def _run(url: str, jobs: list[tuple[str, list[int], int]]) -> dict[str, list[tuple[int, bool]]]:
     start = CTX.Barrier(len(jobs))
     results = CTX.Queue()
-    procs = [CTX.Process(target=save_worker, args=(url, tag, nums, batch, start, results))
-             for tag, nums, batch in jobs]
+    procs = [CTX.Process(target=save_worker, args=(url, tag, nums, batch, start, results)) for tag, nums, batch in jobs]
     for p in procs:
         p.start()
     got = [results.get(timeout=120) for _ in procs]

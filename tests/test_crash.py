@@ -1,5 +1,6 @@
 """kill -9 in the middle of a save: the database never holds a partial boot, and the next save
 of the same boots completes them (one transaction per save, read position included)."""
+
 from __future__ import annotations
 
 import multiprocessing as mp
@@ -35,9 +36,15 @@ def url(request, tmp_path):
 def _counts(engine) -> dict[int, tuple[int, int, int, int]]:
     """boot id -> (metrics, config, events, samples) rows stored for it."""
     ids = [r[0] for r in engine.rows("SELECT id FROM boots")]
-    per = [dict(engine.rows(f"SELECT boot_id, {n} FROM {t} GROUP BY boot_id"))
-           for t, n in (("metrics", "count(*)"), ("config", "count(*)"), ("events", "count(*)"),
-                        ("sample_chunks", "sum(n)"))]
+    per = [
+        dict(engine.rows(f"SELECT boot_id, {n} FROM {t} GROUP BY boot_id"))
+        for t, n in (
+            ("metrics", "count(*)"),
+            ("config", "count(*)"),
+            ("events", "count(*)"),
+            ("sample_chunks", "sum(n)"),
+        )
+    ]
     return {bid: tuple(int(p.get(bid, 0)) for p in per) for bid in ids}
 
 
@@ -51,8 +58,10 @@ def _settle(backend: str, url: str) -> None:
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            others = engine.one("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                                "AND pid <> pg_backend_pid() AND backend_type = 'client backend'")[0]
+            others = engine.one(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+            )[0]
             if not others:
                 return
             time.sleep(0.02)

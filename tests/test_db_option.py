@@ -1,4 +1,5 @@
 """`--db` after the subcommand (`bootlog diff --db X last prev`) means what it means before it."""
+
 from __future__ import annotations
 
 import json

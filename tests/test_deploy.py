@@ -1,6 +1,7 @@
 """bootlog.measure.deploy: redaction, the deploy context of real `podman inspect` / `docker inspect`
 output (tests/data/inspect, README there says how each was made), malformed input, the env file
 snapshot, deploy findings, and `inspect` against real podman (two images, so a digest changes)."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,15 @@ from pathlib import Path
 import pytest
 
 from bootlog.measure import deploy
-from bootlog.measure.deploy import (REDACTED, context_from_inspect, deploy_findings, env_file_snapshot,
-                            is_secret_name, redact, redact_args)
+from bootlog.measure.deploy import (
+    REDACTED,
+    context_from_inspect,
+    deploy_findings,
+    env_file_snapshot,
+    is_secret_name,
+    redact,
+    redact_args,
+)
 from bootlog.errors import BootlogError, PlanError, SourceError
 from podman_util import run_podman, IMAGE
 
@@ -31,48 +39,106 @@ def sample(name: str):
 
 # ------------------------------------------------------------------------------ redaction
 
-@pytest.mark.parametrize("name", [
-    "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "VLLM_API_KEY", "API_KEY",
-    "OPENAI_APIKEY", "PGPASSWORD", "DB_PASS", "MYSQL_ROOT_PASSWORD", "SSH_KEYS", "hfToken",
-    "apiKey", "client-secret", "GPG_PASSPHRASE", "api.key", "hf_token",
-])
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "HF_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "VLLM_API_KEY",
+        "API_KEY",
+        "OPENAI_APIKEY",
+        "PGPASSWORD",
+        "DB_PASS",
+        "MYSQL_ROOT_PASSWORD",
+        "SSH_KEYS",
+        "hfToken",
+        "apiKey",
+        "client-secret",
+        "GPG_PASSPHRASE",
+        "api.key",
+        "hf_token",
+    ],
+)
 def test_secret_names(name):
     assert is_secret_name(name)
 
 
-@pytest.mark.parametrize("name", [
-    "PATH", "KEYBOARD", "MAX_NUM_BATCHED_TOKENS", "FRANK_PRIMARY_KV_BYTES", "BYPASS",
-    "PASSTHROUGH", "SSL_KEYFILE", "GPU_MAX_HW_QUEUES", "FRANK_PRIMARY_MNBT", "HOSTNAME",
-    "TOKENIZERS_PARALLELISM", "PWD", "COMPASS_DIR", "container",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "PATH",
+        "KEYBOARD",
+        "MAX_NUM_BATCHED_TOKENS",
+        "FRANK_PRIMARY_KV_BYTES",
+        "BYPASS",
+        "PASSTHROUGH",
+        "SSL_KEYFILE",
+        "GPU_MAX_HW_QUEUES",
+        "FRANK_PRIMARY_MNBT",
+        "HOSTNAME",
+        "TOKENIZERS_PARALLELISM",
+        "PWD",
+        "COMPASS_DIR",
+        "container",
+    ],
+)
 def test_not_secret_names(name):
     assert not is_secret_name(name)
 
 
 def test_redact_keeps_names_and_plain_values():
     env = {"HF_TOKEN": "hf_FAKE", "FRANK_PRIMARY_UTIL": "0.982", "KEYBOARD": "us", "API_KEY": ""}
-    assert redact(env) == {"HF_TOKEN": REDACTED, "FRANK_PRIMARY_UTIL": "0.982", "KEYBOARD": "us",
-                           "API_KEY": REDACTED}
+    assert redact(env) == {"HF_TOKEN": REDACTED, "FRANK_PRIMARY_UTIL": "0.982", "KEYBOARD": "us", "API_KEY": REDACTED}
     assert env["HF_TOKEN"] == "hf_FAKE"  # a copy: the caller's dict is not touched
     assert redact({"DATABASE_URL": "postgres://bootlog:s3cr3t@db:5432/bootlog"}) == {
-        "DATABASE_URL": f"postgres://bootlog:{REDACTED}@db:5432/bootlog"}
+        "DATABASE_URL": f"postgres://bootlog:{REDACTED}@db:5432/bootlog"
+    }
     assert redact_args(["--db", "postgresql+psycopg://u:pw@h/d"]) == ["--db", f"postgresql+psycopg://u:{REDACTED}@h/d"]
 
 
 def test_redact_args_words_and_scripts():
-    argv = ["vllm", "serve", "/m", "--api-key", "sk-x", "--hf-token=hf_x", "--max-num-batched-tokens",
-            "2048", "-e", "HF_TOKEN=hf_y", "--ssl-keyfile", "/k.pem"]
-    assert redact_args(argv) == ["vllm", "serve", "/m", "--api-key", REDACTED, f"--hf-token={REDACTED}",
-                                 "--max-num-batched-tokens", "2048", "-e", f"HF_TOKEN={REDACTED}",
-                                 "--ssl-keyfile", "/k.pem"]
+    argv = [
+        "vllm",
+        "serve",
+        "/m",
+        "--api-key",
+        "sk-x",
+        "--hf-token=hf_x",
+        "--max-num-batched-tokens",
+        "2048",
+        "-e",
+        "HF_TOKEN=hf_y",
+        "--ssl-keyfile",
+        "/k.pem",
+    ]
+    assert redact_args(argv) == [
+        "vllm",
+        "serve",
+        "/m",
+        "--api-key",
+        REDACTED,
+        f"--hf-token={REDACTED}",
+        "--max-num-batched-tokens",
+        "2048",
+        "-e",
+        f"HF_TOKEN={REDACTED}",
+        "--ssl-keyfile",
+        "/k.pem",
+    ]
     script = "HF_TOKEN=hf_z VLLM_API_KEY='a b' exec vllm serve /m --api-key sk-z --port 7770 --api-key=sk-w"
-    assert redact_args(["/bin/sh", "-c", script]) == ["/bin/sh", "-c",
+    assert redact_args(["/bin/sh", "-c", script]) == [
+        "/bin/sh",
+        "-c",
         f"HF_TOKEN={REDACTED} VLLM_API_KEY={REDACTED} exec vllm serve /m --api-key {REDACTED} "
-        f"--port 7770 --api-key={REDACTED}"]
+        f"--port 7770 --api-key={REDACTED}",
+    ]
     assert redact_args(["--api-key", "--port", "1"]) == ["--api-key", "--port", "1"]  # no value to hide
 
 
 # ------------------------------------------------------------------------------ podman samples
+
 
 def test_podman_running_container():
     ctx = context_from_inspect(sample("podman-4.3.1-running"))
@@ -81,8 +147,11 @@ def test_podman_running_container():
     assert ctx["image_digest"] == "sha256:026227c6c1febff49151fc4c3d95b3f88145d56e07d8617196dddb4ba142e41e"
     assert ctx["image_id"] == "sha256:022716c507783b349dfc384031fc727add25a739c74b368ada9a423d36df4d41"
     # podman 4.3.1's Config.Entrypoint is the string "/bin/sh -c": Path + Args is the exact argv
-    assert ctx["command"] == ["/bin/sh", "-c",
-                              'echo "vllm serve /models/q --served-model-name frank-primary"; exec sleep 120']
+    assert ctx["command"] == [
+        "/bin/sh",
+        "-c",
+        'echo "vllm serve /models/q --served-model-name frank-primary"; exec sleep 120',
+    ]
     assert ctx["env"]["HF_TOKEN"] == REDACTED and ctx["env"]["AWS_SECRET_ACCESS_KEY"] == REDACTED
     assert ctx["env"]["GPU_MAX_HW_QUEUES"] == "2" and ctx["env"]["KEYBOARD"] == "us"
     assert "hf_FAKE" not in json.dumps(ctx)
@@ -112,12 +181,20 @@ def test_podman_killed_137_is_not_reported_oom():
 
 def test_podman_secret_command_line():
     ctx = context_from_inspect(sample("podman-4.3.1-secret-args"))
-    assert ctx["command"][-7:] == ["--served-model-name", "frank-primary", "--api-key", REDACTED,
-                                   f"--hf-token={REDACTED}", "--max-num-batched-tokens", "2048"]
+    assert ctx["command"][-7:] == [
+        "--served-model-name",
+        "frank-primary",
+        "--api-key",
+        REDACTED,
+        f"--hf-token={REDACTED}",
+        "--max-num-batched-tokens",
+        "2048",
+    ]
     assert "sk-FAKE" not in json.dumps(ctx) and "hf_FAKE" not in json.dumps(ctx)
 
 
 # ------------------------------------------------------------------------------ docker samples
+
 
 def test_docker_digest_comes_from_the_image_repo_digests():
     container, image = sample("docker-api-v1.24-container"), sample("docker-api-v1.24-image")[0]
@@ -135,22 +212,39 @@ def test_docker_prefers_the_repo_it_ran_from_and_a_digest_in_the_reference():
     container = sample("docker-api-v1.24-container")[0]
     image = {"RepoDigests": ["mirror.example/ubuntu@sha256:" + "1" * 64, "ubuntu@sha256:" + "2" * 64]}
     assert context_from_inspect(container, "docker", image)["image_digest"] == "sha256:" + "2" * 64
-    pinned = dict(container, Config=dict(container["Config"],
-                                         Image="docker.io/tcclaviger/vllm@sha256:da4029666668b90a0386c1ed23ea370c79916ad4e1a6ad1dd9db098b9fa069ea"))
+    pinned = dict(
+        container,
+        Config=dict(
+            container["Config"],
+            Image="docker.io/tcclaviger/vllm@sha256:da4029666668b90a0386c1ed23ea370c79916ad4e1a6ad1dd9db098b9fa069ea",
+        ),
+    )
     ctx = context_from_inspect(pinned, "docker")
     assert ctx["image_digest"] == "sha256:da4029666668b90a0386c1ed23ea370c79916ad4e1a6ad1dd9db098b9fa069ea"
 
 
 def test_entrypoint_and_cmd_when_there_is_no_path():
-    doc = {"Config": {"Entrypoint": ["python3", "-m", "vllm.entrypoints.openai.api_server"],
-                      "Cmd": ["--model", "/m", "--api-key", "sk-x"]}}
-    assert context_from_inspect(doc)["command"] == ["python3", "-m", "vllm.entrypoints.openai.api_server",
-                                                   "--model", "/m", "--api-key", REDACTED]
+    doc = {
+        "Config": {
+            "Entrypoint": ["python3", "-m", "vllm.entrypoints.openai.api_server"],
+            "Cmd": ["--model", "/m", "--api-key", "sk-x"],
+        }
+    }
+    assert context_from_inspect(doc)["command"] == [
+        "python3",
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        "/m",
+        "--api-key",
+        REDACTED,
+    ]
     doc = {"Config": {"Entrypoint": "/bin/sh -c", "Cmd": ["exec vllm serve"]}}  # podman's string
     assert context_from_inspect(doc)["command"] == ["/bin/sh", "-c", "exec vllm serve"]
 
 
 # ------------------------------------------------------------------------------ malformed input
+
 
 @pytest.mark.parametrize("doc", ["text", None, 7, [], [{}, {}], [[1]]])
 def test_not_one_object_is_one_line_source_error(doc):
@@ -160,10 +254,18 @@ def test_not_one_object_is_one_line_source_error(doc):
 
 
 def test_odd_typed_fields_are_tolerated():
-    doc = {"Id": 5, "Name": ["x"], "Image": {"a": 1}, "ImageDigest": "sha256:nothex", "ImageName": 3,
-           "Config": {"Env": "HF_TOKEN=x", "Entrypoint": 12, "Cmd": None, "Image": ["x"]},
-           "State": {"Running": "no", "ExitCode": "3", "StartedAt": "yesterday", "OOMKilled": 1},
-           "RestartCount": True, "Path": None, "Args": "x"}
+    doc = {
+        "Id": 5,
+        "Name": ["x"],
+        "Image": {"a": 1},
+        "ImageDigest": "sha256:nothex",
+        "ImageName": 3,
+        "Config": {"Env": "HF_TOKEN=x", "Entrypoint": 12, "Cmd": None, "Image": ["x"]},
+        "State": {"Running": "no", "ExitCode": "3", "StartedAt": "yesterday", "OOMKilled": 1},
+        "RestartCount": True,
+        "Path": None,
+        "Args": "x",
+    }
     ctx = context_from_inspect(doc)
     assert ctx["image"] is None and ctx["image_digest"] is None and ctx["image_id"] is None
     assert ctx["env"] == {} and ctx["command"] == [] and ctx["restart_count"] is None
@@ -173,17 +275,22 @@ def test_odd_typed_fields_are_tolerated():
 
 # ------------------------------------------------------------------------------ inspect() on a stand-in
 
+
 @pytest.fixture
 def fake_podman(tmp_path, monkeypatch):
     """A `podman` stand-in: fake_podman(stdout, code=0, stderr="", script=None)."""
+
     def make(stdout="", code=0, stderr="", script=None):
         (tmp_path / "out").write_text(stdout)
         (tmp_path / "err").write_text(stderr)
         path = tmp_path / "podman"
-        path.write_text("#!/bin/sh\n" + (script or f'/bin/cat "{tmp_path}/out"\n/bin/cat "{tmp_path}/err" >&2\nexit {code}\n'))
+        path.write_text(
+            "#!/bin/sh\n" + (script or f'/bin/cat "{tmp_path}/out"\n/bin/cat "{tmp_path}/err" >&2\nexit {code}\n')
+        )
         path.chmod(path.stat().st_mode | stat.S_IXUSR)
         monkeypatch.setenv("BOOTLOG_PODMAN", str(path))
         monkeypatch.setenv("BOOTLOG_PODMAN_ARGS", "")
+
     return make
 
 
@@ -192,14 +299,17 @@ def test_inspect_parses_the_engine_output(fake_podman):
     assert deploy.deploy_context("probe-serve")["image_digest"].startswith("sha256:0262")
 
 
-@pytest.mark.parametrize("stdout,code,stderr,message", [
-    ("[]", 125, "Error: inspecting object: no such container nope\n", "no such container: nope"),
-    ("[]", 0, "", "no such container: nope"),
-    ("{not json", 0, "", "podman inspect nope: output is not JSON"),
-    ('{"Id": "x"}', 0, "", "podman inspect nope: expected a list of one object, got an object"),
-    ('[1, 2]', 0, "", "podman inspect nope: expected a list of one object, got a list of 2"),
-    ("", 125, "Error: \x1b[31mstorage is locked\n", "podman inspect nope failed (exit 125)"),
-])
+@pytest.mark.parametrize(
+    "stdout,code,stderr,message",
+    [
+        ("[]", 125, "Error: inspecting object: no such container nope\n", "no such container: nope"),
+        ("[]", 0, "", "no such container: nope"),
+        ("{not json", 0, "", "podman inspect nope: output is not JSON"),
+        ('{"Id": "x"}', 0, "", "podman inspect nope: expected a list of one object, got an object"),
+        ("[1, 2]", 0, "", "podman inspect nope: expected a list of one object, got a list of 2"),
+        ("", 125, "Error: \x1b[31mstorage is locked\n", "podman inspect nope failed (exit 125)"),
+    ],
+)
 def test_inspect_failures_are_one_line(fake_podman, stdout, code, stderr, message):
     fake_podman(stdout, code, stderr)
     with pytest.raises(SourceError) as err:
@@ -226,22 +336,29 @@ def test_inspect_engine_not_installed(monkeypatch, tmp_path):
 
 # ------------------------------------------------------------------------------ env file
 
+
 def test_env_file_snapshot_uses_the_plan_reader_and_redacts(tmp_path):
     f = tmp_path / "frank-primary.env"
-    f.write_text("# frank-primary.env\n\n"
-                 "FRANK_PRIMARY_IMAGE=docker.io/tcclaviger/vllm@sha256:da4029666668b90a0386c1ed23ea370c79916ad4e1a6ad1dd9db098b9fa069ea\n"
-                 "export FRANK_PRIMARY_UTIL=0.982\n"
-                 "FRANK_PRIMARY_CUDAGRAPH_BASE_MB=0\n"
-                 "FRANK_PRIMARY_SPEC=\n"
-                 "FRANK_PRIMARY_CHAT_TEMPLATE_KWARGS='{\"enable_thinking\": true, \"preserve_thinking\": true}'\n"
-                 'FRANK_PRIMARY_LEGACY_CONTAINERS="frank-primary-r9v qwen-fp8"\n'
-                 "HF_TOKEN=hf_FAKE_value\n")
+    f.write_text(
+        "# frank-primary.env\n\n"
+        "FRANK_PRIMARY_IMAGE=docker.io/tcclaviger/vllm@sha256:da4029666668b90a0386c1ed23ea370c79916ad4e1a6ad1dd9db098b9fa069ea\n"
+        "export FRANK_PRIMARY_UTIL=0.982\n"
+        "FRANK_PRIMARY_CUDAGRAPH_BASE_MB=0\n"
+        "FRANK_PRIMARY_SPEC=\n"
+        'FRANK_PRIMARY_CHAT_TEMPLATE_KWARGS=\'{"enable_thinking": true, "preserve_thinking": true}\'\n'
+        'FRANK_PRIMARY_LEGACY_CONTAINERS="frank-primary-r9v qwen-fp8"\n'
+        "HF_TOKEN=hf_FAKE_value\n"
+    )
     snap = env_file_snapshot(f)
     assert snap == {
         "FRANK_PRIMARY_IMAGE": "docker.io/tcclaviger/vllm@sha256:da4029666668b90a0386c1ed23ea370c79916ad4e1a6ad1dd9db098b9fa069ea",
-        "FRANK_PRIMARY_UTIL": "0.982", "FRANK_PRIMARY_CUDAGRAPH_BASE_MB": "0", "FRANK_PRIMARY_SPEC": "",
+        "FRANK_PRIMARY_UTIL": "0.982",
+        "FRANK_PRIMARY_CUDAGRAPH_BASE_MB": "0",
+        "FRANK_PRIMARY_SPEC": "",
         "FRANK_PRIMARY_CHAT_TEMPLATE_KWARGS": '{"enable_thinking": true, "preserve_thinking": true}',
-        "FRANK_PRIMARY_LEGACY_CONTAINERS": "frank-primary-r9v qwen-fp8", "HF_TOKEN": REDACTED}
+        "FRANK_PRIMARY_LEGACY_CONTAINERS": "frank-primary-r9v qwen-fp8",
+        "HF_TOKEN": REDACTED,
+    }
 
 
 def test_env_file_errors_are_the_plan_reader_s_one_line(tmp_path):
@@ -254,6 +371,7 @@ def test_env_file_errors_are_the_plan_reader_s_one_line(tmp_path):
 
 
 # ------------------------------------------------------------------------------ findings
+
 
 def test_findings_shape_and_order():
     old = context_from_inspect(sample("podman-4.3.1-running"))
@@ -268,16 +386,23 @@ def test_findings_shape_and_order():
     assert keys[:3] == ["image_digest", "image", "command"]  # image_id only repeats the digest here
     env_keys = [k for k in keys if k.startswith("env.")]
     assert env_keys == sorted(env_keys) and "env.HOSTNAME" not in keys  # the engine's, per container
-    assert keys[-4:] == ["env_file.FRANK_PRIMARY_CUDAGRAPH_BASE_MB", "env_file.FRANK_PRIMARY_UTIL",
-                         "env_file.NEW", "env_file.OLD"]
+    assert keys[-4:] == [
+        "env_file.FRANK_PRIMARY_CUDAGRAPH_BASE_MB",
+        "env_file.FRANK_PRIMARY_UTIL",
+        "env_file.NEW",
+        "env_file.OLD",
+    ]
     by = {f["key"]: f for f in got}
     assert by["image_digest"]["verdict"] == "changed"
     assert by["image_digest"]["old"].startswith("sha256:0262") and by["image_digest"]["new"].startswith("sha256:6628")
     assert by["env.VLLM_API_KEY"]["verdict"] == "new" and by["env.VLLM_API_KEY"]["new"] == REDACTED
     assert by["env.HF_TOKEN"]["verdict"] == "gone"
     assert by["env.GPU_MAX_HW_QUEUES"]["verdict"] == "same"
-    assert (by["env_file.FRANK_PRIMARY_CUDAGRAPH_BASE_MB"]["old"], by["env_file.FRANK_PRIMARY_CUDAGRAPH_BASE_MB"]["new"],
-            by["env_file.FRANK_PRIMARY_CUDAGRAPH_BASE_MB"]["verdict"]) == ("256", "0", "changed")
+    assert (
+        by["env_file.FRANK_PRIMARY_CUDAGRAPH_BASE_MB"]["old"],
+        by["env_file.FRANK_PRIMARY_CUDAGRAPH_BASE_MB"]["new"],
+        by["env_file.FRANK_PRIMARY_CUDAGRAPH_BASE_MB"]["verdict"],
+    ) == ("256", "0", "changed")
     assert "restart_count" not in by and "exit_code" not in by  # outcomes, not causes
     json.dumps(got)
 
@@ -298,18 +423,41 @@ def test_image_id_speaks_only_when_no_digest_is_known():
 
 # ------------------------------------------------------------------------------ real podman
 
+
 def test_real_podman_two_images_digest_diffed(podman_ready):
     tag = uuid.uuid4().hex[:8]
     names = [f"bootlog-deploy-{tag}-a", f"bootlog-deploy-{tag}-b", f"bootlog-deploy-{tag}-w"]
     image_b = f"localhost/bootlog-deploy-{tag}:two"
     try:
-        run_podman("run", "--name", names[0], "--network=none", "-e", "HF_TOKEN=hf_FAKE_a",
-                   "-e", "FRANK_PRIMARY_UTIL=0.982", IMAGE, "/bin/echo", "a")
+        run_podman(
+            "run",
+            "--name",
+            names[0],
+            "--network=none",
+            "-e",
+            "HF_TOKEN=hf_FAKE_a",
+            "-e",
+            "FRANK_PRIMARY_UTIL=0.982",
+            IMAGE,
+            "/bin/echo",
+            "a",
+        )
         # a second image with other bytes: a container's layer committed on top
         run_podman("run", "--name", names[2], "--network=none", IMAGE, "/bin/sh", "-c", "echo x > /tmp/marker")
         run_podman("commit", "-q", names[2], image_b)
-        run_podman("run", "--name", names[1], "--network=none", "-e", "HF_TOKEN=hf_FAKE_b",
-                   "-e", "FRANK_PRIMARY_UTIL=0.98", image_b, "/bin/echo", "b")
+        run_podman(
+            "run",
+            "--name",
+            names[1],
+            "--network=none",
+            "-e",
+            "HF_TOKEN=hf_FAKE_b",
+            "-e",
+            "FRANK_PRIMARY_UTIL=0.98",
+            image_b,
+            "/bin/echo",
+            "b",
+        )
         a, b = deploy.deploy_context(names[0], timeout=30), deploy.deploy_context(names[1], timeout=30)
     finally:
         for n in names:
@@ -368,10 +516,16 @@ def test_diff_names_a_gone_cache_mount_as_the_cause_of_a_cold_compile():
 
     with tempfile.TemporaryDirectory() as d:
         store = open_store(f"{d}/m.db")
-        cold, warm = (show_boot(store, b.id) for b in ingest(store, str(FIXTURES / "seed" / "10-cold-vs-warm-compile.log")))
+        cold, warm = (
+            show_boot(store, b.id) for b in ingest(store, str(FIXTURES / "seed" / "10-cold-vs-warm-compile.log"))
+        )
     ctx = {"image": IMAGE, "image_digest": "sha256:" + "1" * 64, "command": ["vllm", "serve"], "env": {}}
-    warm["deploy"] = {**ctx, "mounts": [{"destination": "/root/.cache", "source": "/home/dank/.cache/frank-primary",
-                                         "type": "bind", "rw": True}]}
+    warm["deploy"] = {
+        **ctx,
+        "mounts": [
+            {"destination": "/root/.cache", "source": "/home/dank/.cache/frank-primary", "type": "bind", "rw": True}
+        ],
+    }
     cold["deploy"] = {**ctx, "mounts": []}
     r = compare.diff(cold, warm)  # (the cold boot as the newer one)
     (mount,) = [f for f in r["findings"] if f["key"] == "mount./root/.cache"]

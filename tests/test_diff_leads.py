@@ -1,6 +1,7 @@
 """`bootlog diff` leads with what changed (issue 32): changes, drift, new/gone and config rows;
 the unchanged rows and those without enough history only with --all, counted in the summary
 either way; --json keeps every row (the contract's shape)."""
+
 from __future__ import annotations
 
 import json

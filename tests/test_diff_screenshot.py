@@ -6,6 +6,7 @@ drawn by headless Chromium as a terminal window (monospace, dark, long lines wra
 terminal's 132 columns); its PNG carries the SHA-256 of the text it shows (a tEXt chunk), so a
 picture of older output fails here too.  BOOTLOG_WRITE_DOCS=1 writes both files anew.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,8 +37,15 @@ def _pty(args: list[str], env: dict) -> str:
     import pty
 
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "bootlog.cli", *args], stdin=slave, stdout=slave,
-                            stderr=slave, close_fds=True, env=env, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bootlog.cli", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        close_fds=True,
+        env=env,
+        cwd=ROOT,
+    )
     os.close(slave)
     got = b""
     while True:
@@ -71,11 +79,13 @@ def page(text: str) -> str:
     for line in text.splitlines():
         cls = ' class="prompt"' if line.startswith("$ ") else ""
         rows.append(f"<span{cls}>{html.escape(line)}</span>")
-    return ("<!doctype html><meta charset=utf-8><style>"
-            "body{margin:0;background:#1e1e1e}"
-            "pre{margin:0;padding:14px 16px;color:#d4d4d4;font:14px/1.35 'DejaVu Sans Mono',monospace;"
-            f"white-space:pre-wrap;word-break:break-all;width:{COLUMNS}ch}}"
-            ".prompt{color:#8ae234;font-weight:bold}</style><pre>" + "\n".join(rows) + "</pre>")
+    return (
+        "<!doctype html><meta charset=utf-8><style>"
+        "body{margin:0;background:#1e1e1e}"
+        "pre{margin:0;padding:14px 16px;color:#d4d4d4;font:14px/1.35 'DejaVu Sans Mono',monospace;"
+        f"white-space:pre-wrap;word-break:break-all;width:{COLUMNS}ch}}"
+        ".prompt{color:#8ae234;font-weight:bold}</style><pre>" + "\n".join(rows) + "</pre>"
+    )
 
 
 def with_text_hash(png: bytes, text: str) -> bytes:
@@ -89,10 +99,10 @@ def with_text_hash(png: bytes, text: str) -> bytes:
 def text_hash(png: bytes) -> str | None:
     i = 8
     while i < len(png):
-        n, kind = struct.unpack(">I4s", png[i:i + 8])
-        body = png[i + 8:i + 8 + n]
+        n, kind = struct.unpack(">I4s", png[i : i + 8])
+        body = png[i + 8 : i + 8 + n]
         if kind == b"tEXt" and body.startswith(KEY + b"\0"):
-            return body[len(KEY) + 1:].decode()
+            return body[len(KEY) + 1 :].decode()
         i += 12 + n
     return None
 
@@ -113,14 +123,27 @@ def test_the_screenshot_shows_that_text(session, tmp_path):
         (tmp_path / "diff.html").write_text(page(session), encoding="utf-8")
         lines = sum(1 + len(ln) // COLUMNS for ln in session.splitlines())
         size = (1180, int(lines * 14 * 1.35) + 40)
-        done = subprocess.run([exe, "--headless", "--disable-gpu", "--no-sandbox", f"--user-data-dir={tmp_path / 'p'}",
-                               f"--window-size={size[0]},{size[1]}", "--hide-scrollbars",
-                               f"--screenshot={tmp_path / 'diff.png'}", (tmp_path / "diff.html").as_uri()],
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [
+                exe,
+                "--headless",
+                "--disable-gpu",
+                "--no-sandbox",
+                f"--user-data-dir={tmp_path / 'p'}",
+                f"--window-size={size[0]},{size[1]}",
+                "--hide-scrollbars",
+                f"--screenshot={tmp_path / 'diff.png'}",
+                (tmp_path / "diff.html").as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         shot.write_bytes(with_text_hash((tmp_path / "diff.png").read_bytes(), session))
     data = shot.read_bytes()
     width, height = png_size(data)
     assert width >= 1000 and height >= 400 and len(data) > 20_000  # (a blank window compresses to a few KiB)
-    assert text_hash(data) == hashlib.sha256(session.encode()).hexdigest(), \
+    assert text_hash(data) == hashlib.sha256(session.encode()).hexdigest(), (
         "docs/diff.png shows older output: BOOTLOG_WRITE_DOCS=1 pytest tests/test_diff_screenshot.py"
+    )

@@ -1,6 +1,7 @@
 """docs/ names everything the code has: every command and option in docs/cli.md, every figure,
 event kind and timeline phase bootlog can store in docs/figures.md (as sqlite-utils' test_docs
 does).  The names come from the code itself, never from a copied list."""
+
 from __future__ import annotations
 
 import re
@@ -47,7 +48,7 @@ def _section(path: str) -> str:
     head = re.search(rf"^### `bootlog {re.escape(top)}\b.*$", CLI_MD, re.M)
     assert head, f"docs/cli.md has no '### `bootlog {top} …`' heading"
     end = CLI_MD.find("\n### ", head.end())
-    return CLI_MD[head.start(): end if end != -1 else len(CLI_MD)]
+    return CLI_MD[head.start() : end if end != -1 else len(CLI_MD)]
 
 
 def test_the_walk_finds_every_command():
@@ -65,8 +66,9 @@ def test_every_command_and_option_is_in_cli_md(path, cmd):
         if not isinstance(param, click.Option) or "--help" in param.opts or param.name == "sub_db":
             continue
         for opt in param.opts + param.secondary_opts:
-            assert re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", section), \
+            assert re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", section), (
                 f"docs/cli.md: `bootlog {path}` does not mention {opt}"
+            )
 
 
 def test_the_root_options_are_in_cli_md():
@@ -117,8 +119,9 @@ def test_the_json_shapes_are_those_cli_md_shows(tmp_path):
         return json.loads(res.output)
 
     seed = ROOT / "fixtures" / "logs" / "seed"
-    ingested = js("ingest", "--json", str(seed / "01-shape-d-fp8-200704x3.log"),
-                  str(seed / "02-shape-e-precise-memory.log"))
+    ingested = js(
+        "ingest", "--json", str(seed / "01-shape-d-fp8-200704x3.log"), str(seed / "02-shape-e-precise-memory.log")
+    )
     boot = js("list", "--json")[0]
     fields = FIGURES_MD.split("## Boot fields", 1)[1].split("\n## ", 1)[0]
     # (id, container, host and source are the store's, described with the boot object in cli.md)
@@ -126,9 +129,20 @@ def test_the_json_shapes_are_those_cli_md_shows(tmp_path):
         assert f"`{key}`" in fields, key
     shown, diffed = js("show", "--json"), js("diff", "--json")
     checked = js("check", "last", "--plan", str(ROOT / "fixtures" / "plans" / "frank-primary.toml"), "--json")
-    keys = {*ingested[0], *boot, *shown, *shown["metrics"][0], *shown["events"][0], *shown["runtime"],
-            *shown["timeline"][0], *diffed, *diffed["summary"], *diffed["findings"][0], *checked,
-            *(k for f in checked["findings"] for k in f)}
+    keys = {
+        *ingested[0],
+        *boot,
+        *shown,
+        *shown["metrics"][0],
+        *shown["events"][0],
+        *shown["runtime"],
+        *shown["timeline"][0],
+        *diffed,
+        *diffed["summary"],
+        *diffed["findings"][0],
+        *checked,
+        *(k for f in checked["findings"] for k in f),
+    }
     for key in keys:
         assert f'"{key}"' in CLI_MD, f"docs/cli.md's JSON shapes lack {key!r}"
 

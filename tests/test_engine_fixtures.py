@@ -1,6 +1,7 @@
 """The verdicts on what the real engine printed (fixtures/logs/engine: captures of vLLM 0.32 and
 0.28 on CPU, see its README), in seconds: what the engine tier proves against live servers, kept
 in the ordinary suite.  Expected values are read off the logs by eye (line numbers in comments)."""
+
 from __future__ import annotations
 
 import json
@@ -66,11 +67,13 @@ def test_the_same_boot_read_again_after_its_engine_died_fails_diff_and_check(tmp
 def auto_sized(kv_gib: str, non_kv_gib: str, tokens: str) -> bytes:
     """e11 (a KV pool the engine sized itself, line 51-52) with other measured figures, as the
     next boot of the same container prints them."""
-    return (PODMAN_AUTO.read_bytes()
-            .replace(b"Auto set (5.21/23.54) GiB", b"Auto set (" + kv_gib.encode() + b"/23.54) GiB")
-            .replace(b"0.67 GiB memory was consumed", non_kv_gib.encode() + b" GiB memory was consumed")
-            .replace(b"CPU KV cache size: 10,928,640 tokens", b"CPU KV cache size: " + tokens.encode() + b" tokens")
-            .replace(b"2026-12-06T03:0", b"2026-12-06T04:0"))
+    return (
+        PODMAN_AUTO.read_bytes()
+        .replace(b"Auto set (5.21/23.54) GiB", b"Auto set (" + kv_gib.encode() + b"/23.54) GiB")
+        .replace(b"0.67 GiB memory was consumed", non_kv_gib.encode() + b" GiB memory was consumed")
+        .replace(b"CPU KV cache size: 10,928,640 tokens", b"CPU KV cache size: " + tokens.encode() + b" tokens")
+        .replace(b"2026-12-06T03:0", b"2026-12-06T04:0")
+    )
 
 
 def test_a_measured_kv_pool_moves_with_the_memory_it_was_measured_from(tmp_path):

@@ -1,4 +1,5 @@
 """explain: every figure traced to its line and catalogue entry; unread marker lines reported."""
+
 from __future__ import annotations
 
 import json
@@ -90,8 +91,9 @@ def test_cli_explain_stored_ref_shows_pattern_column(log, db_path):
     assert res.exit_code == 0, res.output
     (boot,) = json.loads(res.output)["boots"]
     in_memory = explain_log(log)["boots"][0]["figures"]
-    assert [(f["name"], f["pattern"], f["line"]) for f in boot["figures"]] == \
-        [(f["name"], f["pattern"], f["line"]) for f in in_memory]
+    assert [(f["name"], f["pattern"], f["line"]) for f in boot["figures"]] == [
+        (f["name"], f["pattern"], f["line"]) for f in in_memory
+    ]
 
 
 @pytest.mark.parametrize("path", GOLDEN, ids=[p.name for p in GOLDEN])
@@ -116,8 +118,7 @@ samples = [{ line = "KV cache pool holds 433,456 tokens", value = 433456 }]
 """)
     log = tmp_path / "vllm.log"
     log.write_bytes(LOG.encode())
-    res = CliRunner().invoke(cli, ["explain", str(log), "--plan", str(plan_file), "--json"],
-                             catch_exceptions=False)
+    res = CliRunner().invoke(cli, ["explain", str(log), "--plan", str(plan_file), "--json"], catch_exceptions=False)
     data = json.loads(res.output)
     (fig,) = [f for f in data["boots"][0]["figures"] if f["name"] == "kv_pool_tokens"]
     assert (fig["value"], fig["line"], fig["pattern"]) == (433456, 11, "user:kv_pool_tokens")
@@ -135,8 +136,9 @@ def test_a_reworded_line_is_found_by_the_catalogue_words(tmp_path):
     the catalogue's entries it resembles; nothing hand-kept names it."""
     lines = LOG.splitlines()
     lines[4] = lines[4].replace("Loading weights took 1.88 seconds", "Weights loading finished in 1.88 seconds")
-    lines[7] = lines[7].replace("Compiling a graph for dynamic shape takes 27.35 s",
-                                "Graph compiling for dynamic shape done in 27.35 s")
+    lines[7] = lines[7].replace(
+        "Compiling a graph for dynamic shape takes 27.35 s", "Graph compiling for dynamic shape done in 27.35 s"
+    )
     p = tmp_path / "future.log"
     p.write_text("\n".join(lines) + "\n")
     unread = {u["line"]: u["marker"] for u in explain_log(p)["unmatched"]}

@@ -1,5 +1,6 @@
 """`bootlog export --format openmetrics [FILE]` and `bootlog hook --openmetrics FILE` on stored
 seed boots, read back with the Prometheus client library's own OpenMetrics parser."""
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,6 @@
 """The one list of figures (bootlog/figures.py) against what reads and shows them: the catalogue's
 samples, the timeline's phases, the engine captures' stored figures."""
+
 from __future__ import annotations
 
 from bootlog.figures import BY_NAME, FIGURES, KINDS, names

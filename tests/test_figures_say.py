@@ -1,5 +1,6 @@
 """Figures say what they are: kv_margin_tokens leads with the full-length requests its KV cache
 holds; kv_bytes_per_token says which bytes it divides (the asked kv_cache_memory_bytes)."""
+
 from __future__ import annotations
 
 import ast
@@ -12,8 +13,11 @@ from bootlog.cli import cli
 from paths import FIXTURES
 
 SEED = FIXTURES / "seed"
-SHAPE_D, SHAPE_F, SHAPE_G = (SEED / "01-shape-d-fp8-200704x3.log", SEED / "03-shape-f-mnbt2048-graph-pinned.log",
-                             SEED / "04-shape-g-kv-400700-no-prefix-cache.log")
+SHAPE_D, SHAPE_F, SHAPE_G = (
+    SEED / "01-shape-d-fp8-200704x3.log",
+    SEED / "03-shape-f-mnbt2048-graph-pinned.log",
+    SEED / "04-shape-g-kv-400700-no-prefix-cache.log",
+)
 ENGINE = FIXTURES / "engine" / "e01-v0.32.0-cpu-cold-requests-sigterm.log"  # a real vLLM 0.32 on CPU
 
 
@@ -42,8 +46,10 @@ def test_kv_margin_leads_with_the_full_length_requests_resident(tmp_path):
 
     show = run(db, "show", "2").stdout.splitlines()
     line = next(ln for ln in show if ln.startswith("  kv_margin_tokens "))
-    assert line.split(None, 1)[1] == (f"full-length requests resident: {held} of 3 slots  ({margin:,} tokens: "
-                                      "KV tokens − max_num_seqs × max_model_len)")
+    assert line.split(None, 1)[1] == (
+        f"full-length requests resident: {held} of 3 slots  ({margin:,} tokens: "
+        "KV tokens − max_num_seqs × max_model_len)"
+    )
     # the JSON figure stays the contract's number; the diff's why, its Markdown and its text lead with
     # what it means
     fig = {m["name"]: m["value"] for m in json.loads(run(db, "show", "2", "--json").stdout)["metrics"]}
@@ -52,8 +58,11 @@ def test_kv_margin_leads_with_the_full_length_requests_resident(tmp_path):
     (row,) = [r for r in json.loads(res.stdout)["findings"] if r["key"] == "kv_margin_tokens"]
     assert row["why"].startswith(f"full-length requests resident: {held_before} → {held} of 3 slots; explained by ")
     text = next(ln for ln in run(db, "diff", "2", "1").stdout.splitlines() if "kv_margin_tokens" in ln)
-    assert re.fullmatch(rf"  ~ kv_margin_tokens +full-length requests resident: {held_before} → {held} of 3 slots"
-                        rf"  \(-203,454 → {margin:,} tokens, \+2,750, \+1\.35%\)  explained by a change of .*", text)
+    assert re.fullmatch(
+        rf"  ~ kv_margin_tokens +full-length requests resident: {held_before} → {held} of 3 slots"
+        rf"  \(-203,454 → {margin:,} tokens, \+2,750, \+1\.35%\)  explained by a change of .*",
+        text,
+    )
     md = next(ln for ln in run(db, "diff", "2", "1", "--markdown").stdout.splitlines() if "kv_margin_tokens" in ln)
     assert f"| full-length requests resident: {held_before} → {held} of 3 slots; explained by" in md
 
@@ -71,9 +80,11 @@ def test_kv_bytes_per_token_says_it_divides_the_asked_bytes(tmp_path):
     assert fig["kv_bytes_per_token"] == asked / d["kv"]
     assert round(fig["kv_bytes_per_token"], 1) == 7901.5
     line = next(ln for ln in run(db, "show", "1").stdout.splitlines() if ln.startswith("  kv_bytes_per_token "))
-    assert line.split(None, 1)[1] == ('7,902 B/token  (asked bytes: kv_cache_memory_bytes 3,150,000,000 ÷ 398,658 KV '
-                                      'tokens; the log\'s "reserved 2.93 GiB" is this ask, rounded; the block-aligned '
-                                      'bytes the engine allocated are not printed)')
+    assert line.split(None, 1)[1] == (
+        "7,902 B/token  (asked bytes: kv_cache_memory_bytes 3,150,000,000 ÷ 398,658 KV "
+        'tokens; the log\'s "reserved 2.93 GiB" is this ask, rounded; the block-aligned '
+        "bytes the engine allocated are not printed)"
+    )
 
 
 def test_the_real_engines_bytes_per_token_is_its_models_kv_geometry(tmp_path):
@@ -86,5 +97,7 @@ def test_the_real_engines_bytes_per_token_is_its_models_kv_geometry(tmp_path):
     assert e["kv_cache_memory_bytes"] / e["kv"] == 2 * 2 * 2 * 32 * 2
     line = next(ln for ln in run(db, "show", "1").stdout.splitlines() if ln.startswith("  kv_bytes_per_token "))
     # (the CPU backend prints no "reserved" line: nothing to say about one)
-    assert line.split(None, 1)[1] == ("512 B/token  (asked bytes: kv_cache_memory_bytes 67,108,864 ÷ 131,072 KV "
-                                      "tokens; the block-aligned bytes the engine allocated are not printed)")
+    assert line.split(None, 1)[1] == (
+        "512 B/token  (asked bytes: kv_cache_memory_bytes 67,108,864 ÷ 131,072 KV "
+        "tokens; the block-aligned bytes the engine allocated are not printed)"
+    )

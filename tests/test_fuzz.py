@@ -1,4 +1,5 @@
 """Fuzzing: random bytes and mutated real logs never make bootlog raise or corrupt its database."""
+
 from __future__ import annotations
 
 import tempfile
@@ -13,8 +14,15 @@ from bootlog.records import Record
 from bootlog.parse.vline import parse_line
 from paths import FIXTURES
 
-REAL = [FIXTURES / n for n in ("014-v0.10.2-nohup-multiboot.log", "005-v0.8.4-v1-tp2.log",
-                               "022-v0.13.0-oom-engine-failed.log", "057-rocm-rdna4-gfx12-tp2-v0.22.69-fork-boot.log")]
+REAL = [
+    FIXTURES / n
+    for n in (
+        "014-v0.10.2-nohup-multiboot.log",
+        "005-v0.8.4-v1-tp2.log",
+        "022-v0.13.0-oom-engine-failed.log",
+        "057-rocm-rdna4-gfx12-tp2-v0.22.69-fork-boot.log",
+    )
+]
 SEED = sorted((FIXTURES / "seed").glob("*.log"))[:2]
 LOGS = [p.read_bytes() for p in REAL + SEED if p.exists()]
 
@@ -22,7 +30,7 @@ FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 
 
 def chunked(data: bytes, size: int):
-    return [data[i:i + size] for i in range(0, len(data), size)] or [b""]
+    return [data[i : i + size] for i in range(0, len(data), size)] or [b""]
 
 
 @FAST
@@ -48,21 +56,23 @@ def mutate(data: bytes, ops: list[tuple[int, int, int]]) -> bytes:
         if not buf:
             break
         i, j = sorted((a % len(buf), b % len(buf)))
-        if op == 0:      # cut a span out
+        if op == 0:  # cut a span out
             del buf[i:j]
-        elif op == 1:    # flip bits of a few bytes
+        elif op == 1:  # flip bits of a few bytes
             for k in range(i, min(j, i + 8)):
                 buf[k] ^= 0xA5
-        elif op == 2:    # duplicate a span (duplicated lines, repeated boots)
+        elif op == 2:  # duplicate a span (duplicated lines, repeated boots)
             buf[j:j] = buf[i:j][:5000]
-        else:            # splice in garbage
+        else:  # splice in garbage
             buf[i:i] = bytes((k * 37 + a) & 0xFF for k in range(b % 300))
     return bytes(buf)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(min_value=0, max_value=len(LOGS) - 1),
-       st.lists(st.tuples(st.integers(0, 3), st.integers(0, 10**7), st.integers(0, 10**7)), max_size=6))
+@given(
+    st.integers(min_value=0, max_value=len(LOGS) - 1),
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 10**7), st.integers(0, 10**7)), max_size=6),
+)
 def test_parse_survives_mutated_real_logs(which, ops):
     data = mutate(LOGS[which], ops)
     boots = parse(records(chunked(data, 4096)))
@@ -73,8 +83,10 @@ def test_parse_survives_mutated_real_logs(which, ops):
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(min_value=0, max_value=len(LOGS) - 1),
-       st.lists(st.tuples(st.integers(0, 3), st.integers(0, 10**7), st.integers(0, 10**7)), max_size=4))
+@given(
+    st.integers(min_value=0, max_value=len(LOGS) - 1),
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 10**7), st.integers(0, 10**7)), max_size=4),
+)
 def test_whole_ingest_of_mutated_logs_keeps_database_consistent(which, ops):
     from bootlog.run.ingest import ingest
     from bootlog.store.db import open_store
@@ -90,7 +102,7 @@ def test_whole_ingest_of_mutated_logs_keeps_database_consistent(which, ops):
             again = ingest(engine, str(log))
         except BootlogError:
             return  # a clear, typed error is an acceptable answer to garbage
-        assert not any(r.created for r in again)           # idempotent even on garbage
+        assert not any(r.created for r in again)  # idempotent even on garbage
         stored = list_boots(engine)
         assert len(stored) == len({r.id for r in first})
         for b in stored:

@@ -4,6 +4,7 @@ Boots are aligned and keys compared exactly as /work/shared/tools/score-corpus.p
 multisets, numbers with isclose, config values through the same num() coercion), but on the Boot
 objects parse() returns instead of through the CLI and a database.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,18 +26,46 @@ from bootlog.read.sources import open_source
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 # (synthetic/: cases no real log shows, built by its synth.py from corpus lines and documented wordings)
 # engine/: logs the real-engine tier captured (tests/engine), labelled by hand the same way
-FIXTURES = sorted(p for p in [*LOGS.glob("*.log"), *(LOGS / "synthetic").glob("*.log"), *(LOGS / "engine").glob("*.log")]
-                  if p.with_name(p.name[:-4] + ".expected.json").exists())
+FIXTURES = sorted(
+    p
+    for p in [*LOGS.glob("*.log"), *(LOGS / "synthetic").glob("*.log"), *(LOGS / "engine").glob("*.log")]
+    if p.with_name(p.name[:-4] + ".expected.json").exists()
+)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
-CONFIG_KEYS = {"model", "tensor_parallel_size", "max_model_len", "max_num_seqs", "max_num_batched_tokens",
-               "gpu_memory_utilization", "kv_cache_dtype", "enable_prefix_caching", "enforce_eager"}
+CONFIG_KEYS = {
+    "model",
+    "tensor_parallel_size",
+    "max_model_len",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "gpu_memory_utilization",
+    "kv_cache_dtype",
+    "enable_prefix_caching",
+    "enforce_eager",
+}
 BOOT_KEYS = {"vllm_version", "engine"}
-METRIC_KEYS = {"kv_cache_tokens", "max_concurrency", "max_concurrency_request_tokens", "kv_cache_available_gib",
-               "num_gpu_blocks", "num_cpu_blocks", "model_load_gib", "model_load_s", "weights_load_s",
-               "memory_profiling_s", "graph_capture_s", "graph_capture_gib", "torch_compile_s",
-               "dynamo_transform_s", "compile_graph_s", "compile_cache_load_s", "init_engine_s",
-               "init_engine_compile_s", "cudagraph_estimate_gib"}
+METRIC_KEYS = {
+    "kv_cache_tokens",
+    "max_concurrency",
+    "max_concurrency_request_tokens",
+    "kv_cache_available_gib",
+    "num_gpu_blocks",
+    "num_cpu_blocks",
+    "model_load_gib",
+    "model_load_s",
+    "weights_load_s",
+    "memory_profiling_s",
+    "graph_capture_s",
+    "graph_capture_gib",
+    "torch_compile_s",
+    "dynamo_transform_s",
+    "compile_graph_s",
+    "compile_cache_load_s",
+    "init_engine_s",
+    "init_engine_compile_s",
+    "cudagraph_estimate_gib",
+}
 # figures the corpus does not label (newer wordings): scored where a label gives them, and held
 # to "nothing invented" on the engine tier's own captures
 EXTRA_METRIC_KEYS = {"model_init_s", "compile_warmup_s", "non_kv_memory_gib"}
@@ -52,8 +81,10 @@ def read_records(path: Path) -> list[Record]:
     data = path.read_bytes().split(b"\n")
     if data and data[-1] == b"":
         data.pop()
-    return [Record(lineno=i, text=ANSI.sub("", raw.replace(b"\0", b"").decode("utf-8", "replace")).rstrip("\r\n"))
-            for i, raw in enumerate(data, 1)]
+    return [
+        Record(lineno=i, text=ANSI.sub("", raw.replace(b"\0", b"").decode("utf-8", "replace")).rstrip("\r\n"))
+        for i, raw in enumerate(data, 1)
+    ]
 
 
 def ingested(path: Path, engine: str, monkeypatch) -> list[Boot]:
@@ -146,8 +177,10 @@ def check_key(k: str, v, b: Boot) -> bool | None:
     if k == "compile_cache_miss":
         return sum(e.kind == k for e in b.events) == v
     if k == "fault_events":  # what a diff counts: nothing the engine printed while being stopped
-        return sum(e.kind not in ("warning", "compile_cache_miss") and not e.detail.get("after_stop")
-                   for e in b.events) == v
+        return (
+            sum(e.kind not in ("warning", "compile_cache_miss") and not e.detail.get("after_stop") for e in b.events)
+            == v
+        )
     if k == "metrics_lines":
         return same(v, len(b.samples))
     if k == "last_prefix_cache_hit_rate":
@@ -195,7 +228,7 @@ def test_golden(log: Path, engine: str, monkeypatch) -> None:
 @pytest.mark.parametrize("log", FIXTURES, ids=[p.stem for p in FIXTURES])
 def test_candidate_lines_give_the_boots_of_every_line(log: Path, monkeypatch) -> None:
     recs, n = read_records(log), None
-    if envelope.detect(log.read_bytes()[:envelope.HEAD_BYTES]) != "plain":  # (synthetic/ envelopes)
+    if envelope.detect(log.read_bytes()[: envelope.HEAD_BYTES]) != "plain":  # (synthetic/ envelopes)
         recs, n = list(envelope.read([log.read_bytes()])), len(recs)
     assert ingested(log, ENGINES[0], monkeypatch) == parse(recs, year=2026, total_lines=n or len(recs))
 

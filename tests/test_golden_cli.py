@@ -3,6 +3,7 @@ line for line with tests/golden/*.txt (as simonw/llm's CLI tests compare whole o
 what differs from run to run is masked: the checkout's and the scratch directory's paths, the
 time a replay took, the local image's digest.  BOOTLOG_UPDATE_DOCS=1 rewrites the golden files
 with what bootlog prints now (the lead regenerates them after merging output changes)."""
+
 from __future__ import annotations
 
 import os
@@ -29,16 +30,24 @@ CASES = {
     "show-crash-loop": ([SEED / "05-util-1.00-crash-loop.log"], ["show", "last"]),
     "show-died-serving-oom": ([SEED / "07-5x262144-runtime-oom.log"], ["show", "last"]),
     "show-engine-core-killed": ([ENGINE / "e02-v0.32.0-cpu-warm-engine-core-killed.log"], ["show", "last"]),
-    "diff-one-flag-added": ([SEED / "01-shape-d-fp8-200704x3.log", SEED / "02-shape-e-precise-memory.log"],
-                            ["diff", "last", "prev"]),
+    "diff-one-flag-added": (
+        [SEED / "01-shape-d-fp8-200704x3.log", SEED / "02-shape-e-precise-memory.log"],
+        ["diff", "last", "prev"],
+    ),
     "diff-cold-then-warm-compile": ([SEED / "10-cold-vs-warm-compile.log"], ["diff", "last", "prev"]),
-    "diff-json-one-flag-added": ([SEED / "01-shape-d-fp8-200704x3.log", SEED / "02-shape-e-precise-memory.log"],
-                                 ["diff", "last", "prev", "--json"]),
-    "check-final-config-passes": ([SEED / "04-shape-g-kv-400700-no-prefix-cache.log"],
-                                  ["check", "last", "--plan", str(PLAN)]),
+    "diff-json-one-flag-added": (
+        [SEED / "01-shape-d-fp8-200704x3.log", SEED / "02-shape-e-precise-memory.log"],
+        ["diff", "last", "prev", "--json"],
+    ),
+    "check-final-config-passes": (
+        [SEED / "04-shape-g-kv-400700-no-prefix-cache.log"],
+        ["check", "last", "--plan", str(PLAN)],
+    ),
     "check-first-config-misses": ([SEED / "01-shape-d-fp8-200704x3.log"], ["check", "last", "--plan", str(PLAN)]),
-    "check-markdown-died-serving": ([SEED / "07-5x262144-runtime-oom.log"],
-                                    ["check", "last", "--plan", str(PLAN), "--markdown"]),
+    "check-markdown-died-serving": (
+        [SEED / "07-5x262144-runtime-oom.log"],
+        ["check", "last", "--plan", str(PLAN), "--markdown"],
+    ),
 }
 
 
@@ -90,8 +99,13 @@ def test_whole_output(name, tmp_path):
 
 def test_the_exit_codes_are_those_of_the_verdicts():
     """Checked by something other than the golden text: the verdict each case must reach."""
-    want = {"check-final-config-passes": 0, "check-first-config-misses": 4, "check-markdown-died-serving": 4,
-            "diff-one-flag-added": 0, "diff-cold-then-warm-compile": 0}
+    want = {
+        "check-final-config-passes": 0,
+        "check-first-config-misses": 4,
+        "check-markdown-died-serving": 4,
+        "diff-one-flag-added": 0,
+        "diff-cold-then-warm-compile": 0,
+    }
     for name, code in want.items():
         text = (GOLDEN / f"{name}.txt").read_text()
         assert text.rstrip().endswith(f"[exit {code}]"), name
@@ -102,18 +116,42 @@ def test_the_hook_summary(replayer, tmp_path):
     the final one, a replay container each): the second hook's whole text summary."""
     from podman_util import all_at_once, run_podman, unstamped
 
-    env = {**os.environ, "BOOTLOG_DB": str(tmp_path / "hook.db"),
-           "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
-    args = ["hook", "--container", "golden-demo", "--poll", "0.2", "--plan", "fixtures/plans/frank-primary.toml",
-            "--gpu-smi", "none"]
+    env = {
+        **os.environ,
+        "BOOTLOG_DB": str(tmp_path / "hook.db"),
+        "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}",
+    }
+    args = [
+        "hook",
+        "--container",
+        "golden-demo",
+        "--poll",
+        "0.2",
+        "--plan",
+        "fixtures/plans/frank-primary.toml",
+        "--gpu-smi",
+        "none",
+    ]
     try:
-        for log, base_mb in (("03-shape-f-mnbt2048-graph-pinned.log", "256"),
-                             ("04-shape-g-kv-400700-no-prefix-cache.log", "0")):
+        for log, base_mb in (
+            ("03-shape-f-mnbt2048-graph-pinned.log", "256"),
+            ("04-shape-g-kv-400700-no-prefix-cache.log", "0"),
+        ):
             run_podman("rm", "-f", "-t", "0", "golden-demo", check=False)
-            replayer.start([all_at_once(unstamped((SEED / log).read_bytes()))], name="golden-demo",
-                           env={"FRANK_PRIMARY_CUDAGRAPH_BASE_MB": base_mb})
-            done = subprocess.run(["bootlog", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                                  stdin=subprocess.DEVNULL, timeout=120)
+            replayer.start(
+                [all_at_once(unstamped((SEED / log).read_bytes()))],
+                name="golden-demo",
+                env={"FRANK_PRIMARY_CUDAGRAPH_BASE_MB": base_mb},
+            )
+            done = subprocess.run(
+                ["bootlog", *args],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                stdin=subprocess.DEVNULL,
+                timeout=120,
+            )
     finally:
         run_podman("rm", "-f", "-t", "0", "golden-demo", check=False)
     assert done.returncode == 0, done.stdout + done.stderr  # (OK: the final configuration meets its plan)

@@ -20,6 +20,7 @@ Where each sample comes from:
 * the operator's figure: "driver used 30.97 GiB of 31.86 — 0.89 GiB of real free VRAM per card"
   (31.86 GiB = 32624 MiB per card, 30.97 GiB ≈ 31713 MiB used).
 """
+
 from __future__ import annotations
 
 import json
@@ -53,10 +54,13 @@ ROCM_RX7900XT = """{
 
 MIB = 1 << 20
 # the operator's two cards after ready: 31713 of 32624 MiB used on each
-ROCM_OPERATOR = json.dumps({
-    "card0": {"VRAM Total Memory (B)": str(32624 * MIB), "VRAM Total Used Memory (B)": str(31713 * MIB)},
-    "card1": {"VRAM Total Memory (B)": str(32624 * MIB), "VRAM Total Used Memory (B)": str(31713 * MIB)},
-}, indent=2)
+ROCM_OPERATOR = json.dumps(
+    {
+        "card0": {"VRAM Total Memory (B)": str(32624 * MIB), "VRAM Total Used Memory (B)": str(31713 * MIB)},
+        "card1": {"VRAM Total Memory (B)": str(32624 * MIB), "VRAM Total Used Memory (B)": str(31713 * MIB)},
+    },
+    indent=2,
+)
 
 _AMD_MEM = {
     "total_vram": {"value": 8176, "unit": "MB"},
@@ -73,11 +77,14 @@ AMD_LIST = json.dumps([{"gpu": 0, "mem_usage": _AMD_MEM}], indent=4)
 AMD_GPU_DATA = json.dumps({"gpu_data": [{"gpu": 0, "mem_usage": _AMD_MEM}]}, indent=4)
 
 NVIDIA = "0, 1, 81559\n1, 70123, 81559\n"
-NVIDIA_NO_DRIVER = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
-                    "Make sure that the latest NVIDIA driver is installed and running.\n")
+NVIDIA_NO_DRIVER = (
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+    "Make sure that the latest NVIDIA driver is installed and running.\n"
+)
 
 
 # ------------------------------------------------------------------------------ parsers
+
 
 def test_rocm_smi_real_output():
     [c] = parse_rocm_smi(ROCM_RX7900XT)
@@ -88,8 +95,10 @@ def test_rocm_smi_real_output():
 
 
 def test_rocm_smi_brief_figures_and_warning_line_before_json():
-    text = ('WARNING: AMD GPU device(s) is/are in a low-power state. Check power control/runtime_status\n'
-            '{"card0": {"VRAM Total Memory (B)": "34342961152", "VRAM Total Used Memory (B)": "7028736"}}')
+    text = (
+        "WARNING: AMD GPU device(s) is/are in a low-power state. Check power control/runtime_status\n"
+        '{"card0": {"VRAM Total Memory (B)": "34342961152", "VRAM Total Used Memory (B)": "7028736"}}'
+    )
     [c] = parse_rocm_smi(text)
     assert (c.total_gib, c.used_gib) == (31.984, 0.007)
 
@@ -116,19 +125,22 @@ def test_nvidia_smi_lines():
     assert cards[1].free_gib == pytest.approx(79.647 - 68.479, abs=2e-3)
 
 
-@pytest.mark.parametrize("parser,text", [
-    (parse_rocm_smi, "not json at all"),
-    (parse_rocm_smi, '{"card0": {"VRAM Total Memory (B)": "N/A", "VRAM Total Used Memory (B)": "1"}}'),
-    (parse_rocm_smi, '{"system": {"Driver version": "6.8"}}'),
-    (parse_rocm_smi, '["card0"]'),
-    (parse_amd_smi, '[{"gpu": 0, "mem_usage": {"total_vram": "N/A", "used_vram": "N/A", "free_vram": "N/A"}}]'),
-    (parse_amd_smi, '{"gpu_data": "nope"}'),
-    (parse_amd_smi, '[{"gpu": "0\\u001b[2J", "mem_usage": {}}]'),
-    (parse_nvidia_smi, "0, [N/A], [N/A]\n"),
-    (parse_nvidia_smi, NVIDIA_NO_DRIVER),
-    (parse_nvidia_smi, ""),
-    (parse_nvidia_smi, "0, 900, 100\n"),  # used above total
-])
+@pytest.mark.parametrize(
+    "parser,text",
+    [
+        (parse_rocm_smi, "not json at all"),
+        (parse_rocm_smi, '{"card0": {"VRAM Total Memory (B)": "N/A", "VRAM Total Used Memory (B)": "1"}}'),
+        (parse_rocm_smi, '{"system": {"Driver version": "6.8"}}'),
+        (parse_rocm_smi, '["card0"]'),
+        (parse_amd_smi, '[{"gpu": 0, "mem_usage": {"total_vram": "N/A", "used_vram": "N/A", "free_vram": "N/A"}}]'),
+        (parse_amd_smi, '{"gpu_data": "nope"}'),
+        (parse_amd_smi, '[{"gpu": "0\\u001b[2J", "mem_usage": {}}]'),
+        (parse_nvidia_smi, "0, [N/A], [N/A]\n"),
+        (parse_nvidia_smi, NVIDIA_NO_DRIVER),
+        (parse_nvidia_smi, ""),
+        (parse_nvidia_smi, "0, 900, 100\n"),  # used above total
+    ],
+)
 def test_garbage_is_one_line_source_error(parser, text):
     with pytest.raises(SourceError) as err:
         parser(text)
@@ -137,6 +149,7 @@ def test_garbage_is_one_line_source_error(parser, text):
 
 
 # ------------------------------------------------------------------------------ tools on PATH
+
 
 @pytest.fixture
 def tools(tmp_path, monkeypatch):
@@ -148,8 +161,7 @@ def tools(tmp_path, monkeypatch):
     def make(name, stdout="", code=0, stderr="", script=None):
         (tmp_path / f"{name}.out").write_text(stdout)
         (tmp_path / f"{name}.err").write_text(stderr)
-        body = script or (f'/bin/cat "{tmp_path}/{name}.out"\n/bin/cat "{tmp_path}/{name}.err" >&2\n'
-                          f"exit {code}\n")
+        body = script or (f'/bin/cat "{tmp_path}/{name}.out"\n/bin/cat "{tmp_path}/{name}.err" >&2\nexit {code}\n')
         path = bindir / name
         path.write_text("#!/bin/sh\n" + body)
         path.chmod(path.stat().st_mode | stat.S_IXUSR)
@@ -199,14 +211,19 @@ def test_failing_tool_is_one_line_with_its_message(tools):
 
 
 def test_tool_exit_1_with_stderr(tools):
-    tools("rocm-smi", code=1, stderr="Traceback (most recent call last):\n  ...\nRuntimeError: \x1b[1mrsmi init failed\n")
+    tools(
+        "rocm-smi", code=1, stderr="Traceback (most recent call last):\n  ...\nRuntimeError: \x1b[1mrsmi init failed\n"
+    )
     with pytest.raises(SourceError) as err:
         gpumem.read("auto")
     assert str(err.value) == "rocm-smi failed (exit 1): RuntimeError: \\x1b[1mrsmi init failed"
 
 
 def test_tool_printing_garbage(tools):
-    tools("amd-smi", stdout="ERROR:root:Unable to detect any GPU devices, check amdgpu version and module status (sudo modprobe amdgpu)\n")
+    tools(
+        "amd-smi",
+        stdout="ERROR:root:Unable to detect any GPU devices, check amdgpu version and module status (sudo modprobe amdgpu)\n",
+    )
     with pytest.raises(SourceError, match="amd-smi printed no JSON"):
         gpumem.read("auto")
 
@@ -229,6 +246,7 @@ def test_flooding_tool_is_stopped(tools):
 
 # ------------------------------------------------------------------------------ lower_free
 
+
 def test_lower_free_keeps_the_reading_held_through_generation():
     after_ready = [GpuMem(0, 30.97, 31.86, 0.89), GpuMem(1, 30.5, 31.86, 1.36)]
     after_gen = [GpuMem(0, 30.5, 31.86, 1.36), GpuMem(1, 31.0, 31.86, 0.86), GpuMem(2, 1.0, 31.86, 30.86)]
@@ -241,5 +259,7 @@ def test_lower_free_keeps_the_reading_held_through_generation():
 
 def test_figures_are_metric_rows_per_rank():
     rows = gpumem.figures([GpuMem(1, 30.97, 31.86, 0.89)])
-    assert rows == [{"name": "gpu_used_gib", "value": 30.97, "unit": "GiB", "rank": 1},
-                    {"name": "gpu_free_gib", "value": 0.89, "unit": "GiB", "rank": 1}]
+    assert rows == [
+        {"name": "gpu_used_gib", "value": 30.97, "unit": "GiB", "rank": 1},
+        {"name": "gpu_free_gib", "value": 0.89, "unit": "GiB", "rank": 1},
+    ]

@@ -2,6 +2,7 @@
 (issue 32): the figures read as the log printed them, with no escape showing ("CUDA graphs
 \\-0.05 GiB", "torch.compile 4\\.21 s" was what `git log` showed), and nothing of the log's text
 turns into markup."""
+
 from __future__ import annotations
 
 import re
@@ -35,8 +36,9 @@ def hook_md(tmp_path_factory) -> str:
         store.close()
     d = compare.diff(new, old)
     note = "1. do not list me; [x](http://evil) <b>bold</b> *em* kv_cache_tokens"
-    return render_markdown(HookResult("frank-primary-qwen", "ready", 2, new, 1, None, d, 1.0,
-                                      verdict.exit_code(d), [note]))
+    return render_markdown(
+        HookResult("frank-primary-qwen", "ready", 2, new, 1, None, d, 1.0, verdict.exit_code(d), [note])
+    )
 
 
 def _log(pattern: str) -> list[str]:

@@ -1,6 +1,7 @@
 """The deploy around the log, through `bootlog hook` on real podman: the container's deploy
 context (image digest, command, restarts), probes of a stand-in OpenAI-compatible server on
 127.0.0.1 and GPU memory from a stand-in rocm-smi on PATH, stored with the boot and compared."""
+
 from __future__ import annotations
 
 import json
@@ -20,10 +21,18 @@ SERVED = "/root/autodl-tmp/models/qwen/Qwen2.5-3B"  # the boot's model: its serv
 
 # rocm-smi --showmeminfo vram --json, two cards; the second reading (after the probe's
 # generation) has less free on card 1: the lower one is stored
-ROCM_BEFORE = json.dumps({"card0": {"VRAM Total Memory (B)": "34208743424", "VRAM Total Used Memory (B)": "33253982208"},
-                          "card1": {"VRAM Total Memory (B)": "34208743424", "VRAM Total Used Memory (B)": "33253982208"}})
-ROCM_AFTER = json.dumps({"card0": {"VRAM Total Memory (B)": "34208743424", "VRAM Total Used Memory (B)": "33253982208"},
-                         "card1": {"VRAM Total Memory (B)": "34208743424", "VRAM Total Used Memory (B)": "33468940288"}})
+ROCM_BEFORE = json.dumps(
+    {
+        "card0": {"VRAM Total Memory (B)": "34208743424", "VRAM Total Used Memory (B)": "33253982208"},
+        "card1": {"VRAM Total Memory (B)": "34208743424", "VRAM Total Used Memory (B)": "33253982208"},
+    }
+)
+ROCM_AFTER = json.dumps(
+    {
+        "card0": {"VRAM Total Memory (B)": "34208743424", "VRAM Total Used Memory (B)": "33253982208"},
+        "card1": {"VRAM Total Memory (B)": "34208743424", "VRAM Total Used Memory (B)": "33468940288"},
+    }
+)
 
 
 @pytest.fixture
@@ -54,14 +63,18 @@ def server(monkeypatch):
 
 
 def hook(db, name, *args):
-    return CliRunner().invoke(cli, ["--db", str(db), "hook", "--container", name, "--poll", "0.2",
-                                    "--timeout", "60", "--format", "json", *args], catch_exceptions=False)
+    return CliRunner().invoke(
+        cli,
+        ["--db", str(db), "hook", "--container", name, "--poll", "0.2", "--timeout", "60", "--format", "json", *args],
+        catch_exceptions=False,
+    )
 
 
 def restarted(log: bytes) -> bytes:
     """The same server booted again later: new pids and times, the same figures."""
-    return (log.replace(b"pid=85301", b"pid=91301").replace(b"pid=85423", b"pid=91423")
-            .replace(b"09-26 05:", b"09-26 07:"))
+    return (
+        log.replace(b"pid=85301", b"pid=91301").replace(b"pid=85423", b"pid=91423").replace(b"09-26 05:", b"09-26 07:")
+    )
 
 
 def ready_boot(log: bytes) -> Boot:
@@ -107,18 +120,25 @@ def test_hook_stores_deploy_probe_and_gpu_memory_and_diff_names_the_image(replay
         # redeploy from the other image with the CUDA-graph env var moved: the same log, so
         # the capacity figures are equal; the diff lists the deploy changes first
         replayer.cleanup()
-        second = replayer.start([ready_boot(restarted(log))], name=first, image=image_b,
-                                env={"HF_TOKEN": "hf_FAKE", "FRANK_PRIMARY_CUDAGRAPH_BASE_MB": "0"})
+        second = replayer.start(
+            [ready_boot(restarted(log))],
+            name=first,
+            image=image_b,
+            env={"HF_TOKEN": "hf_FAKE", "FRANK_PRIMARY_CUDAGRAPH_BASE_MB": "0"},
+        )
         res = hook(db_path, second, "--probe", url, "--probe-tokens", "8", "--gpu-smi", "none")
         out = json.loads(res.stdout)
         assert out["prev"] is not None and out["deploy"]["image"] == image_b
         findings = out["diff"]["findings"]
         deploy_rows = [f for f in findings if f["section"] == "deploy"]
-        assert findings[:len(deploy_rows)] == deploy_rows  # causes first
+        assert findings[: len(deploy_rows)] == deploy_rows  # causes first
         by = {f["key"]: f for f in deploy_rows}
         assert by["image_digest"]["verdict"] == "changed"
         assert by["image_digest"]["old"] == dep["image_digest"] != by["image_digest"]["new"]
-        assert (by["env.FRANK_PRIMARY_CUDAGRAPH_BASE_MB"]["old"], by["env.FRANK_PRIMARY_CUDAGRAPH_BASE_MB"]["new"]) == ("256", "0")
+        assert (by["env.FRANK_PRIMARY_CUDAGRAPH_BASE_MB"]["old"], by["env.FRANK_PRIMARY_CUDAGRAPH_BASE_MB"]["new"]) == (
+            "256",
+            "0",
+        )
 
         diff = CliRunner().invoke(cli, ["--db", str(db_path), "diff", "last", "prev"])
         lines = diff.stdout.splitlines()
@@ -133,9 +153,25 @@ def test_a_failing_probe_is_a_line_and_drift_never_a_hang(replayer, db_path, ser
     stub, url = server
     stub.chat = "hang"  # accepts the completion and never answers
     name = replayer.start([ready_boot(fixture_log(SMALL).read_bytes())])
-    res = CliRunner().invoke(cli, ["--db", str(db_path), "hook", "--container", name, "--poll", "0.2",
-                                   "--timeout", "6", "--probe", url, "--gpu-smi", "none"],
-                             catch_exceptions=False)
+    res = CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            str(db_path),
+            "hook",
+            "--container",
+            name,
+            "--poll",
+            "0.2",
+            "--timeout",
+            "6",
+            "--probe",
+            url,
+            "--gpu-smi",
+            "none",
+        ],
+        catch_exceptions=False,
+    )
     assert res.exit_code == 3, res.output
     notes = [ln for ln in res.stdout.splitlines() if ln.strip().startswith("note: probe of http://127.0.0.1:")]
     assert len(notes) == 1 and "no complete answer within the probe's time limit" in notes[0]
@@ -145,9 +181,27 @@ def test_a_failing_probe_is_a_line_and_drift_never_a_hang(replayer, db_path, ser
     assert head.startswith("bootlog hook: DRIFT: ") and why.split()[:3] == ["why", "probe", "of"], res.stdout
 
     # nothing listening: one line too
-    res = CliRunner().invoke(cli, ["--db", str(db_path), "hook", "--container", name, "--poll", "0.2",
-                                   "--timeout", "10", "--probe", "http://127.0.0.1:9", "--gpu-smi", "none",
-                                   "--format", "json"], catch_exceptions=False)
+    res = CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            str(db_path),
+            "hook",
+            "--container",
+            name,
+            "--poll",
+            "0.2",
+            "--timeout",
+            "10",
+            "--probe",
+            "http://127.0.0.1:9",
+            "--gpu-smi",
+            "none",
+            "--format",
+            "json",
+        ],
+        catch_exceptions=False,
+    )
     out = json.loads(res.stdout)
     assert res.exit_code == 3 and len(out["measured"]["problems"]) == 1
     assert "127.0.0.1:9" in out["measured"]["problems"][0]
@@ -159,8 +213,9 @@ def test_a_plan_bounds_the_probe_and_pins_the_image(replayer, db_path, server, t
     stub.per_token = 0.05  # ~20 tok/s: below the fleet's 35 tok/s target
     name = replayer.start([ready_boot(fixture_log(SMALL).read_bytes())])
     plan = tmp_path / "plan.toml"
-    plan.write_text('[metrics.probe_decode_tps]\nmin = 35\nhard = true\n\n'
-                    '[deploy]\nimage_digest = "sha256:' + "0" * 64 + '"\n')
+    plan.write_text(
+        '[metrics.probe_decode_tps]\nmin = 35\nhard = true\n\n[deploy]\nimage_digest = "sha256:' + "0" * 64 + '"\n'
+    )
     res = hook(db_path, name, "--probe", url, "--probe-tokens", "8", "--gpu-smi", "none", "--plan", str(plan))
     out = json.loads(res.stdout)
     assert res.exit_code == 4, res.output

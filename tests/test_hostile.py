@@ -7,6 +7,7 @@ and on a pty) holds no raw control byte, the Markdown no live HTML, link or code
 no formula, the HTML report no raw control.  Then the outputs that grew with the input are
 bounded, and a container engine's malformed JSON is one line.
 """
+
 from __future__ import annotations
 
 import csv
@@ -62,7 +63,7 @@ def hostile(src, attack: str, out, day: bytes | None = None) -> str:
 
 def no_raw(text: str) -> None:
     m = RAW.search(text)
-    assert m is None, f"raw {m.group()!r} in: {text[max(0, m.start() - 60):m.end() + 20]!r}"
+    assert m is None, f"raw {m.group()!r} in: {text[max(0, m.start() - 60) : m.end() + 20]!r}"
 
 
 @pytest.fixture(scope="module", params=list(ATTACKS))
@@ -77,12 +78,27 @@ def stored(request, tmp_path_factory):
     logs = [hostile(FAILED, attack, tmp / "failed.log"), str(other), hostile(READY, attack, tmp / "ready.log", b"05")]
     said = [run(db, "ingest", p) for p in logs]
     assert [r.exit_code for r in said] == [0, 0, 0]
-    return {"attack": attack, "name": request.param, "db": db, "tmp": tmp, "ready": logs[2],
-            "failed": logs[0], "ingest": "".join(r.output for r in said)}
+    return {
+        "attack": attack,
+        "name": request.param,
+        "db": db,
+        "tmp": tmp,
+        "ready": logs[2],
+        "failed": logs[0],
+        "ingest": "".join(r.output for r in said),
+    }
 
 
-TERMINAL = [("list",), ("show", "4"), ("show", "1"), ("show", "1", "--lines"), ("diff",), ("diff", "1", "3"),
-            ("explain", "last"), ("history", "--metric", "model,status,tokenizer")]
+TERMINAL = [
+    ("list",),
+    ("show", "4"),
+    ("show", "1"),
+    ("show", "1", "--lines"),
+    ("diff",),
+    ("diff", "1", "3"),
+    ("explain", "last"),
+    ("history", "--metric", "model,status,tokenizer"),
+]
 
 
 @pytest.mark.parametrize("args", TERMINAL, ids=lambda a: " ".join(a))
@@ -117,8 +133,13 @@ def test_a_pty_gets_no_raw_control_either(stored):
     # on a TTY, as through a pipe: nothing is left raw because "it is a terminal"
     for args in (("show", "4"), ("list",), ("diff",)):
         master, slave = pty.openpty()
-        proc = subprocess.Popen([sys.executable, "-m", "bootlog.cli", "--db", str(stored["db"]), *args],
-                                stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bootlog.cli", "--db", str(stored["db"]), *args],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            close_fds=True,
+        )
         os.close(slave)
         got = b""
         while True:
@@ -154,6 +175,7 @@ def test_an_error_quoting_hostile_text_is_one_escaped_line(tmp_path):
 
 
 # ------------------------------------------------------------------------------ Markdown
+
 
 def inert(md: str) -> list[str]:
     """Check a Markdown document renders (markdown-it-py) to bootlog's own structure only: no
@@ -193,6 +215,7 @@ def test_hook_summary_markdown_and_text_are_inert(stored):
 
 # ------------------------------------------------------------------------------ CSV, HTML
 
+
 def formula_free(text: str) -> list[str]:
     no_raw(text)
     cells = [c for row in csv.reader(io.StringIO(text)) for c in row]
@@ -222,8 +245,11 @@ def test_html_report_escapes_and_shows_controls(stored, tmp_path):
 
 # ------------------------------------------------------------------------------ bounded output
 
+
 def test_explain_lists_at_most_50_unread_lines_and_counts_the_rest(tmp_path):
-    odd = b"2026-10-02T15:22:00.000000000Z (APIServer pid=1) INFO 10-02 08:22:00 [x.py:1] KV cache odd wording 5.00 GiB\n"
+    odd = (
+        b"2026-10-02T15:22:00.000000000Z (APIServer pid=1) INFO 10-02 08:22:00 [x.py:1] KV cache odd wording 5.00 GiB\n"
+    )
     log = tmp_path / "odd.log"
     log.write_bytes(READY.read_bytes() + odd * 500)
     text = run(tmp_path / "x.db", "explain", str(log)).output
@@ -248,13 +274,18 @@ def test_ingest_prints_at_most_100_boot_lines_per_input(tmp_path, v1_start):
     assert sum(ln.startswith("boot  lines ") for ln in text.splitlines()) == 50
     assert "… and 200 more boots (--json lists them all)" in text
     lines = run(tmp_path / "w.db", "watch", "--file", str(log), "--once").output.splitlines()
-    assert len(lines) == 51 and lines[-1] == f"- {log} boot #51-#250 boot_started: … and 200 more in this read (bootlog show/list)"
+    assert (
+        len(lines) == 51
+        and lines[-1] == f"- {log} boot #51-#250 boot_started: … and 200 more in this read (bootlog show/list)"
+    )
 
 
 def test_watch_prints_at_most_50_lines_of_a_kind_per_read(tmp_path):
     # a burst of faults in one boot
-    oom = ("2026-10-02T16:22:00.000000000Z (APIServer pid=1) ERROR 10-02 09:22:00 [core.py:1] "  # (after READY ends: 15:57)
-           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {}.00 GiB\n")
+    oom = (
+        "2026-10-02T16:22:00.000000000Z (APIServer pid=1) ERROR 10-02 09:22:00 [core.py:1] "  # (after READY ends: 15:57)
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {}.00 GiB\n"
+    )
     log = tmp_path / "faults.log"
     log.write_bytes(READY.read_bytes() + "".join(oom.format(i) for i in range(300)).encode())
     lines = run(tmp_path / "w.db", "watch", "--file", str(log), "--once").output.splitlines()
@@ -267,12 +298,15 @@ def test_watch_prints_at_most_50_lines_of_a_kind_per_read(tmp_path):
 
 # ------------------------------------------------------------------------------ engine output
 
+
 @pytest.fixture
 def engine(tmp_path, monkeypatch):
     """A stand-in podman: `container inspect` prints inspect.out, `events` prints events.out."""
     script = tmp_path / "podman"
-    script.write_text(f'#!/bin/sh\ncase "$1" in\n  container) cat {tmp_path}/inspect.out ;;\n'
-                      f'  events) cat {tmp_path}/events.out ;;\n  *) exit 125 ;;\nesac\n')
+    script.write_text(
+        f'#!/bin/sh\ncase "$1" in\n  container) cat {tmp_path}/inspect.out ;;\n'
+        f"  events) cat {tmp_path}/events.out ;;\n  *) exit 125 ;;\nesac\n"
+    )
     script.chmod(0o755)
     monkeypatch.setenv("BOOTLOG_PODMAN", str(script))
     monkeypatch.delenv("BOOTLOG_PODMAN_ARGS", raising=False)
@@ -280,18 +314,46 @@ def engine(tmp_path, monkeypatch):
     return tmp_path
 
 
-GOOD = {"Id": "abc", "State": {"Status": "running", "Running": True, "StartedAt": "2026-11-29T14:25:19.32Z",
-                               "FinishedAt": "0001-01-01T00:00:00Z", "ExitCode": 0}, "RestartCount": 0}
+GOOD = {
+    "Id": "abc",
+    "State": {
+        "Status": "running",
+        "Running": True,
+        "StartedAt": "2026-11-29T14:25:19.32Z",
+        "FinishedAt": "0001-01-01T00:00:00Z",
+        "ExitCode": 0,
+    },
+    "RestartCount": 0,
+}
 
 
-@pytest.mark.parametrize("out", [
-    "Error: not json at all", '{"Id": "abc"}', "[1, 2]", '[{"State": "running"}]',
-    json.dumps([{**GOOD, "State": {**GOOD["State"], "Running": "false"}}]),
-    json.dumps([{**GOOD, "State": {**GOOD["State"], "ExitCode": "0"}}]),
-    json.dumps([{**GOOD, "RestartCount": "many"}]), '[{"RestartCount": Infinity}]',
-    json.dumps([{**GOOD, "Config": ["x"]}]), "[" * 100_000 + "]" * 100_000,
-], ids=["text", "object", "numbers", "state-text", "running-text", "exitcode-text", "restarts-text",
-        "restarts-inf", "config-list", "deep"])
+@pytest.mark.parametrize(
+    "out",
+    [
+        "Error: not json at all",
+        '{"Id": "abc"}',
+        "[1, 2]",
+        '[{"State": "running"}]',
+        json.dumps([{**GOOD, "State": {**GOOD["State"], "Running": "false"}}]),
+        json.dumps([{**GOOD, "State": {**GOOD["State"], "ExitCode": "0"}}]),
+        json.dumps([{**GOOD, "RestartCount": "many"}]),
+        '[{"RestartCount": Infinity}]',
+        json.dumps([{**GOOD, "Config": ["x"]}]),
+        "[" * 100_000 + "]" * 100_000,
+    ],
+    ids=[
+        "text",
+        "object",
+        "numbers",
+        "state-text",
+        "running-text",
+        "exitcode-text",
+        "restarts-text",
+        "restarts-inf",
+        "config-list",
+        "deep",
+    ],
+)
 def test_malformed_inspect_output_is_one_line_and_exit_1(engine, out):
     (engine / "inspect.out").write_text(out)
     res = CliRunner().invoke(cli, ["--db", str(engine / "p.db"), "watch", "--container", "c", "--once"])
@@ -300,9 +362,16 @@ def test_malformed_inspect_output_is_one_line_and_exit_1(engine, out):
     assert res.output.startswith("bootlog: podman inspect c: unreadable output (")
 
 
-@pytest.mark.parametrize("line", ['{"Status": "init", "timeNano": ', '{"Status": ["init"]}',
-                                  '{"Status": "init", "timeNano": "soon"}', '{"Status": "init", "timeNano": Infinity}',
-                                  '{"Status": "init", "timeNano": {"n": 1}}'])
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"Status": "init", "timeNano": ',
+        '{"Status": ["init"]}',
+        '{"Status": "init", "timeNano": "soon"}',
+        '{"Status": "init", "timeNano": Infinity}',
+        '{"Status": "init", "timeNano": {"n": 1}}',
+    ],
+)
 def test_malformed_events_output_is_a_source_error(engine, line):
     from bootlog.read import podman
     from bootlog.errors import SourceError
@@ -346,8 +415,13 @@ def test_numbers_of_thousands_of_digits_are_read_around_not_an_internal_error(tm
     db = str(tmp_path / "d.db")
     runner = CliRunner()
     assert runner.invoke(cli, ["--db", db, "ingest", str(OTHER)]).exit_code == 0  # diff's other side
-    for args in (["ingest", str(log)], ["show", "2"], ["diff", "1", "2"], ["history"],
-                 ["export", "--format", "csv", str(tmp_path / "d.csv")]):
+    for args in (
+        ["ingest", str(log)],
+        ["show", "2"],
+        ["diff", "1", "2"],
+        ["history"],
+        ["export", "--format", "csv", str(tmp_path / "d.csv")],
+    ):
         r = runner.invoke(cli, ["--db", db, *args])
         assert r.exit_code in (0, 3) and "internal error" not in r.output, (args, r.output[-300:])
     shown = json.loads(runner.invoke(cli, ["--db", db, "show", "2", "--json"]).output)
@@ -356,6 +430,7 @@ def test_numbers_of_thousands_of_digits_are_read_around_not_an_internal_error(tm
 
 
 # ------------------------------------------------------------------------------ issue 31
+
 
 def _backends():
     from pgutil import pg_base_url
@@ -379,8 +454,11 @@ def test_a_lone_surrogate_is_stored_escaped_and_loses_nothing(any_db, tmp_path):
     # key: "internal error: UnicodeEncodeError ... surrogates not allowed" and NO boot of the
     # nohup.out stored (SQLite and PostgreSQL alike); nested, it was stored, and then
     # `export --format parquet` failed for the whole database
-    data = (FIXTURES / "014-v0.10.2-nohup-multiboot.log").read_bytes().replace(
-        b"'port': 24001,", b"'port': 24001, 'chat_template': 'k\\udcff', 'extra': {'k\\udcff': 1},", 1)
+    data = (
+        (FIXTURES / "014-v0.10.2-nohup-multiboot.log")
+        .read_bytes()
+        .replace(b"'port': 24001,", b"'port': 24001, 'chat_template': 'k\\udcff', 'extra': {'k\\udcff': 1},", 1)
+    )
     log = tmp_path / "nohup.out"
     log.write_bytes(data)
     runner = CliRunner()
@@ -407,15 +485,24 @@ def test_a_boot_stamped_at_the_edge_of_the_date_range_is_stored_and_shown(tmp_pa
     # (every line: a clock going back by more than 2 s is another run appended, since issue 30)
     lines = [" ".join([stamp, ln.split(" ", 1)[1]]) for ln in lines]
     if envelope == "docker_json":
-        lines = [json.dumps({"log": ln.split(" ", 1)[1] + "\n", "stream": "stdout", "time": ln.split(" ", 1)[0]})
-                 for ln in lines]
+        lines = [
+            json.dumps({"log": ln.split(" ", 1)[1] + "\n", "stream": "stdout", "time": ln.split(" ", 1)[0]})
+            for ln in lines
+        ]
     log = tmp_path / "edge.log"
     log.write_text("\n".join(lines) + "\n")
     db = str(tmp_path / "e.db")
     runner = CliRunner()
-    for args in (["ingest", str(log)], ["ingest", str(OTHER)], ["list"], ["show", "1"], ["diff", "1", "2"],
-                 ["history"], ["report", "-o", str(tmp_path / "r.html")],
-                 ["plot", "kv_cache_tokens", "-o", str(tmp_path / "p.png")]):
+    for args in (
+        ["ingest", str(log)],
+        ["ingest", str(OTHER)],
+        ["list"],
+        ["show", "1"],
+        ["diff", "1", "2"],
+        ["history"],
+        ["report", "-o", str(tmp_path / "r.html")],
+        ["plot", "kv_cache_tokens", "-o", str(tmp_path / "p.png")],
+    ):
         r = runner.invoke(cli, ["--db", db, *args])
         assert r.exit_code in (0, 3) and "internal error" not in r.output, (args, r.output[-300:])
     shown = json.loads(runner.invoke(cli, ["--db", db, "show", "1", "--json"]).stdout)
@@ -434,9 +521,16 @@ def test_a_config_value_nested_hundreds_deep_poisons_no_command(tmp_path, depth)
     db = str(tmp_path / "d.db")
     runner = CliRunner()
     plan = FIXTURES.parent / "plans" / "frank-primary.toml"
-    for args in (["ingest", str(OTHER)], ["ingest", str(log)], ["diff", "1", "2"], ["diff", "last", "prev", "--json"],
-                 ["check", "2", "--plan", str(plan)], ["history", "--metric", "x"],
-                 ["report", "-o", str(tmp_path / "r.html")], ["show", "2", "--json"]):
+    for args in (
+        ["ingest", str(OTHER)],
+        ["ingest", str(log)],
+        ["diff", "1", "2"],
+        ["diff", "last", "prev", "--json"],
+        ["check", "2", "--plan", str(plan)],
+        ["history", "--metric", "x"],
+        ["report", "-o", str(tmp_path / "r.html")],
+        ["show", "2", "--json"],
+    ):
         r = runner.invoke(cli, ["--db", db, *args])
         assert r.exit_code in (0, 3, 4) and "internal error" not in r.output, (args, r.output[-300:])
     said = json.loads(runner.invoke(cli, ["--db", db, "diff", "1", "2", "--json"]).stdout)
@@ -483,8 +577,10 @@ def test_a_user_pattern_value_that_is_no_number_is_said_so(tmp_path, value):
     runner = CliRunner()
     r = runner.invoke(cli, ["--db", db, "ingest", "--host", "h1", "--plan", str(plan), str(log)])
     assert r.exit_code == 0, r.output
-    assert r.stderr.strip() == (f"bootlog: warning: {log}: [[pattern]] arena_gib matched line 185 (and 1 more), but "
-                                f"its value {safe.term(repr(value))} is not a number: no figure stored")
+    assert r.stderr.strip() == (
+        f"bootlog: warning: {log}: [[pattern]] arena_gib matched line 185 (and 1 more), but "
+        f"its value {safe.term(repr(value))} is not a number: no figure stored"
+    )
     r = runner.invoke(cli, ["--db", db, "check", "1", "--plan", str(plan), "--json"])
     row = next(f for f in json.loads(r.stdout)["findings"] if f["key"] == "arena_gib")
     assert row["new"] is None and "matched line 185, but its value" in row["why"] and "not a number" in row["why"]
@@ -515,9 +611,12 @@ def test_long_names_the_log_writes_are_stored_whole(any_db, tmp_path):
     # for type character varying(128)", the whole input lost (the columns had lengths SQLite
     # never enforced)
     key, version = "k" * 200, "0.10.2+" + "v" * 100
-    data = (FIXTURES / "012-v0.10.2-v1-small.log").read_bytes().replace(
-        b"'port': 8001,", b"'port': 8001, '" + key.encode() + b"': 1,", 1).replace(
-        b"vLLM API server version 0.10.2", b"vLLM API server version " + version.encode(), 1)
+    data = (
+        (FIXTURES / "012-v0.10.2-v1-small.log")
+        .read_bytes()
+        .replace(b"'port': 8001,", b"'port': 8001, '" + key.encode() + b"': 1,", 1)
+        .replace(b"vLLM API server version 0.10.2", b"vLLM API server version " + version.encode(), 1)
+    )
     log = tmp_path / "long.log"
     log.write_bytes(data)
     runner = CliRunner()

@@ -1,4 +1,5 @@
 """Re-ingesting a grown file reads only the new part, and stores exactly what one read stores."""
+
 from __future__ import annotations
 
 import json
@@ -10,9 +11,15 @@ from bootlog.store.db import open_store
 from bootlog.store.reads import get_position, list_boots, show_boot
 from paths import FIXTURES
 
-LOGS = ["014-v0.10.2-nohup-multiboot.log", "020-v0.11.2-metrics-heavy.log", "042-v0.22.0-llm.log",
-        "053-dev-build-nohup-8-boots.log", "seed/07-5x262144-runtime-oom.log",
-        "seed/08-gdn-hip-burst-prefix-caching.log", "seed/09-night-ladder-4-boots.log"]
+LOGS = [
+    "014-v0.10.2-nohup-multiboot.log",
+    "020-v0.11.2-metrics-heavy.log",
+    "042-v0.22.0-llm.log",
+    "053-dev-build-nohup-8-boots.log",
+    "seed/07-5x262144-runtime-oom.log",
+    "seed/08-gdn-hip-burst-prefix-caching.log",
+    "seed/09-night-ladder-4-boots.log",
+]
 
 
 def stored(engine) -> list[dict]:
@@ -21,8 +28,9 @@ def stored(engine) -> list[dict]:
         s = show_boot(engine, b["id"])
         boot = {k: v for k, v in s["boot"].items() if k not in ("id", "source")}
         events = [(e["kind"], e["line"], e["rank"], e["message"]) for e in s["events"]]
-        out.append({"boot": boot, "metrics": s["metrics"], "config": s["config"], "events": events,
-                    "runtime": s["runtime"]})
+        out.append(
+            {"boot": boot, "metrics": s["metrics"], "config": s["config"], "events": events, "runtime": s["runtime"]}
+        )
     return sorted(out, key=lambda b: (b["boot"]["first_line"], b["boot"]["started_at"] or ""))
 
 
@@ -50,13 +58,16 @@ def test_growing_log_equals_one_read(tmp_path, name):
     assert stored(engine) == stored(once)
 
 
-@pytest.mark.parametrize("name, text, cut_off", [
-    # a copy cut inside the engine config line: the model it names is cut short ("Qwen2.5-7B-In")
-    ("033-v0.17.0-arno-chat.log", b"with config: model='Qwen/Qwen2.5-7B-Instruct'", 9),
-    # a copy cut inside the second boot's "Unknown vLLM environment variable" warnings: the half
-    # name repeats the warning before it, which alone would open a boot
-    ("058-rocm-rdna4-tp2-hip-oom-sweep.log", b"variable detected: VLLM_ROCM_W4A8_FP8_WMMA_MOE_VERSION", 8),
-])
+@pytest.mark.parametrize(
+    "name, text, cut_off",
+    [
+        # a copy cut inside the engine config line: the model it names is cut short ("Qwen2.5-7B-In")
+        ("033-v0.17.0-arno-chat.log", b"with config: model='Qwen/Qwen2.5-7B-Instruct'", 9),
+        # a copy cut inside the second boot's "Unknown vLLM environment variable" warnings: the half
+        # name repeats the warning before it, which alone would open a boot
+        ("058-rocm-rdna4-tp2-hip-oom-sweep.log", b"variable detected: VLLM_ROCM_W4A8_FP8_WMMA_MOE_VERSION", 8),
+    ],
+)
 def test_a_copy_cut_mid_line_then_the_whole_file_stores_one_read(tmp_path, name, text, cut_off):
     data = (FIXTURES / name).read_bytes()
     at = data.rindex(text) + len(text) - cut_off  # the cut is inside a line
@@ -71,15 +82,18 @@ def test_a_copy_cut_mid_line_then_the_whole_file_stores_one_read(tmp_path, name,
     assert stored(engine) == stored(once)
 
 
-@pytest.mark.parametrize("name, cuts", [
-    # read ending at line 32 inside the next boot's first lines, then past them: the boot ends at 29
-    ("041-ascend-v0.21.0-agent.log", [3864, 14301, 32355]),
-    # a position stored at a whole line, then a whole read ending inside one (the boot was still
-    # starting): the next read must not resume from the older position and store lines twice
-    ("seed/07-5x262144-runtime-oom.log", [9501, 23723, 44625]),
-    # the last line completed: same lines, same counts, but its message whole now
-    ("055-tpu-v7x-jax-v0.11.1rc7-oom-engine-failed.log", [6442, 18152, 30816]),
-])
+@pytest.mark.parametrize(
+    "name, cuts",
+    [
+        # read ending at line 32 inside the next boot's first lines, then past them: the boot ends at 29
+        ("041-ascend-v0.21.0-agent.log", [3864, 14301, 32355]),
+        # a position stored at a whole line, then a whole read ending inside one (the boot was still
+        # starting): the next read must not resume from the older position and store lines twice
+        ("seed/07-5x262144-runtime-oom.log", [9501, 23723, 44625]),
+        # the last line completed: same lines, same counts, but its message whole now
+        ("055-tpu-v7x-jax-v0.11.1rc7-oom-engine-failed.log", [6442, 18152, 30816]),
+    ],
+)
 def test_a_log_copied_while_written_stores_one_read(tmp_path, name, cuts):
     # (cuts a random trial found: each fixture grown at 3 random bytes, re-ingested each time)
     engine, log = grow_and_ingest(tmp_path, (FIXTURES / name).read_bytes(), cuts)
@@ -152,6 +166,7 @@ def test_a_resumed_read_extends_this_hosts_boot_not_another_hosts(tmp_path):
         res = CliRunner().invoke(cli, ["--db", db, *a], catch_exceptions=False)
         assert res.exit_code == 0, res.output
         return res.stdout
+
     # hostB's server booted a day earlier: its own boot (another day in every line)
     log.write_bytes(data.replace(b" 09-30 ", b" 09-29 ").replace(b" 10-01 ", b" 09-30 "))
     run("ingest", "--host", "hostB", str(log))
@@ -305,6 +320,7 @@ def test_a_head_rewritten_during_a_resumed_read_is_stored_with_its_own_format(tm
         with open(log, "r+b") as f:  # (same length: the offsets stay)
             f.write(stamped)
         return out
+
     monkeypatch.setattr(ingest_mod, "read_boots", parse_then_rewrite)
     assert ingest(engine, str(log)).resumed_at_line is not None
     assert get_position(engine, key)[1].split(":")[3] == "podman_ts"

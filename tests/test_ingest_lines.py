@@ -1,5 +1,6 @@
 """What `bootlog ingest` prints per boot: the file it came from (several inputs) and, with
 --plan, what the plan's patterns read and the plan's verdict (not a bare "[already stored]")."""
+
 from __future__ import annotations
 
 import json
@@ -55,8 +56,10 @@ def test_reingest_with_plan_says_what_the_plan_read_and_its_verdict(tmp_path):
     assert "[already stored]" not in again.stdout
     # the plan's three [[pattern]]s read the fork's expert-plan line; shape G meets the plan,
     # shape D (3,150,000,000 B asked, precise memory off) misses it
-    assert g.endswith("[stored before, now with 3 plan figures (expert_arena_gib, expert_arena_slots, "
-                      "planner_overhead_gib); plan: OK]"), g
+    assert g.endswith(
+        "[stored before, now with 3 plan figures (expert_arena_gib, expert_arena_slots, "
+        "planner_overhead_gib); plan: OK]"
+    ), g
     assert "[stored before, now with 3 plan figures" in d and "plan: VIOLATION (" in d and "kv_cache_memory_bytes" in d
     # what the line says is what check says, exit code and all
     assert run(db, "check", "1", "--plan", str(PLAN)).exit_code == 0

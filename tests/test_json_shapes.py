@@ -6,6 +6,7 @@ tests/data/json/shapes.json, written by the dict code before the records replace
 A change that means to alter a JSON shape rewrites the file (BOOTLOG_WRITE_JSON_SHAPES=1) and
 says so in its commit: the contract (reference/cli-contract.md) is what scripts read.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,9 +37,11 @@ def outputs(tmp_path_factory) -> dict[str, str]:
     assert run(db, "ingest", *engine).exit_code == 0
     out = {}
     for i in range(1, BOOTS + 1):
-        commands = {f"show-{i}": ["show", str(i), "--json"],
-                    f"diffplan-{i}": ["diff", str(i), "1", "--json", "--plan", str(PLAN)],
-                    f"check-{i}": ["check", str(i), "--json", "--plan", str(PLAN)]}
+        commands = {
+            f"show-{i}": ["show", str(i), "--json"],
+            f"diffplan-{i}": ["diff", str(i), "1", "--json", "--plan", str(PLAN)],
+            f"check-{i}": ["check", str(i), "--json", "--plan", str(PLAN)],
+        }
         if i > 1:
             commands[f"diff-{i}"] = ["diff", str(i), str(i - 1), "--json"]
         for name, args in commands.items():

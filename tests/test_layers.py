@@ -7,6 +7,7 @@ A floor is a stage (folder): its floor is 1 + the highest floor of a stage its m
 from, so stages that do not depend on each other stand side by side (the store never parses, so
 it stands beside the reading).  `python -m pytest tests/test_layers.py -s -n 0` prints the floors.
 """
+
 from __future__ import annotations
 
 import ast
@@ -77,8 +78,13 @@ def _read_imports(mod: Module, known: dict[str, Module]) -> None:
                     if alias.asname:
                         aliases[alias.asname] = alias.name
     for node in ast.walk(tree):  # module._name
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                and node.value.id in aliases and node.attr.startswith("_") and not node.attr.startswith("__")):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
             mod.private.append(f"{node.lineno}: {aliases[node.value.id]}.{node.attr}")
     mod.imports.pop(mod.name, None)
     # (a module's import of its own package's __init__ is Python's doing, not an arrow)
@@ -156,20 +162,28 @@ def longest_chain(mods: dict[str, Module]) -> list[str]:
 
 def upward(mods: dict[str, Module]) -> list[str]:
     rank = {s: i for i, s in enumerate(STAGES)}
-    return [f"{m.name} ({m.stage or 'ground'}) imports {w} ({mods[w].stage or 'ground'}), line {line}"
-            for m in mods.values() for w, line in m.imports.items()
-            if rank[mods[w].stage] > rank[m.stage] or (w == "bootlog" and m.name != "bootlog")]
+    return [
+        f"{m.name} ({m.stage or 'ground'}) imports {w} ({mods[w].stage or 'ground'}), line {line}"
+        for m in mods.values()
+        for w, line in m.imports.items()
+        if rank[mods[w].stage] > rank[m.stage] or (w == "bootlog" and m.name != "bootlog")
+    ]
 
 
 def listing(mods: dict[str, Module]) -> str:
     got = floors(mods)
     lines = []
     for stage, f in sorted(got.items(), key=lambda kv: (-kv[1], kv[0])):
-        names = sorted("__init__" if n in ("bootlog", f"bootlog.{stage}") else n.rpartition(".")[2]
-                       for n, m in mods.items() if m.stage == stage)
+        names = sorted(
+            "__init__" if n in ("bootlog", f"bootlog.{stage}") else n.rpartition(".")[2]
+            for n, m in mods.items()
+            if m.stage == stage
+        )
         lines.append(f"floor {f} {stage or 'ground'}/: " + ", ".join(names))
     chain = longest_chain(mods)
-    lines.append(f"longest import chain, {len(chain)} modules: " + " -> ".join(c.removeprefix("bootlog.") for c in chain))
+    lines.append(
+        f"longest import chain, {len(chain)} modules: " + " -> ".join(c.removeprefix("bootlog.") for c in chain)
+    )
     return "\n".join(lines)
 
 

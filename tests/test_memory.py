@@ -4,6 +4,7 @@ Peak RSS is a behaviour, not a timing: a log four times as long may not need mor
 ingest runs in a fresh process started by a small wrapper, whose RUSAGE_CHILDREN.ru_maxrss is the
 ingest's own peak (pytest's own, large RSS would otherwise be the floor inherited across exec).
 """
+
 from __future__ import annotations
 
 import json
@@ -157,11 +158,21 @@ def _tables(db: Path) -> dict[str, list[tuple]]:
 
     con = sqlite3.connect(db)
     try:
-        boots_cols = ("id, source_id, status, failure, failure_message, vllm_version, engine, model, started_at, "
-                      "ready_at, ended_at, first_line, last_line, fingerprint, config_hash")
-        return {t: con.execute(f"SELECT {cols} FROM {t} ORDER BY rowid").fetchall()
-                for t, cols in (("boots", boots_cols), ("metrics", "*"), ("config", "*"), ("events", "*"),
-                                ("sample_chunks", "*"), ("positions", "source_key, byte_offset, head_fingerprint"))}
+        boots_cols = (
+            "id, source_id, status, failure, failure_message, vllm_version, engine, model, started_at, "
+            "ready_at, ended_at, first_line, last_line, fingerprint, config_hash"
+        )
+        return {
+            t: con.execute(f"SELECT {cols} FROM {t} ORDER BY rowid").fetchall()
+            for t, cols in (
+                ("boots", boots_cols),
+                ("metrics", "*"),
+                ("config", "*"),
+                ("events", "*"),
+                ("sample_chunks", "*"),
+                ("positions", "source_key, byte_offset, head_fingerprint"),
+            )
+        }
     finally:
         con.close()
 
@@ -197,8 +208,9 @@ def test_an_older_server_that_keeps_printing_is_not_retired(tmp_path, monkeypatc
     lines = [*v1_start(10, 110, 0)]
     for i in range(100):
         lines += v1_start(1000 + i, 5000 + i, i)
-        lines.append(f"(EngineCore_DP0 pid={5000 + i}) ERROR 11-20 10:{i % 60:02d}:20 [core.py:9] "
-                     "EngineCore failed to start.")
+        lines.append(
+            f"(EngineCore_DP0 pid={5000 + i}) ERROR 11-20 10:{i % 60:02d}:20 [core.py:9] EngineCore failed to start."
+        )
         lines.append(v1_stats(10, i))
     log = tmp_path / "two.log"
     log.write_text("\n".join(lines) + "\n")
@@ -293,9 +305,13 @@ def test_a_signal_mid_ingest_stores_nothing_and_leaves_no_file(tmp_path, signame
     big = tmp_path / "big.log"
     genlog.generate(24, str(big), boots=1)
     db = tmp_path / "t.db"
-    proc = subprocess.Popen([sys.executable, "-m", "bootlog.cli", "--db", str(db), "ingest", "-"],
-                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=dict(os.environ, TMPDIR=str(tmp)))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bootlog.cli", "--db", str(db), "ingest", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, TMPDIR=str(tmp)),
+    )
     proc.stdin.write(big.read_bytes())
     proc.stdin.flush()
     time.sleep(1.0)  # (reading: the log is still open)
@@ -323,9 +339,14 @@ def test_forty_thousand_distinct_oom_lines_parse_in_linear_time(tmp_path):
 
     def log(n: int):
         p = tmp_path / f"ooms-{n}.log"
-        p.write_text(seed + "".join(
-            f"2026-10-02T16:30:00.000000000Z (EngineCore_DP0 pid=130) ERROR 10-02 09:30:00 [core.py:720] "  # (after 01 ends)
-            f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {i}.00 MiB.\n" for i in range(n)))
+        p.write_text(
+            seed
+            + "".join(
+                f"2026-10-02T16:30:00.000000000Z (EngineCore_DP0 pid=130) ERROR 10-02 09:30:00 [core.py:720] "  # (after 01 ends)
+                f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {i}.00 MiB.\n"
+                for i in range(n)
+            )
+        )
         return p
 
     took = {}
@@ -353,8 +374,17 @@ def _pieces(fmt: str) -> Iterator[str]:
         elif fmt == "cri":
             yield f"{t % i} stdout P {body}\n"
         else:
-            yield json.dumps({"MESSAGE": body, "__REALTIME_TIMESTAMP": str(1764426319000000 + i),
-                              "PRIORITY": "6", "CONTAINER_PARTIAL_MESSAGE": "true"}) + "\n"
+            yield (
+                json.dumps(
+                    {
+                        "MESSAGE": body,
+                        "__REALTIME_TIMESTAMP": str(1764426319000000 + i),
+                        "PRIORITY": "6",
+                        "CONTAINER_PARTIAL_MESSAGE": "true",
+                    }
+                )
+                + "\n"
+            )
 
 
 def _enveloped(fmt: str, text: str) -> str:
@@ -371,8 +401,10 @@ def plain_peak(tmp_path_factory) -> dict[str, float]:
     """The peaks of an ingest and a watch --once of the real log alone: what every case below
     may add little to (a read's block and one line's MiB)."""
     d = tmp_path_factory.mktemp("plainpeak")
-    return {"ingest": _peak_mib(d / "i.db", "ingest", str(FIXTURES / SMALL))[0],
-            "watch": _peak_mib(d / "w.db", "watch", "--once", "--file", str(FIXTURES / SMALL))[0]}
+    return {
+        "ingest": _peak_mib(d / "i.db", "ingest", str(FIXTURES / SMALL))[0],
+        "watch": _peak_mib(d / "w.db", "watch", "--once", "--file", str(FIXTURES / SMALL))[0],
+    }
 
 
 SMALL = "012-v0.10.2-v1-small.log"
@@ -437,6 +469,7 @@ def test_watch_holds_a_line_without_newline_at_one_mib(tmp_path, plain_peak):
 
 
 # ---------------------------------------------------------------- a database of many boots (issue 31)
+
 
 def _many_boots(path: Path, n: int) -> Path:
     from pgutil import many_boots

@@ -1,6 +1,7 @@
 """Alembic migrations: they are the one schema (a new database is made by running them), the
 samples move to chunks and back, downgrades work, the head constant is the real head, and the
 packaged migrations work from a non-editable install."""
+
 from __future__ import annotations
 
 import json
@@ -57,7 +58,9 @@ def test_a_new_database_has_what_the_migrations_build(url):
     try:
         assert dbmod.current_revision(store) == dbmod.HEAD_REVISION
         assert check(store) == []
-        assert {"boots", "metrics", "config", "events", "sample_chunks", "positions", "sources"} <= set(expected_columns())
+        assert {"boots", "metrics", "config", "events", "sample_chunks", "positions", "sources"} <= set(
+            expected_columns()
+        )
     finally:
         store.close()
 
@@ -69,11 +72,16 @@ def test_samples_move_to_chunks_and_back(url):
     dbmod.migrate(store, "0001_initial")
     boot = seed_boot(0)
     store.execute('INSERT INTO sources ("key", name, kind, created) VALUES (?, ?, ?, ?)', ("k", "a.log", "file", "x"))
-    bid = store.insert_id("INSERT INTO boots (source_id, status, first_line, last_line, fingerprint, config_hash, "
-                          "ingested_at) VALUES (1, 'ready', 1, 9, 'fp', 'h', 'x')", ())
+    bid = store.insert_id(
+        "INSERT INTO boots (source_id, status, first_line, last_line, fingerprint, config_hash, "
+        "ingested_at) VALUES (1, 'ready', 1, 9, 'fp', 'h', 'x')",
+        (),
+    )
     old = [(s.line, s.ts, s.values) for s in boot.samples]
-    store.executemany('INSERT INTO samples (boot_id, line, ts, "values") VALUES (?, ?, ?, ?)',
-                      [(bid, line, ts, json.dumps(v)) for line, ts, v in old])
+    store.executemany(
+        'INSERT INTO samples (boot_id, line, ts, "values") VALUES (?, ?, ?, ?)',
+        [(bid, line, ts, json.dumps(v)) for line, ts, v in old],
+    )
     dbmod.migrate(store, "head")
     assert [(s.line, s.ts, s.values) for _, s in samples(store, [bid])] == old
     assert show_boot(store, bid)["runtime"]["stats_lines"] == 3
@@ -124,7 +132,9 @@ def test_migrations_work_from_a_non_editable_install(tmp_path):
     target = tmp_path / "site"
     build = subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(ROOT)],
-        capture_output=True, text=True, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     if build.returncode != 0:
         pytest.skip("cannot build a wheel here (offline?): " + build.stderr.strip()[-200:])
@@ -134,8 +144,13 @@ def test_migrations_work_from_a_non_editable_install(tmp_path):
         "e = d.open_store(sys.argv[1]); print(d.current_revision(e))"
     )
     env = dict(os.environ, PYTHONPATH=str(target))
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "x.db"), str(target)],
-                         capture_output=True, text=True, cwd=tmp_path, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "x.db"), str(target)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == dbmod.HEAD_REVISION
 
@@ -157,12 +172,18 @@ def test_0004_orders_starts_at_the_edge_of_the_date_range(url):
     store.execute('INSERT INTO sources ("key", name, kind, created) VALUES (?, ?, ?, ?)', ("k", "a.log", "file", "x"))
     starts = ["9999-12-31T23:59:59.999999-23:59", "2026-10-02T09:53:01-07:00", "0001-01-01T00:00:00+23:59"]
     for i, started in enumerate(starts):
-        store.execute("INSERT INTO boots (source_id, status, started_at, first_line, last_line, fingerprint, "
-                      "config_hash, ingested_at) VALUES (1, 'ready', ?, ?, ?, ?, 'h', 'x')", (started, i, i, f"fp{i}"))
+        store.execute(
+            "INSERT INTO boots (source_id, status, started_at, first_line, last_line, fingerprint, "
+            "config_hash, ingested_at) VALUES (1, 'ready', ?, ?, ?, ?, 'h', 'x')",
+            (started, i, i, f"fp{i}"),
+        )
     dbmod.migrate(store, "head")
     keys = dict(store.rows("SELECT started_at, start_key FROM boots"))
-    assert keys == {starts[0]: "9999-12-31T23:59:59.999999", starts[1]: "2026-10-02T16:53:01.000000",
-                    starts[2]: "0001-01-01T00:00:00.000000"}
+    assert keys == {
+        starts[0]: "9999-12-31T23:59:59.999999",
+        starts[1]: "2026-10-02T16:53:01.000000",
+        starts[2]: "0001-01-01T00:00:00.000000",
+    }
     from bootlog.store.reads import list_boots
 
     assert [b["started_at"] for b in list_boots(store)] == starts[::-1]  # (start order)

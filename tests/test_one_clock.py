@@ -1,5 +1,6 @@
 """One clock everywhere: `list` and `show` (text and JSON) give each boot's times on its log's
 own clock, always with the zone, as the report does; `list` says its order is the start order."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,11 @@ from pgutil import pg_base_url, pg_schema
 BACKENDS = ["sqlite"] + (["postgresql"] if pg_base_url() else [])
 
 SEED = FIXTURES / "seed"
-LOOP, SHAPE_D, LADDER = (SEED / "05-util-1.00-crash-loop.log", SEED / "01-shape-d-fp8-200704x3.log",
-                         SEED / "09-night-ladder-4-boots.log")
+LOOP, SHAPE_D, LADDER = (
+    SEED / "05-util-1.00-crash-loop.log",
+    SEED / "01-shape-d-fp8-200704x3.log",
+    SEED / "09-night-ladder-4-boots.log",
+)
 PLAIN = FIXTURES / "engine" / "e01-v0.32.0-cpu-cold-requests-sigterm.log"  # a real vLLM 0.32, no envelope
 PODMAN = FIXTURES / "engine" / "e11-v0.32.0-cpu-podman-auto-kv-engine-core-killed.log"  # podman, a UTC container
 
@@ -70,8 +74,10 @@ def test_list_and_show_give_the_seed_logs_times_on_their_own_pdt_clock(db):
     assert all(e["ts"].endswith("-07:00") for e in shown["events"] if e["ts"])
     assert all(p["start"].endswith("-07:00") for p in shown["timeline"])
     lines = run(db, "show", "2").stdout.splitlines()
-    assert ("  started_at     2026-10-03 09:53:59 -07:00  — times in -07:00, the log's offset "
-            "(vLLM's own clock against the envelope's UTC stamps)") in lines
+    assert (
+        "  started_at     2026-10-03 09:53:59 -07:00  — times in -07:00, the log's offset "
+        "(vLLM's own clock against the envelope's UTC stamps)"
+    ) in lines
     assert any(re.fullmatch(r"  ended_at       2026-10-03 09:5\d:\d\d -07:00", ln) for ln in lines)
 
 
@@ -87,8 +93,10 @@ def test_a_log_without_a_zone_says_so_and_a_utc_container_says_utc(tmp_path):
     assert f"2026-12-06 {vllm_stamp(PLAIN, plain['first_line'])[6:]} (no zone)" in rows[str(plain["id"])]
     # the container's vLLM printed 03:08:54 beside envelope stamps of 03:08:54Z: its clock is UTC
     assert f"2026-12-06 {vllm_stamp(PODMAN, podman['first_line'])[6:]} UTC" in rows[str(podman["id"])]
-    assert "  started_at     2026-12-06 02:58:54 (no zone)  — times as the log printed them (its lines carry " \
-           "no zone)" in run(db, "show", str(plain["id"])).stdout.splitlines()
+    assert (
+        "  started_at     2026-12-06 02:58:54 (no zone)  — times as the log printed them (its lines carry "
+        "no zone)" in run(db, "show", str(plain["id"])).stdout.splitlines()
+    )
 
 
 def test_list_is_in_start_order_and_says_so_when_ids_are_not(tmp_path):

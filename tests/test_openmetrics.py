@@ -1,6 +1,7 @@
 """bootlog.render.openmetrics: the export node_exporter's textfile collector reads, checked with the
 Prometheus client library's own parsers (OpenMetrics, and the classic text format the collector
 itself uses)."""
+
 from __future__ import annotations
 
 import os
@@ -35,16 +36,31 @@ def iso(t):
 def show_doc(boot, *, id: int, container=None, host=None, source="frontend.log", model=None) -> dict:
     """A parsed Boot in the `show --json` shape (docs/cli.md)."""
     return {
-        "boot": {"id": id, "status": boot.status, "failure": boot.failure, "failure_message": boot.failure_message,
-                 "vllm_version": boot.vllm_version, "engine": boot.engine, "model": model or boot.model,
-                 "container": container, "host": host, "source": source, "started_at": iso(boot.started_at),
-                 "ready_at": iso(boot.ready_at), "ended_at": iso(boot.ended_at), "first_line": boot.first_line,
-                 "last_line": boot.last_line},
-        "metrics": [{"name": m.name, "value": m.value, "unit": m.unit, "rank": m.rank, "line": m.line}
-                    for m in boot.metrics],
+        "boot": {
+            "id": id,
+            "status": boot.status,
+            "failure": boot.failure,
+            "failure_message": boot.failure_message,
+            "vllm_version": boot.vllm_version,
+            "engine": boot.engine,
+            "model": model or boot.model,
+            "container": container,
+            "host": host,
+            "source": source,
+            "started_at": iso(boot.started_at),
+            "ready_at": iso(boot.ready_at),
+            "ended_at": iso(boot.ended_at),
+            "first_line": boot.first_line,
+            "last_line": boot.last_line,
+        },
+        "metrics": [
+            {"name": m.name, "value": m.value, "unit": m.unit, "rank": m.rank, "line": m.line} for m in boot.metrics
+        ],
         "config": dict(boot.config),
-        "events": [{"kind": e.kind, "rank": e.rank, "line": e.line, "ts": iso(e.ts), "message": e.message,
-                    "detail": e.detail} for e in boot.events],
+        "events": [
+            {"kind": e.kind, "rank": e.rank, "line": e.line, "ts": iso(e.ts), "message": e.message, "detail": e.detail}
+            for e in boot.events
+        ],
         "runtime": {},
     }
 
@@ -90,9 +106,13 @@ def test_tp2_boot_families_labels_values(tp2_text):
     assert samples(fams["bootlog_boot_started_timestamp_seconds"]) == {L(**me): started}
     assert fams["bootlog_boot_started_timestamp_seconds"].unit == "seconds"
     (info,) = fams["bootlog_boot_info"].samples
-    assert info.value == 1 and info.labels == {**me, "vllm_version": "0.22.1rc2.dev161+g8c2d4f1a7.rocm711",
-                                               "engine": "v1", "model": "/home/dank/models/Qwen3.8-Flash-Next-Uncensored-FP8",
-                                               "status": "ready"}
+    assert info.value == 1 and info.labels == {
+        **me,
+        "vllm_version": "0.22.1rc2.dev161+g8c2d4f1a7.rocm711",
+        "engine": "v1",
+        "model": "/home/dank/models/Qwen3.8-Flash-Next-Uncensored-FP8",
+        "status": "ready",
+    }
     events = samples(fams["bootlog_events"])
     assert set(events) >= {L(**me, kind=k) for k in EVENT_KINDS} and events[L(**me, kind="oom")] == 0
     # every numeric figure of the boot is there
@@ -122,15 +142,18 @@ def test_classic_text_parser_reads_it_too(tp2_text):
 
 def test_two_hosts_and_a_boot_without_container():
     ready = show_doc(parsed(SEED)[0], id=7, container=CTR, host=HOST)
-    failed = show_doc(parsed("seed/09-night-ladder-4-boots.log")[0], id=3, host="gpu2",
-                      source="/var/log/vllm/night-ladder.log")
+    failed = show_doc(
+        parsed("seed/09-night-ladder-4-boots.log")[0], id=3, host="gpu2", source="/var/log/vllm/night-ladder.log"
+    )
     corpus = show_doc(parsed("051-v0.27.1-tp2-compilation-split.log")[0], id=9, source="051.log")
     fams = families(render([ready, failed, corpus]))
     a, b, c = dict(host=HOST, container=CTR), dict(host="gpu2", container="night-ladder.log"), dict(container="051.log")
     assert samples(fams["bootlog_boot_ready"]) == {L(**a): 1, L(**b): 0, L(**c): 1}
     assert samples(fams["bootlog_events"])[L(**b, kind="oom")] == 1
-    info = {frozenset((k, v) for k, v in s.labels.items() if k in ("host", "container")): s.labels
-            for s in fams["bootlog_boot_info"].samples}
+    info = {
+        frozenset((k, v) for k, v in s.labels.items() if k in ("host", "container")): s.labels
+        for s in fams["bootlog_boot_info"].samples
+    }
     assert info[L(**b)]["status"] == "failed" and info[L(**b)]["failure"] == "oom"
     assert "failure" not in info[L(**a)]
     # the failed boot never reached graph capture: it has no such series
@@ -138,7 +161,9 @@ def test_two_hosts_and_a_boot_without_container():
     assert samples(fams["bootlog_compile_graph_s"])[L(**a, rank="0")] == 179.24
     assert samples(fams["bootlog_profiling_run_s"])[L(**c, rank="0")] == 96.24
     # a naive started_at (plain vLLM log): read in local time, as datetime.timestamp() does
-    assert samples(fams["bootlog_boot_started_timestamp_seconds"])[L(**c)] == datetime(2026, 8, 13, 11, 31, 25).timestamp()
+    assert (
+        samples(fams["bootlog_boot_started_timestamp_seconds"])[L(**c)] == datetime(2026, 8, 13, 11, 31, 25).timestamp()
+    )
 
 
 HOSTILE = 'evil"model\\name\nINFO:     Application startup complete.\x1b[2J\r\t\x00'
@@ -169,20 +194,29 @@ def test_long_label_values_are_bounded():
 
 
 def test_bad_values_and_names():
-    doc = {"boot": {"id": 1, "status": "ready", "container": "c"},
-           "metrics": [{"name": "kv_cache_tokens", "value": float("nan"), "unit": "tokens", "rank": None},
-                       {"name": "max_concurrency", "value": None, "unit": "x", "rank": None},
-                       {"name": "graph_capture_s", "value": float("inf"), "unit": "s", "rank": 0},
-                       {"name": "weights_load_s", "value": True, "unit": "s", "rank": 0},
-                       {"name": "model_load_gib", "value": "6.36", "unit": "GiB", "rank": 0},
-                       {"name": "weird-name.with spaces/€", "value": 2.5, "unit": 'u"\n', "rank": 3},
-                       {"name": "boot_ready", "value": 7, "unit": None, "rank": None},
-                       {"name": "graph_capture_gib", "value": -0.06, "unit": "GiB", "rank": 1},
-                       {"name": "graph_capture_gib", "value": -0.05, "unit": "GiB", "rank": 1},
-                       {"name": "compile_graph_s", "value": 1e-05, "unit": "s", "rank": True}]}
+    doc = {
+        "boot": {"id": 1, "status": "ready", "container": "c"},
+        "metrics": [
+            {"name": "kv_cache_tokens", "value": float("nan"), "unit": "tokens", "rank": None},
+            {"name": "max_concurrency", "value": None, "unit": "x", "rank": None},
+            {"name": "graph_capture_s", "value": float("inf"), "unit": "s", "rank": 0},
+            {"name": "weights_load_s", "value": True, "unit": "s", "rank": 0},
+            {"name": "model_load_gib", "value": "6.36", "unit": "GiB", "rank": 0},
+            {"name": "weird-name.with spaces/€", "value": 2.5, "unit": 'u"\n', "rank": 3},
+            {"name": "boot_ready", "value": 7, "unit": None, "rank": None},
+            {"name": "graph_capture_gib", "value": -0.06, "unit": "GiB", "rank": 1},
+            {"name": "graph_capture_gib", "value": -0.05, "unit": "GiB", "rank": 1},
+            {"name": "compile_graph_s", "value": 1e-05, "unit": "s", "rank": True},
+        ],
+    }
     fams = families(render([doc]))
-    for gone in ("bootlog_kv_cache_tokens", "bootlog_max_concurrency", "bootlog_graph_capture_s",
-                 "bootlog_weights_load_s", "bootlog_model_load_gib"):
+    for gone in (
+        "bootlog_kv_cache_tokens",
+        "bootlog_max_concurrency",
+        "bootlog_graph_capture_s",
+        "bootlog_weights_load_s",
+        "bootlog_model_load_gib",
+    ):
         assert gone not in fams
     weird = fams["bootlog_weird_name_with_spaces__"]
     assert samples(weird) == {L(container="c", rank="3"): 2.5} and weird.unit == ""
@@ -207,6 +241,7 @@ def test_nothing_to_export():
 
 
 # --- write -----------------------------------------------------------------------------------
+
 
 def test_write_puts_the_whole_file_with_mode_0644(tmp_path, tp2_text):
     target = tmp_path / "bootlog.prom"

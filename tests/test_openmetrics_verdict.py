@@ -1,6 +1,7 @@
 """OpenMetrics' bootlog_verdict{host,container} and bootlog_boot_died_serving on the real engine's
 boots (fixtures/logs/engine/), read back with prometheus_client's OpenMetrics parser: a Grafana
 alert on them needs no bootlog knowledge, and says what the hook and check say."""
+
 from __future__ import annotations
 
 from click.testing import CliRunner
@@ -73,8 +74,11 @@ def test_a_plan_makes_violations_and_drift_as_the_hook_says_them(db_path, tmp_pa
 def test_the_latest_boot_is_judged_against_the_one_before_it(db_path, tmp_path):
     # e01, then the same server an hour later with a KV pool 64 tokens smaller: capacity drift
     e01 = E01.read_bytes()
-    again = e01.replace(b"12-06 02:", b"12-06 03:").replace(b"12-06 03:0", b"12-06 04:0") \
-               .replace(b"CPU KV cache size: 131,072 tokens", b"CPU KV cache size: 131,008 tokens")
+    again = (
+        e01.replace(b"12-06 02:", b"12-06 03:")
+        .replace(b"12-06 03:0", b"12-06 04:0")
+        .replace(b"CPU KV cache size: 131,072 tokens", b"CPU KV cache size: 131,008 tokens")
+    )
     log = tmp_path / "nohup.out"
     log.write_bytes(e01 + again)
     assert run(db_path, "ingest", str(log)).exit_code == 0

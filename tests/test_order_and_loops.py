@@ -1,6 +1,7 @@
 """What the trial found about order and restarts: boots are in the order they started (whatever
 order the files were given or stored in), saved container logs join the container's history,
 and failed starts in a row are one crash loop."""
+
 from __future__ import annotations
 
 import json

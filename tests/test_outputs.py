@@ -2,6 +2,7 @@
 and where it keeps its database (issue 31): an output path is never the live database or its
 -wal/-shm file, whatever links lead there; a symbolic link is written through only to a regular
 file the user owns; a replaced file keeps its mode; --db is a regular file, never a device."""
+
 from __future__ import annotations
 
 import os
@@ -38,12 +39,20 @@ def intact(db) -> None:
     assert run(db, "list").exit_code == 0
 
 
-@pytest.mark.parametrize("args, suffix", [
-    (("export", "--format", "json"), ""), (("export", "--format", "csv"), ""),
-    (("export", "--format", "openmetrics"), ""), (("export", "--format", "parquet"), ""),
-    (("report", "-o"), ""), (("export", "--format", "json"), "-wal"), (("report", "-o"), "-shm"),
-    (("plot", "kv_cache_tokens", "-o"), "link.png"), (("export", "--format", "openmetrics"), "link.prom"),
-])
+@pytest.mark.parametrize(
+    "args, suffix",
+    [
+        (("export", "--format", "json"), ""),
+        (("export", "--format", "csv"), ""),
+        (("export", "--format", "openmetrics"), ""),
+        (("export", "--format", "parquet"), ""),
+        (("report", "-o"), ""),
+        (("export", "--format", "json"), "-wal"),
+        (("report", "-o"), "-shm"),
+        (("plot", "kv_cache_tokens", "-o"), "link.png"),
+        (("export", "--format", "openmetrics"), "link.prom"),
+    ],
+)
 def test_an_output_onto_the_database_is_refused_and_the_database_stays(db, tmp_path, args, suffix):
     target = str(db) + suffix
     if suffix.startswith("link"):
@@ -51,8 +60,9 @@ def test_an_output_onto_the_database_is_refused_and_the_database_stays(db, tmp_p
         os.symlink(db, target)  # (a link to it: the same file once resolved)
     res = run(db, *args, target)
     assert res.exit_code == 1, res.output
-    assert res.stderr.strip() == (f"bootlog: {target} is the database bootlog reads (or its -wal/-shm file): "
-                                  "give another file name")
+    assert res.stderr.strip() == (
+        f"bootlog: {target} is the database bootlog reads (or its -wal/-shm file): give another file name"
+    )
     intact(db)
 
 
@@ -86,7 +96,8 @@ def test_a_link_to_nothing_is_refused_and_a_users_own_read_only_file_keeps_its_m
     dangling.symlink_to(tmp_path / "no-such-dir-file")
     res = run(db, "export", str(dangling))
     assert res.exit_code == 1 and res.stderr.strip() == (
-        f"bootlog: {dangling} is a symbolic link to nothing: give the file's own path")
+        f"bootlog: {dangling} is a symbolic link to nothing: give the file's own path"
+    )
     real = tmp_path / "real.prom"
     real.write_text("old\n")
     real.chmod(0o444)
@@ -100,8 +111,10 @@ def test_a_link_to_nothing_is_refused_and_a_users_own_read_only_file_keeps_its_m
 
 @pytest.mark.parametrize("db_arg", ["/dev/stdout", "/dev/null"])
 def test_a_database_that_is_a_device_is_refused(tmp_path, db_arg):
-    p = subprocess.run([sys.executable, "-m", "bootlog.cli", "--db", db_arg, "ingest", str(READY)],
-                       capture_output=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "bootlog.cli", "--db", db_arg, "ingest", str(READY)], capture_output=True, timeout=60
+    )
     assert p.returncode == 1 and b"SQLite format" not in p.stdout
-    assert p.stderr.decode().strip() == (f"bootlog: cannot open database {db_arg}: not a regular file (a device "
-                                         "or a pipe); give a database file")
+    assert p.stderr.decode().strip() == (
+        f"bootlog: cannot open database {db_arg}: not a regular file (a device or a pipe); give a database file"
+    )

@@ -8,6 +8,7 @@
 * match()'s cache of recent lines gives what matching afresh gives, and no caller can change
   what it holds.
 """
+
 from __future__ import annotations
 
 import ast
@@ -202,9 +203,26 @@ def test_clean_value_equals_reference_on_every_config_value():
     assert values > 1000
 
 
-@pytest.mark.parametrize("v", ["'a'", "''", '"it\'s"', "'a\\'b'", "'tab\there'", "'nl\nx'", "'nbsp\u00a0x'",
-                               "'\u00e9t\u00e9'", "'unterminated", "'mixed\"", "'\\x41'", "'nul\x00x'",
-                               "'lone \ud800'", "'\\'", "'a' 'b'"])
+@pytest.mark.parametrize(
+    "v",
+    [
+        "'a'",
+        "''",
+        '"it\'s"',
+        "'a\\'b'",
+        "'tab\there'",
+        "'nl\nx'",
+        "'nbsp\u00a0x'",
+        "'\u00e9t\u00e9'",
+        "'unterminated",
+        "'mixed\"",
+        "'\\x41'",
+        "'nul\x00x'",
+        "'lone \ud800'",
+        "'\\'",
+        "'a' 'b'",
+    ],
+)
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_clean_value_shortcut_is_literal_eval(v):
     assert _outcome(R._clean_value, v) == _outcome(_clean_value_ref, v)
@@ -246,7 +264,9 @@ def _literal_soup(n: int, seed: int = 5) -> list[str]:
     """Lines made of literals, their halves and filler: overlaps, repeats and near misses."""
     rnd = random.Random(seed)
     lits = list(P.LITERALS)
-    pieces = lits + [lit[: len(lit) // 2] for lit in lits] + [lit[len(lit) // 2:] for lit in lits] + [" ", "x", "\u00e9"]
+    pieces = (
+        lits + [lit[: len(lit) // 2] for lit in lits] + [lit[len(lit) // 2 :] for lit in lits] + [" ", "x", "\u00e9"]
+    )
     return ["".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 8))) for _ in range(n)]
 
 
@@ -280,7 +300,7 @@ def test_match_cached_equals_afresh_and_hits_are_flat():
 def test_match_callers_cannot_change_the_cache():
     lines = [line for line in LITERAL_LINES if P.match(line)]
     # few enough to stay cached: config and stats lines (dict values) first
-    lines = sorted(lines, key=lambda ln: not any(isinstance(h.value, dict) for h in P.match(ln)))[:P._MATCH_CACHE // 2]
+    lines = sorted(lines, key=lambda ln: not any(isinstance(h.value, dict) for h in P.match(ln)))[: P._MATCH_CACHE // 2]
     assert sum(isinstance(h.value, dict) for ln in lines for h in P.match(ln)) >= 100
     want = [_hit_key(P._match(line)) for line in lines]
     hits_before = P._match_cached.cache_info().hits
@@ -318,13 +338,33 @@ def _vline_key(v) -> tuple:
 def _tag_soup(n: int, seed: int = 3) -> list[str]:
     """Lines opening with runs of process tags (well formed or nearly), then a vLLM prefix or not."""
     rnd = random.Random(seed)
-    tags = ["(APIServer pid=1) ", "(APIServer pid=1)", "(EngineCore_DP0 pid=89) ", "(Worker_TP1 pid=147) ",
-            "(VllmWorker rank=1 pid=2) ", "(VllmWorker TP0 pid=3) ", "(RayWorkerWrapper pid=4, ip=10.0.0.1) ",
-            "(pid=5, ip=10.0.0.2) ", "(pid=6) ", "(RayWorkerProc pid=9, ip=10.0.0.2)\t", "(Worker pid=7)  ",
-            "(Bad name pid=8) ", "(APIServer pid=x) ", "(", ") ", "junk", "\u00e9"]
-    heads = ["INFO 10-02 16:53:01 [utils.py:344] hello", "WARN 02-29 23:59:59 [a.py:1] leap",
-             "ERROR 13-40 25:61:61 x.py:2] bad time", "INFO:     uvicorn", "DEBUG 01-27 22:06:26 [v1/core.py:93] d",
-             "INFO 10-02 16:53:01,123 [utils.py:344] ms", "plain text", ""]
+    tags = [
+        "(APIServer pid=1) ",
+        "(APIServer pid=1)",
+        "(EngineCore_DP0 pid=89) ",
+        "(Worker_TP1 pid=147) ",
+        "(VllmWorker rank=1 pid=2) ",
+        "(VllmWorker TP0 pid=3) ",
+        "(RayWorkerWrapper pid=4, ip=10.0.0.1) ",
+        "(pid=5, ip=10.0.0.2) ",
+        "(pid=6) ",
+        "(RayWorkerProc pid=9, ip=10.0.0.2)\t",
+        "(Worker pid=7)  ",
+        "(Bad name pid=8) ",
+        "(APIServer pid=x) ",
+        "(",
+        ") ",
+        "junk",
+        "\u00e9",
+    ]
+    heads = [
+        "INFO 10-02 16:53:01 [utils.py:344] hello",
+        "WARN 02-29 23:59:59 [a.py:1] leap",
+        "ERROR 13-40 25:61:61 x.py:2] bad time",
+        "INFO:     uvicorn",
+        "DEBUG 01-27 22:06:26 [v1/core.py:93] d",
+        "INFO 10-02 16:53:01,123 [utils.py:344] ms",
+        "plain text",
+        "",
+    ]
     return ["".join(rnd.choice(tags) for _ in range(rnd.randint(0, 3))) + rnd.choice(heads) for _ in range(n)]
-
-

@@ -1,4 +1,5 @@
 """Plan files: TOML + env file, expansion, user patterns, and errors that name the line."""
+
 from __future__ import annotations
 
 import time
@@ -92,8 +93,15 @@ def test_env_file_reads_the_operators_lines(tmp_path):
 
 
 def test_coerce():
-    assert [coerce(s) for s in ("1", "0.982", "true", "False", "", "fp8", "1e9")] == \
-        [1, 0.982, True, False, None, "fp8", 1e9]
+    assert [coerce(s) for s in ("1", "0.982", "true", "False", "", "fp8", "1e9")] == [
+        1,
+        0.982,
+        True,
+        False,
+        None,
+        "fp8",
+        1e9,
+    ]
 
 
 def test_plan_expands_prefixed_and_plain_names(tmp_path):
@@ -141,59 +149,81 @@ def test_unknown_event_kind(tmp_path):
 
 
 def test_undefined_variable(tmp_path):
-    err = _error(tmp_path, 'env_file = "frank-primary.env"\nenv_prefix = "FRANK_PRIMARY_"\n'
-                           '[config]\nmax_model_len = "${MAX_LEN}"\n')
+    err = _error(
+        tmp_path,
+        'env_file = "frank-primary.env"\nenv_prefix = "FRANK_PRIMARY_"\n[config]\nmax_model_len = "${MAX_LEN}"\n',
+    )
     assert "MAX_LEN" in str(err) and "FRANK_PRIMARY_MAX_LEN" in str(err)
 
 
 def test_regex_that_does_not_compile(tmp_path):
-    err = _error(tmp_path, "[[pattern]]\nname = \"arena\"\nregex = 'arena (?P<value>[\\d.]+ GiB'\n"
-                           "samples = ['arena 17.77 GiB']\n")
+    err = _error(
+        tmp_path,
+        "[[pattern]]\nname = \"arena\"\nregex = 'arena (?P<value>[\\d.]+ GiB'\nsamples = ['arena 17.77 GiB']\n",
+    )
     assert "does not compile" in str(err) and "arena" in str(err)
 
 
 def test_regex_that_fails_its_own_sample(tmp_path):
-    err = _error(tmp_path, "[[pattern]]\nname = \"arena\"\nregex = 'arena (?P<value>[\\d.]+) GiB'\n"
-                           "samples = [{ line = 'arena 17.77 GiB', value = 17.5 }]\n")
+    err = _error(
+        tmp_path,
+        "[[pattern]]\nname = \"arena\"\nregex = 'arena (?P<value>[\\d.]+) GiB'\n"
+        "samples = [{ line = 'arena 17.77 GiB', value = 17.5 }]\n",
+    )
     assert "gives 17.77" in str(err) and "line 2" in str(err)
-    err = _error(tmp_path, "[[pattern]]\nname = \"arena\"\nregex = 'arena (?P<value>[\\d.]+) GiB'\n"
-                           "samples = ['slots 7,762']\n")
+    err = _error(
+        tmp_path, "[[pattern]]\nname = \"arena\"\nregex = 'arena (?P<value>[\\d.]+) GiB'\nsamples = ['slots 7,762']\n"
+    )
     assert "does not match" in str(err)
 
 
 def test_figure_pattern_needs_value_group(tmp_path):
-    err = _error(tmp_path, "[[pattern]]\nname = \"arena\"\nregex = 'arena [\\d.]+ GiB'\n"
-                           "samples = ['arena 17.77 GiB']\n")
+    err = _error(
+        tmp_path, "[[pattern]]\nname = \"arena\"\nregex = 'arena [\\d.]+ GiB'\nsamples = ['arena 17.77 GiB']\n"
+    )
     assert "(?P<value>" in str(err)
 
 
 def test_runaway_regex_is_stopped_at_load(tmp_path):
     sample = "a" * 3000 + "!"
     started = time.monotonic()
-    err = _error(tmp_path, f"[[pattern]]\nname = \"bad\"\nevent = \"warning\"\nregex = '(a|aa)+$'\n"
-                           f"samples = ['{sample}']\n")
+    err = _error(
+        tmp_path, f"[[pattern]]\nname = \"bad\"\nevent = \"warning\"\nregex = '(a|aa)+$'\nsamples = ['{sample}']\n"
+    )
     assert "timed out" in str(err)
     assert time.monotonic() - started < 5
 
 
 def test_user_pattern_hits_and_apply(tmp_path):
-    plan = load_plan(write_plan(tmp_path, PLAN_TEXT + """
+    plan = load_plan(
+        write_plan(
+            tmp_path,
+            PLAN_TEXT
+            + """
 [[pattern]]
 name = "expert_offload_exceeds"
 event = "warning"
 literal = "exceeds MemAvailable"
 regex = 'expert-offload-mem (?P<gib>[\\d.]+) GiB exceeds MemAvailable'
 samples = ['WARNING 10-05 08:00:01 [expert_plan.py:88] expert-offload-mem 120 GiB exceeds MemAvailable at plan time']
-"""))
+""",
+        )
+    )
     hits = user_pattern_hits(plan, "(Worker_TP1 pid=7) INFO expert arena 17.52 GiB / 7,653 slots")
     assert len(hits) == 1 and isinstance(hits[0], Metric)
-    assert (hits[0].name, hits[0].value, hits[0].unit, hits[0].pattern) == \
-        ("expert_arena_gib", 17.52, "GiB", "user:expert_arena_gib")
+    assert (hits[0].name, hits[0].value, hits[0].unit, hits[0].pattern) == (
+        "expert_arena_gib",
+        17.52,
+        "GiB",
+        "user:expert_arena_gib",
+    )
     assert hits[0].line is None  # one line in: the caller numbers it
 
-    recs = [Record(lineno=10, text="INFO expert arena 17.77 GiB / 7,762 slots"),
-            Record(lineno=11, text="nothing here"),
-            Record(lineno=12, text="WARNING expert-offload-mem 120 GiB exceeds MemAvailable at plan time")]
+    recs = [
+        Record(lineno=10, text="INFO expert arena 17.77 GiB / 7,762 slots"),
+        Record(lineno=11, text="nothing here"),
+        Record(lineno=12, text="WARNING expert-offload-mem 120 GiB exceeds MemAvailable at plan time"),
+    ]
     rows = apply_user_patterns(plan, recs)
     assert [(type(r).__name__, r.line) for r in rows] == [("Metric", 10), ("Event", 12)]
     assert isinstance(rows[1], Event) and rows[1].kind == "warning" and rows[1].detail == {"gib": "120"}
@@ -239,15 +269,19 @@ def test_env_values_refer_to_earlier_keys_like_the_shell(tmp_path):
     (tmp_path / "e.env").write_text(
         "FRANK_PRIMARY_CACHE_DIR=/home/dank/.cache/frank-primary\n"
         'FRANK_PRIMARY_VLLM_CACHE="${FRANK_PRIMARY_CACHE_DIR}/vllm"\n'
-        "FRANK_PRIMARY_LITERAL='${FRANK_PRIMARY_CACHE_DIR}'\n")
+        "FRANK_PRIMARY_LITERAL='${FRANK_PRIMARY_CACHE_DIR}'\n"
+    )
     env = load_env(tmp_path / "e.env")
     assert env["FRANK_PRIMARY_VLLM_CACHE"] == "/home/dank/.cache/frank-primary/vllm"
     assert env["FRANK_PRIMARY_LITERAL"] == "${FRANK_PRIMARY_CACHE_DIR}"
 
 
 def test_undefined_variable_names_its_line(tmp_path):
-    err = _error(tmp_path, 'env_file = "frank-primary.env"\nenv_prefix = "FRANK_PRIMARY_"\n'
-                           '[config]\nmax_num_seqs = 3\nmax_model_len = "${MAX_LEN}"\n')
+    err = _error(
+        tmp_path,
+        'env_file = "frank-primary.env"\nenv_prefix = "FRANK_PRIMARY_"\n'
+        '[config]\nmax_num_seqs = 3\nmax_model_len = "${MAX_LEN}"\n',
+    )
     assert "line 5" in str(err) and err.data["line"] == 5
 
 
@@ -257,24 +291,35 @@ def test_bad_env_line(tmp_path):
 
 
 def test_user_regex_keeps_its_dollar_and_braces(tmp_path):
-    plan = load_plan(write_plan(tmp_path, """
+    plan = load_plan(
+        write_plan(
+            tmp_path,
+            """
 [[pattern]]
 name = "arena_slots"
 regex = '(?P<value>\\d{1,3}(?:,\\d{3})*) slots \\(\\d+\\.\\d+ MiB each\\)$'
 unit = "slots"
 samples = [{ line = "expert cache 17.77 GiB / 7,762 slots (2.344 MiB each)", value = 7762 }]
-"""))
+""",
+        )
+    )
     assert plan.patterns[0].source.endswith(r"each\)$")
 
 
 def test_an_empty_env_value_in_a_flag_or_tolerance_means_the_default(tmp_path):
     # STRICT= and TOL= in the env file are unset: hard is false, tol its default, as before
-    plan = load_plan(write_plan(tmp_path, 'env_file = "frank-primary.env"\n'
-                                          '[metrics.kv_cache_tokens]\nmin = 1000\nhard = "${STRICT}"\n'
-                                          'tol = "${TOL}"\n', env=ENV_TEXT + "STRICT=\nTOL=\n"))
+    plan = load_plan(
+        write_plan(
+            tmp_path,
+            'env_file = "frank-primary.env"\n'
+            '[metrics.kv_cache_tokens]\nmin = 1000\nhard = "${STRICT}"\n'
+            'tol = "${TOL}"\n',
+            env=ENV_TEXT + "STRICT=\nTOL=\n",
+        )
+    )
     ex = plan.metrics["kv_cache_tokens"]
     assert ex.hard is False and ex.tol == 0.01
-    err = _error(tmp_path, "[metrics.kv_cache_tokens]\nmin = 1000\nhard = \"yes\"\n")
+    err = _error(tmp_path, '[metrics.kv_cache_tokens]\nmin = 1000\nhard = "yes"\n')
     assert "expected true or false" in str(err)
 
 

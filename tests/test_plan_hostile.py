@@ -2,6 +2,7 @@
 plan or env file cannot burn CPU and memory or print another file's contents (issue 23 items
 4-5).  Every input is built here: a bomb env file, a looping one, a slow regex, a file with a
 secret-looking line."""
+
 from __future__ import annotations
 
 import os
@@ -43,6 +44,7 @@ def plan_error(tmp_path: Path, text: str, env: str | None = None) -> str:
 
 # ---------------------------------------------------------------------------- plan mistakes
 
+
 def test_a_typo_of_a_vllm_argument_is_an_error_with_a_suggestion(tmp_path):
     msg = plan_error(tmp_path, "[config]\nmax_model_len = 4096\nmax_num_seq = 3\n")
     assert "line 3" in msg and "max_num_seq" in msg and "did you mean max_num_seqs?" in msg
@@ -53,7 +55,10 @@ def test_a_typo_of_a_vllm_argument_is_an_error_with_a_suggestion(tmp_path):
 
 
 def test_known_arguments_fork_flags_and_nested_keys_load_quietly(tmp_path, capsys):
-    plan = load_plan(plan_file(tmp_path, textwrap.dedent("""\
+    plan = load_plan(
+        plan_file(
+            tmp_path,
+            textwrap.dedent("""\
         [config]
         max_num_seqs = 3
         kv_cache_memory_bytes = 3166500000
@@ -63,18 +68,28 @@ def test_known_arguments_fork_flags_and_nested_keys_load_quietly(tmp_path, capsy
         "compilation_config.max_cudagraph_capture_size" = 12
         speculative_config = { method = "mtp", num_speculative_tokens = 3 }
         cudagraph_capture_sizes = [1, 4, 8, 12]
-        """)))
+        """),
+        )
+    )
     assert plan.warnings == [] and capsys.readouterr().err == ""
     # a TOML table under [config] lists keys of that setting, as "setting.key" names them
     assert plan.config["compilation_config.cudagraph_mode"] == "PIECEWISE"
     assert plan.config["compilation_config.max_cudagraph_capture_size"] == 12
     assert plan.config["speculative_config.num_speculative_tokens"] == 3
-    boot = {"boot": {"id": 1, "status": "ready"}, "metrics": [], "events": [],
-            "config": {"compilation_config": {"cudagraph_mode": "PIECEWISE",
-                                               "max_cudagraph_capture_size": 12, "level": 3},
-                       "speculative_config": "{'method': 'mtp', 'num_speculative_tokens': 3}"}}
-    rows = {f["key"]: f["verdict"] for f in compare.check(boot, plan)["findings"]
-            if f["key"].startswith(("compilation", "speculative"))}
+    boot = {
+        "boot": {"id": 1, "status": "ready"},
+        "metrics": [],
+        "events": [],
+        "config": {
+            "compilation_config": {"cudagraph_mode": "PIECEWISE", "max_cudagraph_capture_size": 12, "level": 3},
+            "speculative_config": "{'method': 'mtp', 'num_speculative_tokens': 3}",
+        },
+    }
+    rows = {
+        f["key"]: f["verdict"]
+        for f in compare.check(boot, plan)["findings"]
+        if f["key"].startswith(("compilation", "speculative"))
+    }
     assert set(rows.values()) == {"same"} and len(rows) == 4
     msg = plan_error(tmp_path, '[config]\ncompilaton_config.cudagraph_mode = "PIECEWISE"\n')
     assert "did you mean compilation_config?" in msg
@@ -86,8 +101,7 @@ def test_an_unknown_flag_close_to_nothing_is_a_warning_and_still_judged(tmp_path
     err = capsys.readouterr().err
     assert err.count("warning") == 1 and "zz_fork_knob" in err and "extra_args" in err
     # a flag really missing from the engine's config stays a violation
-    boot = {"boot": {"id": 1, "status": "ready"}, "config": {"max_model_len": 4096},
-            "metrics": [], "events": []}
+    boot = {"boot": {"id": 1, "status": "ready"}, "config": {"max_model_len": 4096}, "metrics": [], "events": []}
     (row,) = [f for f in compare.check(boot, plan)["findings"] if f["key"] == "zz_fork_knob"]
     assert row["verdict"] == "violation"
     # said to be meant: no warning
@@ -102,9 +116,14 @@ def test_a_bound_must_be_a_number_a_figure_or_a_config_key(tmp_path):
     assert "did you mean cudagraph_estimate_gib?" in msg
     msg = plan_error(tmp_path, '[events]\noom = { max = "none" }\n')
     assert "oom" in msg and "'none'" in msg
-    plan = load_plan(plan_file(tmp_path, '[metrics.max_concurrency_request_tokens]\neq = "max_model_len"\n'
-                                         '[metrics.kv_cache_tokens]\nmin = "400700"\n'
-                                         '[metrics.graph_capture_gib]\nmax = "cudagraph_estimate_gib"\n'))
+    plan = load_plan(
+        plan_file(
+            tmp_path,
+            '[metrics.max_concurrency_request_tokens]\neq = "max_model_len"\n'
+            '[metrics.kv_cache_tokens]\nmin = "400700"\n'
+            '[metrics.graph_capture_gib]\nmax = "cudagraph_estimate_gib"\n',
+        )
+    )
     assert plan.metrics["kv_cache_tokens"].min == "400700"
 
 
@@ -121,14 +140,20 @@ def test_unknown_figure_and_event_names_get_a_suggestion(tmp_path):
 
 def test_the_added_vocabulary_is_known(tmp_path):
     # docs/figures.md: deploy figures, derived figures, crash_loop / gpu_fault events
-    plan = load_plan(plan_file(tmp_path, "[metrics.gpu_free_gib]\nmin = 0.5\n"
-                                         "[metrics.probe_ttft_s]\nmax = 2\n"
-                                         "[metrics.kv_margin_tokens]\nmin = 0\n"
-                                         "[events]\ncrash_loop = 0\ngpu_fault = { max = 0, hard = true }\n"))
+    plan = load_plan(
+        plan_file(
+            tmp_path,
+            "[metrics.gpu_free_gib]\nmin = 0.5\n"
+            "[metrics.probe_ttft_s]\nmax = 2\n"
+            "[metrics.kv_margin_tokens]\nmin = 0\n"
+            "[events]\ncrash_loop = 0\ngpu_fault = { max = 0, hard = true }\n",
+        )
+    )
     assert set(plan.events) == {"crash_loop", "gpu_fault"}
 
 
 # ---------------------------------------------------------------------------- env files as sh reads them
+
 
 def test_env_file_lines_as_the_shell_reads_them(tmp_path):
     (tmp_path / "e.env").write_text(
@@ -142,10 +167,19 @@ def test_env_file_lines_as_the_shell_reads_them(tmp_path):
         "LIT=\\$HOME\n"
         "JOIN='x'\"y\"z\n"
         "HASH=a#b   # a comment after a value\n"
-        "EMPTY=\n")
+        "EMPTY=\n"
+    )
     env = load_env(tmp_path / "e.env")
-    assert env == {"FRANK_PRIMARY_SEQS": 3, "A": 1, "B": 2, "Q": 'say "hi" to 1', "LIT": "$HOME",
-                   "JOIN": "xyz", "HASH": "a#b", "EMPTY": None}
+    assert env == {
+        "FRANK_PRIMARY_SEQS": 3,
+        "A": 1,
+        "B": 2,
+        "Q": 'say "hi" to 1',
+        "LIT": "$HOME",
+        "JOIN": "xyz",
+        "HASH": "a#b",
+        "EMPTY": None,
+    }
 
 
 def test_the_operators_env_file_reads_as_before():
@@ -185,6 +219,7 @@ def test_control_characters_in_a_plan_do_not_reach_the_message(tmp_path):
 
 # ---------------------------------------------------------------------------- expansion bounds
 
+
 def test_a_doubling_env_file_is_a_plan_error_in_milliseconds_with_bounded_memory(tmp_path):
     lines = ["A0=xy"] + [f"A{i}=${{A{i - 1}}}${{A{i - 1}}}" for i in range(1, 27)]
     env = "\n".join(lines) + "\n"
@@ -210,8 +245,7 @@ def test_a_plan_cannot_multiply_a_big_env_value(tmp_path):
 def test_a_reference_loop_is_a_plan_error_naming_it(tmp_path):
     msg = plan_error(tmp_path, '[config]\nmax_model_len = "${A}"\n', env="X=1\nA=${B}\nB=${A}\n")
     assert "A → B → A" in msg and "lines 2, 3" in msg
-    msg = plan_error(tmp_path, '[config]\nmax_model_len = "${A}"\n',
-                     env="A=${B}\nB=${C}/x\nC=${A}\n")
+    msg = plan_error(tmp_path, '[config]\nmax_model_len = "${A}"\n', env="A=${B}\nB=${C}/x\nC=${A}\n")
     assert "A → B → C → A" in msg
 
 
@@ -245,12 +279,17 @@ def _slow_line(floor: float = 0.04) -> str:
 
 
 def test_a_slow_pattern_that_matches_every_line_is_dropped_after_its_budget(tmp_path, capsys):
-    plan = load_plan(plan_file(tmp_path, f"""
+    plan = load_plan(
+        plan_file(
+            tmp_path,
+            f"""
 [[pattern]]
 name = "slow_arena"
 regex = '{SLOW_MATCH}'
 samples = [{{ line = "7 aa!", value = 7 }}]
-"""))
+""",
+        )
+    )
     line = _slow_line()
     started = time.monotonic()
     hits = [user_pattern_hits(plan, line) for _ in range(300)]  # 300 x >= 0.04 s = 12 s before
@@ -266,13 +305,16 @@ def test_samples_that_take_too_long_are_a_plan_error(tmp_path):
     line = _slow_line(0.06)
     samples = ", ".join([f'"{line}"'] * 60)  # 60 x >= 0.06 s: 3.6 s of samples
     started = time.monotonic()
-    msg = plan_error(tmp_path, f"""
+    msg = plan_error(
+        tmp_path,
+        f"""
 [[pattern]]
 name = "slow_samples"
 event = "warning"
 regex = '{SLOW_MATCH}'
 samples = [{samples}]
-""")
+""",
+    )
     # (2 s of samples, then the error; the margin is for a loaded 2-core machine: without the
     # bound the samples alone take 3.6 s)
     assert time.monotonic() - started < 3.5
@@ -303,8 +345,12 @@ def test_the_per_search_timeout_is_wall_time_on_a_busy_cpu():
     burners = [subprocess.Popen([sys.executable, "-c", burn]) for _ in range(3)]
     try:
         time.sleep(0.2)
-        out = subprocess.run([sys.executable, "-c", TIMED_SEARCH.format(cpu=cpu, root=str(ROOT))],
-                             capture_output=True, text=True, timeout=30)
+        out = subprocess.run(
+            [sys.executable, "-c", TIMED_SEARCH.format(cpu=cpu, root=str(ROOT))],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     finally:
         for b in burners:
             b.kill()
@@ -341,12 +387,15 @@ def test_all_patterns_of_a_plan_share_a_budget(tmp_path, capsys, monkeypatch):
     # many slow patterns: each within its own 2 s, together bounded by the plan's budget
     # (scaled down here from 10 s to 1 s to keep the test short)
     monkeypatch.setattr("bootlog.parse.userpatterns.PLAN_BUDGET_S", 1.0)
-    patterns = "".join(f"""
+    patterns = "".join(
+        f"""
 [[pattern]]
 name = "slow_{i}"
 regex = '{SLOW_MATCH}'
 samples = [{{ line = "7 aa!", value = 7 }}]
-""" for i in range(5))
+"""
+        for i in range(5)
+    )
     plan = load_plan(plan_file(tmp_path, patterns))
     line = _slow_line()
     started = time.monotonic()
@@ -361,13 +410,16 @@ samples = [{{ line = "7 aa!", value = 7 }}]
 def test_all_samples_of_a_plan_share_a_budget(tmp_path, monkeypatch):
     monkeypatch.setattr("bootlog.parse.userpatterns.PLAN_BUDGET_S", 1.0)
     line = _slow_line()
-    patterns = "".join(f"""
+    patterns = "".join(
+        f"""
 [[pattern]]
 name = "slow_{i}"
 event = "warning"
 regex = '{SLOW_MATCH}'
 samples = [{", ".join([repr(line)] * 10)}]
-""" for i in range(5))
+"""
+        for i in range(5)
+    )
     started = time.monotonic()
     msg = plan_error(tmp_path, patterns)
     assert time.monotonic() - started < 1.6
@@ -380,6 +432,7 @@ def test_a_huge_key_makes_a_short_message(tmp_path):
 
 
 # ---------------------------------------------------------------------------- issue 31
+
 
 @pytest.mark.parametrize("levels", [500, 20_000])
 def test_nesting_is_bounded_before_the_toml_is_parsed(tmp_path, levels):
@@ -398,7 +451,10 @@ def test_nesting_is_bounded_before_the_toml_is_parsed(tmp_path, levels):
 
 
 def test_a_plan_nested_as_deep_as_real_ones_loads(tmp_path):
-    plan = load_plan(plan_file(tmp_path, textwrap.dedent("""\
+    plan = load_plan(
+        plan_file(
+            tmp_path,
+            textwrap.dedent("""\
         [config]
         compilation_config.cudagraph_mode = "PIECEWISE"
         compilation_config.pass_config = { enable_fusion = { x = [[1.5, 2.5], [3.5]] } }
@@ -408,7 +464,9 @@ def test_a_plan_nested_as_deep_as_real_ones_loads(tmp_path):
         name = "arena_gib"
         regex = 'arena (?P<value>\\d+\\.\\d+) GiB'
         samples = [{ line = "arena 17.77 GiB", value = 17.77 }]
-        """)))
+        """),
+        )
+    )
     assert plan.metrics["kv_cache_tokens"].min == 1500.0 and plan.user_names == {"arena_gib"}
 
 
@@ -431,7 +489,8 @@ def test_an_env_file_of_the_kernels_or_with_nul_bytes_is_refused(tmp_path):
     with pytest.raises(PlanError) as info:
         load_plan(p)
     assert str(info.value).startswith("plan.toml: env file /proc/") and str(info.value).endswith(
-        "/environ: a file of the kernel's (/proc, /sys), not an env file")
+        "/environ: a file of the kernel's (/proc, /sys), not an env file"
+    )
     msg = plan_error(tmp_path, "[config]\nmax_model_len = 1\n", env="A=1\nB=2\x00C=3\n")
     assert msg.endswith("deploy.env line 2: holds NUL bytes: not a text file")
 
@@ -441,8 +500,10 @@ def test_an_env_value_made_empty_by_a_reference_to_nothing_is_said_so(tmp_path):
     # "the plan says None" at every check, for a key the plan clearly set
     env = "FRANK_PRIMARY_BASE_LEN=200704\nFRANK_PRIMARY_MAXLEN=${BASE_LEN}\n"
     msg = plan_error(tmp_path, 'env_prefix = "FRANK_PRIMARY_"\n[config]\nmax_model_len = "${MAXLEN}"\n', env=env)
-    assert ("config.max_model_len: ${MAXLEN} is empty: the env file sets FRANK_PRIMARY_MAXLEN from ${BASE_LEN} "
-            "(line 2), which is set neither above it nor in the environment") in msg
+    assert (
+        "config.max_model_len: ${MAXLEN} is empty: the env file sets FRANK_PRIMARY_MAXLEN from ${BASE_LEN} "
+        "(line 2), which is set neither above it nor in the environment"
+    ) in msg
     # a value the file leaves empty on purpose still means unset, and sh's reading of the rest stays
     plan = load_plan(plan_file(tmp_path, '[metrics.kv_cache_tokens]\nmin = 1\nhard = "${STRICT}"\n', env="STRICT=\n"))
     assert plan.metrics["kv_cache_tokens"].hard is False
@@ -450,11 +511,16 @@ def test_an_env_value_made_empty_by_a_reference_to_nothing_is_said_so(tmp_path):
 
 def test_a_pattern_named_like_a_builtin_figure_is_a_plan_error(tmp_path):
     # its figures were stored under kv_cache_tokens and never seen: [metrics] judged the built-in
-    msg = plan_error(tmp_path, textwrap.dedent("""\
+    msg = plan_error(
+        tmp_path,
+        textwrap.dedent("""\
         [[pattern]]
         name = "kv_cache_tokens"
         regex = 'my KV (?P<value>\\d+)'
         samples = ["my KV 5"]
-        """))
-    assert msg.endswith("line 2: [[pattern]] kv_cache_tokens: the name of a figure bootlog reads itself; give the "
-                        "pattern a name of its own")
+        """),
+    )
+    assert msg.endswith(
+        "line 2: [[pattern]] kv_cache_tokens: the name of a figure bootlog reads itself; give the "
+        "pattern a name of its own"
+    )

@@ -4,6 +4,7 @@ are ringed and the legend says so; every boot is labelled on the x axis; the con
 names one setting once (max_model_len, not also the max_seq_len the engine line prints for it)
 and stays inside the picture.  Expectations come from the hand-labelled .expected.json files and
 the log lines themselves, not from bootlog."""
+
 from __future__ import annotations
 
 import json
@@ -49,8 +50,9 @@ def labelled(docs: list[dict]) -> list[dict]:
     out = []
     for d in docs:
         src = Path(d["boot"]["source"])
-        same = sorted((x for x in docs if x["boot"]["source"] == d["boot"]["source"]),
-                      key=lambda x: x["boot"]["first_line"])
+        same = sorted(
+            (x for x in docs if x["boot"]["source"] == d["boot"]["source"]), key=lambda x: x["boot"]["first_line"]
+        )
         out.append(json.loads(src.with_suffix(".expected.json").read_text())[same.index(d)])
     return out
 
@@ -64,7 +66,7 @@ def marks(ax) -> Counter:
             continue
         xs, ys = line.get_xdata(), line.get_ydata()
         every = line.get_markevery()
-        for k in (range(len(xs)) if every is None else every):
+        for k in range(len(xs)) if every is None else every:
             if not math.isnan(ys[k]):
                 per[int(xs[k])] += 1
     for coll in ax.collections:
@@ -128,7 +130,9 @@ def test_the_points_a_plan_bound_fails_are_ringed_and_named(seed_docs, plan):
         legend = [t.get_text() for t in ax.get_legend().get_texts()]
         assert "plan: ≥ 400,700" in legend and "misses the plan (5 boots)" in legend
         # a ring is not a dot: shape G's 401,408 and the night ladder's are not ringed
-        assert all(e["kv_cache_tokens"] >= 400700 for i, e in enumerate(exp) if "kv_cache_tokens" in e and i not in below)
+        assert all(
+            e["kv_cache_tokens"] >= 400700 for i, e in enumerate(exp) if "kv_cache_tokens" in e and i not in below
+        )
     finally:
         mpl.pyplot.close(fig)
     fig = figure(seed_docs, "kv_cache_tokens")  # no plan: no bound, nothing ringed
@@ -213,8 +217,11 @@ def test_a_bound_on_ranks_that_disagree_rings_the_rank_that_misses(seed_docs, tm
     exp = labelled(seed_docs)
     # shapes D/E and the ladder captured 0.31-0.34 GiB on rank 0 and 0.17-0.19 on rank 1 (their
     # "Graph capturing finished ... took X GiB" lines): rank 0 misses <= 0.2, rank 1 meets it
-    want = sorted((i, max(e["graph_capture_gib"])) for i, e in enumerate(exp)
-                  if isinstance(e.get("graph_capture_gib"), list) and max(e["graph_capture_gib"]) > 0.2)
+    want = sorted(
+        (i, max(e["graph_capture_gib"]))
+        for i, e in enumerate(exp)
+        if isinstance(e.get("graph_capture_gib"), list) and max(e["graph_capture_gib"]) > 0.2
+    )
     assert want and all(min(exp[i]["graph_capture_gib"]) <= 0.2 for i, _ in want)
     fig = figure(seed_docs, "graph_capture_gib", plan=load_plan(tmp_path / "p.toml"))
     try:

@@ -1,4 +1,5 @@
 """`bootlog hook` against real podman: containers replaying corpus logs as a vLLM server would."""
+
 from __future__ import annotations
 
 import json
@@ -21,16 +22,23 @@ OOM = "022-v0.13.0-oom-engine-failed.log"  # v0.13.0, fails: CUDA OOM loading we
 
 
 def hook(db, name, *args):
-    return CliRunner().invoke(cli, ["--db", str(db), "hook", "--container", name, "--poll", "0.2",
-                                    "--timeout", "60", *args], catch_exceptions=False)
+    return CliRunner().invoke(
+        cli,
+        ["--db", str(db), "hook", "--container", name, "--poll", "0.2", "--timeout", "60", *args],
+        catch_exceptions=False,
+    )
 
 
 def second_boot(log: bytes) -> bytes:
     """The same server booted again: new pids and times (as a real restart prints), and a KV
     cache 13,356 tokens (3.1 %) smaller at the same config: a capacity drift, beyond the 1 % a KV
     cache the engine sized by measuring memory may move."""
-    return (log.replace(b"pid=85301", b"pid=91301").replace(b"pid=85423", b"pid=91423")
-            .replace(b"09-26 05:", b"09-26 07:").replace(b"433,456 tokens", b"420,100 tokens"))
+    return (
+        log.replace(b"pid=85301", b"pid=91301")
+        .replace(b"pid=85423", b"pid=91423")
+        .replace(b"09-26 05:", b"09-26 07:")
+        .replace(b"433,456 tokens", b"420,100 tokens")
+    )
 
 
 def test_hook_waits_for_a_slow_boot_and_reports_it_ready(replayer, db_path):
@@ -63,8 +71,7 @@ def test_hook_reports_a_failed_boot_with_its_root_cause(replayer, db_path):
 
 def test_hook_reports_the_new_boot_of_a_restarted_container_and_diffs_it(replayer, db_path):
     log = fixture_log(SMALL).read_bytes()
-    name = replayer.start([all_at_once(log, exit_code=0),
-                           Boot().slowly(second_boot(log), pieces=3, pause=0.3).hold()])
+    name = replayer.start([all_at_once(log, exit_code=0), Boot().slowly(second_boot(log), pieces=3, pause=0.3).hold()])
     wait_exit(name)
     replayer.restart(name)
     res = hook(db_path, name, "--format", "json")
@@ -92,14 +99,15 @@ def test_hook_reports_the_failed_boot_even_when_the_engine_restarts_the_containe
     cut = oom.index(b"Traceback")
     # the boot dies only once the hook is waiting (the gate); podman's restart policy then
     # starts the next boot on its own, as systemd's Restart=always does
-    name = replayer.start([Boot().out(oom[:cut]).gate("die").out(oom[cut:]).exit(1),
-                           all_at_once(fixture_log(SMALL).read_bytes())], restart="on-failure:1")
+    name = replayer.start(
+        [Boot().out(oom[:cut]).gate("die").out(oom[cut:]).exit(1), all_at_once(fixture_log(SMALL).read_bytes())],
+        restart="on-failure:1",
+    )
     waiting = threading.Event()
     result = {}
 
     def run():
-        result["r"] = run_hook(open_store(db_path), name, poll=0.2, timeout=60,
-                               progress=lambda msg: waiting.set())
+        result["r"] = run_hook(open_store(db_path), name, poll=0.2, timeout=60, progress=lambda msg: waiting.set())
 
     t = threading.Thread(target=run, daemon=True)
     t.start()
@@ -119,14 +127,18 @@ def test_hook_reports_the_failed_boot_even_when_the_engine_restarts_the_containe
 def test_hook_times_out_with_one_clear_line(replayer, db_path):
     head, _ = until_ready(fixture_log(SMALL).read_bytes())
     name = replayer.start([Boot().out(head[: head.index(b"GPU KV cache size")]).hold()])
-    res = CliRunner().invoke(cli, ["--db", db_path, "hook", "--container", name, "--poll", "0.2",
-                                   "--timeout", "1.5"], catch_exceptions=False)
+    res = CliRunner().invoke(
+        cli, ["--db", db_path, "hook", "--container", name, "--poll", "0.2", "--timeout", "1.5"], catch_exceptions=False
+    )
     assert res.exit_code == 1
     assert res.stderr == f"bootlog: timed out after 1.5 s waiting for {name} to finish booting\n"
     assert res.stdout == ""
     # with --format json, stdout still answers (a script parses it); the line stays on stderr
-    res = CliRunner().invoke(cli, ["--db", db_path, "hook", "--container", name, "--poll", "0.2",
-                                   "--timeout", "1.5", "--format", "json"], catch_exceptions=False)
+    res = CliRunner().invoke(
+        cli,
+        ["--db", db_path, "hook", "--container", name, "--poll", "0.2", "--timeout", "1.5", "--format", "json"],
+        catch_exceptions=False,
+    )
     assert res.exit_code == 1 and res.stderr.startswith("bootlog: timed out after 1.5 s")
     out = json.loads(res.stdout)
     assert (out["verdict"], out["outcome"], out["exit"], out["container"]) == ("TIMEOUT", "timeout", 1, name)
@@ -149,8 +161,7 @@ def test_hook_without_podman_on_path_is_one_clear_line(db_path, monkeypatch):
 
 def test_hook_holds_the_boot_to_its_plan(replayer, db_path, tmp_path):
     plan = tmp_path / "small.toml"
-    plan.write_text('[config]\nmax_model_len = 4096\n\n'
-                    '[metrics.kv_cache_tokens]\nmin = 500000\nhard = true\n')
+    plan.write_text("[config]\nmax_model_len = 4096\n\n[metrics.kv_cache_tokens]\nmin = 500000\nhard = true\n")
     name = replayer.start([all_at_once(fixture_log(SMALL).read_bytes())])
     res = hook(db_path, name, "--plan", str(plan), "--format", "json")
     assert res.exit_code == 4, res.output  # a hard floor missed: 433,456 < 500,000
@@ -162,7 +173,7 @@ def test_hook_holds_the_boot_to_its_plan(replayer, db_path, tmp_path):
     text = hook(db_path, name, "--plan", str(plan))
     assert text.exit_code == 4 and "kv_cache_tokens" in text.stdout
 
-    plan.write_text('[config]\nmax_model_len = 4096\n\n[metrics.kv_cache_tokens]\nmin = 400000\n')
+    plan.write_text("[config]\nmax_model_len = 4096\n\n[metrics.kv_cache_tokens]\nmin = 400000\n")
     assert hook(db_path, name, "--plan", str(plan)).exit_code == 0
 
 
@@ -171,10 +182,16 @@ def test_choose_run_picks_the_run_current_when_the_hook_started():
     from bootlog.read.podman import parse_time as t
 
     # docs/podman.md's event log of one container booted three times (init ... died, per boot)
-    inits = [t("2026-11-29 14:25:25.090368717 +0000 UTC"), t("2026-11-29 14:25:27.007160616 +0000 UTC"),
-             t("2026-11-29 14:25:28.871698942 +0000 UTC")]
-    died = [t("2026-11-29 14:25:25.114639218 +0000 UTC"), t("2026-11-29 14:25:27.102891544 +0000 UTC"),
-            t("2026-11-29 14:25:28.891209877 +0000 UTC")]
+    inits = [
+        t("2026-11-29 14:25:25.090368717 +0000 UTC"),
+        t("2026-11-29 14:25:27.007160616 +0000 UTC"),
+        t("2026-11-29 14:25:28.871698942 +0000 UTC"),
+    ]
+    died = [
+        t("2026-11-29 14:25:25.114639218 +0000 UTC"),
+        t("2026-11-29 14:25:27.102891544 +0000 UTC"),
+        t("2026-11-29 14:25:28.891209877 +0000 UTC"),
+    ]
     during_second = t("2026-11-29T14:25:27.05Z")
     run = choose_run(inits, died, during_second)
     assert (run.since, run.until, run.ended_before) == (inits[1], inits[2], False)
@@ -261,8 +278,11 @@ def test_hook_fails_a_boot_whose_engine_died_right_after_ready(replayer, db_path
     from podman_util import runtime_oom
 
     log = fixture_log(SMALL).read_bytes()
-    died = runtime_oom(b"\x1b[1;36m(EngineCore_DP0 pid=85423)\x1b[0;0m ", b"09-26 05:58:00",
-                       b"\x1b[1;36m(APIServer pid=85301)\x1b[0;0m ")
+    died = runtime_oom(
+        b"\x1b[1;36m(EngineCore_DP0 pid=85423)\x1b[0;0m ",
+        b"09-26 05:58:00",
+        b"\x1b[1;36m(APIServer pid=85301)\x1b[0;0m ",
+    )
     name = replayer.start([all_at_once(log + died, exit_code=1)])
     res = hook(db_path, name, "--format", "json")
     assert res.exit_code == 4, res.output
@@ -290,8 +310,12 @@ def test_hook_diffs_with_this_hosts_last_boot_and_the_plans_tolerance(replayer, 
     log = fixture_log(SMALL).read_bytes()
 
     def boot(k: int, compile_s: str = "34.22") -> Boot:
-        run = (log.replace(b"pid=85301", b"pid=9%d301" % k).replace(b"pid=85423", b"pid=9%d423" % k)
-               .replace(b"09-26 05:", b"09-2%d 05:" % k).replace(b"takes 34.22 s", compile_s.encode().join([b"takes ", b" s"])))
+        run = (
+            log.replace(b"pid=85301", b"pid=9%d301" % k)
+            .replace(b"pid=85423", b"pid=9%d423" % k)
+            .replace(b"09-26 05:", b"09-2%d 05:" % k)
+            .replace(b"takes 34.22 s", compile_s.encode().join([b"takes ", b" s"]))
+        )
         return Boot().out(run).hold()
 
     name = replayer.start([boot(1), boot(2), boot(3), boot(4), boot(5, "68.44")])
@@ -324,7 +348,7 @@ def test_hook_diffs_with_this_hosts_last_boot_and_the_plans_tolerance(replayer, 
     (tc,) = [f for f in slow["diff"]["findings"] if f["key"] == "torch_compile_s"]
     assert tc["verdict"] == "drift" and "over 3 boots" in tc["why"]
     plan = tmp_path / "loose.toml"
-    plan.write_text("[tolerance]\nmin_pct = 400.0\n\n[boot]\nstatus = \"ready\"\n")  # (a plan holds an expectation)
+    plan.write_text('[tolerance]\nmin_pct = 400.0\n\n[boot]\nstatus = "ready"\n')  # (a plan holds an expectation)
     loose = hooked("--plan", str(plan))
     (tc,) = [f for f in loose["diff"]["findings"] if f["key"] == "torch_compile_s"]
     assert tc["verdict"] == "changed" and "within" in tc["why"]
@@ -365,8 +389,10 @@ def test_hook_without_a_plan_fails_a_boot_that_printed_gdn_hip_state_faults(repl
     assert res.exit_code == 4, res.output
     out = json.loads(res.stdout)
     assert out["verdict"] == "FAILED" and out["boot"]["status"] == "ready" and out["boot"]["failure"] is None
-    assert out["why"] == ["32 gdn_hip state fault(s) (report limit reached: later faults are silent): "
-                          "the engine serves from corrupted state"]
+    assert out["why"] == [
+        "32 gdn_hip state fault(s) (report limit reached: later faults are silent): "
+        "the engine serves from corrupted state"
+    ]
     text = hook(db_path, name).stdout.splitlines()
     assert text[0].startswith(f"bootlog hook: FAILED: {name} boot #1 ready")
     assert text[1].split(None, 1) == ["why", out["why"][0]]
@@ -380,12 +406,17 @@ def test_hook_on_a_container_that_already_exited_says_no_new_boot_started(replay
     name = replayer.start([all_at_once(fixture_log(SMALL).read_bytes(), exit_code=0)])
     wait_exit(name)
     monkeypatch.setattr(h, "RECENT_EXIT_NS", 0)  # (as if it had ended minutes ago)
-    res = CliRunner().invoke(cli, ["--db", db_path, "hook", "--container", name, "--timeout", "3",
-                                   "--format", "json"], catch_exceptions=False)
+    res = CliRunner().invoke(
+        cli,
+        ["--db", db_path, "hook", "--container", name, "--timeout", "3", "--format", "json"],
+        catch_exceptions=False,
+    )
     assert res.exit_code == 1, res.output
-    assert re.fullmatch(rf"bootlog: no new boot of {name} started: its last run ended with exit code 0 "
-                        rf"\d+ s before the hook started; the latest boot is #1 \(ready, started [^)]+\)\n",
-                        res.stderr), res.stderr
+    assert re.fullmatch(
+        rf"bootlog: no new boot of {name} started: its last run ended with exit code 0 "
+        rf"\d+ s before the hook started; the latest boot is #1 \(ready, started [^)]+\)\n",
+        res.stderr,
+    ), res.stderr
     out = json.loads(res.stdout)
     assert (out["verdict"], out["outcome"], out["exit"]) == ("NO_NEW_BOOT", "no_new_boot", 1)
 
@@ -393,8 +424,9 @@ def test_hook_on_a_container_that_already_exited_says_no_new_boot_started(replay
 def test_hook_fails_a_start_the_argument_parser_refused(replayer, db_path):
     # `vllm serve … --expert-precise-memroy`: argparse prints usage and the error on stderr and
     # exits 2 before the hook's first look (a start that dies at once is still the deploy's)
-    usage = (b"usage: vllm serve [model_tag] [options]\n"
-             b"vllm serve: error: unrecognized arguments: --expert-precise-memroy\n")
+    usage = (
+        b"usage: vllm serve [model_tag] [options]\nvllm serve: error: unrecognized arguments: --expert-precise-memroy\n"
+    )
     name = replayer.start([Boot().err(usage).exit(2)])
     res = hook(db_path, name, "--format", "json")
     assert res.exit_code == 4, res.output

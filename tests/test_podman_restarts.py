@@ -1,5 +1,6 @@
 """Every start of the process is its own boot, in real podman (issue 30): a replayed restart, a
 crash loop under --restart=on-failure:N, watch across restarts, a run that prints no start line."""
+
 from __future__ import annotations
 
 import json
@@ -58,15 +59,23 @@ def test_watch_across_a_restart_files_each_run_under_its_own_boot(replayer, db_p
     # each run boots, then its engine dies serving once the test opens its gate; the second
     # run's boot and death were filed under the first boot
     log = fixture_log(SMALL).read_bytes()
-    died = runtime_oom(b"\x1b[1;36m(EngineCore_DP0 pid=85423)\x1b[0;0m ", b"09-26 05:58:00",
-                       b"\x1b[1;36m(APIServer pid=85301)\x1b[0;0m ")
-    name = replayer.start([Boot().out(log).gate("die1").out(died).hold(), Boot().out(log).gate("die2").out(died).hold()])
+    died = runtime_oom(
+        b"\x1b[1;36m(EngineCore_DP0 pid=85423)\x1b[0;0m ",
+        b"09-26 05:58:00",
+        b"\x1b[1;36m(APIServer pid=85301)\x1b[0;0m ",
+    )
+    name = replayer.start(
+        [Boot().out(log).gate("die1").out(died).hold(), Boot().out(log).gate("die2").out(died).hold()]
+    )
 
     def watch_once(code: int = 0) -> list[str]:
         res = run(db_path, "watch", "--container", name, "--once")
         assert res.exit_code == code, res.output  # (4 once it stored a death: cron hears of it)
-        return [ln.split(f"podman:{name} ", 1)[1] for ln in res.stdout.splitlines()
-                if not re.search(r" boot #\d+ (DRIFT|VIOLATION|FAILED): ", ln)]
+        return [
+            ln.split(f"podman:{name} ", 1)[1]
+            for ln in res.stdout.splitlines()
+            if not re.search(r" boot #\d+ (DRIFT|VIOLATION|FAILED): ", ln)
+        ]
 
     def settle(deaths: int) -> None:  # (the replay's next part is written a moment after the gate)
         deadline = time.monotonic() + 15
@@ -80,8 +89,11 @@ def test_watch_across_a_restart_files_each_run_under_its_own_boot(replayer, db_p
         time.sleep(0.2)
     replayer.open_gate(name, "die1")
     settle(1)
-    assert [ln.split(" line")[0].split(":")[0] for ln in watch_once(4)] == \
-        ["boot #1 traceback", "boot #1 oom", "boot #1 boot_died"]
+    assert [ln.split(" line")[0].split(":")[0] for ln in watch_once(4)] == [
+        "boot #1 traceback",
+        "boot #1 oom",
+        "boot #1 boot_died",
+    ]
     run_podman("restart", "-t", "0", name)
     deadline = time.monotonic() + 15
     while True:
@@ -93,19 +105,26 @@ def test_watch_across_a_restart_files_each_run_under_its_own_boot(replayer, db_p
     assert got[0].startswith("boot #2 boot_started") and all(ln.startswith("boot #2 ") for ln in got), got
     replayer.open_gate(name, "die2")
     settle(2)
-    assert [ln.split(" line")[0].split(":")[0] for ln in watch_once(4)] == \
-        ["boot #2 traceback", "boot #2 oom", "boot #2 boot_died"]
-    assert [(b["id"], b["status"], b["failure"]) for b in listed(db_path, name)] == \
-        [(1, "ready", "oom"), (2, "ready", "oom")]  # one boot per start, no phantom incomplete one
+    assert [ln.split(" line")[0].split(":")[0] for ln in watch_once(4)] == [
+        "boot #2 traceback",
+        "boot #2 oom",
+        "boot #2 boot_died",
+    ]
+    assert [(b["id"], b["status"], b["failure"]) for b in listed(db_path, name)] == [
+        (1, "ready", "oom"),
+        (2, "ready", "oom"),
+    ]  # one boot per start, no phantom incomplete one
 
 
 def test_a_run_that_prints_no_start_line_is_a_boot_of_its_own(replayer, db_path):
     # the second start crashes at import: a bare traceback, no banner, no vLLM prefix.  Only the
     # engine's init/died events say it is another run; it was filed under the first boot
-    crash = (b"Traceback (most recent call last):\n"
-             b'  File "/usr/local/bin/vllm", line 5, in <module>\n'
-             b"    from vllm.entrypoints.cli.main import main\n"
-             b"ImportError: libcuda.so.1: cannot open shared object file: No such file or directory\n")
+    crash = (
+        b"Traceback (most recent call last):\n"
+        b'  File "/usr/local/bin/vllm", line 5, in <module>\n'
+        b"    from vllm.entrypoints.cli.main import main\n"
+        b"ImportError: libcuda.so.1: cannot open shared object file: No such file or directory\n"
+    )
     name = replayer.start([all_at_once(fixture_log(SMALL).read_bytes(), exit_code=0), Boot().err(crash).exit(1)])
     wait_exit(name)
     replayer.restart(name)
@@ -122,8 +141,11 @@ def test_the_exit_code_is_stored_when_the_run_ends(replayer, db_path):
     # fired.  The hook stores the boot at ready (the run goes on: no exit code yet); watch and
     # ingest store the code once the run has ended, and keep it after the next run began
     log = fixture_log(SMALL).read_bytes()
-    died = runtime_oom(b"\x1b[1;36m(EngineCore_DP0 pid=85423)\x1b[0;0m ", b"09-26 05:58:00",
-                       b"\x1b[1;36m(APIServer pid=85301)\x1b[0;0m ")
+    died = runtime_oom(
+        b"\x1b[1;36m(EngineCore_DP0 pid=85423)\x1b[0;0m ",
+        b"09-26 05:58:00",
+        b"\x1b[1;36m(APIServer pid=85301)\x1b[0;0m ",
+    )
     # (its last lines a moment before the exit: the watch reads them while the run still goes
     # on, and nothing after; the exit alone must reach the store)
     name = replayer.start([Boot().out(log).gate("die").out(died).sleep(1.0).exit(0), all_at_once(log)])
@@ -137,8 +159,12 @@ def test_the_exit_code_is_stored_when_the_run_ends(replayer, db_path):
     from bootlog.run.watch import ContainerTail, watch
 
     done, said = threading.Event(), []
-    t = threading.Thread(target=watch, args=(open_store(db_path), ContainerTail(name)),
-                         kwargs={"poll": 0.2, "emit": said.append, "stop": done.is_set}, daemon=True)
+    t = threading.Thread(
+        target=watch,
+        args=(open_store(db_path), ContainerTail(name)),
+        kwargs={"poll": 0.2, "emit": said.append, "stop": done.is_set},
+        daemon=True,
+    )
     t.start()
     deadline = time.monotonic() + 15
     time.sleep(0.5)  # (its first reads: the boot the hook stored, nothing new to say)

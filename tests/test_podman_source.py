@@ -1,4 +1,5 @@
 """bootlog.read.podman against real podman 4.3.1 (private store, see tests/podman_util.py)."""
+
 from __future__ import annotations
 
 import re
@@ -16,13 +17,15 @@ STAMP = re.compile(rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ", re.M)
 
 # ------------------------------------------------------------------ time spellings (no podman)
 
+
 def test_parse_time_reads_every_spelling_podman_prints():
     # verbatim from podman.md: inspect's Go spelling, events' RFC 3339, logs' 9-digit Z stamp
     go = podman.parse_time("2026-11-29 14:25:24.814971381 +0000 UTC")
     rfc = podman.parse_time("2026-11-29T14:25:24.814971381Z")
     assert go == rfc
     assert podman.parse_time("2026-11-29T15:41:51.18114491Z") == rfc - 814971381 + 181144910 + 10**9 * (
-        (15 - 14) * 3600 + (41 - 25) * 60 + (51 - 24))
+        (15 - 14) * 3600 + (41 - 25) * 60 + (51 - 24)
+    )
     assert podman.parse_time("2026-11-29T14:25:24.814971381+01:00") == rfc - 3600 * 10**9
     assert podman.parse_time("0001-01-01T00:00:00Z") is None
     assert podman.format_time(rfc) == "2026-11-29T14:25:24.814971381Z"
@@ -37,6 +40,7 @@ def test_cursor_round_trips_through_its_text_form():
 
 # ------------------------------------------------------------------ errors
 
+
 def test_missing_binary_is_one_clear_error(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.delenv("BOOTLOG_PODMAN", raising=False)
@@ -48,13 +52,17 @@ def test_missing_binary_is_one_clear_error(monkeypatch):
 
 
 def test_missing_container_is_one_clear_error(podman_ready):
-    for call in (lambda: list(podman.logs("bl-no-such-ctr")), lambda: podman.inspect("bl-no-such-ctr"),
-                 lambda: podman.read_new("bl-no-such-ctr", podman.Cursor())):
+    for call in (
+        lambda: list(podman.logs("bl-no-such-ctr")),
+        lambda: podman.inspect("bl-no-such-ctr"),
+        lambda: podman.read_new("bl-no-such-ctr", podman.Cursor()),
+    ):
         with pytest.raises(SourceError, match=r"^no such container: bl-no-such-ctr$"):
             call()
 
 
 # ------------------------------------------------------------------ logs
+
 
 def test_logs_merge_stdout_and_stderr_in_time_order(replayer):
     boot = Boot()
@@ -80,8 +88,9 @@ def test_logs_give_back_a_corpus_log_byte_for_byte(replayer):
 
 
 def test_since_is_exclusive_and_until_bounds(replayer):
-    name = replayer.start([Boot().out(b"one\n").sleep(0.3).out(b"two\n").sleep(0.3).out(b"three\n").exit(0)],
-                          attach=True)
+    name = replayer.start(
+        [Boot().out(b"one\n").sleep(0.3).out(b"two\n").sleep(0.3).out(b"three\n").exit(0)], attach=True
+    )
     lines = b"".join(podman.logs(name)).splitlines()
     t2 = podman.ts_ns(podman.TS_RE.match(lines[1]))
     assert b"".join(podman.logs(name, since=t2, timestamps=False)) == b"three\n"
@@ -91,8 +100,7 @@ def test_since_is_exclusive_and_until_bounds(replayer):
 
 def test_read_new_polls_a_growing_log_without_loss_or_duplicates(replayer):
     log = fixture_log("012-v0.10.2-v1-small.log").read_bytes()
-    name = replayer.start([Boot().slowly(log, pieces=4, pause=0.4).exit(0),
-                           Boot().out(b"second boot line\n").exit(0)])
+    name = replayer.start([Boot().slowly(log, pieces=4, pause=0.4).exit(0), Boot().out(b"second boot line\n").exit(0)])
     got, cursor, polls = b"", podman.Cursor(), 0
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
@@ -114,6 +122,7 @@ def test_read_new_polls_a_growing_log_without_loss_or_duplicates(replayer):
 
 
 # ------------------------------------------------------------------ inspect, events
+
 
 def test_inspect_state_and_events_mark_each_boot(replayer):
     name = replayer.start([all_at_once(b"boot one\n", exit_code=3), all_at_once(b"boot two\n", exit_code=0)])
@@ -152,13 +161,15 @@ def test_read_batches_cut_a_long_log_at_line_ends_and_lose_nothing(replayer):
     # resuming from any batch's cursor gives exactly the rest
     for i in (0, len(batches) // 2):
         rest, _ = podman.read_new(name, batches[i][1], final=True)
-        assert rest == b"".join(data for data, _ in batches[i + 1:])
+        assert rest == b"".join(data for data, _ in batches[i + 1 :])
 
 
 def test_a_stream_ending_without_newline_is_not_glued_to_the_other(replayer):
     # docs/podman.md's restart sample: each boot ends stdout with a partial line, then writes stderr
-    boots = [Boot().out(f"boot up {i}\n".encode()).out(b"tail-no-newline").sleep(0.05)
-             .err(b"boot err\n").exit(0) for i in range(2)]
+    boots = [
+        Boot().out(f"boot up {i}\n".encode()).out(b"tail-no-newline").sleep(0.05).err(b"boot err\n").exit(0)
+        for i in range(2)
+    ]
     name = replayer.start(boots, attach=True)
     replayer.restart(name)
     wait_exit(name)
@@ -170,6 +181,7 @@ def test_a_stream_ending_without_newline_is_not_glued_to_the_other(replayer):
 
 
 # ------------------------------------------------------------------ an engine that hangs
+
 
 def _hanging_engine(tmp_path, monkeypatch, body: str):
     """A stand-in engine: `body` (sh) runs for every command; its sleeps note their pids."""
@@ -202,10 +214,11 @@ def test_a_hanging_engine_is_stopped_at_the_hooks_timeout(tmp_path, monkeypatch)
 
     from bootlog.cli import cli
 
-    pids = _hanging_engine(tmp_path, monkeypatch, f'sleep 30 & echo $! >> {tmp_path}/pids; wait')
+    pids = _hanging_engine(tmp_path, monkeypatch, f"sleep 30 & echo $! >> {tmp_path}/pids; wait")
     t0 = time.monotonic()
-    res = CliRunner().invoke(cli, ["--db", str(tmp_path / "h.db"), "hook", "--container", "c",
-                                   "--timeout", "2", "--poll", "0.2"])
+    res = CliRunner().invoke(
+        cli, ["--db", str(tmp_path / "h.db"), "hook", "--container", "c", "--timeout", "2", "--poll", "0.2"]
+    )
     took = time.monotonic() - t0
     assert res.exit_code == 1, res.output
     assert took < 10
@@ -215,8 +228,11 @@ def test_a_hanging_engine_is_stopped_at_the_hooks_timeout(tmp_path, monkeypatch)
 
 
 def test_logs_that_stall_are_stopped(tmp_path, monkeypatch):
-    pids = _hanging_engine(tmp_path, monkeypatch,
-                           f'printf "2026-11-29T14:25:19.320146538Z hi\\n"; sleep 30 & echo $! >> {tmp_path}/pids; wait')
+    pids = _hanging_engine(
+        tmp_path,
+        monkeypatch,
+        f'printf "2026-11-29T14:25:19.320146538Z hi\\n"; sleep 30 & echo $! >> {tmp_path}/pids; wait',
+    )
     monkeypatch.setattr(podman, "STALL_S", 1.0)
     t0 = time.monotonic()
     with pytest.raises(SourceError, match="logs c wrote nothing for 1 s"):
@@ -230,8 +246,7 @@ def test_logs_that_stall_are_stopped(tmp_path, monkeypatch):
 def test_a_name_the_engine_would_read_as_an_option_is_refused(tmp_path, monkeypatch, name):
     # `podman logs --timestamps --latest` would read the newest container's log, stored as "--latest"
     ran = _hanging_engine(tmp_path, monkeypatch, f"echo called >> {tmp_path}/pids")
-    for call in (lambda: list(podman.logs(name)), lambda: podman.inspect(name),
-                 lambda: podman.events(name, since=0)):
+    for call in (lambda: list(podman.logs(name)), lambda: podman.inspect(name), lambda: podman.events(name, since=0)):
         with pytest.raises(SourceError, match=r"^not a container name: "):
             call()
     assert not ran.exists()  # the engine never ran

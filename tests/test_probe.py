@@ -15,6 +15,7 @@ The response shapes are vLLM's own, verbatim where a recording exists:
 The server is slow on purpose: 0.2 s before the first token, 20 ms per token after it, so
 TTFT ≈ 0.2 s and decode ≈ 50 tok/s are measurable.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,44 +32,95 @@ from bootlog.measure import probe as probe_mod
 from bootlog.measure.probe import probe, scrape_metrics
 
 MODEL = "Qwen/Qwen3-0.6B"
-MODELS = {"object": "list", "data": [{
-    "id": MODEL, "object": "model", "created": 1753615922, "owned_by": "vllm", "root": MODEL,
-    "parent": None, "max_model_len": 8192, "permission": [{
-        "id": "modelperm-fd1a1a66bd7444e694a116b6a2c90e85", "object": "model_permission",
-        "created": 1753615922, "allow_create_engine": False, "allow_sampling": True,
-        "allow_logprobs": True, "allow_search_indices": False, "allow_view": True,
-        "allow_fine_tuning": False, "organization": "*", "group": None, "is_blocking": False}]}]}
+MODELS = {
+    "object": "list",
+    "data": [
+        {
+            "id": MODEL,
+            "object": "model",
+            "created": 1753615922,
+            "owned_by": "vllm",
+            "root": MODEL,
+            "parent": None,
+            "max_model_len": 8192,
+            "permission": [
+                {
+                    "id": "modelperm-fd1a1a66bd7444e694a116b6a2c90e85",
+                    "object": "model_permission",
+                    "created": 1753615922,
+                    "allow_create_engine": False,
+                    "allow_sampling": True,
+                    "allow_logprobs": True,
+                    "allow_search_indices": False,
+                    "allow_view": True,
+                    "allow_fine_tuning": False,
+                    "organization": "*",
+                    "group": None,
+                    "is_blocking": False,
+                }
+            ],
+        }
+    ],
+}
 
 CHAT_ID = "chatcmpl-dc461701bc424bac9de697c529922071"
-ROLE_CHUNK = ('{"id":"chatcmpl-dc461701bc424bac9de697c529922071","object":"chat.completion.chunk",'
-              '"created":1753616032,"model":"Qwen/Qwen3-0.6B","choices":[{"index":0,"delta":'
-              '{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}')
+ROLE_CHUNK = (
+    '{"id":"chatcmpl-dc461701bc424bac9de697c529922071","object":"chat.completion.chunk",'
+    '"created":1753616032,"model":"Qwen/Qwen3-0.6B","choices":[{"index":0,"delta":'
+    '{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}'
+)
 
 
 def chat_chunk(text: str, finish: str | None = None, field: str = "content") -> str:
     choice = {"index": 0, "delta": {field: text}, "logprobs": None, "finish_reason": finish}
     if finish is not None:
         choice["stop_reason"] = None
-    return json.dumps({"id": CHAT_ID, "object": "chat.completion.chunk", "created": 1753616032,
-                       "model": MODEL, "choices": [choice]}, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(
+        {"id": CHAT_ID, "object": "chat.completion.chunk", "created": 1753616032, "model": MODEL, "choices": [choice]},
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
 
 
 def usage_chunk(obj: str, completion_tokens: int) -> str:
-    return json.dumps({"id": CHAT_ID if obj.startswith("chat") else "cmpl-abc124", "object": obj,
-                       "created": 1753616032, "model": MODEL, "choices": [],
-                       "usage": {"prompt_tokens": 14, "total_tokens": 14 + completion_tokens,
-                                 "completion_tokens": completion_tokens}}, separators=(",", ":"))
+    return json.dumps(
+        {
+            "id": CHAT_ID if obj.startswith("chat") else "cmpl-abc124",
+            "object": obj,
+            "created": 1753616032,
+            "model": MODEL,
+            "choices": [],
+            "usage": {
+                "prompt_tokens": 14,
+                "total_tokens": 14 + completion_tokens,
+                "completion_tokens": completion_tokens,
+            },
+        },
+        separators=(",", ":"),
+    )
 
 
 def text_chunk(text: str, finish: str | None = None) -> str:
-    return json.dumps({"id": "cmpl-abc124", "object": "text_completion", "created": 1781036045,
-                       "model": MODEL, "choices": [{"index": 0, "text": text, "logprobs": None,
-                                                    "finish_reason": finish, "stop_reason": None}]},
-                      separators=(",", ":"))
+    return json.dumps(
+        {
+            "id": "cmpl-abc124",
+            "object": "text_completion",
+            "created": 1781036045,
+            "model": MODEL,
+            "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish, "stop_reason": None}],
+        },
+        separators=(",", ":"),
+    )
 
 
-ERROR_500 = {"error": {"message": "EngineCore encountered an issue. See stack trace for the root cause.",
-                       "type": "InternalServerError", "param": None, "code": 500}}
+ERROR_500 = {
+    "error": {
+        "message": "EngineCore encountered an issue. See stack trace for the root cause.",
+        "type": "InternalServerError",
+        "param": None,
+        "code": 500,
+    }
+}
 
 
 class Stub:
@@ -166,8 +218,9 @@ def make_handler(stub: Stub):
             time.sleep(stub.first_delay)
             if stub.burst:
                 make = (lambda i: chat_chunk(f" {i + 1},")) if chat else (lambda i: text_chunk(f" {i + 1},"))
-                raw = b"".join(b"%x\r\n%s\r\n" % (len(d), d) for d in
-                               (f"data: {make(i)}\n\n".encode() for i in range(n)))
+                raw = b"".join(
+                    b"%x\r\n%s\r\n" % (len(d), d) for d in (f"data: {make(i)}\n\n".encode() for i in range(n))
+                )
                 self.wfile.write(raw)
                 self.wfile.flush()
                 n = 0
@@ -184,8 +237,14 @@ def make_handler(stub: Stub):
                     self._chunk("data: <html><body>502 Bad Gateway</body></html>\n\n")
                     continue
                 if chat and stub.chat == "error_event" and i == 2:
-                    err = {"error": {"message": "\x1b[31mCUDA error: an illegal memory access\nwas encountered",
-                                     "type": "InternalServerError", "param": None, "code": 500}}
+                    err = {
+                        "error": {
+                            "message": "\x1b[31mCUDA error: an illegal memory access\nwas encountered",
+                            "type": "InternalServerError",
+                            "param": None,
+                            "code": 500,
+                        }
+                    }
                     self._chunk(f"data: {json.dumps(err)}\n\n")
                     self._chunk("data: [DONE]\n\n")
                     self._chunk(b"")
@@ -239,6 +298,7 @@ def timed(url, **kw):
 
 # ------------------------------------------------------------------------------ happy paths
 
+
 def test_chat_stream_measures_health_ttft_and_decode(stub):
     with serve(stub) as url:
         r, took = timed(url, tokens=32, timeout=10)
@@ -251,7 +311,10 @@ def test_chat_stream_measures_health_ttft_and_decode(stub):
     assert took < 3
     # exactly the three requests, and the completion asked what the issue says
     assert [(m, p) for m, p, _ in stub.requests] == [
-        ("GET", "/health"), ("GET", "/v1/models"), ("POST", "/v1/chat/completions")]
+        ("GET", "/health"),
+        ("GET", "/v1/models"),
+        ("POST", "/v1/chat/completions"),
+    ]
     body = stub.requests[2][2]
     assert body["model"] == MODEL and body["max_tokens"] == 32 and body["stream"] is True
     assert body["temperature"] == 0 and body["messages"]
@@ -307,6 +370,7 @@ def test_openai_base_url_with_v1_is_the_same_server(stub):
 
 
 # ------------------------------------------------------------------------------ failure modes
+
 
 def one_problem(r, *words):
     assert len(r.problems) == 1, r.problems
@@ -412,8 +476,18 @@ def test_accepts_but_never_speaks():
     assert took < 1.6
 
 
-@pytest.mark.parametrize("url", ["127.0.0.1:7770", "ftp://h/", "http://[::1", "http://h:99999/",
-                                 "http://", "http://xn--\u2603.invalid:1/", "http://a b/"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "127.0.0.1:7770",
+        "ftp://h/",
+        "http://[::1",
+        "http://h:99999/",
+        "http://",
+        "http://xn--\u2603.invalid:1/",
+        "http://a b/",
+    ],
+)
 def test_not_a_url_is_one_problem_never_an_exception(url):
     r = probe(url, served_name=None, timeout=2)
     assert len(r.problems) == 1 and "\n" not in r.problems[0], r.problems
@@ -468,9 +542,25 @@ def test_stream_parser_survives_random_bytes():
     import random
 
     rng = random.Random(24)
-    atoms = [b"data: ", b"\n", b"\n\n", b"[DONE]", b"{", b"}", b'"choices"', b":", b"[", b"]",
-             b'{"choices":[{"delta":{"content":"x"}}]}', b'{"usage":{"completion_tokens":"7"}}',
-             b'{"choices":[null, 3, {"delta": []}]}', b"\xff\xfe", b"\x1b[2J", b"event: x", b": ping"]
+    atoms = [
+        b"data: ",
+        b"\n",
+        b"\n\n",
+        b"[DONE]",
+        b"{",
+        b"}",
+        b'"choices"',
+        b":",
+        b"[",
+        b"]",
+        b'{"choices":[{"delta":{"content":"x"}}]}',
+        b'{"usage":{"completion_tokens":"7"}}',
+        b'{"choices":[null, 3, {"delta": []}]}',
+        b"\xff\xfe",
+        b"\x1b[2J",
+        b"event: x",
+        b": ping",
+    ]
 
     class FakeCall:
         what = "POST /v1/chat/completions"

@@ -1,6 +1,7 @@
 """bootlog's Python face (bootlog/__init__.py), used as a deploy script would use it: ingest the
 operator's logs, hold the newest boot to its plan, diff it against the one before.  What it says
 is held to what the command line says of the same database (JSON and exit codes)."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,9 @@ PLAN = ROOT / "fixtures" / "plans" / "frank-primary.toml"
 
 
 def _cli(db: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bootlog.cli", "--db", str(db), *args],
-                          capture_output=True, text=True, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "bootlog.cli", "--db", str(db), *args], capture_output=True, text=True, cwd=ROOT
+    )
 
 
 def test_a_deploy_script_ingests_checks_and_diffs_as_the_command_line_does(tmp_path):
@@ -66,10 +68,20 @@ def test_errors_are_bootlog_errors_with_the_command_lines_exit_code(tmp_path):
 
 
 def test_the_face_lists_what_it_offers_and_imports_nothing_heavy():
-    assert set(bootlog.__all__) == {"BootlogError", "check", "diff", "exit_code", "ingest", "load_plan",
-                                    "open_store", "show"}
-    code = ("import sys, bootlog; import bootlog.cli; "
-            "print(sorted(m for m in ('pandas', 'alembic', 'sqlalchemy', 'bootlog.run.ingest') if m in sys.modules))")
+    assert set(bootlog.__all__) == {
+        "BootlogError",
+        "check",
+        "diff",
+        "exit_code",
+        "ingest",
+        "load_plan",
+        "open_store",
+        "show",
+    }
+    code = (
+        "import sys, bootlog; import bootlog.cli; "
+        "print(sorted(m for m in ('pandas', 'alembic', 'sqlalchemy', 'bootlog.run.ingest') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.stdout.strip() == "[]", out.stderr
 
@@ -85,8 +97,9 @@ def test_any_source_goes_in_as_a_file_does(tmp_path):
         from_file = bootlog.ingest(a, str(log))
         from_bytes = bootlog.ingest(b, source=bytes_source("night", log.read_bytes(), kind="stdin"))
         assert len(from_file) == len(from_bytes) == 4
-        assert [bootlog.show(a, str(x.id))["metrics"] for x in from_file] == \
-            [bootlog.show(b, str(x.id))["metrics"] for x in from_bytes]
+        assert [bootlog.show(a, str(x.id))["metrics"] for x in from_file] == [
+            bootlog.show(b, str(x.id))["metrics"] for x in from_bytes
+        ]
     finally:
         a.close()
         b.close()

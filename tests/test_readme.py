@@ -1,4 +1,5 @@
 """The README stays true: its first commands, its plan excerpt, the commands it documents."""
+
 from __future__ import annotations
 
 import os
@@ -20,12 +21,14 @@ README = (ROOT / "README.md").read_text()
 
 def test_first_lines_install_run_and_test():
     block = README.split("```sh\n", 1)[1].split("```", 1)[0].strip().splitlines()
-    assert block[0].startswith("pip install . && bootlog ingest fixtures/logs/") and block[0].endswith("bootlog show last")
+    assert block[0].startswith("pip install . && bootlog ingest fixtures/logs/") and block[0].endswith(
+        "bootlog show last"
+    )
     log = block[0].split("bootlog ingest ", 1)[1].split(" ")[0]
     assert (ROOT / log).is_file()
     assert block[1].endswith("python3 -m pytest")
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "\npython3 -m pytest\n" in ci          # CI runs exactly the README's test command
+    assert "\npython3 -m pytest\n" in ci  # CI runs exactly the README's test command
 
 
 def test_plan_excerpt_loads(tmp_path):
@@ -75,13 +78,23 @@ def run_block(block: str, where: Path) -> str:
     """The block with each command's output as bootlog prints it now (stdout and stderr, as a
     terminal shows them), run in `where` (a scratch clone) against a database of its own."""
     shutil.copytree(ROOT / "fixtures", where / "fixtures", dirs_exist_ok=True)
-    env = {**os.environ, "BOOTLOG_DB": str(where / "readme.db"),
-           "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "BOOTLOG_DB": str(where / "readme.db"),
+        "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}",
+    }
     out = []
     for command, _ in _steps(block):
         shell = re.sub(r"\s{2,}#.*$", "", command)  # (the example's own comment)
-        done = subprocess.run(["bash", "-c", f"{{ {shell}\n}} 2>&1"], cwd=where, env=env, capture_output=True,
-                              text=True, stdin=subprocess.DEVNULL, timeout=120)
+        done = subprocess.run(
+            ["bash", "-c", f"{{ {shell}\n}} 2>&1"],
+            cwd=where,
+            env=env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
         out.append(f"$ {command}")
         # the scratch clone's path is the one volatile field: shown as the operator's
         out.extend(done.stdout.replace(str(where), SCRATCH).splitlines())
@@ -112,7 +125,7 @@ def hook_example() -> str:
     """The README's hook markdown: from its "**bootlog hook:" line to the check's summary."""
     at = README.index("**bootlog hook: ")
     end = README.index("\nsummary: ", at)
-    return README[at:README.index("\n", end + 1)]
+    return README[at : README.index("\n", end + 1)]
 
 
 def _volatile(text: str) -> str:
@@ -127,20 +140,36 @@ def test_the_hook_example_is_what_the_hook_prints(replayer, tmp_path):
     from podman_util import all_at_once, run_podman, unstamped
 
     seed = ROOT / "fixtures" / "logs" / "seed"
-    env = {**os.environ, "BOOTLOG_DB": str(tmp_path / "demo.db"),
-           "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "BOOTLOG_DB": str(tmp_path / "demo.db"),
+        "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}",
+    }
 
     def hook(*args) -> str:
-        return subprocess.run(["bootlog", "hook", "--container", "frank-demo", "--poll", "0.2", *args], cwd=ROOT,
-                              env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120).stdout
+        return subprocess.run(
+            ["bootlog", "hook", "--container", "frank-demo", "--poll", "0.2", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        ).stdout
 
     run_podman("rm", "-f", "-t", "0", "frank-demo", check=False)
-    for log, base_mb in (("03-shape-f-mnbt2048-graph-pinned.log", "256"), ("04-shape-g-kv-400700-no-prefix-cache.log", "0")):
+    for log, base_mb in (
+        ("03-shape-f-mnbt2048-graph-pinned.log", "256"),
+        ("04-shape-g-kv-400700-no-prefix-cache.log", "0"),
+    ):
         run_podman("rm", "-f", "-t", "0", "frank-demo", check=False)
-        replayer.start([all_at_once(unstamped((seed / log).read_bytes()))], name="frank-demo",
-                       env={"FRANK_PRIMARY_CUDAGRAPH_BASE_MB": base_mb})
+        replayer.start(
+            [all_at_once(unstamped((seed / log).read_bytes()))],
+            name="frank-demo",
+            env={"FRANK_PRIMARY_CUDAGRAPH_BASE_MB": base_mb},
+        )
         out = hook("--plan", "fixtures/plans/frank-primary.toml", "--format", "markdown")
-    head = out[:out.index("\n", out.index("\nsummary: ") + 1)]
+    head = out[: out.index("\n", out.index("\nsummary: ") + 1)]
     if UPDATE:
         # (read again: the console examples' update may have rewritten the file since import)
         now = (ROOT / "README.md").read_text()

@@ -3,6 +3,7 @@
 Every expectation comes from the corpus ground truth (<log>.expected.json) or from the stored
 `show --json` documents, never from numbers written into this file.
 """
+
 from __future__ import annotations
 
 import base64
@@ -22,10 +23,10 @@ CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"  # the cor
 # Ingest order matters: 014 goes last so `last`/`prev` (same source) exist for the report's diff.
 LOGS = (
     "057-rocm-rdna4-gfx12-tp2-v0.22.69-fork-boot",  # the operator's ROCm fork, TP2
-    "010-v0.10.0-v1-tp8-judge",                    # TP8, per-rank figures that differ
-    "022-v0.13.0-oom-engine-failed",               # failed: oom
-    "050-v0.26.1rc1-autoscientists",               # 88 stats lines
-    "014-v0.10.2-nohup-multiboot",                 # two boots: value_error, then ready
+    "010-v0.10.0-v1-tp8-judge",  # TP8, per-rank figures that differ
+    "022-v0.13.0-oom-engine-failed",  # failed: oom
+    "050-v0.26.1rc1-autoscientists",  # 88 stats lines
+    "014-v0.10.2-nohup-multiboot",  # two boots: value_error, then ready
 )
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -70,8 +71,7 @@ def exp(db) -> list[dict]:
     listed = json.loads(run(db, "list", "--json").stdout)
     lines = {name: sorted(b["first_line"] for b in listed if Path(b["source"]).stem == name) for name in LOGS}
     # (the n-th boot of a log in log order is its n-th ground-truth boot)
-    return [truth[name][lines[name].index(b["first_line"])]
-            for b in listed for name in [Path(b["source"]).stem]]
+    return [truth[name][lines[name].index(b["first_line"])] for b in listed for name in [Path(b["source"]).stem]]
 
 
 def as_list(v) -> list[float]:
@@ -86,6 +86,7 @@ def test_database_holds_the_ground_truth_boots(db, exp):
 
 
 # ---------------------------------------------------------------------------------- history
+
 
 def test_history_json_rows_match_ground_truth(db, exp):
     res = run(db, "history", "--json", "--metric", "status,kv_cache_tokens,max_concurrency,max_model_len,faults")
@@ -112,8 +113,19 @@ def test_history_default_columns_and_change_marks(db, exp):
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
     header = lines[0].split()
-    assert header == ["id", "status", "vllm_version", "max_model_len", "max_num_seqs", "kv_cache_tokens",
-                      "max_concurrency", "graph_capture_gib", "torch_compile_s", "boot_to_ready_s", "faults"]
+    assert header == [
+        "id",
+        "status",
+        "vllm_version",
+        "max_model_len",
+        "max_num_seqs",
+        "kv_cache_tokens",
+        "max_concurrency",
+        "graph_capture_gib",
+        "torch_compile_s",
+        "boot_to_ready_s",
+        "faults",
+    ]
     body = [l for l in lines[1:] if re.match(r"^\s*\d+\s", l)]
     assert len(body) == len(exp)
     for i, (line, e) in enumerate(zip(body, exp)):
@@ -163,6 +175,7 @@ def test_history_on_an_empty_database(tmp_path):
 
 
 # ----------------------------------------------------------------------------------- export
+
 
 def metric_cells(row: dict, name: str) -> list[float]:
     """All values of a metric in a wide row: its per-rank cells NAME@rankN / NAME@engine(.k)
@@ -215,8 +228,14 @@ def test_export_csv_boots_events_samples(db, exp, tmp_path):
         shown = json.loads(run(db, "show", row["id"], "--json").stdout)
         lines = {s["line"] for s in samples if s["boot_id"] == row["id"]}
         assert len(lines) == shown["runtime"]["stats_lines"]
-        last = [s for s in samples if s["boot_id"] == row["id"] and int(s["line"]) == max(map(int, lines))] if lines else []
-        assert {s["name"]: float(s["value"]) for s in last} == {k: float(v) for k, v in shown["runtime"]["last"].items()}
+        last = (
+            [s for s in samples if s["boot_id"] == row["id"] and int(s["line"]) == max(map(int, lines))]
+            if lines
+            else []
+        )
+        assert {s["name"]: float(s["value"]) for s in last} == {
+            k: float(v) for k, v in shown["runtime"]["last"].items()
+        }
 
 
 def test_export_json_has_three_arrays_consistent_with_csv(db, exp, tmp_path):
@@ -258,6 +277,7 @@ def test_export_into_a_missing_directory_is_one_line_error(db, tmp_path):
 
 
 # ------------------------------------------------------------------------------ plot, report
+
 
 def need_matplotlib():
     try:
@@ -305,8 +325,11 @@ def test_plot_annotates_the_config_changes_of_the_ground_truth(db, exp):
     # TP8 ranks disagree on torch.compile time: that boot becomes one point per rank, the
     # other boots stay on the single main series
     lines = series(docs, "torch_compile_s")
-    split = [i for i, e in enumerate(exp) if isinstance(e.get("torch_compile_s"), list)
-             and len(set(e["torch_compile_s"])) > 1]
+    split = [
+        i
+        for i, e in enumerate(exp)
+        if isinstance(e.get("torch_compile_s"), list) and len(set(e["torch_compile_s"])) > 1
+    ]
     assert len(lines) == 1 + sum(len(exp[i]["torch_compile_s"]) for i in split)
     main = lines["torch_compile_s"]
     for i, e in enumerate(exp):
@@ -321,8 +344,8 @@ def test_report_is_one_self_contained_html_page(db, exp, tmp_path):
     res = run(db, "report", "-o", str(out))
     assert res.exit_code == 0, res.output
     page = out.read_text()
-    table = page[page.index('<table class="history">'):]
-    table = table[:table.index("</table>")]
+    table = page[page.index('<table class="history">') :]
+    table = table[: table.index("</table>")]
     assert table.count("<tr") == len(exp) + 1  # header + one row per boot
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table)[1:]
     for row, e in zip(rows, exp):
@@ -339,6 +362,7 @@ def test_report_is_one_self_contained_html_page(db, exp, tmp_path):
 
 # ------------------------------------------------------------------------------------ bench
 
+
 def test_genlog_is_deterministic_and_parses_into_its_boots(tmp_path):
     sys.path.insert(0, str(ROOT / "bench"))
     import genlog
@@ -353,8 +377,9 @@ def test_genlog_is_deterministic_and_parses_into_its_boots(tmp_path):
     res = run(tmp_path / "g.db", "history", "--json")  # empty first
     assert json.loads(res.stdout) == []
     assert run(tmp_path / "g.db", "ingest", str(a)).exit_code == 0
-    rows = json.loads(run(tmp_path / "g.db", "history", "--json", "--metric",
-                          "status,kv_cache_tokens,max_model_len,faults").stdout)
+    rows = json.loads(
+        run(tmp_path / "g.db", "history", "--json", "--metric", "status,kv_cache_tokens,max_model_len,faults").stdout
+    )
     assert [r["status"] for r in rows] == ["failed" if v["fail"] else "ready" for v in variants]
     for r, v in zip(rows, variants):
         assert r["max_model_len"] == v["max_model_len"]
@@ -370,6 +395,7 @@ def test_genlog_is_deterministic_and_parses_into_its_boots(tmp_path):
 
 
 # ------------------------------------------------------------------- optional extras missing
+
 
 def test_missing_matplotlib_is_a_one_line_error_and_the_report_still_renders(db, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now raises ImportError
@@ -459,8 +485,11 @@ def test_history_marks_a_change_against_the_same_series_only(tmp_path):
     # seed 01 and 02 on host alpha, the crash loop (05) on host beta: beta's boots started after
     # alpha's (10-03 vs 10-02), and beta's first is compared with nothing, not with alpha's last
     db = tmp_path / "fleet.db"
-    for name, host in (("05-util-1.00-crash-loop", "beta"), ("01-shape-d-fp8-200704x3", "alpha"),
-                       ("02-shape-e-precise-memory", "alpha")):
+    for name, host in (
+        ("05-util-1.00-crash-loop", "beta"),
+        ("01-shape-d-fp8-200704x3", "alpha"),
+        ("02-shape-e-precise-memory", "alpha"),
+    ):
         assert run(db, "ingest", "--host", host, str(FIXTURES / "seed" / f"{name}.log")).exit_code == 0
     rows = json.loads(run(db, "history", "--json").stdout)
     assert [r["status"] for r in rows] == ["ready", "ready", "failed", "failed (crash loop: 2 starts)"]
@@ -473,9 +502,11 @@ def test_history_marks_a_change_against_the_same_series_only(tmp_path):
 def test_history_faults_count_a_run_of_faults_as_diff_does(tmp_path):
     # the fork prints a run of faults on one line ("fault #1-23"): 23, in history as in diff
     log = tmp_path / "f23.log"
-    log.write_bytes((FIXTURES / "016-v0.11.0-energy.log").read_bytes()
-                    + b"[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite "
-                      b"values (slot=42 head=3 limit=3.40282e+38) fault #1-23\n")
+    log.write_bytes(
+        (FIXTURES / "016-v0.11.0-energy.log").read_bytes()
+        + b"[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite "
+        b"values (slot=42 head=3 limit=3.40282e+38) fault #1-23\n"
+    )
     db = str(tmp_path / "f.db")
     run = lambda *a: CliRunner().invoke(cli, ["--db", db, *a], catch_exceptions=False)  # noqa: E731
     assert run("ingest", str(log)).exit_code == 0
@@ -494,6 +525,7 @@ def test_history_json_keeps_a_huge_figure_a_float_not_invented_digits():
 
 
 # ------------------------------------------------------------------- many boots (issue 31)
+
 
 @pytest.fixture(scope="module")
 def crowd(tmp_path_factory):

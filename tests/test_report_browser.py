@@ -11,6 +11,7 @@ code renders today, so a picture in docs/ cannot silently go stale.
 
 No Chromium: the test is skipped LOUDLY (a warning in every run's summary).
 """
+
 from __future__ import annotations
 
 import difflib
@@ -59,9 +60,22 @@ def chromium() -> str:
 
 
 def browse(exe: str, page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([exe, "--headless", "--disable-gpu", "--no-sandbox", f"--user-data-dir={profile}",
-                           f"--window-size={WINDOW[0]},{WINDOW[1]}", "--hide-scrollbars", *args, page.as_uri()],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [
+            exe,
+            "--headless",
+            "--disable-gpu",
+            "--no-sandbox",
+            f"--user-data-dir={profile}",
+            f"--window-size={WINDOW[0]},{WINDOW[1]}",
+            "--hide-scrollbars",
+            *args,
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -78,12 +92,16 @@ def report(tmp_path_factory) -> Path:
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(ROOT)  # (sources stored as fixtures/logs/seed/…, as the README's screenshot shows them)
         logs = [str(p.relative_to(ROOT)) for p in sorted(SEED.glob("*.log"))]
-        res = runner.invoke(cli, ["--db", str(db), "ingest", "--container", "frank-primary-qwen",
-                                  "--plan", str(PLAN), *logs], catch_exceptions=False)
+        res = runner.invoke(
+            cli,
+            ["--db", str(db), "ingest", "--container", "frank-primary-qwen", "--plan", str(PLAN), *logs],
+            catch_exceptions=False,
+        )
         assert res.exit_code == 0, res.output
         out = tmp / "report.html"
-        res = runner.invoke(cli, ["--db", str(db), "report", "-o", str(out), "--plan", str(PLAN)],
-                            catch_exceptions=False)
+        res = runner.invoke(
+            cli, ["--db", str(db), "report", "-o", str(out), "--plan", str(PLAN)], catch_exceptions=False
+        )
     assert res.exit_code == 0, res.output
     return out
 
@@ -169,7 +187,7 @@ def key_text(page: str) -> str:
     on the machine masked: when it was generated, where the checkout is, the host's name."""
     from bootlog.run.ingest import default_host
 
-    top = page[:page.index("</section>")]
+    top = page[: page.index("</section>")]
     charts = "".join(re.findall(r'<img[^>]*alt="[^"]*"[^>]*>(?:<p class="cap">.*?</p>)?', page))
     parser = _Text()
     parser.feed(top + "<h2>charts</h2>" + re.sub(r' src="data:[^"]*"', "", charts))

@@ -2,6 +2,7 @@
 labels (none overlaps another, one number format per axis, budgets drawn in), the timeline and
 runtime charts, and the page's answers (verdict, plan expectations, diff, history).  The page
 in a real browser: test_report_browser.py."""
+
 from __future__ import annotations
 
 import json
@@ -65,6 +66,7 @@ def by_stem(docs: list[dict], stem: str) -> list[dict]:
 
 # ---- the clock -----------------------------------------------------------------------------
 
+
 def test_the_seed_logs_clock_is_pdt_found_from_vllms_own_stamps(store, docs):
     from bootlog.run.reread import log_clock
 
@@ -116,6 +118,7 @@ def test_an_envelope_offset_a_plain_log_and_an_unreadable_source(tmp_path, store
 
 # ---- the plots -----------------------------------------------------------------------------
 
+
 def texts(fig) -> list:
     """Every visible, non-empty text of a drawn figure, with its box on the canvas."""
     from matplotlib.text import Text
@@ -132,14 +135,15 @@ def texts(fig) -> list:
 def overlaps(boxes: list) -> list[tuple[str, str]]:
     bad = []
     for i, (a, ba) in enumerate(boxes):
-        for b, bb in boxes[i + 1:]:
+        for b, bb in boxes[i + 1 :]:
             if ba.x0 < bb.x1 - 1 and bb.x0 < ba.x1 - 1 and ba.y0 < bb.y1 - 1 and bb.y0 < ba.y1 - 1:
                 bad.append((a, b))
     return bad
 
 
-@pytest.mark.parametrize("metric", ["kv_cache_tokens", "graph_capture_gib", "max_concurrency",
-                                    "torch_compile_s", "boot_to_ready_s"])
+@pytest.mark.parametrize(
+    "metric", ["kv_cache_tokens", "graph_capture_gib", "max_concurrency", "torch_compile_s", "boot_to_ready_s"]
+)
 def test_no_label_overlaps_another_and_each_axis_has_one_number_format(metric, store, docs, plan):
     from bootlog.run.reread import log_clock
     from bootlog.render.plot import figure
@@ -190,7 +194,9 @@ def test_graph_capture_is_drawn_against_its_estimate_and_kv_against_the_plans_mi
         got = [y for y in est.get_ydata() if not math.isnan(y)]
         shape_g = by_stem(docs, "04-shape-g-kv-400700-no-prefix-cache")[0]
         i = docs.index(shape_g)
-        assert est.get_ydata()[i] == next(m["value"] for m in shape_g["metrics"] if m["name"] == "cudagraph_estimate_gib")
+        assert est.get_ydata()[i] == next(
+            m["value"] for m in shape_g["metrics"] if m["name"] == "cudagraph_estimate_gib"
+        )
         assert len(got) == sum(any(m["name"] == "cudagraph_estimate_gib" for m in d["metrics"]) for d in docs)
     finally:
         mpl.pyplot.close(fig)
@@ -229,8 +235,12 @@ def test_the_timeline_chart_stacks_each_boots_phases(store, docs):
             assert math.isclose(widths[y], sum(p["s"] for p in tls[d["boot"]["id"]]), rel_tol=1e-9)
         cold = by_stem(docs, "10-cold-vs-warm-compile")[0]
         y = docs.index(cold)
-        compile_bars = [b for b in ax.patches if round(b.get_y() + b.get_height() / 2) == y
-                        and mpl.colors.to_hex(b.get_facecolor()) == PHASE_COLORS["compile"]]
+        compile_bars = [
+            b
+            for b in ax.patches
+            if round(b.get_y() + b.get_height() / 2) == y
+            and mpl.colors.to_hex(b.get_facecolor()) == PHASE_COLORS["compile"]
+        ]
         assert compile_bars and max(b.get_width() for b in compile_bars) > 170
     finally:
         mpl.pyplot.close(fig)
@@ -261,6 +271,7 @@ def test_runtime_chart_of_the_gdn_boot(store, docs):
 
 # ---- the page ------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def page(db, tmp_path_factory) -> str:
     out = tmp_path_factory.mktemp("html") / "report.html"
@@ -270,7 +281,7 @@ def page(db, tmp_path_factory) -> str:
 
 
 def section(page: str, start: str, end: str) -> str:
-    return page[page.index(start):page.index(end, page.index(start))]
+    return page[page.index(start) : page.index(end, page.index(start))]
 
 
 def test_the_latest_deploy_is_answered_first(page, db):
@@ -300,12 +311,16 @@ def test_the_history_holds_every_boots_plan_verdict_and_faults(page, db):
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table)
     head = re.findall(r"<th>(.*?)</th>", rows[0])
     assert [h.replace("<wbr>", "") for h in head[:5]] == ["id", "status", "plan", "faults", "started"]
-    cells = {int(re.sub("<[^>]+>", "", r[0])): [re.sub("<[^>]+>", "", c) for c in r]
-             for r in (re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows[1:])}
+    cells = {
+        int(re.sub("<[^>]+>", "", r[0])): [re.sub("<[^>]+>", "", c) for c in r]
+        for r in (re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows[1:])
+    }
     assert list(cells) == [b["id"] for b in listed]  # oldest first, every boot
     gdn = next(b for b in listed if Path(b["source"]).stem.startswith("08-"))
     assert cells[gdn["id"]][3] == "32*" and "missed" in cells[gdn["id"]][2]
-    assert re.search(r'title="missed: [^"]*gdn_hip_fault[^"]*">✗ \d+ missed', rows[[b["id"] for b in listed].index(gdn["id"]) + 1])
+    assert re.search(
+        r'title="missed: [^"]*gdn_hip_fault[^"]*">✗ \d+ missed', rows[[b["id"] for b in listed].index(gdn["id"]) + 1]
+    )
     last = listed[-1]
     assert cells[last["id"]][2] == "✓ met" and cells[last["id"]][4] == "10-05 09:14"
 
@@ -349,11 +364,16 @@ def test_the_latest_card_shows_its_key_figures_without_a_plan(db):
     exp = json.loads((SEED / "04-shape-g-kv-400700-no-prefix-cache.expected.json").read_text())[0]
     # the hand label of shape G: 200,704 x 3, KV 401,408 tokens / 2.00x, capture -0.05 / -0.07 GiB
     figs = key_figures(top)
-    assert figs == {"max_model_len": f"{exp['max_model_len']:,}", "max_num_seqs": str(exp["max_num_seqs"]),
-                    "kv_cache_tokens": f"{exp['kv_cache_tokens']:,} tokens", "max_concurrency": "2x",
-                    "graph_capture_gib": "/".join(f"{v:.2f}" for v in exp["graph_capture_gib"]) + " GiB",
-                    "torch_compile_s": f"{exp['torch_compile_s']} s",
-                    "boot_to_ready_s": figs["boot_to_ready_s"], "faults": "0"}
+    assert figs == {
+        "max_model_len": f"{exp['max_model_len']:,}",
+        "max_num_seqs": str(exp["max_num_seqs"]),
+        "kv_cache_tokens": f"{exp['kv_cache_tokens']:,} tokens",
+        "max_concurrency": "2x",
+        "graph_capture_gib": "/".join(f"{v:.2f}" for v in exp["graph_capture_gib"]) + " GiB",
+        "torch_compile_s": f"{exp['torch_compile_s']} s",
+        "boot_to_ready_s": figs["boot_to_ready_s"],
+        "faults": "0",
+    }
     # boot to ready: from its first line (16:14:22.868Z) to ready (…) as the timeline adds it up
     total = re.search(r"<b>total ([\d,.]+) s</b>", top).group(1)
     assert figs["boot_to_ready_s"] == f"{total} s"
@@ -398,9 +418,12 @@ def test_a_key_figure_the_plan_misses_is_marked_on_the_card(tmp_path):
 def test_key_figures_from_log_text_are_escaped():
     from bootlog.render.report_page import key_figures_html
 
-    doc = {"boot": {"id": 1, "status": "ready"}, "events": [],
-           "config": {"max_model_len": "<img src=x onerror=alert(1)>\x1b[2J"},
-           "metrics": [{"name": "kv_cache_tokens", "value": 5000, "unit": "<b>tok</b>", "rank": None}]}
+    doc = {
+        "boot": {"id": 1, "status": "ready"},
+        "events": [],
+        "config": {"max_model_len": "<img src=x onerror=alert(1)>\x1b[2J"},
+        "metrics": [{"name": "kv_cache_tokens", "value": 5000, "unit": "<b>tok</b>", "rank": None}],
+    }
     got = key_figures_html(doc)
     assert "<img" not in got and "<b>tok" not in got and "\x1b" not in got
     assert "&lt;img src=x" in got and "5,000 <small>&lt;b&gt;tok&lt;/b&gt;</small>" in got

@@ -1,6 +1,7 @@
 """Every start of the process is its own boot, whatever its output looks like (issue 30): runs
 concatenated into one nohup.out, a restart printing the same lines again, a run appended after
 a later one (the envelope clock going back)."""
+
 from __future__ import annotations
 
 from bootlog.run.ingest import parse_source
@@ -8,8 +9,11 @@ from bootlog.read.sources import open_source
 from paths import FIXTURES
 
 SEED = FIXTURES / "seed"
-PARTS = [SEED / "01-shape-d-fp8-200704x3.log", FIXTURES / "012-v0.10.2-v1-small.log",
-         SEED / "04-shape-g-kv-400700-no-prefix-cache.log"]
+PARTS = [
+    SEED / "01-shape-d-fp8-200704x3.log",
+    FIXTURES / "012-v0.10.2-v1-small.log",
+    SEED / "04-shape-g-kv-400700-no-prefix-cache.log",
+]
 
 
 def boots_of(path):
@@ -18,9 +22,16 @@ def boots_of(path):
 
 def facts(b):
     """What a boot says, independent of where in a file it sits."""
-    return (b.status, b.failure, b.vllm_version, b.model, sorted(b.config.items()),
-            sorted((m.name, m.rank, m.value) for m in b.metrics if m.name != "boot_to_ready_s"),
-            sorted((e.kind, e.rank, e.message) for e in b.events), len(b.samples))
+    return (
+        b.status,
+        b.failure,
+        b.vllm_version,
+        b.model,
+        sorted(b.config.items()),
+        sorted((m.name, m.rank, m.value) for m in b.metrics if m.name != "boot_to_ready_s"),
+        sorted((e.kind, e.rank, e.message) for e in b.events),
+        len(b.samples),
+    )
 
 
 def test_three_runs_in_one_file_are_three_boots_with_their_own_figures(tmp_path):

@@ -4,6 +4,7 @@ The inputs are what a log can carry in a model name, a config value or an error 
 (issue 23 items 1-3): terminal escape sequences, CR/BS overwrites, raw HTML, backticks that
 close a code span, spreadsheet formulas.
 """
+
 from __future__ import annotations
 
 import csv
@@ -17,8 +18,7 @@ from hypothesis import strategies as st
 
 import markdown_util
 
-from bootlog.safe import (csv_cell, cut, html, json_text, md_cell, md_code, md_fence, md_text, term,
-                         width)
+from bootlog.safe import csv_cell, cut, html, json_text, md_cell, md_code, md_fence, md_text, term, width
 
 TITLE = "\x1b]0;pwned\x07Qwen"  # OSC 0: sets the window title, BEL ends it
 LINK = "\x1b]8;;http://evil\x1b\\click\x1b]8;;\x1b\\"  # OSC 8 hyperlink, ST = ESC \
@@ -48,8 +48,14 @@ def test_term_visible_forms():
 
 
 def test_term_keeps_ordinary_text():
-    for s in ("Qwen3.8-Flash-Next-Uncensored-FP8", "/home/dank/models/x", "tab\there", "日本語",
-              "line\nnext", "C:\\models"):
+    for s in (
+        "Qwen3.8-Flash-Next-Uncensored-FP8",
+        "/home/dank/models/x",
+        "tab\there",
+        "日本語",
+        "line\nnext",
+        "C:\\models",
+    ):
         assert term(s) == s
     assert term("tab\tand\nnl", one_line=True) == "tab\\tand\\nnl"
     assert term(42) == "42"
@@ -75,8 +81,22 @@ def test_cut_counts_wide_characters_and_keeps_short_text():
     assert cut(TITLE, 6) == "\\x1b]…"
 
 
-MARKUP = ["<img src=x onerror=alert(1)>", "[click](http://evil)", "![i](http://t/p.png)", "*b*", "_i_", "~~s~~",
-          "`c`", "a|b", "&#60;", "<http://evil>", "[x]: http://evil", "__init__", "\\*not*", "end\\"]
+MARKUP = [
+    "<img src=x onerror=alert(1)>",
+    "[click](http://evil)",
+    "![i](http://t/p.png)",
+    "*b*",
+    "_i_",
+    "~~s~~",
+    "`c`",
+    "a|b",
+    "&#60;",
+    "<http://evil>",
+    "[x]: http://evil",
+    "__init__",
+    "\\*not*",
+    "end\\",
+]
 
 
 @pytest.mark.parametrize("s", MARKUP)
@@ -94,20 +114,24 @@ def test_md_text_block_starts_and_controls_render_as_text():
     assert "\x1b" not in md and "\x07" not in md
 
 
-@pytest.mark.parametrize("s, source", [
-    # what the hook writes for a commit message: only what Markdown would act on is escaped
-    ("CUDA graphs -0.05 GiB / -0.07 GiB", "CUDA graphs -0.05 GiB / -0.07 GiB"),
-    ("torch.compile 4.21 s", "torch.compile 4.21 s"), ("4.21 s", "4.21 s"), ("-0.05 GiB", "-0.05 GiB"),
-    ("kv_cache_tokens 398,658 (a & b)", "kv_cache_tokens 398,658 (a & b)"),
-])
+@pytest.mark.parametrize(
+    "s, source",
+    [
+        # what the hook writes for a commit message: only what Markdown would act on is escaped
+        ("CUDA graphs -0.05 GiB / -0.07 GiB", "CUDA graphs -0.05 GiB / -0.07 GiB"),
+        ("torch.compile 4.21 s", "torch.compile 4.21 s"),
+        ("4.21 s", "4.21 s"),
+        ("-0.05 GiB", "-0.05 GiB"),
+        ("kv_cache_tokens 398,658 (a & b)", "kv_cache_tokens 398,658 (a & b)"),
+    ],
+)
 def test_md_text_leaves_plain_text_alone(s, source):
     assert md_text(s, one_line=True, inline=True) == source
     assert md_text(s, one_line=True) == source  # (none of these opens a block either)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("ab1. -_*`[]()<>&#;!|~=+\\:/\t\nxé")), max_size=30),
-       st.booleans())
+@given(st.text(alphabet=st.sampled_from(list("ab1. -_*`[]()<>&#;!|~=+\\:/\t\nxé")), max_size=30), st.booleans())
 def test_md_text_renders_any_text_as_itself(s, at_start):
     where = "- " if at_start else "text "
     md = where + md_text(s, one_line=True, inline=not at_start)
@@ -122,7 +146,7 @@ def test_md_code_fence_is_longer_than_any_backtick_run():
     out = md_code(msg)
     fence = re.match(r"`+", out).group()
     assert len(fence) == 3 and out.endswith(fence)
-    inner = out[len(fence):-len(fence)]
+    inner = out[len(fence) : -len(fence)]
     assert "```" not in inner  # nothing inside closes the span
     assert md_code("`") == "`` ` ``"  # padded: CommonMark strips one space each side
     assert md_code("a\n\n<b>x") == "`a\\n\\n<b>x`"  # a blank line would end the span
@@ -145,12 +169,27 @@ def test_md_table_row_stays_one_row():
     assert row.count("|") - row.count("\\|") == len(cells) + 1
 
 
-@pytest.mark.parametrize("value, written", [
-    ('=HYPERLINK("http://x","y")', '\'=HYPERLINK("http://x","y")'),
-    ("-cmd", "'-cmd"), ("+SUM(A1)", "'+SUM(A1)"), ("@SUM(A1)", "'@SUM(A1)"),
-    ("\t=1", "'\t=1"), ("\r=1", "\\r=1"), ("\x1b]0;t\x07", "\\x1b]0;t\\x07"), ("-1.5", "-1.5"), ("+3", "+3"), ("-2e-3", "-2e-3"),
-    ("Qwen3", "Qwen3"), ("", ""), (-1.5, -1.5), (7, 7), (None, None), (True, True),
-])
+@pytest.mark.parametrize(
+    "value, written",
+    [
+        ('=HYPERLINK("http://x","y")', '\'=HYPERLINK("http://x","y")'),
+        ("-cmd", "'-cmd"),
+        ("+SUM(A1)", "'+SUM(A1)"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\t=1", "'\t=1"),
+        ("\r=1", "\\r=1"),
+        ("\x1b]0;t\x07", "\\x1b]0;t\\x07"),
+        ("-1.5", "-1.5"),
+        ("+3", "+3"),
+        ("-2e-3", "-2e-3"),
+        ("Qwen3", "Qwen3"),
+        ("", ""),
+        (-1.5, -1.5),
+        (7, 7),
+        (None, None),
+        (True, True),
+    ],
+)
 def test_csv_cell(value, written):
     assert csv_cell(value) == written
 

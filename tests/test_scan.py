@@ -1,6 +1,7 @@
 """The scan: the candidate lines of a log, through the envelope, are the records the parser keeps
 from a read of every line, on every fixture and with either search (hyperscan, or the pure-Python
 one where hyperscan cannot be imported)."""
+
 from __future__ import annotations
 
 import os
@@ -24,7 +25,7 @@ EXAMPLES = int(os.environ.get("BOOTLOG_HYPOTHESIS_EXAMPLES", "60"))
 
 
 def _chunks(data: bytes, size: int = 1 << 16) -> list[bytes]:
-    return [data[i:i + size] for i in range(0, len(data), size)]
+    return [data[i : i + size] for i in range(0, len(data), size)]
 
 
 def _kept(records, literals=LITERALS, context: int = scan.CONTEXT) -> list[tuple]:
@@ -42,8 +43,14 @@ def _kept(records, literals=LITERALS, context: int = scan.CONTEXT) -> list[tuple
     return out
 
 
-def _check(data: bytes, engine: str, fmt: str | None = None, size: int = 1 << 16, literals=LITERALS,
-           context: int = scan.CONTEXT) -> list[tuple]:
+def _check(
+    data: bytes,
+    engine: str,
+    fmt: str | None = None,
+    size: int = 1 << 16,
+    literals=LITERALS,
+    context: int = scan.CONTEXT,
+) -> list[tuple]:
     fmt = fmt or envelope.detect(data[:65536])
     want = _kept(envelope.read(_chunks(data, size), fmt), literals, context)
     lines = Lines(_chunks(data, size), fmt, Search(literals, engine), context=context)
@@ -71,10 +78,14 @@ def test_many_small_blocks_and_context_across_them(monkeypatch, engine):
 @pytest.mark.parametrize("engine", ENGINES)
 def test_ansi_inside_a_literal_nul_garbage_and_a_long_line(engine):
     rng = random.Random(3)
-    data = (b"(APIServer pid=1) \x1b[1mAvg prompt\x1b[0m throughput: 1.0 tokens/s\n"
-            + b"INFO KV cache \x00size: 1,000 tokens\r\n"
-            + rng.randbytes(200_000) + b"\nKV cache size: 5 tokens\n"
-            + b"x" * (3 << 19) + b" Error at the end of a long line\nlast Error")
+    data = (
+        b"(APIServer pid=1) \x1b[1mAvg prompt\x1b[0m throughput: 1.0 tokens/s\n"
+        + b"INFO KV cache \x00size: 1,000 tokens\r\n"
+        + rng.randbytes(200_000)
+        + b"\nKV cache size: 5 tokens\n"
+        + b"x" * (3 << 19)
+        + b" Error at the end of a long line\nlast Error"
+    )
     got = _check(data, engine)
     assert got[0][:2] == (1, "(APIServer pid=1) Avg prompt throughput: 1.0 tokens/s")
     assert got[1][:2] == (2, "INFO KV cache size: 1,000 tokens")
@@ -98,11 +109,16 @@ def _podman_t(path: Path) -> bytes:
     rng = random.Random(path.name)
     t0 = datetime(2026, 11, 29, 14, 0, tzinfo=timezone.utc)
     out = list(_conmon(lines[:-1], rng, t0))
-    err = list(_conmon([b"Traceback (most recent call last):", b"  x", b"tail-no-newline"], rng,
-                       t0 + timedelta(seconds=1), final_nl=False))
+    err = list(
+        _conmon(
+            [b"Traceback (most recent call last):", b"  x", b"tail-no-newline"],
+            rng,
+            t0 + timedelta(seconds=1),
+            final_nl=False,
+        )
+    )
     merged = sorted(out + err, key=lambda r: r[0])
-    return b"".join(_stamp(t, True) + b" " + m + (b"\n" if tag == b"F" else b"")
-                    for t, tag, m in merged)
+    return b"".join(_stamp(t, True) + b" " + m + (b"\n" if tag == b"F" else b"") for t, tag, m in merged)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -118,33 +134,60 @@ def test_podman_line_without_a_stamp_keeps_the_run_it_interrupts():
     """A line without a stamp between two lines of one conmon read: the bytes before it still
     count toward the run that decides whether a glued piece continues its line."""
     t1, t2 = b"2026-11-29T14:25:01.000000001Z ", b"2026-11-29T14:25:01.000000002Z "
-    lines = [t1 + b"a" * 3000, b"bare line", t1 + b"c" * 1500,
-             t1 + b"KV cache size: 5 tokens partial" + t1 + b"continued", t2 + b"KV cache size: 6"]
+    lines = [
+        t1 + b"a" * 3000,
+        b"bare line",
+        t1 + b"c" * 1500,
+        t1 + b"KV cache size: 5 tokens partial" + t1 + b"continued",
+        t2 + b"KV cache size: 6",
+    ]
     data = b"\n".join(lines) + b"\n"
     for engine in ENGINES:
         got = _check(data, engine, "podman_ts")
         assert got[0][1] == "KV cache size: 5 tokens partialcontinued"  # 4,500+ bytes: one read
 
 
-_PIECES = [b"INFO 11-29 14:25:19 [core.py:1] ", b"KV cache size: 1,000 tokens", b"KV cache si",
-           b"ze", b"Error", b"Err", b"\x1b[0;36m", b"\x1b[", b"\x00", b"\r", b"\xff\xfe", b"caf\xc3\xa9",
-           TRACEBACK.encode(), b"Trace", b"x" * 50, b" ", b"Z ", b"2026-11-29T14:25:19.320146538Z ",
-           "█  version".encode(), b"\xe2\x96", b"\xef\xbb\xbf"]
+_PIECES = [
+    b"INFO 11-29 14:25:19 [core.py:1] ",
+    b"KV cache size: 1,000 tokens",
+    b"KV cache si",
+    b"ze",
+    b"Error",
+    b"Err",
+    b"\x1b[0;36m",
+    b"\x1b[",
+    b"\x00",
+    b"\r",
+    b"\xff\xfe",
+    b"caf\xc3\xa9",
+    TRACEBACK.encode(),
+    b"Trace",
+    b"x" * 50,
+    b" ",
+    b"Z ",
+    b"2026-11-29T14:25:19.320146538Z ",
+    "█  version".encode(),
+    b"\xe2\x96",
+    b"\xef\xbb\xbf",
+]
 _line = st.lists(st.sampled_from(_PIECES), max_size=6).map(b"".join)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(lines=st.lists(_line, max_size=40), final_nl=st.booleans(), block=st.integers(5, 300),
-       chunk=st.integers(1, 97), fmt=st.sampled_from(["plain", "podman_ts", "cri", "compose"]),
-       tags=st.lists(st.sampled_from([b"stdout F ", b"stdout P ", b"stderr F ", b"stderr P "]),
-                     min_size=40, max_size=40))
+@given(
+    lines=st.lists(_line, max_size=40),
+    final_nl=st.booleans(),
+    block=st.integers(5, 300),
+    chunk=st.integers(1, 97),
+    fmt=st.sampled_from(["plain", "podman_ts", "cri", "compose"]),
+    tags=st.lists(st.sampled_from([b"stdout F ", b"stdout P ", b"stderr F ", b"stderr P "]), min_size=40, max_size=40),
+)
 def test_generated_logs_scan_like_a_full_read(monkeypatch, lines, final_nl, block, chunk, fmt, tags):
     monkeypatch.setattr(sources, "BLOCK", block)
     if fmt == "podman_ts":  # a stamp on every line, seconds apart
         lines = [b"2026-11-29T14:25:%02d.000000001Z " % (i % 60) + x for i, x in enumerate(lines)]
     elif fmt == "cri":  # random streams and partial pieces
-        lines = [b"2026-11-29T14:25:%02d.000000001+00:00 " % (i % 60) + tags[i] + x
-                 for i, x in enumerate(lines)]
+        lines = [b"2026-11-29T14:25:%02d.000000001+00:00 " % (i % 60) + tags[i] + x for i, x in enumerate(lines)]
     elif fmt == "compose":
         lines = [b"frank-primary  | " + x for x in lines]
     data = b"\n".join(lines) + (b"\n" if final_nl and lines else b"")
@@ -153,10 +196,14 @@ def test_generated_logs_scan_like_a_full_read(monkeypatch, lines, final_nl, bloc
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(lines=st.lists(st.tuples(_line, st.sampled_from([0, 0, 0, 700, 1500, 3000])), max_size=60),
-       run=st.integers(1, 12), glue=st.lists(st.booleans(), min_size=60, max_size=60),
-       bare=st.lists(st.sampled_from([False] * 5 + [True]), min_size=60, max_size=60),
-       block=st.integers(40, 9000), chunk=st.integers(1, 997))
+@given(
+    lines=st.lists(st.tuples(_line, st.sampled_from([0, 0, 0, 700, 1500, 3000])), max_size=60),
+    run=st.integers(1, 12),
+    glue=st.lists(st.booleans(), min_size=60, max_size=60),
+    bare=st.lists(st.sampled_from([False] * 5 + [True]), min_size=60, max_size=60),
+    block=st.integers(40, 9000),
+    chunk=st.integers(1, 997),
+)
 def test_generated_podman_runs_scan_like_a_full_read(monkeypatch, lines, run, glue, bare, block, chunk):
     """podman -t lines under shared stamps (one conmon read each), long enough to cross half of
     conmon's buffer, some glued to a partial line before them, a few without a stamp: the run

@@ -1,6 +1,7 @@
 """The operator's deploy history (fixtures/logs/seed, composed from the notes in the seeds) goes
 through the real pipeline into a temp SQLite DB; diff and check must reach every conclusion the
 notes drew by hand."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,7 @@ SEED = ROOT / "fixtures" / "logs" / "seed"
 PLAN = ROOT / "fixtures" / "plans" / "frank-primary.toml"
 GOLDEN = ROOT / "fixtures" / "logs"
 
-pytestmark = pytest.mark.skipif(not SEED.is_dir() or not PLAN.exists(),
-                                reason="seed logs / plan not composed")
+pytestmark = pytest.mark.skipif(not SEED.is_dir() or not PLAN.exists(), reason="seed logs / plan not composed")
 
 
 @pytest.fixture(scope="module")
@@ -146,8 +146,9 @@ def test_gdn_burst_32_reported_faults_plus_the_cap(store):
     # G is the mitigation: prefix caching off, the faults gone
     (g,) = store["boots"]["04"]
     d = compare.diff(g, burst)
-    assert [(f["key"], f["old"], f["new"]) for f in d["findings"] if f["section"] == "config"] == \
-        [("enable_prefix_caching", True, False)]
+    assert [(f["key"], f["old"], f["new"]) for f in d["findings"] if f["section"] == "config"] == [
+        ("enable_prefix_caching", True, False)
+    ]
     assert rows(d, "gdn_hip_fault")[0]["verdict"] == "gone"
 
 
@@ -211,8 +212,9 @@ def test_cli_diff_and_check_exit_codes(store, tmp_path):
     assert res.exit_code == 1 and res.output.startswith("bootlog: ")
 
 
-@pytest.mark.parametrize("name", ["010-v0.10.0-v1-tp8-judge.log", "014-v0.10.2-nohup-multiboot.log",
-                                  "018-v0.11.0rc2-tp2-qwen3vl.log"])
+@pytest.mark.parametrize(
+    "name", ["010-v0.10.0-v1-tp8-judge.log", "014-v0.10.2-nohup-multiboot.log", "018-v0.11.0rc2-tp2-qwen3vl.log"]
+)
 def test_same_real_log_ingested_twice_says_nothing_changed(name, tmp_path):
     src = GOLDEN / name
     if not src.exists():
@@ -227,8 +229,7 @@ def test_same_real_log_ingested_twice_says_nothing_changed(name, tmp_path):
         res = runner.invoke(cli, ["--db", db, "ingest", str(copy)], catch_exceptions=False)
         assert res.exit_code == 0, res.output
         ids = [b["id"] for b in json.loads(runner.invoke(cli, ["--db", db, "list", "--json"]).output)]
-        shows.append([json.loads(runner.invoke(cli, ["--db", db, "show", str(i), "--json"]).output)
-                      for i in ids])
+        shows.append([json.loads(runner.invoke(cli, ["--db", db, "show", str(i), "--json"]).output) for i in ids])
     assert len(shows[0]) == len(shows[1]) >= 1
     for a, b in zip(shows[1], shows[0]):  # every boot of the log, pairwise
         r = compare.diff(a, b)
@@ -248,16 +249,22 @@ def test_kv_margin_says_what_it_means(store):
     (f,) = store["boots"]["03"]
     (row,) = rows(compare.diff(g, f), "kv_margin_tokens")
     # shape F held 398,658 tokens (1.99 of 200,704), G 401,408 (2.00): what it means leads
-    assert row["why"] == "full-length requests resident: 1.99 → 2.00 of 3 slots; explained by a change of " \
+    assert (
+        row["why"] == "full-length requests resident: 1.99 → 2.00 of 3 slots; explained by a change of "
         "kv_cache_memory_bytes, enable_prefix_caching"
+    )
     from bootlog.render import render
 
-    assert render.finding_line(row) == ("~ kv_margin_tokens         full-length requests resident: 1.99 → 2.00 of 3 "
-                                        "slots  (-203,454 → -200,704 tokens, +2,750, +1.35%)  explained by a change "
-                                        "of kv_cache_memory_bytes, enable_prefix_caching")
+    assert render.finding_line(row) == (
+        "~ kv_margin_tokens         full-length requests resident: 1.99 → 2.00 of 3 "
+        "slots  (-203,454 → -200,704 tokens, +2,750, +1.35%)  explained by a change "
+        "of kv_cache_memory_bytes, enable_prefix_caching"
+    )
     from bootlog.render.render_boot import render_show
 
     text = render_show(g)
-    assert "  kv_margin_tokens                full-length requests resident: 2.00 of 3 slots  (-200,704 tokens: " \
-           "KV tokens − max_num_seqs × max_model_len)" in text
+    assert (
+        "  kv_margin_tokens                full-length requests resident: 2.00 of 3 slots  (-200,704 tokens: "
+        "KV tokens − max_num_seqs × max_model_len)" in text
+    )
     assert "  kv_bytes_per_token              7,888 B/token  (asked bytes: " in text  # not 7,888.4825

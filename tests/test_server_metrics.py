@@ -1,5 +1,6 @@
 """The server's own /metrics (server_metrics.py), read from the real text a vLLM 0.32.0 CPU server
 served (fixtures/metrics/), checked against prometheus_client's parser and the server's own log."""
+
 from __future__ import annotations
 
 import json
@@ -30,9 +31,11 @@ def test_every_sample_reads_as_prometheus_client_reads_it():
 
 
 def test_escaped_label_values_and_odd_lines():
-    text = ('# HELP x y\nvllm:cache_config_info{a="q\\"uote}, b=\\"1\\"",b="back\\\\slash",c="new\\nline"} 1.0\n'
-            'vllm:num_preemptions_total{engine="0"} 2.0 1700000000\n'
-            'vllm:num_preemptions_total{engine="1"} NaN\n')
+    text = (
+        '# HELP x y\nvllm:cache_config_info{a="q\\"uote}, b=\\"1\\"",b="back\\\\slash",c="new\\nline"} 1.0\n'
+        'vllm:num_preemptions_total{engine="0"} 2.0 1700000000\n'
+        'vllm:num_preemptions_total{engine="1"} NaN\n'
+    )
     got, ref = list(server_metrics.samples(text)), reference(text)
     assert got[:2] == ref[:2] and len(got) == len(ref) == 3 and math.isnan(got[2][2]) and math.isnan(ref[2][2])
     assert got[0][1] == {"a": 'q"uote}, b="1"', "b": "back\\slash", "c": "new\nline"}
@@ -77,17 +80,25 @@ def test_a_disagreement_with_the_log_is_one_line_each_and_a_drift_verdict(db_pat
 
     server = server_metrics.read(TEXT)
     store = open_store(db_path)
-    add_measured(store, 1, [Metric(n, v, server_metrics.FIGURES[n][0], pattern="measured:metrics")
-                            for n, v in server.figures.items()])
+    add_measured(
+        store,
+        1,
+        [Metric(n, v, server_metrics.FIGURES[n][0], pattern="measured:metrics") for n, v in server.figures.items()],
+    )
     assert server_metrics.kv_disagreement(show()) is None and boot_problem(show()) is None
     assert server_metrics.dtype_disagreement(server, show()) is None
-    other = server_metrics.read(TEXT.replace('num_gpu_blocks="1024"', 'num_gpu_blocks="1000"')
-                                .replace('cache_dtype="auto"', 'cache_dtype="fp8\u202e"'))
-    add_measured(store, 1, [Metric(n, v, server_metrics.FIGURES[n][0], pattern="measured:metrics")
-                            for n, v in other.figures.items()])
+    other = server_metrics.read(
+        TEXT.replace('num_gpu_blocks="1024"', 'num_gpu_blocks="1000"').replace(
+            'cache_dtype="auto"', 'cache_dtype="fp8\u202e"'
+        )
+    )
+    add_measured(
+        store,
+        1,
+        [Metric(n, v, server_metrics.FIGURES[n][0], pattern="measured:metrics") for n, v in other.figures.items()],
+    )
     store.close()
-    said = ("/metrics says 1,000 blocks x 128 tokens = 128,000 KV cache tokens; the log says "
-            "131,072 (kv_cache_tokens)")
+    said = "/metrics says 1,000 blocks x 128 tokens = 128,000 KV cache tokens; the log says 131,072 (kv_cache_tokens)"
     assert server_metrics.kv_disagreement(show()) == said
     assert boot_problem(show()) == (3, said)  # DRIFT, in every command that judges the boot
     bare = tmp_path / "bare.toml"
@@ -120,8 +131,9 @@ def test_no_metrics_route_is_a_note_not_a_finding(monkeypatch):
     stub = tp.Stub()
     with tp.serve(stub) as url:
         # (the stand-in answers 404 for a path it does not know)
-        got = measure(url.rstrip("/") + "/prefix-without-metrics", served_name=None, tokens=0, gpu_smi="none",
-                      timeout=5)
+        got = measure(
+            url.rstrip("/") + "/prefix-without-metrics", served_name=None, tokens=0, gpu_smi="none", timeout=5
+        )
     assert not any(m.name.startswith("metrics_") for m in got["metrics"])
     assert any("/metrics" in n for n in got["notes"]), got
 
@@ -146,8 +158,14 @@ def test_the_new_figures_reach_openmetrics(db_path):
 
     assert CliRunner().invoke(cli, ["--db", db_path, "ingest", str(LOG)]).exit_code == 0
     store = open_store(db_path)
-    add_measured(store, 1, [Metric(n, v, server_metrics.FIGURES[n][0], pattern="measured:metrics")
-                            for n, v in server_metrics.read(TEXT).figures.items()])
+    add_measured(
+        store,
+        1,
+        [
+            Metric(n, v, server_metrics.FIGURES[n][0], pattern="measured:metrics")
+            for n, v in server_metrics.read(TEXT).figures.items()
+        ],
+    )
     store.close()
     text = CliRunner().invoke(cli, ["--db", db_path, "export", "--format", "openmetrics"]).stdout
     fams = {f.name: f for f in om_families(text)}
@@ -174,15 +192,24 @@ def test_counters_move_with_traffic_and_are_no_drift_the_pool_is(db_path, tmp_pa
     second = {**first, "metrics_requests": 40.0, "metrics_prompt_tokens": 9000.0, "metrics_generation_tokens": 5000.0}
     store = open_store(db_path)
     for bid, figs in ((1, first), (2, second)):
-        add_measured(store, bid, [Metric(n, v, server_metrics.FIGURES[n][0], pattern="measured:metrics")
-                                  for n, v in figs.items()])
+        add_measured(
+            store,
+            bid,
+            [Metric(n, v, server_metrics.FIGURES[n][0], pattern="measured:metrics") for n, v in figs.items()],
+        )
     res = CliRunner().invoke(cli, ["--db", db_path, "diff", "2", "1", "--json"])
     found = {f["key"]: f["verdict"] for f in json.loads(res.stdout)["findings"] if f["key"].startswith("metrics_")}
     assert res.exit_code == 0, res.output
     assert found["metrics_requests"] == found["metrics_prompt_tokens"] == "changed"
     assert found["metrics_kv_cache_tokens"] == "same"
-    add_measured(store, 2, [Metric("metrics_num_gpu_blocks", 1023, "blocks", pattern="measured:metrics"),
-                            Metric("metrics_kv_cache_tokens", 1023 * 128, "tokens", pattern="measured:metrics")])
+    add_measured(
+        store,
+        2,
+        [
+            Metric("metrics_num_gpu_blocks", 1023, "blocks", pattern="measured:metrics"),
+            Metric("metrics_kv_cache_tokens", 1023 * 128, "tokens", pattern="measured:metrics"),
+        ],
+    )
     store.close()
     res = CliRunner().invoke(cli, ["--db", db_path, "diff", "2", "1", "--json"])
     found = {f["key"]: f["verdict"] for f in json.loads(res.stdout)["findings"] if f["key"].startswith("metrics_")}

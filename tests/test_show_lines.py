@@ -1,5 +1,6 @@
 """`bootlog show REF --lines [N]`: the stored source's lines around each event, with their line
 numbers, escaped; one clear line when the source is gone or changed."""
+
 from __future__ import annotations
 
 import json
@@ -66,8 +67,9 @@ def test_a_fault_burst_is_one_block_named_once(db_path):
 
 def test_hostile_text_is_escaped(db_path, tmp_path):
     log = tmp_path / "hostile.log"
-    data = E05.read_bytes().replace(b"1 validation error for ModelConfig",
-                                    b"1 validation error for \xe2\x80\xaeModelConfig\x07\x1b]0;pwned\x07")
+    data = E05.read_bytes().replace(
+        b"1 validation error for ModelConfig", b"1 validation error for \xe2\x80\xaeModelConfig\x07\x1b]0;pwned\x07"
+    )
     log.write_bytes(data)
     assert run(db_path, "ingest", str(log)).exit_code == 0
     res = run(db_path, "show", "last", "--lines")
@@ -84,7 +86,8 @@ def test_a_source_gone_or_rewritten_is_one_line(db_path, tmp_path):
     assert res.exit_code == 1 and res.stdout == ""
     assert res.stderr.strip().splitlines() == [
         f"bootlog: the lines of boot #1 cannot be shown: {log} no longer holds this boot "
-        "(rewritten or rotated since it was stored)"]
+        "(rewritten or rotated since it was stored)"
+    ]
     log.unlink()
     res = run(db_path, "show", "1", "--lines")
     assert res.exit_code == 1 and len(res.stderr.strip().splitlines()) == 1
@@ -96,8 +99,10 @@ def test_json_twin(db_path):
     doc = json.loads(run(db_path, "show", "last", "--lines", "1", "--json").stdout)
     (block,) = doc["source_lines"]["blocks"]
     assert (block["first"], block["last"]) == (10, 54)
-    assert block["events"] == [{"kind": "traceback", "line": 11, "rank": None},
-                               {"kind": "value_error", "line": 53, "rank": None}]
+    assert block["events"] == [
+        {"kind": "traceback", "line": 11, "rank": None},
+        {"kind": "value_error", "line": 53, "rank": None},
+    ]
     file = physical(E05)
     assert [x["text"] for x in block["lines"]] == file[9:54]
 

@@ -1,5 +1,6 @@
 """The boot timeline where an operator reads it: `show --json` ("timeline"), the bar in `show`,
 and the phases that moved in `diff` text, on the seed deploy history (fixtures/logs/seed)."""
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,10 @@ def shows(db) -> dict[int, dict]:
 
 def ids_of(shows: dict, stem: str) -> list[int]:
     """The boots of one seed log, in log order."""
-    return sorted((i for i, d in shows.items() if Path(d["boot"]["source"]).stem == stem),
-                  key=lambda i: shows[i]["boot"]["first_line"])
+    return sorted(
+        (i for i, d in shows.items() if Path(d["boot"]["source"]).stem == stem),
+        key=lambda i: shows[i]["boot"]["first_line"],
+    )
 
 
 def figure(doc: dict, name: str) -> float | None:
@@ -62,7 +65,9 @@ def test_every_seed_boot_has_a_timeline_adding_up_to_its_boot_to_ready(shows):
             assert math.isclose(total, figure(d, "boot_to_ready_s"), abs_tol=1e-5), bid
             assert tl[-1]["phase"] == "api_server_start"
         else:
-            span = (datetime.fromisoformat(boot["ended_at"]) - datetime.fromisoformat(boot["started_at"])).total_seconds()
+            span = (
+                datetime.fromisoformat(boot["ended_at"]) - datetime.fromisoformat(boot["started_at"])
+            ).total_seconds()
             assert math.isclose(total, span, abs_tol=1e-5) and tl[-1]["phase"] == "failed", bid
 
 
@@ -71,8 +76,9 @@ def test_cold_and_warm_boot_timelines_differ_where_the_compile_went(shows):
     secs = lambda d, phase: sum(p["s"] for p in d["timeline"] if p["phase"] == phase)  # noqa: E731
     # the cold boot compiled (compile_graph_s 179.24 s of its torch.compile), the warm one loaded
     assert secs(cold, "compile") >= figure(cold, "compile_graph_s") - 1
-    assert secs(warm, "compile") < 1 and math.isclose(secs(warm, "compile_cache_load"),
-                                                      figure(warm, "compile_cache_load_s"), abs_tol=0.01)
+    assert secs(warm, "compile") < 1 and math.isclose(
+        secs(warm, "compile_cache_load"), figure(warm, "compile_cache_load_s"), abs_tol=0.01
+    )
     assert secs(cold, "compile_cache_load") == 0
 
 
@@ -83,7 +89,7 @@ def test_show_text_draws_the_bar(db, shows):
     i = lines.index("timeline  first line to ready; phases in show --json")
     bar = lines[i + 1].strip()
     assert bar.startswith("|") and bar.count("|") == 2
-    drawn = bar[1:bar.rindex("|")]
+    drawn = bar[1 : bar.rindex("|")]
     assert len(drawn) == 60 and LETTERS["compile"] * 15 in drawn  # 180 s of 561 s: ~19 columns
     assert f"{LETTERS['weights_load']} weights_load " in text
     failed = ids_of(shows, "05-util-1.00-crash-loop")[0]
@@ -98,7 +104,7 @@ def test_diff_text_names_the_phase_that_moved_and_json_keeps_its_shape(db, shows
     assert lines[head - 1].startswith("summary: ")  # after the findings
     top = lines[head + 1].split()
     assert top[0] == "compile" and float(top[-1].strip("()")) < -170
-    assert any(ln.split()[0] == "compile_cache_load" for ln in lines[head + 1:])
+    assert any(ln.split()[0] == "compile_cache_load" for ln in lines[head + 1 :])
     got = json.loads(run(db, "diff", str(warm), str(cold), "--json").stdout)
     assert set(got) == {"a", "b", "findings", "summary"}
     md = run(db, "diff", str(warm), str(cold), "--markdown").output

@@ -1,4 +1,5 @@
 """sources.py: files, gzip (by magic bytes), stdin, and `podman logs -t` through a fake podman."""
+
 from __future__ import annotations
 
 import gzip
@@ -102,6 +103,7 @@ def test_stdin_plain_and_gzip(monkeypatch):
 
 # ---------------------------------------------------------------- container_source
 
+
 def _fake_podman(tmp_path: Path, body: str, monkeypatch=None) -> dict:
     """A `podman` on PATH that runs `body` (Python) and records its argv."""
     if monkeypatch is not None:  # real-podman tests export a private store for bootlog
@@ -109,9 +111,11 @@ def _fake_podman(tmp_path: Path, body: str, monkeypatch=None) -> dict:
         monkeypatch.delenv("BOOTLOG_PODMAN_ARGS", raising=False)
     script = tmp_path / "bin" / "podman"
     script.parent.mkdir(exist_ok=True)
-    script.write_text(f"#!{sys.executable}\nimport sys, os, time\n"
-                      f"open({str(tmp_path / 'argv')!r}, 'w').write(' '.join(sys.argv[1:]))\n"
-                      "out, err = sys.stdout.buffer, sys.stderr.buffer\n" + body)
+    script.write_text(
+        f"#!{sys.executable}\nimport sys, os, time\n"
+        f"open({str(tmp_path / 'argv')!r}, 'w').write(' '.join(sys.argv[1:]))\n"
+        "out, err = sys.stdout.buffer, sys.stderr.buffer\n" + body
+    )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return {"PATH": f"{script.parent}:{os.environ.get('PATH', '')}"}
 
@@ -125,8 +129,7 @@ def test_engine_missing_from_path(monkeypatch, tmp_path):
 
 
 def test_no_such_container(monkeypatch, tmp_path):
-    env = _fake_podman(tmp_path, "err.write(b'Error: no such container ghost\\n'); sys.exit(125)\n",
-                       monkeypatch)
+    env = _fake_podman(tmp_path, "err.write(b'Error: no such container ghost\\n'); sys.exit(125)\n", monkeypatch)
     monkeypatch.setenv("PATH", env["PATH"])
     src = container_source("ghost")
     assert (src.kind, src.name) == ("container", "podman:ghost")
@@ -138,8 +141,7 @@ def test_no_such_container(monkeypatch, tmp_path):
 
 def test_other_podman_failure_carries_its_message(monkeypatch, tmp_path):
     # docs/podman.md: the 'none' log driver, exit 125
-    msg = ("Error: this container is using the 'none' log driver, cannot read logs: "
-           "this container is not logging output")
+    msg = "Error: this container is using the 'none' log driver, cannot read logs: this container is not logging output"
     env = _fake_podman(tmp_path, f"err.write({msg!r}.encode() + b'\\n'); sys.exit(125)\n", monkeypatch)
     monkeypatch.setenv("PATH", env["PATH"])
     with pytest.raises(SourceError) as err:
@@ -191,8 +193,10 @@ def test_merge_does_not_deadlock_when_one_stream_floods(monkeypatch, tmp_path):
 
 
 def test_podman_warnings_on_stderr_are_not_log_lines(monkeypatch, tmp_path):
-    body = ("err.write(b'time=\"2026-11-29T14:00:00Z\" level=warning msg=\"cgroupv1 is deprecated\"\\n')\n"
-            "out.write(b'2026-11-29T14:25:20.436989717Z tick 1\\n')\n")
+    body = (
+        'err.write(b\'time="2026-11-29T14:00:00Z" level=warning msg="cgroupv1 is deprecated"\\n\')\n'
+        "out.write(b'2026-11-29T14:25:20.436989717Z tick 1\\n')\n"
+    )
     env = _fake_podman(tmp_path, body, monkeypatch)
     monkeypatch.setenv("PATH", env["PATH"])
     assert b"".join(container_source("w").chunks()) == b"2026-11-29T14:25:20.436989717Z tick 1\n"
@@ -247,8 +251,7 @@ def test_real_podman_logs_through_the_envelope(replayer):
 
     src = container_source(name)
     got = [r.text for r in records(src.chunks())]
-    want = [r.text for r in records([log])] + ["long:" + "A" * 20000 + ":END", "tail-no-newline",
-                                               "boot two"]
+    want = [r.text for r in records([log])] + ["long:" + "A" * 20000 + ":END", "tail-no-newline", "boot two"]
     assert got.count("to stderr") == 1
     assert [t for t in got if t != "to stderr"] == want  # joined P chains, split boot glue
     lits = ["KV cache", "Error", "out of memory", "Traceback (most recent call last)"]
@@ -294,8 +297,10 @@ def test_a_fifo_with_no_writer_is_one_line_not_a_hang(tmp_path, monkeypatch):
     with pytest.raises(InputError) as info:
         b"".join(open_source(str(fifo)).chunks())
     assert time.monotonic() - t0 < 2
-    assert str(info.value) == (f"{fifo} is a FIFO that no program writes (none came in 0.3 s): start its "
-                               "writer first, or pipe it: PROGRAM | bootlog ingest -")
+    assert str(info.value) == (
+        f"{fifo} is a FIFO that no program writes (none came in 0.3 s): start its "
+        "writer first, or pipe it: PROGRAM | bootlog ingest -"
+    )
 
 
 def test_a_fifo_whose_writer_comes_late_is_read_whole(tmp_path, monkeypatch):

@@ -2,6 +2,7 @@
 
 Runs on SQLite always and on PostgreSQL too when BOOTLOG_TEST_PG_URL is set (own schema per test).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -23,7 +24,14 @@ from bootlog.records import Boot, Event, Metric, Samples
 from bootlog.store import housekeeping, reads, write
 from bootlog.store.db import HEAD_REVISION, current_revision, open_store, resolve_url
 from bootlog.store.reads import (
-    boots_like, count_rows, get_position, list_boots, resolve_ref, samples, show_boot, show_boots,
+    boots_like,
+    count_rows,
+    get_position,
+    list_boots,
+    resolve_ref,
+    samples,
+    show_boot,
+    show_boots,
     typed_config_value,
 )
 from bootlog.store.write import SourceInfo, save_boots
@@ -131,21 +139,31 @@ def test_show_shape_round_trip(engine):
     assert list(shown) == ["boot", "metrics", "config", "events", "runtime", "deploy"]
     assert shown["deploy"] is None  # read from a file-like source: no engine to ask
     assert shown["boot"] == {
-        "id": bid, "status": "ready", "failure": None, "failure_message": None, "vllm_version": "0.11.1",
-        "engine": "v1", "model": boot.model, "container": "frank-primary-qwen", "host": None,
-        "source": "podman:frank-primary-qwen", "started_at": "2026-10-02T09:53:01-07:00",
-        "ready_at": "2026-10-02T10:01:41-07:00", "ended_at": None,
-        "first_line": boot.first_line, "last_line": boot.last_line,
+        "id": bid,
+        "status": "ready",
+        "failure": None,
+        "failure_message": None,
+        "vllm_version": "0.11.1",
+        "engine": "v1",
+        "model": boot.model,
+        "container": "frank-primary-qwen",
+        "host": None,
+        "source": "podman:frank-primary-qwen",
+        "started_at": "2026-10-02T09:53:01-07:00",
+        "ready_at": "2026-10-02T10:01:41-07:00",
+        "ended_at": None,
+        "first_line": boot.first_line,
+        "last_line": boot.last_line,
         # (added for the real engine: how the process ended, how the KV pool was sized)
-        "ended": None, "kv_cache_sized_by": None,
+        "ended": None,
+        "kv_cache_sized_by": None,
     }
     # every metric back, in log order, one row per rank
     assert [(m["name"], m["value"], m["rank"], m["line"]) for m in shown["metrics"]] == [
         (m.name, m.value, m.rank, m.line) for m in boot.metrics
     ]
     kv = [m for m in shown["metrics"] if m["name"] == "kv_cache_tokens"]
-    assert kv == [{"name": "kv_cache_tokens", "value": 398658, "unit": "tokens", "rank": None,
-                   "line": kv[0]["line"]}]
+    assert kv == [{"name": "kv_cache_tokens", "value": 398658, "unit": "tokens", "rank": None, "line": kv[0]["line"]}]
     assert isinstance(kv[0]["value"], int)
     cfg = shown["config"]
     assert cfg["max_model_len"] == 200704 and cfg["max_num_seqs"] == 3
@@ -162,16 +180,36 @@ def test_show_shape_round_trip(engine):
 
 def test_failed_boot_with_oom_event(engine):
     boot = Boot(
-        first_line=1, last_line=5130, status="failed", failure="oom",
+        first_line=1,
+        last_line=5130,
+        status="failed",
+        failure="oom",
         failure_message="torch.OutOfMemoryError: HIP out of memory. Tried to allocate 50.00 MiB. "
-                        "GPU 1 has a total capacity of 31.86 GiB of which 0 bytes is free.",
-        vllm_version="0.11.1", engine="v1", model="/models/q", fingerprint="oom-boot",
-        metrics=[Metric("kv_cache_tokens", 1350182, "tokens", line=300),
-                 Metric("max_concurrency", 5.15, "x", line=301)],
-        events=[Event("oom", line=5120, rank=1, message="torch.OutOfMemoryError: HIP out of memory.",
-                      detail={"requested_mib": 50.0, "free_mib": 0.0, "total_gib": 31.86}),
-                Event("traceback", line=5100, rank=1, message="Traceback (most recent call last):",
-                      detail={"exception": "torch.OutOfMemoryError", "lines": ["a", "b"]})],
+        "GPU 1 has a total capacity of 31.86 GiB of which 0 bytes is free.",
+        vllm_version="0.11.1",
+        engine="v1",
+        model="/models/q",
+        fingerprint="oom-boot",
+        metrics=[
+            Metric("kv_cache_tokens", 1350182, "tokens", line=300),
+            Metric("max_concurrency", 5.15, "x", line=301),
+        ],
+        events=[
+            Event(
+                "oom",
+                line=5120,
+                rank=1,
+                message="torch.OutOfMemoryError: HIP out of memory.",
+                detail={"requested_mib": 50.0, "free_mib": 0.0, "total_gib": 31.86},
+            ),
+            Event(
+                "traceback",
+                line=5100,
+                rank=1,
+                message="Traceback (most recent call last):",
+                detail={"exception": "torch.OutOfMemoryError", "lines": ["a", "b"]},
+            ),
+        ],
     )
     [(bid, _)] = save_boots(engine, PRIMARY, [boot])
     shown = show_boot(engine, bid)
@@ -201,8 +239,13 @@ def test_same_content_is_not_stored_twice(engine):
 def test_running_boot_is_updated_in_place(engine):
     full = seed_boot(3)
     early = replace(
-        full, status="incomplete", ready_at=None, last_line=full.first_line + 15,
-        metrics=full.metrics[:4], samples=Samples(), events=[],
+        full,
+        status="incomplete",
+        ready_at=None,
+        last_line=full.first_line + 15,
+        metrics=full.metrics[:4],
+        samples=Samples(),
+        events=[],
     )
     [(bid, created)] = save_boots(engine, PRIMARY, [early])
     assert created and show_boot(engine, bid)["boot"]["status"] == "incomplete"
@@ -258,8 +301,9 @@ def test_boot_without_fingerprint_still_dedups(engine):
 def _interleaved(engine):
     """P0 S0 P1 S1 P2 (P = primary container, S = secondary), ids in that order."""
     ids = {}
-    for i, (src, name) in enumerate([(PRIMARY, "P0"), (SECONDARY, "S0"), (PRIMARY, "P1"),
-                                     (SECONDARY, "S1"), (PRIMARY, "P2")]):
+    for i, (src, name) in enumerate(
+        [(PRIMARY, "P0"), (SECONDARY, "S0"), (PRIMARY, "P1"), (SECONDARY, "S1"), (PRIMARY, "P2")]
+    ):
         [(bid, _)] = save_boots(engine, src, [seed_boot(i, tag=name)])
         ids[name] = bid
     return ids
@@ -377,15 +421,32 @@ def test_many_samples_stored_in_batches_in_one_transaction(engine, monkeypatch):
     assert count_rows(engine) == before and batches[0] == 2
 
 
-@pytest.mark.parametrize("printed, value", [
-    ("200704", 200704), ("0.982", 0.982), ("True", True), ("False", False), ("None", None),
-    ("'fp8'", "fp8"), ("fp8", "fp8"), ("3.15e9", 3.15e9), ("-1", -1), ("['frank-primary']", ["frank-primary"]),
-    ("{'enable_thinking': True}", {"enable_thinking": True}), ("(1, 1024)", [1, 1024]),
-    ("/models/Qwen3.8-Flash-Next-Uncensored-FP8", "/models/Qwen3.8-Flash-Next-Uncensored-FP8"),
-    ("nan", "nan"), ("[unclosed", "[unclosed"), ("1.0.3", "1.0.3"),
-    ('{"level":3,"use_inductor":true,"local_cache_dir":null}', {"level": 3, "use_inductor": True, "local_cache_dir": None}),
-    ("DecodingConfig(backend='auto')", "DecodingConfig(backend='auto')"),
-])
+@pytest.mark.parametrize(
+    "printed, value",
+    [
+        ("200704", 200704),
+        ("0.982", 0.982),
+        ("True", True),
+        ("False", False),
+        ("None", None),
+        ("'fp8'", "fp8"),
+        ("fp8", "fp8"),
+        ("3.15e9", 3.15e9),
+        ("-1", -1),
+        ("['frank-primary']", ["frank-primary"]),
+        ("{'enable_thinking': True}", {"enable_thinking": True}),
+        ("(1, 1024)", [1, 1024]),
+        ("/models/Qwen3.8-Flash-Next-Uncensored-FP8", "/models/Qwen3.8-Flash-Next-Uncensored-FP8"),
+        ("nan", "nan"),
+        ("[unclosed", "[unclosed"),
+        ("1.0.3", "1.0.3"),
+        (
+            '{"level":3,"use_inductor":true,"local_cache_dir":null}',
+            {"level": 3, "use_inductor": True, "local_cache_dir": None},
+        ),
+        ("DecodingConfig(backend='auto')", "DecodingConfig(backend='auto')"),
+    ],
+)
 def test_config_values_typed_for_json(printed, value):
     assert typed_config_value(printed) == value
 
@@ -466,7 +527,8 @@ def test_corpus_boots_round_trip(engine):
             assert shown["boot"]["first_line"] == b.first_line and shown["boot"]["last_line"] == b.last_line
             assert shown["boot"]["started_at"] == (b.started_at.isoformat() if b.started_at else None)
             assert [(m["name"], m["value"], m["rank"], m["line"]) for m in shown["metrics"]] == [
-                (m.name, m.value, m.rank, m.line) for m in _in_log_order(b.metrics) if m.value == m.value]
+                (m.name, m.value, m.rank, m.line) for m in _in_log_order(b.metrics) if m.value == m.value
+            ]
             assert set(shown["config"]) == set(b.config)
             assert [e["kind"] for e in shown["events"]] == [e.kind for e in b.events]
             assert shown["runtime"]["stats_lines"] == len(b.samples)
@@ -490,7 +552,9 @@ def test_corpus_boot_read_while_starting_is_updated_in_place(engine, tmp_path):
         ids = None
         for frac in (0.3, 0.6):
             cut = tmp_path / f"{path.stem}-{frac}.log"
-            cut.write_bytes(b"\n".join(lines[: last.first_line + int((last.last_line - last.first_line) * frac)]) + b"\n")
+            cut.write_bytes(
+                b"\n".join(lines[: last.first_line + int((last.last_line - last.first_line) * frac)]) + b"\n"
+            )
             saved = save_boots(engine, src, _parse_file(cut))
             ids = ids or [bid for bid, _ in saved]
             assert [bid for bid, _ in saved] == ids[: len(saved)], path.name
@@ -556,7 +620,8 @@ def test_metric_values_round_trip_exactly(engine, metrics):
     [(bid, _)] = save_boots(engine, PRIMARY, [b])
     got = show_boot(engine, bid)["metrics"]
     assert [(m["name"], float(m["value"]), m["rank"], m["line"]) for m in got] == [
-        (m.name, m.value, m.rank, m.line) for m in _in_log_order(metrics)]
+        (m.name, m.value, m.rank, m.line) for m in _in_log_order(metrics)
+    ]
 
 
 def _in_log_order(metrics: list[Metric]) -> list[Metric]:
@@ -587,8 +652,10 @@ def test_last_n_walks_the_same_file_then_the_hosts_other_files(engine):
 
 def test_prune_of_one_hosts_container_keeps_the_other_hosts(engine):
     # one container name on two hosts: each host's run of it has its own newest boots
-    on = {h: SourceInfo("podman:frank-primary-qwen", "container", container="frank-primary-qwen", host=h)
-          for h in ("hostA", "hostB")}
+    on = {
+        h: SourceInfo("podman:frank-primary-qwen", "container", container="frank-primary-qwen", host=h)
+        for h in ("hostA", "hostB")
+    }
     ids = {}
     for i, (h, name) in enumerate([("hostA", "A0"), ("hostB", "B0"), ("hostA", "A1"), ("hostB", "B1")]):
         [(ids[name], _)] = save_boots(engine, on[h], [seed_boot(i, tag=name)])
@@ -603,6 +670,7 @@ def test_a_read_without_the_plan_keeps_the_plans_own_figures(url, tmp_path, monk
     delete them: re-ingesting adds nothing, and removes nothing either."""
     from bootlog.run.ingest import ingest
     from bootlog.judge.plan import load_plan
+
     root = Path(__file__).resolve().parents[1]
     plan = load_plan(str(root / "fixtures" / "plans" / "frank-primary.toml"))
     log = root / "fixtures" / "logs" / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log"
@@ -611,8 +679,11 @@ def test_a_read_without_the_plan_keeps_the_plans_own_figures(url, tmp_path, monk
 
     def stored(bid):
         shown = show_boot(eng, bid)
-        return ([(m["name"], m["value"], m["rank"]) for m in shown["metrics"]],
-                [e["kind"] for e in shown["events"]], shown["boot"]["last_line"])
+        return (
+            [(m["name"], m["value"], m["rank"]) for m in shown["metrics"]],
+            [e["kind"] for e in shown["events"]],
+            shown["boot"]["last_line"],
+        )
 
     def user(metrics):
         return [m for m in metrics if m[0] in ("expert_arena_gib", "expert_arena_slots", "planner_overhead_gib")]
@@ -650,6 +721,7 @@ def test_a_read_with_a_changed_plan_rewrites_the_plans_figures(url, tmp_path):
     figures an older plan stored go (check then says the value is missing, not a stale 17.77)."""
     from bootlog.run.ingest import ingest
     from bootlog.judge.plan import load_plan
+
     root = Path(__file__).resolve().parents[1]
     log = root / "fixtures" / "logs" / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log"
     pattern = """[[pattern]]

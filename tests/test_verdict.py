@@ -1,5 +1,6 @@
 """One verdict rule (bootlog/judge/verdict.py) for the hook, check, diff, the report and the export: what
 a boot says of itself is a failure (or drift) whatever the plan says, on the seeds' real boots."""
+
 from __future__ import annotations
 
 import pytest
@@ -32,7 +33,10 @@ def docs(tmp_path_factory):
 def test_each_seed_boot_gets_the_verdict_the_notes_give_it(docs):
     words = {k: [judge(d).word for d in v] for k, v in docs.items()}
     assert words == {
-        "01": ["OK"], "02": ["OK"], "03": ["OK"], "04": ["OK"],
+        "01": ["OK"],
+        "02": ["OK"],
+        "03": ["OK"],
+        "04": ["OK"],
         "05": ["FAILED", "FAILED"],  # util 1.00: both starts die in worker init
         "06": ["FAILED"],  # SEQS=2: ConstraintViolationError
         "07": ["FAILED"],  # ready, then the engine died serving (OOM): exit 0 and down
@@ -43,7 +47,8 @@ def test_each_seed_boot_gets_the_verdict_the_notes_give_it(docs):
     }
     (v,) = [judge(d) for d in docs["08"]]
     assert v.code == 4 and v.reasons == [
-        "32 gdn_hip state fault(s) (report limit reached: later faults are silent): the engine serves from corrupted state"]
+        "32 gdn_hip state fault(s) (report limit reached: later faults are silent): the engine serves from corrupted state"
+    ]
 
 
 def test_check_diff_report_and_export_say_it_without_the_plan_naming_the_faults(tmp_path):
@@ -59,9 +64,16 @@ def test_check_diff_report_and_export_say_it_without_the_plan_naming_the_faults(
     # (08 started 10-04, before 04's 10-05 redeploy: the report's latest boot is G, OK; the
     # burst boot's own page is the verdict of `last` once only it is there)
     one = tmp_path / "one.db"
-    assert run(one, "ingest", "--container", "frank-primary-qwen", str(SEED / "08-gdn-hip-burst-prefix-caching.log")).exit_code == 0
+    assert (
+        run(
+            one, "ingest", "--container", "frank-primary-qwen", str(SEED / "08-gdn-hip-burst-prefix-caching.log")
+        ).exit_code
+        == 0
+    )
     page = run(one, "report").output
     assert '<span class="verdict">FAILED</span>' in page and "serves from corrupted state" in page
     prom = run(one, "export", "--format", "openmetrics").output
     assert 'bootlog_verdict{host="' in prom and '",container="frank-primary-qwen"} 3' in prom
-    assert '_died_serving{' in prom and [ln for ln in prom.splitlines() if ln.startswith("bootlog_boot_died_serving{")][0].endswith(" 0")
+    assert "_died_serving{" in prom and [ln for ln in prom.splitlines() if ln.startswith("bootlog_boot_died_serving{")][
+        0
+    ].endswith(" 0")

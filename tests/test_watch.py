@@ -1,5 +1,6 @@
 """`bootlog watch`: incremental, restart-safe following of a real podman container and of a
 growing file."""
+
 from __future__ import annotations
 
 import json
@@ -19,13 +20,15 @@ from test_podman_hook import SMALL, second_boot
 MULTI = "014-v0.10.2-nohup-multiboot.log"  # two boots: failed (value_error), then ready
 
 # 012's own process prefixes, so the appended OOM reads as that server's EngineCore/APIServer
-OOM_012 = runtime_oom(b"\x1b[1;36m(EngineCore_DP0 pid=85423)\x1b[0;0m ", b"09-26 05:58:00",
-                      b"\x1b[1;36m(APIServer pid=85301)\x1b[0;0m ")
+OOM_012 = runtime_oom(
+    b"\x1b[1;36m(EngineCore_DP0 pid=85423)\x1b[0;0m ", b"09-26 05:58:00", b"\x1b[1;36m(APIServer pid=85301)\x1b[0;0m "
+)
 
 
 def watch(db, *args, input=None):
-    return CliRunner().invoke(cli, ["--db", str(db), "watch", "--poll", "0.2", *args],
-                              catch_exceptions=False, input=input)
+    return CliRunner().invoke(
+        cli, ["--db", str(db), "watch", "--poll", "0.2", *args], catch_exceptions=False, input=input
+    )
 
 
 def rows(db, sql):
@@ -43,10 +46,12 @@ def wait_for_log(name: str, needle: bytes, timeout: float = 20) -> None:
 def test_watch_once_stores_boots_and_runtime_oom_on_the_right_boot(replayer, db_path):
     log = fixture_log(SMALL).read_bytes()
     head, rest = until_ready(log)
-    name = replayer.start([
-        Boot().out(head).out(rest).gate("oom").out(OOM_012).exit(1),  # ready, then dies at runtime
-        Boot().out(second_boot(log)).hold(),                      # the restart
-    ])
+    name = replayer.start(
+        [
+            Boot().out(head).out(rest).gate("oom").out(OOM_012).exit(1),  # ready, then dies at runtime
+            Boot().out(second_boot(log)).hold(),  # the restart
+        ]
+    )
     wait_for_log(name, b"Application startup complete.")
 
     first = watch(db_path, "--container", name, "--once")
@@ -76,8 +81,7 @@ def test_watch_once_stores_boots_and_runtime_oom_on_the_right_boot(replayer, db_
     again = watch(db_path, "--container", name, "--once")
     assert again.exit_code == 0 and again.stdout == ""
     assert rows(db_path, "select count(*) from boots") == [(2,)]
-    events = rows(db_path, "select b.id, e.kind from events e join boots b on b.id = e.boot_id "
-                           "where e.kind = 'oom'")
+    events = rows(db_path, "select b.id, e.kind from events e join boots b on b.id = e.boot_id where e.kind = 'oom'")
     assert events == [(1, "oom")]
     shown = json.loads(CliRunner().invoke(cli, ["--db", db_path, "show", "1", "--json"]).stdout)
     oom_ev = [e for e in shown["events"] if e["kind"] == "oom"][0]
@@ -85,8 +89,13 @@ def test_watch_once_stores_boots_and_runtime_oom_on_the_right_boot(replayer, db_
     assert oom_ev["line"] > shown["boot"]["first_line"]
     assert shown["runtime"]["stats_lines"] == log.count(b"Avg prompt throughput") == 4
     assert shown["runtime"]["max"]["prefix_cache_hit_rate_pct"] == 47.4
-    kv = {r[0]: r[1] for r in rows(db_path, "select b.id, m.value from metrics m join boots b "
-                                            "on b.id = m.boot_id where m.name = 'kv_cache_tokens'")}
+    kv = {
+        r[0]: r[1]
+        for r in rows(
+            db_path,
+            "select b.id, m.value from metrics m join boots b on b.id = m.boot_id where m.name = 'kv_cache_tokens'",
+        )
+    }
     assert kv == {1: 433456, 2: 420100}
 
 
@@ -97,18 +106,21 @@ def test_watch_follows_a_container_live_across_a_restart(replayer, db_path, tmp_
 
     log = fixture_log(SMALL).read_bytes()
     head, rest = until_ready(log)
-    name = replayer.start([
-        Boot().slowly(head, pieces=3, pause=0.3).out(rest).sleep(0.5).out(OOM_012).exit(1),
-        Boot().slowly(second_boot(log), pieces=2, pause=0.3).hold(),
-    ])
+    name = replayer.start(
+        [
+            Boot().slowly(head, pieces=3, pause=0.3).out(rest).sleep(0.5).out(OOM_012).exit(1),
+            Boot().slowly(second_boot(log), pieces=2, pause=0.3).hold(),
+        ]
+    )
     seen: list[str] = []
     stop = threading.Event()
     events_file = tmp_path / "events.jsonl"
     hook_cmd = f"{sys.executable} -c \"import sys; open({str(events_file)!r}, 'a').write(sys.stdin.read() + chr(10))\""
 
     def run():
-        follow(open_store(db_path), ContainerTail(name), poll=0.2, emit=seen.append, stop=stop.is_set,
-               on_event=hook_cmd)
+        follow(
+            open_store(db_path), ContainerTail(name), poll=0.2, emit=seen.append, stop=stop.is_set, on_event=hook_cmd
+        )
 
     t = threading.Thread(target=run, daemon=True)
     t.start()
@@ -178,11 +190,12 @@ def test_watch_file_matches_a_plain_ingest_and_survives_restarts(tmp_path, db_pa
     ref = str(tmp_path / "ref.db")
     assert CliRunner().invoke(cli, ["--db", ref, "ingest", str(path)]).exit_code == 0
     assert watched == rows(ref, "select status, failure, first_line, last_line from boots order by id")
-    for sql in ("select b.first_line, e.kind, e.line, e.message from events e join boots b on b.id = e.boot_id "
-                "order by 1, 3, 2",
-                "select b.first_line, m.name, m.value, m.line from metrics m join boots b on b.id = m.boot_id "
-                "order by 1, 4, 2",
-                "select sum(n) from sample_chunks"):
+    for sql in (
+        "select b.first_line, e.kind, e.line, e.message from events e join boots b on b.id = e.boot_id "
+        "order by 1, 3, 2",
+        "select b.first_line, m.name, m.value, m.line from metrics m join boots b on b.id = m.boot_id order by 1, 4, 2",
+        "select sum(n) from sample_chunks",
+    ):
         assert rows(db_path, sql) == rows(ref, sql)
     assert [w[0] for w in watched] == ["failed", "ready"]
     text = "".join(out)
@@ -190,14 +203,17 @@ def test_watch_file_matches_a_plain_ingest_and_survives_restarts(tmp_path, db_pa
     assert "value_error" in text
 
 
-@pytest.mark.parametrize("name, cuts", [
-    # two servers in one nohup.out: the older one (line 207) finishes starting after the newer
-    # one (line 236) began; a re-read from the newer one's start alone left the older one
-    # "incomplete" and gave its later lines to the newer one, stored ready instead of failed
-    ("053-dev-build-nohup-8-boots.log", [40085, 75759, 84326]),
-    # the file cut inside its first line: the half line was counted, every line after was off by one
-    ("048-v0.25.1-dgx-spark-engine-failed.log", [59, 4334, 28555]),
-])
+@pytest.mark.parametrize(
+    "name, cuts",
+    [
+        # two servers in one nohup.out: the older one (line 207) finishes starting after the newer
+        # one (line 236) began; a re-read from the newer one's start alone left the older one
+        # "incomplete" and gave its later lines to the newer one, stored ready instead of failed
+        ("053-dev-build-nohup-8-boots.log", [40085, 75759, 84326]),
+        # the file cut inside its first line: the half line was counted, every line after was off by one
+        ("048-v0.25.1-dgx-spark-engine-failed.log", [59, 4334, 28555]),
+    ],
+)
 def test_watch_of_a_file_copied_at_random_bytes_stores_one_ingest(tmp_path, db_path, name, cuts):
     # (cuts a random trial found: fixtures grown at 3 random bytes, `watch --once` after each)
     data = fixture_log(name).read_bytes()
@@ -210,10 +226,11 @@ def test_watch_of_a_file_copied_at_random_bytes_stores_one_ingest(tmp_path, db_p
         watch(db_path, "--file", str(path), "--once")
     ref = str(tmp_path / "ref.db")
     assert CliRunner().invoke(cli, ["--db", ref, "ingest", str(path)]).exit_code == 0
-    for sql in ("select status, failure, first_line, last_line, ready_at from boots order by first_line",
-                "select b.first_line, e.kind, e.line from events e join boots b on b.id = e.boot_id order by 1, 3, 2",
-                "select b.first_line, m.name, m.value, m.line from metrics m join boots b on b.id = m.boot_id "
-                "order by 1, 4, 2"):
+    for sql in (
+        "select status, failure, first_line, last_line, ready_at from boots order by first_line",
+        "select b.first_line, e.kind, e.line from events e join boots b on b.id = e.boot_id order by 1, 3, 2",
+        "select b.first_line, m.name, m.value, m.line from metrics m join boots b on b.id = m.boot_id order by 1, 4, 2",
+    ):
         assert rows(db_path, sql) == rows(ref, sql)
 
 
@@ -240,8 +257,11 @@ def test_watch_follows_a_container_recreated_under_the_same_name(replayer, db_pa
     second = watch(db_path, "--container", name, "--once")
     assert " boot #2 boot_started" in second.stdout and " boot #1 " not in second.stdout
     assert watch(db_path, "--container", name, "--once").stdout == ""
-    kv = rows(db_path, "select b.id, m.value from metrics m join boots b on b.id = m.boot_id "
-                       "where m.name = 'kv_cache_tokens' order by b.id")
+    kv = rows(
+        db_path,
+        "select b.id, m.value from metrics m join boots b on b.id = m.boot_id "
+        "where m.name = 'kv_cache_tokens' order by b.id",
+    )
     assert kv == [(1, 433456), (2, 420100)]
 
 
@@ -255,8 +275,9 @@ def test_a_boot_watched_while_starting_is_the_boot_the_hook_reports(replayer, db
     early = watch(db_path, "--container", name, "--once")
     assert " boot #1 boot_started" in early.stdout and "boot_ready" not in early.stdout
     replayer.open_gate(name, "rest")
-    res = CliRunner().invoke(cli, ["--db", db_path, "hook", "--container", name, "--poll", "0.2",
-                                   "--format", "json"], catch_exceptions=False)
+    res = CliRunner().invoke(
+        cli, ["--db", db_path, "hook", "--container", name, "--poll", "0.2", "--format", "json"], catch_exceptions=False
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["boot"]["id"] == 1
     later = watch(db_path, "--container", name, "--once")
@@ -301,8 +322,10 @@ def test_live_watch_follows_a_file_through_rotation(tmp_path, db_path):
     path.write_bytes(log)
     seen: list[str] = []
     stop = threading.Event()
-    t = threading.Thread(target=lambda: follow(open_store(db_path), FileTail(str(path)), poll=0.1,
-                                               emit=seen.append, stop=stop.is_set), daemon=True)
+    t = threading.Thread(
+        target=lambda: follow(open_store(db_path), FileTail(str(path)), poll=0.1, emit=seen.append, stop=stop.is_set),
+        daemon=True,
+    )
     t.start()
 
     def wait_for(text: str) -> None:
@@ -350,9 +373,11 @@ def test_on_event_json_has_no_nan(tmp_path, db_path):
     from paths import FIXTURES
 
     log = tmp_path / "nan.log"
-    log.write_bytes((FIXTURES / "016-v0.11.0-energy.log").read_bytes()
-                    + b"[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite "
-                      b"values (slot=42 head=3 limit=nan) fault #1\n")
+    log.write_bytes(
+        (FIXTURES / "016-v0.11.0-energy.log").read_bytes()
+        + b"[gdn_hip] ERROR gdn_decode_r: state out of ssm-cache range: max|S|=0 with non-finite "
+        b"values (slot=42 head=3 limit=nan) fault #1\n"
+    )
     out = tmp_path / "ev.jsonl"
     cmd = f"{sys.executable} -c \"import sys; open({str(out)!r}, 'a').write(sys.stdin.read() + '\\n')\""
     # (exit 4: a gdn_hip state fault is a failed deploy, verdict.py)
@@ -391,8 +416,10 @@ def test_a_watch_position_stored_before_hosts_counted_still_resumes(tmp_path, db
     log.write_bytes(fixture_log(SMALL).read_bytes())
     assert "boot_started" in watch(db_path, "--file", str(log), "--once").stdout
     with sqlite3.connect(db_path) as con:  # the key as earlier versions wrote it
-        con.execute("UPDATE positions SET source_key = substr(source_key, 1, instr(source_key, '|host:') - 1) "
-                    "WHERE source_key LIKE 'watch:%'")
+        con.execute(
+            "UPDATE positions SET source_key = substr(source_key, 1, instr(source_key, '|host:') - 1) "
+            "WHERE source_key LIKE 'watch:%'"
+        )
     with open(log, "ab") as f:
         f.write(OOM_012)
     out = watch(db_path, "--file", str(log), "--once").stdout
@@ -451,14 +478,18 @@ def test_watch_of_a_fifo_or_a_device_is_one_line_not_a_hang(tmp_path, db_path, k
     assert time.monotonic() - t0 < 10
     assert res.returncode == 1 and res.stderr.decode().strip() == (
         f"bootlog: {path} is not a regular file: watch --file follows a log file that grows; read a pipe or a "
-        f"device once with: bootlog ingest {path}")
+        f"device once with: bootlog ingest {path}"
+    )
 
 
 def subprocess_watch(db_path, path):
     import subprocess
 
-    return subprocess.run([sys.executable, "-m", "bootlog.cli", "--db", str(db_path), "watch", "--once", "--file",
-                           path], capture_output=True, timeout=20)
+    return subprocess.run(
+        [sys.executable, "-m", "bootlog.cli", "--db", str(db_path), "watch", "--once", "--file", path],
+        capture_output=True,
+        timeout=20,
+    )
 
 
 def test_a_child_an_on_event_command_leaves_running_does_not_stall_watch(tmp_path, db_path):

@@ -1,6 +1,7 @@
 """`bootlog watch --once` as cron runs it: the exit code says what it stored (0 nothing wrong, 3
 drift, 4 a failed boot / an engine that died serving / state faults / a hard plan miss), a
 gdn_hip fault burst is one line, and `--plan` stores and judges the plan's own figures."""
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,10 @@ def test_a_gdn_burst_is_one_line_and_a_failed_deploy(db_path):
     assert res.exit_code == 4, res.output
     burst = [ln for ln in res.stdout.splitlines() if " gdn_hip_fault" in ln]
     assert len(burst) == 1, burst
-    assert burst[0].endswith(f"boot #1 gdn_hip_fault line {faults[0]}: 32 faults, slot 42, heads 3 and 8, "
-                             f"report cap reached (32) (lines {faults[0]}-{faults[-1] + 1})")
+    assert burst[0].endswith(
+        f"boot #1 gdn_hip_fault line {faults[0]}: 32 faults, slot 42, heads 3 and 8, "
+        f"report cap reached (32) (lines {faults[0]}-{faults[-1] + 1})"
+    )
     assert "boot #1 FAILED: 32 gdn_hip state fault(s)" in res.stdout
     # every fault is stored all the same (the summary is only what is printed)
     shown = json.loads(run(db_path, "show", "1", "--json").stdout)
@@ -102,8 +105,12 @@ def test_watch_plan_stores_the_plans_own_figures_and_judges_them(db_path, tmp_pa
     # a plan asking for more than the log says: a hard miss, exit 4, said in one line
     strict = tmp_path / "strict.toml"
     (tmp_path / "frank-primary.env").write_bytes((PLAN.parent / "frank-primary.env").read_bytes())
-    strict.write_text(PLAN.read_text().replace("[metrics.expert_arena_slots]                 # shape G measured 7,762 slots\nmin = 7762",
-                                               "[metrics.expert_arena_slots]\nmin = 8000\nhard = true"))
+    strict.write_text(
+        PLAN.read_text().replace(
+            "[metrics.expert_arena_slots]                 # shape G measured 7,762 slots\nmin = 7762",
+            "[metrics.expert_arena_slots]\nmin = 8000\nhard = true",
+        )
+    )
     assert "min = 8000" in strict.read_text()
     res2 = once(tmp_path / "strict.db", log, "--plan", str(strict))
     assert res2.exit_code == 4, res2.output
@@ -111,8 +118,19 @@ def test_watch_plan_stores_the_plans_own_figures_and_judges_them(db_path, tmp_pa
 
 
 def test_no_plan_file_is_one_line(db_path, tmp_path):
-    res = CliRunner().invoke(cli, ["--db", db_path, "watch", "--file", str(ENGINE / "e01-v0.32.0-cpu-cold-requests-sigterm.log"),
-                                   "--once", "--plan", str(tmp_path / "nope.toml")])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            db_path,
+            "watch",
+            "--file",
+            str(ENGINE / "e01-v0.32.0-cpu-cold-requests-sigterm.log"),
+            "--once",
+            "--plan",
+            str(tmp_path / "nope.toml"),
+        ],
+    )
     assert res.exit_code in (1, 2) and "Traceback" not in res.output
 
 
@@ -121,8 +139,11 @@ def test_a_new_boot_is_judged_against_the_one_before_it_as_the_hook_does(db_path
     # drift (exit 3), as `diff last prev` says it
     e01 = (ENGINE / "e01-v0.32.0-cpu-cold-requests-sigterm.log").read_bytes()
     assert e01.count(b"CPU KV cache size: 131,072 tokens") == 1
-    again = e01.replace(b"12-06 02:", b"12-06 03:").replace(b"12-06 03:0", b"12-06 04:0") \
-               .replace(b"CPU KV cache size: 131,072 tokens", b"CPU KV cache size: 131,008 tokens")
+    again = (
+        e01.replace(b"12-06 02:", b"12-06 03:")
+        .replace(b"12-06 03:0", b"12-06 04:0")
+        .replace(b"CPU KV cache size: 131,072 tokens", b"CPU KV cache size: 131,008 tokens")
+    )
     log = tmp_path / "nohup.out"
     log.write_bytes(e01)
     assert once(db_path, log).exit_code == 0
@@ -139,8 +160,9 @@ def test_a_crash_loop_read_at_once_says_50_verdicts_then_counts(db_path, tmp_pat
     e05 = (ENGINE / "e05-v0.32.0-cpu-fail-max-model-len.log").read_bytes()
     assert e05.count(b"12-06 03:13:") > 3 and b"12-06 04:" not in e05
     log = tmp_path / "loop.log"
-    log.write_bytes(b"".join(e05.replace(b"12-06 03:13:", f"12-06 {4 + i // 60:02d}:{i % 60:02d}:".encode())
-                             for i in range(60)))
+    log.write_bytes(
+        b"".join(e05.replace(b"12-06 03:13:", f"12-06 {4 + i // 60:02d}:{i % 60:02d}:".encode()) for i in range(60))
+    )
     res = once(db_path, log)
     assert res.exit_code == 4, res.output
     said = [ln for ln in res.stdout.splitlines() if " FAILED: boot failed: value_error" in ln]

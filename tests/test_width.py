@@ -2,6 +2,7 @@
 width on a terminal, to --width COLS when asked, and nothing into a pipe; a figure's own log
 line is cut around the number it gave, never through it (explain used to cut the expert-plan
 line at 160 columns, "runtime overhead 5.2", before the 17.77 / 7,762 it said it read)."""
+
 from __future__ import annotations
 
 import os
@@ -54,8 +55,11 @@ def test_explain_cuts_around_the_figure_never_through_it(cols):
     plan_line = log_line(182)
     arena, slots = re.search(r"expert cache ([\d.]+) GiB / ([\d,]+) slots", plan_line).groups()
     overhead = re.search(r"runtime overhead ([\d.]+) GiB", plan_line).group(1)
-    for name, printed in (("expert_arena_gib[rank", arena), ("expert_arena_slots[rank", slots),
-                          ("planner_overhead_gib[rank", overhead)):
+    for name, printed in (
+        ("expert_arena_gib[rank", arena),
+        ("expert_arena_slots[rank", slots),
+        ("planner_overhead_gib[rank", overhead),
+    ):
         text = rows[(f"{name} 0]", 182)]
         assert printed in text, (name, text)
         assert text.strip("…") in plan_line  # a window of the log's own line, nothing else
@@ -77,8 +81,11 @@ def db(tmp_path_factory):
 
 
 def test_show_prints_a_warning_whole_into_a_pipe_and_fits_when_asked(db):
-    warning = re.search(r"\[serving\.py:\d+\] (Default vLLM sampling parameters.*)|"
-                        r"\] (Default vLLM sampling parameters.*)", SHAPE_G.read_text())
+    warning = re.search(
+        r"\[serving\.py:\d+\] (Default vLLM sampling parameters.*)|"
+        r"\] (Default vLLM sampling parameters.*)",
+        SHAPE_G.read_text(),
+    )
     said = next(g for g in warning.groups() if g)
     assert said in run("show", "1", db=db).output  # whole: the dict is not cut in the middle
     out = run("show", "1", "--width", "80", db=db).output
@@ -90,8 +97,9 @@ def test_show_prints_a_warning_whole_into_a_pipe_and_fits_when_asked(db):
 def _on_a_tty(args: list[str], columns: int) -> str:
     master, slave = pty.openpty()
     env = {**os.environ, "COLUMNS": str(columns)}
-    proc = subprocess.Popen([sys.executable, "-m", "bootlog.cli", *args], stdin=slave, stdout=slave,
-                            stderr=slave, close_fds=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bootlog.cli", *args], stdin=slave, stdout=slave, stderr=slave, close_fds=True, env=env
+    )
     os.close(slave)
     got = b""
     while True:
@@ -116,8 +124,11 @@ def test_a_terminal_gets_its_own_width(db, columns):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("ab 7.,\x1b界")), min_size=1, max_size=200),
-       st.integers(min_value=8, max_value=120), st.data())
+@given(
+    st.text(alphabet=st.sampled_from(list("ab 7.,\x1b界")), min_size=1, max_size=200),
+    st.integers(min_value=8, max_value=120),
+    st.data(),
+)
 def test_fit_keeps_the_part_whole_and_fits(s, cols, data):
     safe = term(s, one_line=True)
     start = data.draw(st.integers(min_value=0, max_value=len(safe) - 1))

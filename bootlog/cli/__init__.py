@@ -1,6 +1,7 @@
 """The command line: click only (options, one call into run/ or judge/, one render; errors become
 exit codes in console.error_exit).  `main` is the console script; the click group `cli` is loaded
 on first use, so `bootlog --help` does not pay for it at import."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -4,6 +4,7 @@ Commands raise BootlogError subclasses; the root group (cli.py) turns them into 
 and the error's exit code.  Only click and the standard library are imported here so that
 `bootlog --help` stays fast.
 """
+
 from __future__ import annotations
 
 import sys
@@ -56,12 +57,16 @@ class Seconds(click.FloatRange):
         return v
 
 
-
 def width_option(f):
     """--width: the one rule for how wide a command's lines may be (console.line_width)."""
-    return click.option("--width", "width", type=click.IntRange(min=0), metavar="COLS",
-                        help="Cut lines to COLS columns (0: never). Default: the terminal's width on a "
-                             "terminal; nothing is cut into a pipe or a file.")(f)
+    return click.option(
+        "--width",
+        "width",
+        type=click.IntRange(min=0),
+        metavar="COLS",
+        help="Cut lines to COLS columns (0: never). Default: the terminal's width on a "
+        "terminal; nothing is cut into a pipe or a file.",
+    )(f)
 
 
 def line_width(asked: int | None) -> int | None:

@@ -1,4 +1,5 @@
 """Housekeeping commands: `bootlog db path|status|upgrade|check|backup` and `bootlog prune`."""
+
 from __future__ import annotations
 
 import click
@@ -51,8 +52,10 @@ def status(ctx, as_json) -> None:
         print_json(st)
         return
     click.echo(f"database  {st.get('path') or st['url']}")
-    click.echo(f"revision  {st['revision'] or '(empty: created on first use)'}"
-               f"{'' if st['up_to_date'] else '  (newest is ' + str(st['head']) + ')'}")
+    click.echo(
+        f"revision  {st['revision'] or '(empty: created on first use)'}"
+        f"{'' if st['up_to_date'] else '  (newest is ' + str(st['head']) + ')'}"
+    )
     for table, n in (st.get("rows") or {}).items():
         click.echo(f"  {table:<10} {n:,}")
     if "size_bytes" in st:
@@ -106,8 +109,13 @@ def backup(ctx, file) -> None:
 
 
 @click.command()
-@click.option("--keep-last", type=click.IntRange(min=0), required=True, metavar="N",
-              help="Keep runtime samples of the newest N boots.")
+@click.option(
+    "--keep-last",
+    type=click.IntRange(min=0),
+    required=True,
+    metavar="N",
+    help="Keep runtime samples of the newest N boots.",
+)
 @click.option("--container", metavar="NAME", help="Only prune this container's boots.")
 @click.option("--host", metavar="NAME", help="Only prune this host's boots (with --container: that host's run of it).")
 @click.option("--figures", is_flag=True, help="Also delete the older boots themselves (figures, config, events).")

@@ -2,6 +2,7 @@
 
 Only click and the standard library at module level: `bootlog --help` must stay fast.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,15 +26,24 @@ def _load_plan(path: str | None, judge: bool = True):
 @click.command()
 @click.argument("a", default="last")
 @click.argument("b", default="prev")
-@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path,
-              help="Also hold A to this plan (and use its tolerances and user figures).")
+@click.option(
+    "--plan",
+    "plan_file",
+    type=click.Path(dir_okay=False),
+    callback=plan_path,
+    help="Also hold A to this plan (and use its tolerances and user figures).",
+)
 @click.option("--container", metavar="NAME", help="Resolve refs among this container's boots.")
 @click.option("--host", metavar="NAME", help="Resolve refs among this host's boots.")
 @click.option("--json", "as_json", is_flag=True, help="The findings as JSON.")
 @click.option("--markdown", is_flag=True, help="The findings as a Markdown table.")
-@click.option("--all", "all_rows", is_flag=True,
-              help="Also list the unchanged rows and those without enough history (the summary counts them; "
-                   "--json always has every row).")
+@click.option(
+    "--all",
+    "all_rows",
+    is_flag=True,
+    help="Also list the unchanged rows and those without enough history (the summary counts them; "
+    "--json always has every row).",
+)
 @click.pass_context
 def diff(ctx, a, b, plan_file, container, host, as_json, markdown, all_rows) -> None:
     """Compare boot A (the new one) with boot B: config changes first, then figures, then events;
@@ -72,8 +82,14 @@ def _phases_moved(store, show_a: dict, show_b: dict) -> str:
 
 @click.command()
 @click.argument("ref", default="last")
-@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path, required=True,
-              help="The plan TOML (it may name an env file).")
+@click.option(
+    "--plan",
+    "plan_file",
+    type=click.Path(dir_okay=False),
+    callback=plan_path,
+    required=True,
+    help="The plan TOML (it may name an env file).",
+)
 @click.option("--container", metavar="NAME", help="Resolve REF among this container's boots.")
 @click.option("--host", metavar="NAME", help="Resolve REF among this host's boots.")
 @click.option("--json", "as_json", is_flag=True, help="The findings as JSON.")
@@ -106,7 +122,9 @@ def _emit(result: dict, as_json: bool, markdown: bool, plan_file: str | None, al
     from bootlog.render import render
 
     name = os.path.basename(plan_file) if plan_file else None
-    rows: dict[str, Any] = {} if all_rows is None else {"show_same": all_rows, "show_unknown": all_rows, "hidden_how": "--all lists them"}
+    rows: dict[str, Any] = (
+        {} if all_rows is None else {"show_same": all_rows, "show_unknown": all_rows, "hidden_how": "--all lists them"}
+    )
     if as_json:
         print_json(result)
     elif markdown:
@@ -117,8 +135,13 @@ def _emit(result: dict, as_json: bool, markdown: bool, plan_file: str | None, al
 
 @click.command()
 @click.argument("target", default="last")
-@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path,
-              help="Also run the plan's user patterns over the log.")
+@click.option(
+    "--plan",
+    "plan_file",
+    type=click.Path(dir_okay=False),
+    callback=plan_path,
+    help="Also run the plan's user patterns over the log.",
+)
 @click.option("--container", metavar="NAME", help="Resolve REF among this container's boots.")
 @click.option("--host", metavar="NAME", help="Resolve REF among this host's boots.")
 @click.option("--json", "as_json", is_flag=True, help="The explanation as JSON.")
@@ -146,8 +169,10 @@ def explain(ctx, target, plan_file, container, host, as_json, width) -> None:
         from bootlog.store.reads import resolve_ref
 
         if plan_file:  # a stored boot keeps what its ingest read: the log is not read again
-            raise click.UsageError("--plan runs user patterns over a log file; for a stored boot, "
-                                   "re-ingest its log with --plan (or explain the log file itself)")
+            raise click.UsageError(
+                "--plan runs user patterns over a log file; for a stored boot, "
+                "re-ingest its log with --plan (or explain the log file itself)"
+            )
         store = get_store(ctx)
         report = ex.explain_ref(store, resolve_ref(store, target, container=container, host=host))
     if as_json:

@@ -1,5 +1,6 @@
 """What `bootlog ingest` does once its arguments are read: ingest each input, print a line per
 boot (or JSON), and the exit code."""
+
 from __future__ import annotations
 
 import sys
@@ -58,21 +59,36 @@ def plan_tag(store, boot_id: int, boot, plan, stored_before: bool) -> str:
 
     names = list(dict.fromkeys(m.name for m in boot.metrics if (m.pattern or "").startswith(USER_PATTERN)))
     events = sum(1 for e in boot.events if e.kind not in EVENT_KINDS)  # (a plan's event kinds are its own)
-    shown = ", ".join(term(n, one_line=True) for n in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-    read = (f"{len(names)} plan figure{'' if len(names) == 1 else 's'}" + (f" ({shown})" if names else "")
-            + (f", {events} plan event{'' if events == 1 else 's'}" if events else ""))
+    shown = ", ".join(term(n, one_line=True) for n in names[:3]) + (
+        f" and {len(names) - 3} more" if len(names) > 3 else ""
+    )
+    read = (
+        f"{len(names)} plan figure{'' if len(names) == 1 else 's'}"
+        + (f" ({shown})" if names else "")
+        + (f", {events} plan event{'' if events == 1 else 's'}" if events else "")
+    )
     doc = show_boots(store, [boot_id], runtime=False)[0]
     result = compare.check(doc, plan)
     v = judge(doc, results=[("plan", result)])
     missed = [f"{f['key']}" for f in result.get("findings", []) if f["verdict"] in ("violation", "drift")]
-    why = f" ({', '.join(term(k, one_line=True) for k in missed[:3])}{' …' if len(missed) > 3 else ''})" if missed else ""
+    why = (
+        f" ({', '.join(term(k, one_line=True) for k in missed[:3])}{' …' if len(missed) > 3 else ''})" if missed else ""
+    )
     head = f"stored before, now with {read}" if stored_before else f"new, with {read}"
     return f"[{head}; plan: {v.word}{why}]"
 
 
-def ingest_command(store, paths: tuple[str, ...] | list[str], *, container: str | None = None,
-                   container_engine: str = "podman", host: str | None = None, plan=None,
-                   as_json: bool = False, echo: Callable[..., None]) -> int:
+def ingest_command(
+    store,
+    paths: tuple[str, ...] | list[str],
+    *,
+    container: str | None = None,
+    container_engine: str = "podman",
+    host: str | None = None,
+    plan=None,
+    as_json: bool = False,
+    echo: Callable[..., None],
+) -> int:
     """Ingest `paths` (or the container) into `store`; returns the exit code.  echo(text,
     err=False) prints.  BootlogErrors of a single input propagate."""
     from bootlog.run.ingest import ingest as run_ingest
@@ -86,9 +102,15 @@ def ingest_command(store, paths: tuple[str, ...] | list[str], *, container: str 
     failed: list[BootlogError] = []
     for kind, spec in specs:
         try:
-            results = run_ingest(store, spec if kind == "path" else None, container=container,
-                                 container_engine=container_engine, host=host, plan=plan,
-                                 progress=sys.stderr.isatty())
+            results = run_ingest(
+                store,
+                spec if kind == "path" else None,
+                container=container,
+                container_engine=container_engine,
+                host=host,
+                plan=plan,
+                progress=sys.stderr.isatty(),
+            )
         except InputError as err:
             if len(specs) == 1:
                 raise
@@ -100,17 +122,23 @@ def ingest_command(store, paths: tuple[str, ...] | list[str], *, container: str 
         # (a file name that is not UTF-8 prints, and is stored, with \xNN escapes)
         label = term(f"{container_engine}:{spec}" if kind == "container" else stored_name(spec), one_line=True)
         if results.truncated:
-            echo(f"bootlog: {label}: {results.truncated}: stopped at line {results.stopped_at_line:,}; "
-                 "the boots before it are stored", err=True)
+            echo(
+                f"bootlog: {label}: {results.truncated}: stopped at line {results.stopped_at_line:,}; "
+                "the boots before it are stored",
+                err=True,
+            )
         if results.cut_lines:
             echo(f"bootlog: {cut_note(label, results.cut_lines)}", err=True)
         for up in getattr(plan, "patterns", None) or []:
             if up.not_numbers:  # (said once per input, with the first such line)
                 line, text = up.not_numbers[0]
                 more = f" (and {len(up.not_numbers) - 1:,} more)" if len(up.not_numbers) > 1 else ""
-                echo(f"bootlog: warning: {label}: [[pattern]] {term(up.name, one_line=True)} matched line "
-                     f"{line or 0:,}{more}, but its value {term(repr(text), one_line=True)} is not a number: "
-                     "no figure stored", err=True)
+                echo(
+                    f"bootlog: warning: {label}: [[pattern]] {term(up.name, one_line=True)} matched line "
+                    f"{line or 0:,}{more}, but its value {term(repr(text), one_line=True)} is not a number: "
+                    "no figure stored",
+                    err=True,
+                )
                 up.not_numbers.clear()
         if results.up_to_date:
             if not as_json:
@@ -133,24 +161,51 @@ def ingest_command(store, paths: tuple[str, ...] | list[str], *, container: str 
                 hidden, new_hidden = hidden + 1, new_hidden + bool(r.created)
             if b.continued:
                 if as_json:
-                    out.append({"id": r.id, "created": False, "extended": True, "status": b.status,
-                                "failure": b.failure, "first_line": b.first_line, "last_line": b.last_line,
-                                "source": label})
+                    out.append(
+                        {
+                            "id": r.id,
+                            "created": False,
+                            "extended": True,
+                            "status": b.status,
+                            "failure": b.failure,
+                            "first_line": b.first_line,
+                            "last_line": b.last_line,
+                            "source": label,
+                        }
+                    )
                 if not as_json and not hidden:
                     added = f"{len(b.events)} events, {len(b.samples)} stats lines, {len(b.metrics)} figures"
-                    echo(f"#{r.id:<5} {name}extended with lines {b.first_line}-{b.last_line}: {added}"
-                         + (f"  (runtime failure: {b.failure})" if b.failure else ""))
+                    echo(
+                        f"#{r.id:<5} {name}extended with lines {b.first_line}-{b.last_line}: {added}"
+                        + (f"  (runtime failure: {b.failure})" if b.failure else "")
+                    )
                 continue
             if as_json:
-                out.append({"id": r.id, "created": r.created, "status": b.status, "failure": b.failure,
-                            "first_line": b.first_line, "last_line": b.last_line, "source": label})
+                out.append(
+                    {
+                        "id": r.id,
+                        "created": r.created,
+                        "status": b.status,
+                        "failure": b.failure,
+                        "first_line": b.first_line,
+                        "last_line": b.last_line,
+                        "source": label,
+                    }
+                )
             if not as_json and not hidden:
                 # (as list and show say it: "ready (oom)" is a boot whose engine died serving)
                 state = f"{b.status} ({b.failure})" if b.failure else b.status
-                tag = (plan_tag(store, r.id, b, plan, not r.created) if plan is not None
-                       else "[new]" if r.created else "[already stored]")
-                echo(f"#{r.id:<5} {name}{state:<22} v{term(b.vllm_version or '?', one_line=True)}  lines {b.first_line}-{b.last_line}"
-                     f"  {key_figures(b)}  {tag}".replace("   [", " ["))
+                tag = (
+                    plan_tag(store, r.id, b, plan, not r.created)
+                    if plan is not None
+                    else "[new]"
+                    if r.created
+                    else "[already stored]"
+                )
+                echo(
+                    f"#{r.id:<5} {name}{state:<22} v{term(b.vllm_version or '?', one_line=True)}  lines {b.first_line}-{b.last_line}"
+                    f"  {key_figures(b)}  {tag}".replace("   [", " [")
+                )
         if hidden:
             echo(f"… and {hidden:,} more boots in {label} ({new_hidden:,} new): `bootlog list` shows them")
     if as_json:

@@ -1,6 +1,7 @@
 """Report commands: history, export, plot, report.  Only click, the standard library and the
 export formats' names at module level; the work happens in bootlog.render.report / export / plot,
 imported inside each command."""
+
 from __future__ import annotations
 
 import click
@@ -17,9 +18,14 @@ def _split_names(values: tuple[str, ...]) -> list[str]:
 @click.command()
 @click.option("--container", metavar="NAME", help="Only boots of this container.")
 @click.option("--host", metavar="NAME", help="Only boots of this host.")
-@click.option("--metric", "metrics", metavar="NAME", multiple=True,
-              help="Figure to show as a column (repeatable or comma-separated): a metric, a config key, "
-                   "a boot field, `faults`, or runtime.max.X / runtime.last.X. Default: the key figures.")
+@click.option(
+    "--metric",
+    "metrics",
+    metavar="NAME",
+    multiple=True,
+    help="Figure to show as a column (repeatable or comma-separated): a metric, a config key, "
+    "a boot field, `faults`, or runtime.max.X / runtime.last.X. Default: the key figures.",
+)
 @click.option("--last", type=click.IntRange(min=1), metavar="N", help="Only the newest N boots.")
 @click.option("--json", "as_json", is_flag=True, help="JSON array of rows, with a `changed` list per row.")
 @click.option("--csv", "as_csv", is_flag=True, help="CSV with a `changed` column.")
@@ -35,8 +41,13 @@ def history(ctx, container, host, metrics, last, as_json, as_csv) -> None:
         raise click.UsageError("choose --json or --csv, not both")
     names = _split_names(metrics)
     # one boot more than asked, so the first shown row still marks what changed
-    docs = load_docs(get_store(ctx), container=container, host=host, last=None if last is None else last + 1,
-                     runtime=any(n.startswith("runtime.") for n in names))
+    docs = load_docs(
+        get_store(ctx),
+        container=container,
+        host=host,
+        last=None if last is None else last + 1,
+        runtime=any(n.startswith("runtime.") for n in names),
+    )
     columns = (["id", *[n for n in names if n != "id"]]) if names else None
     cols, rows, changes = build(docs, columns, skip_first=last is not None and len(docs) > last)
     if as_json:
@@ -53,13 +64,23 @@ def history(ctx, container, host, metrics, last, as_json, as_csv) -> None:
 
 @click.command()
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(ALL_FORMATS), default=None,
-              help="Output format (default: from FILE's suffix, .prom is openmetrics; else csv).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(ALL_FORMATS),
+    default=None,
+    help="Output format (default: from FILE's suffix, .prom is openmetrics; else csv).",
+)
 @click.option("--container", metavar="NAME", help="Only boots of this container.")
 @click.option("--host", metavar="NAME", help="Only boots of this host.")
 @click.option("--no-samples", is_flag=True, help="Leave out the runtime samples (they can be large).")
-@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path,
-              help="openmetrics: hold each latest boot to this plan in bootlog_verdict (as the hook does).")
+@click.option(
+    "--plan",
+    "plan_file",
+    type=click.Path(dir_okay=False),
+    callback=plan_path,
+    help="openmetrics: hold each latest boot to this plan in bootlog_verdict (as the hook does).",
+)
 @click.pass_context
 def export(ctx, file, fmt, container, host, no_samples, plan_file) -> None:
     """Export boots × figures (wide), events and runtime samples (long), or the latest boots
@@ -93,8 +114,9 @@ def export(ctx, file, fmt, container, host, no_samples, plan_file) -> None:
         from bootlog.render.export import export_openmetrics
         from bootlog.run.judged import judge_stored
 
-        text, n = export_openmetrics(store, file, container=container, host=host,
-                                     verdict_of=lambda doc: judge_stored(store, doc, plan))
+        text, n = export_openmetrics(
+            store, file, container=container, host=host, verdict_of=lambda doc: judge_stored(store, doc, plan)
+        )
         if file is None:
             click.echo(text, nl=False)
         else:
@@ -113,10 +135,21 @@ def export(ctx, file, fmt, container, host, no_samples, plan_file) -> None:
 @click.option("--container", metavar="NAME", help="Only boots of this container.")
 @click.option("--host", metavar="NAME", help="Only boots of this host.")
 @click.option("--last", type=click.IntRange(min=1), metavar="N", help="Only the newest N boots.")
-@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False),
-              help="Image to write: .png (default), .svg or .pdf by its suffix.")
-@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path,
-              help="Draw the plan's bounds on METRIC (min, max, a figure it must fit under).")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Image to write: .png (default), .svg or .pdf by its suffix.",
+)
+@click.option(
+    "--plan",
+    "plan_file",
+    type=click.Path(dir_okay=False),
+    callback=plan_path,
+    help="Draw the plan's bounds on METRIC (min, max, a figure it must fit under).",
+)
 @click.pass_context
 def plot(ctx, metric, container, host, last, out, plan_file) -> None:
     """Plot METRIC across boots (PNG, SVG or PDF): failed boots marked by kind, config changes
@@ -140,8 +173,14 @@ def plot(ctx, metric, container, host, last, out, plan_file) -> None:
 
     check_target(out, store)
     # (the runtime summary only for a runtime.* metric: the samples are most of the reading)
-    docs = load_docs(store, container=container, host=host, last=last,
-                     runtime=metric.startswith("runtime."), trim=keep_for(metric, plan))
+    docs = load_docs(
+        store,
+        container=container,
+        host=host,
+        last=last,
+        runtime=metric.startswith("runtime."),
+        trim=keep_for(metric, plan),
+    )
     if not docs:
         from bootlog.errors import BootlogError
         from bootlog.render.report import nothing_stored
@@ -152,15 +191,31 @@ def plot(ctx, metric, container, host, last, out, plan_file) -> None:
 
 
 @click.command()
-@click.option("-o", "--output", "out", type=click.Path(dir_okay=False),
-              help="HTML file to write (a file is written whole, then renamed into place). Default: stdout.")
-@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path,
-              help="Hold every boot shown to this plan: the latest boot's expectations one by one, "
-                   "each boot's verdict in the history.")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    type=click.Path(dir_okay=False),
+    help="HTML file to write (a file is written whole, then renamed into place). Default: stdout.",
+)
+@click.option(
+    "--plan",
+    "plan_file",
+    type=click.Path(dir_okay=False),
+    callback=plan_path,
+    help="Hold every boot shown to this plan: the latest boot's expectations one by one, "
+    "each boot's verdict in the history.",
+)
 @click.option("--container", metavar="NAME", help="Only boots of this container.")
 @click.option("--host", metavar="NAME", help="Only boots of this host.")
-@click.option("--last", type=click.IntRange(min=1), default=50, show_default=True, metavar="N",
-              help="Newest N boots in the table and charts.")
+@click.option(
+    "--last",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    metavar="N",
+    help="Newest N boots in the table and charts.",
+)
 @click.pass_context
 def report(ctx, out, plan_file, container, host, last) -> None:
     """Write one self-contained HTML page: is the latest deploy good, and what changed.
@@ -184,8 +239,14 @@ def report(ctx, out, plan_file, container, host, last) -> None:
         from bootlog.render.output import check_target
 
         check_target(out, store)
-    page = html_report(store, container=container, host=host, last=last, plan=plan,
-                       plan_name=os.path.basename(plan_file) if plan_file else None)
+    page = html_report(
+        store,
+        container=container,
+        host=host,
+        last=last,
+        plan=plan,
+        plan_name=os.path.basename(plan_file) if plan_file else None,
+    )
     if out is None:
         click.echo(page)
         return

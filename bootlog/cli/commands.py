@@ -3,6 +3,7 @@
 Commands from other modules are loaded lazily so `bootlog --help` imports neither SQLAlchemy,
 alembic nor pandas.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -84,8 +85,10 @@ def _check_db(db: str | None) -> None:
     if db is not None and not db.strip():
         # `--db "$DB"` with DB unset: never fall back to the default database silently
         # (an empty BOOTLOG_DB counts as unset, as click reads it)
-        raise click.UsageError("--db is empty: give a SQLite path or a database URL (or leave it out "
-                               "for ~/.local/share/bootlog/bootlog.db)")
+        raise click.UsageError(
+            "--db is empty: give a SQLite path or a database URL (or leave it out "
+            "for ~/.local/share/bootlog/bootlog.db)"
+        )
 
 
 def _sub_db(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -105,17 +108,28 @@ def with_db_option(cmd: click.Command) -> click.Command:
     """`cmd` (and, for a group such as `db`, its subcommands) taking --db as the root does.
     No envvar here: BOOTLOG_DB is read once, by the root, and a --db written anywhere wins."""
     if not any(p.name == "sub_db" for p in cmd.params):
-        cmd.params.append(click.Option(["--db", "sub_db"], metavar="URL_OR_PATH", expose_value=False,
-                                       callback=_sub_db, help="Database (as bootlog --db): a SQLite path or a SQLAlchemy URL."))
+        cmd.params.append(
+            click.Option(
+                ["--db", "sub_db"],
+                metavar="URL_OR_PATH",
+                expose_value=False,
+                callback=_sub_db,
+                help="Database (as bootlog --db): a SQLite path or a SQLAlchemy URL.",
+            )
+        )
     for sub in getattr(cmd, "commands", {}).values():
         with_db_option(sub)
     return cmd
 
 
 @click.group(cls=Root, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--db", metavar="URL_OR_PATH", envvar="BOOTLOG_DB",
-              help="Database: a SQLite path or a SQLAlchemy URL (postgresql+psycopg://…). "
-                   "Default: $BOOTLOG_DB, else ~/.local/share/bootlog/bootlog.db.")
+@click.option(
+    "--db",
+    metavar="URL_OR_PATH",
+    envvar="BOOTLOG_DB",
+    help="Database: a SQLite path or a SQLAlchemy URL (postgresql+psycopg://…). "
+    "Default: $BOOTLOG_DB, else ~/.local/share/bootlog/bootlog.db.",
+)
 @click.version_option(package_name="bootlog")
 @click.pass_context
 def cli(ctx: click.Context, db: str | None) -> None:
@@ -133,11 +147,27 @@ def cli(ctx: click.Context, db: str | None) -> None:
 
 @cli.command()
 @click.argument("paths", nargs=-1)
-@click.option("--container", metavar="NAME", help="Read `podman logs --timestamps NAME`; with PATHS: label those saved logs as this container's.")
-@click.option("--engine", "container_engine", type=click.Choice(["podman", "docker"]), default="podman",
-              show_default=True, help="Container engine for --container.")
+@click.option(
+    "--container",
+    metavar="NAME",
+    help="Read `podman logs --timestamps NAME`; with PATHS: label those saved logs as this container's.",
+)
+@click.option(
+    "--engine",
+    "container_engine",
+    type=click.Choice(["podman", "docker"]),
+    default="podman",
+    show_default=True,
+    help="Container engine for --container.",
+)
 @click.option("--host", metavar="NAME", help="Label the boots with this host (default: this machine's hostname).")
-@click.option("--plan", "plan_file", type=click.Path(dir_okay=False), callback=plan_path, help="Apply the plan's user patterns while ingesting.")
+@click.option(
+    "--plan",
+    "plan_file",
+    type=click.Path(dir_okay=False),
+    callback=plan_path,
+    help="Apply the plan's user patterns while ingesting.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the ingested boots as JSON.")
 @click.pass_context
 def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) -> None:
@@ -153,8 +183,16 @@ def ingest(ctx, paths, container, container_engine, host, plan_file, as_json) ->
         from bootlog.judge.plan import load_plan
 
         plan = load_plan(plan_file)
-    code = ingest_command(get_store(ctx, create=True), paths, container=container, container_engine=container_engine, host=host,
-                          plan=plan, as_json=as_json, echo=click.echo)
+    code = ingest_command(
+        get_store(ctx, create=True),
+        paths,
+        container=container,
+        container_engine=container_engine,
+        host=host,
+        plan=plan,
+        as_json=as_json,
+        echo=click.echo,
+    )
     if code:
         ctx.exit(code)
 
@@ -185,10 +223,24 @@ def list_(ctx, container, host, as_json) -> None:
 
     # every cell is log text: escaped and cut to its column's room (a model path stays whole)
     room = (12, 24, 24, 48, 36, 48, 120)
-    rows = [tuple(cut(c, n) for c, n in zip((
-        b["id"], b["status"], b.get("failure") or "", b.get("vllm_version") or "",
-        clocks[b["id"]].stamp(b.get("started_at")) or (b.get("started_at") or ""),
-        b.get("container") or os.path.basename(b.get("source") or ""), b.get("model") or ""), room)) for b in boots]
+    rows = [
+        tuple(
+            cut(c, n)
+            for c, n in zip(
+                (
+                    b["id"],
+                    b["status"],
+                    b.get("failure") or "",
+                    b.get("vllm_version") or "",
+                    clocks[b["id"]].stamp(b.get("started_at")) or (b.get("started_at") or ""),
+                    b.get("container") or os.path.basename(b.get("source") or ""),
+                    b.get("model") or "",
+                ),
+                room,
+            )
+        )
+        for b in boots
+    ]
     head = ("id", "status", "failure", "version", "started", "container/source", "model")
     widths = [max(width(r[i]) for r in [head, *rows]) for i in range(len(head))]
     for r in [head, *rows]:
@@ -203,9 +255,17 @@ def list_(ctx, container, host, as_json) -> None:
 @click.option("--container", metavar="NAME", help="Resolve REF among this container's boots.")
 @click.option("--host", metavar="NAME", help="Resolve REF among this host's boots.")
 @click.option("--json", "as_json", is_flag=True, help="Everything known about the boot, as JSON.")
-@click.option("--lines", "context", type=click.IntRange(0, 1000), is_flag=False, flag_value=3, default=None,
-              metavar="[N]", help="Instead: the source lines around each event (±N, default 3; a "
-                                  "traceback whole), with their line numbers, read again from the log.")
+@click.option(
+    "--lines",
+    "context",
+    type=click.IntRange(0, 1000),
+    is_flag=False,
+    flag_value=3,
+    default=None,
+    metavar="[N]",
+    help="Instead: the source lines around each event (±N, default 3; a "
+    "traceback whole), with their line numbers, read again from the log.",
+)
 @width_option
 @click.pass_context
 def show(ctx, ref, container, host, as_json, context, width) -> None:

@@ -1,4 +1,5 @@
 """Output shared by every command: JSON, figures, and the error rule at the CLI's edge."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """The `bootlog` console script: signal handling, then the command line."""
+
 from __future__ import annotations
 
 import os

@@ -4,6 +4,7 @@
 figure's line time is when its phase ended), so the figures are read again with their times
 (store.reads.stored_figures) instead of widening the contract's metric rows.
 """
+
 from __future__ import annotations
 
 from typing import Iterable

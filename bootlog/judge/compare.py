@@ -8,6 +8,7 @@ any move at an unchanged config is drift, with a changed config it is `changed` 
 that can size it are named.  Timings are noisy: judged against earlier boots of the same config
 (median +/- k*MAD, never tighter than min_pct), and only a slowdown is drift.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,8 +24,16 @@ from bootlog.judge.verdict import FAILED, boot_problem, count_of, event_counts
 from bootlog.shown import Deploy, EventRow, Finding, Shown
 
 # Event kinds whose appearance (or growth) means something went wrong.
-FAULT_EVENTS = ("oom", "engine_init_failed", "value_error", "kv_cache_insufficient",
-                "gdn_hip_fault", "gdn_hip_fault_cap", "worker_died", "traceback")
+FAULT_EVENTS = (
+    "oom",
+    "engine_init_failed",
+    "value_error",
+    "kv_cache_insufficient",
+    "gdn_hip_fault",
+    "gdn_hip_fault_cap",
+    "worker_died",
+    "traceback",
+)
 # Boot fields compared before config: a version change explains capacity moves.
 BOOT_FIELDS = ("vllm_version", "engine", "model", "host", "status")
 CAPACITY_METRICS, TIMING_METRICS, DEPLOY_METRICS = names("capacity"), names("timing"), names("probe")
@@ -40,7 +49,8 @@ _DEVICE = re.compile(r"\b(?:cuda|hip|rocm):(\d+)|\bGPU (\d+) has a total capacit
 
 # Config keys that cannot size GPU memory: reported as config changes but never offered as the
 # explanation of a capacity move (a port change does not move the KV cache).
-NON_CAPACITY_KEYS = frozenset("""
+NON_CAPACITY_KEYS = frozenset(
+    """
     host port api_key served_model_name dispatch_function model_tag uvicorn_log_level disable_log_requests
     enable_log_requests disable_log_stats allowed_origins allowed_methods allowed_headers allow_credentials
     root_path ssl_keyfile ssl_certfile ssl_ca_certs ssl_cert_reqs middleware chat_template
@@ -50,7 +60,8 @@ NON_CAPACITY_KEYS = frozenset("""
     enable_server_load_tracking enable_force_include_usage enable_prompt_tokens_details
     h11_max_incomplete_event_size h11_max_header_count lora_modules prompt_adapters observability_config
     collect_detailed_traces otlp_traces_endpoint show_hidden_metrics_for_version seed
-""".split())
+""".split()
+)
 # Keys that size GPU memory, most direct first: named first among the candidate causes.
 _SIZING = {k: i for i, k in enumerate(SIZING)}
 # Which config keys can size which figure; a figure not named here may be sized by any key.
@@ -62,11 +73,13 @@ SIZED_BY: dict[str, frozenset[str]] = {f.name: f.sized_by for f in FIGURES if f.
 MEASURED_KV = frozenset(f.name for f in FIGURES if f.measured_kv)
 MEASURED_KV_TOL = 0.01
 # Changes that can move any figure: another build, image, command, model or machine.
-_MOVES_ANYTHING = frozenset({"vllm_version", "image_digest", "image", "image_id", "command", "model", "engine",
-                             "boot.host"})
+_MOVES_ANYTHING = frozenset(
+    {"vllm_version", "image_digest", "image", "image_id", "command", "model", "engine", "boot.host"}
+)
 
 
 # ---------------------------------------------------------------------------- helpers
+
 
 def _num(v: Any) -> float | None:
     if isinstance(v, bool) or v is None:
@@ -130,8 +143,11 @@ def _structure(s: str) -> dict | list | tuple | None:
     import ast
     import json
 
-    for load in (json.loads, ast.literal_eval,
-                 lambda t: ast.literal_eval(_ENUM_REPR.sub(lambda m: repr(m.group(1)), t))):
+    for load in (
+        json.loads,
+        ast.literal_eval,
+        lambda t: ast.literal_eval(_ENUM_REPR.sub(lambda m: repr(m.group(1)), t)),
+    ):
         try:
             got = load(s)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -145,8 +161,9 @@ def _deeper_than(v: Any, limit: int) -> bool:
     """Whether a parsed value nests more than `limit` levels (found without recursion)."""
     level: list[Any] = [v]
     for _ in range(limit):
-        level = [x for c in level for x in (c.values() if isinstance(c, dict) else c)
-                 if isinstance(x, (dict, list, tuple))]
+        level = [
+            x for c in level for x in (c.values() if isinstance(c, dict) else c) if isinstance(x, (dict, list, tuple))
+        ]
         if not level:
             return False
     return True
@@ -165,8 +182,9 @@ def _sub_changes(old: Any, new: Any) -> list[tuple[str, Any, Any]]:
     a, b = _as_dict(old), _as_dict(new)
     if a is None or b is None:
         return []
-    return [(str(k), a.get(k), b.get(k)) for k in sorted(set(a) | set(b), key=str)
-            if not values_equal(a.get(k), b.get(k))]
+    return [
+        (str(k), a.get(k), b.get(k)) for k in sorted(set(a) | set(b), key=str) if not values_equal(a.get(k), b.get(k))
+    ]
 
 
 def _config_value(cfg: dict, key: str) -> tuple[bool, Any]:
@@ -204,8 +222,16 @@ def _clean(v: Any) -> Any:
     return v
 
 
-def finding(key: str, section: str, old: Any, new: Any, verdict: str, why: str = "",
-            rank: int | None = None, expect: str | None = None) -> Finding:
+def finding(
+    key: str,
+    section: str,
+    old: Any,
+    new: Any,
+    verdict: str,
+    why: str = "",
+    rank: int | None = None,
+    expect: str | None = None,
+) -> Finding:
     """One row of a diff or check.  expect: a check's expectation of a figure or event count
     as text ("≥ 400,700"); its `old` is then the bound, not an earlier value."""
     o, n = _num(old), _num(new)
@@ -254,6 +280,7 @@ def _fail(hard: bool) -> str:
 
 
 # ---------------------------------------------------------------------------- figures
+
 
 def figures(show: Shown | dict) -> dict[str, dict[int | None, list[float]]]:
     """name -> rank -> values in log order."""
@@ -361,9 +388,11 @@ def bytes_per_token_meaning(show: Shown | dict) -> str | None:
     if not per or not kv or not asked or kv[0] <= 0 or not math.isclose(per[0], asked / kv[0], rel_tol=1e-9):
         return None
     reserved = next(iter((fig.get("kv_cache_reserved_gib") or {}).values()), None)
-    said = f"; the log's \"reserved {_fmt(reserved[0])} GiB\" is this ask, rounded" if reserved else ""
-    return (f"asked bytes: kv_cache_memory_bytes {_fmt(asked)} ÷ {_fmt(kv[0])} KV tokens{said}; "
-            "the block-aligned bytes the engine allocated are not printed")
+    said = f'; the log\'s "reserved {_fmt(reserved[0])} GiB" is this ask, rounded' if reserved else ""
+    return (
+        f"asked bytes: kv_cache_memory_bytes {_fmt(asked)} ÷ {_fmt(kv[0])} KV tokens{said}; "
+        "the block-aligned bytes the engine allocated are not printed"
+    )
 
 
 def _say_margin(out: list[Finding], show: Shown, before: Shown | None = None) -> None:
@@ -373,8 +402,14 @@ def _say_margin(out: list[Finding], show: Shown, before: Shown | None = None) ->
             f.why = f"{meaning}; {f.why}" if f.why else meaning  # (what it means first)
 
 
-def diff(a: Shown | dict, b: Shown | dict, *, history: Iterable[Shown | dict] = (), plan: Plan | None = None,
-         with_check: bool = True) -> dict:
+def diff(
+    a: Shown | dict,
+    b: Shown | dict,
+    *,
+    history: Iterable[Shown | dict] = (),
+    plan: Plan | None = None,
+    with_check: bool = True,
+) -> dict:
     """Compare boot `a` (newer) with boot `b` (older); `history` = earlier boots of a's shape.
     plan: its tolerance and own figures, and (with_check) its verdict on `a` riding along."""
     a, b = Shown.of(a), Shown.of(b)
@@ -421,8 +456,19 @@ def diff(a: Shown | dict, b: Shown | dict, *, history: Iterable[Shown | dict] = 
     non_kv = _non_kv_explains(fa, fb) if measured else ""
     cache = _compile_cache_finding(fa, fb, cause)
     for name in sorted(set(fa) | set(fb), key=lambda n: (_is_timing(n, plan), _ORDER.get(n, len(_ORDER)), n)):
-        rows = _metric_findings(name, fa.get(name, {}), fb.get(name, {}), cause, figs, plan, k, min_pct, inert,
-                                measured and name in MEASURED_KV, non_kv)
+        rows = _metric_findings(
+            name,
+            fa.get(name, {}),
+            fb.get(name, {}),
+            cause,
+            figs,
+            plan,
+            k,
+            min_pct,
+            inert,
+            measured and name in MEASURED_KV,
+            non_kv,
+        )
         if cache and name in ("compile_graph_s", "compile_cache_load_s"):
             # the compile_cache row says it once: cold vs warm, and what it cost
             rows = [r for r in rows if r.verdict not in ("new", "gone")]
@@ -434,8 +480,11 @@ def diff(a: Shown | dict, b: Shown | dict, *, history: Iterable[Shown | dict] = 
     if plan is not None and with_check:
         # the plan's verdict on the new boot rides along, minus what the diff already said
         seen = {(f.key, f.rank, f.verdict) for f in out}
-        out.extend(f for f in _check(a, plan) if f.verdict != "same" and f.key != "status"
-                   and (f.key, f.rank, f.verdict) not in seen)
+        out.extend(
+            f
+            for f in _check(a, plan)
+            if f.verdict != "same" and f.key != "status" and (f.key, f.rank, f.verdict) not in seen
+        )
     _say_margin(out, a, b)
     return result_of(ba.id, bb.id, out)
 
@@ -458,9 +507,19 @@ def _status_findings(a: Shown, b: Shown) -> list[Finding]:
     return [] if values_equal(old, new) else [finding("status", "config", old, new, "changed")]
 
 
-def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: list[dict],
-                     plan: Plan | None, k: float, min_pct: float, inert: Sequence[str] = (),
-                     measured: bool = False, non_kv: str = "") -> list[Finding]:
+def _metric_findings(
+    name: str,
+    ra: dict,
+    rb: dict,
+    cause: list[str],
+    history: list[dict],
+    plan: Plan | None,
+    k: float,
+    min_pct: float,
+    inert: Sequence[str] = (),
+    measured: bool = False,
+    non_kv: str = "",
+) -> list[Finding]:
     ca, cb = _collapse(ra), _collapse(rb)
     if (len(ca) == 1 and None in ca) == (len(cb) == 1 and None in cb) or not ra or not rb:
         ra, rb = ca, cb  # collapse only when both sides do, so ranks stay comparable
@@ -490,8 +549,11 @@ def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: l
                 continue
             old, new = lb[idx], la[idx]
             if name in COUNTER_METRICS:
-                verdict, why = ("same", "") if values_equal(old, new) else \
-                    ("changed", "a counter at probe time: it moves with the traffic before the probe")
+                verdict, why = (
+                    ("same", "")
+                    if values_equal(old, new)
+                    else ("changed", "a counter at probe time: it moves with the traffic before the probe")
+                )
             elif timing:
                 verdict, why = judge_timing(new, _history_values(history, name, rank, idx), k, min_pct)
                 if verdict == "insufficient_history" and values_equal(old, new):
@@ -503,8 +565,13 @@ def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: l
             elif measured and non_kv:
                 verdict, why = "changed", non_kv
             elif measured and _within(old, new, MEASURED_KV_TOL):
-                verdict, why = "changed", (f"within ±{MEASURED_KV_TOL:.0%} of a KV cache the engine sized by "
-                                           "measuring memory (kv_cache_sized_by: measured)")
+                verdict, why = (
+                    "changed",
+                    (
+                        f"within ±{MEASURED_KV_TOL:.0%} of a KV cache the engine sized by "
+                        "measuring memory (kv_cache_sized_by: measured)"
+                    ),
+                )
             else:
                 verdict, why = explain(name, cause)
                 if measured:
@@ -513,8 +580,10 @@ def _metric_findings(name: str, ra: dict, rb: dict, cause: list[str], history: l
                 if verdict == "drift" and step is not None and abs(new - old) <= step * (1 + 1e-6):
                     # -0.06 -> -0.05 GiB: the same capture rounded the other way, not a move
                     unit = f" {UNITS[name]}" if UNITS.get(name) and UNITS[name] != "x" else ""
-                    verdict, why = "changed", (f"moved by the last digit it is printed with ({step:g}{unit}): "
-                                               "within its print resolution")
+                    verdict, why = (
+                        "changed",
+                        (f"moved by the last digit it is printed with ({step:g}{unit}): within its print resolution"),
+                    )
                 elif verdict == "drift" and inert:
                     why += f" (only {', '.join(inert[:4])} changed, which do not size memory)"
                 elif verdict == "drift" and cause:
@@ -528,16 +597,19 @@ def _non_kv_explains(fa: dict, fb: dict) -> str:
     worker's share leaves after its non-KV memory ("Auto set (5.21/23.54) GiB ... 0.67 GiB memory
     was consumed by non-kv usages"), so KV + non-KV is the share, unchanged within the two
     figures' print resolution (0.01 GiB each) when only the non-KV use moved."""
+
     def first(f: dict, name: str) -> float | None:
-        vals = [v for rank in sorted(f.get(name, {}), key=lambda r: (r is not None, r or 0))
-                for v in f[name][rank]]
+        vals = [v for rank in sorted(f.get(name, {}), key=lambda r: (r is not None, r or 0)) for v in f[name][rank]]
         return _num(vals[0]) if vals else None
+
     ka, kb = first(fa, "kv_cache_available_gib"), first(fb, "kv_cache_available_gib")
     na, nb = first(fa, "non_kv_memory_gib"), first(fb, "non_kv_memory_gib")
     if None in (ka, kb, na, nb) or na == nb or abs((ka + na) - (kb + nb)) > 0.02 + 1e-9:
         return ""
-    return (f"explained by the engine's non-KV memory use: {_fmt(nb)} → {_fmt(na)} GiB, and it sized the KV "
-            "cache from what was left (kv_cache_sized_by: measured)")
+    return (
+        f"explained by the engine's non-KV memory use: {_fmt(nb)} → {_fmt(na)} GiB, and it sized the KV "
+        "cache from what was left (kv_cache_sized_by: measured)"
+    )
 
 
 def _within(old: Any, new: Any, rel: float) -> bool:
@@ -582,20 +654,43 @@ def _compile_cache_finding(fa: dict, fb: dict, cause: list[str]) -> Finding | No
         cold, warm = _sum_max(fa["compile_graph_s"]), _sum_max(fb["compile_cache_load_s"])
         mounts = [k for k in cause if k.startswith("mount.")]
         if mounts:  # the cache lived in the container: its mount went or moved
-            return finding("compile_cache", "metric", warm, cold, "changed",
-                           f"cold compile {_fmt(cold)} s after a warm boot, cost {_fmt(cold - warm)} s, with "
-                           f"{_names(mounts)} changed (a compile cache kept in a mount starts empty without it)")
+            return finding(
+                "compile_cache",
+                "metric",
+                warm,
+                cold,
+                "changed",
+                f"cold compile {_fmt(cold)} s after a warm boot, cost {_fmt(cold - warm)} s, with "
+                f"{_names(mounts)} changed (a compile cache kept in a mount starts empty without it)",
+            )
         if cause:
-            return finding("compile_cache", "metric", warm, cold, "changed",
-                           f"cold compile {_fmt(cold)} s after a warm boot; the cache key changed "
-                           f"with {_names(cause)}")
-        return finding("compile_cache", "metric", warm, cold, "drift",
-                       f"compile cache missed: cold compile {_fmt(cold)} s after a warm boot "
-                       f"(cache load {_fmt(warm)} s) at the same config, cost {_fmt(cold - warm)} s")
+            return finding(
+                "compile_cache",
+                "metric",
+                warm,
+                cold,
+                "changed",
+                f"cold compile {_fmt(cold)} s after a warm boot; the cache key changed with {_names(cause)}",
+            )
+        return finding(
+            "compile_cache",
+            "metric",
+            warm,
+            cold,
+            "drift",
+            f"compile cache missed: cold compile {_fmt(cold)} s after a warm boot "
+            f"(cache load {_fmt(warm)} s) at the same config, cost {_fmt(cold - warm)} s",
+        )
     if states == ("warm", "cold"):
         cold, warm = _sum_max(fb["compile_graph_s"]), _sum_max(fa["compile_cache_load_s"])
-        return finding("compile_cache", "metric", cold, warm, "changed",
-                       f"compile cache hit: load {_fmt(warm)} s instead of compiling {_fmt(cold)} s")
+        return finding(
+            "compile_cache",
+            "metric",
+            cold,
+            warm,
+            "changed",
+            f"compile cache hit: load {_fmt(warm)} s instead of compiling {_fmt(cold)} s",
+        )
     return None
 
 
@@ -632,6 +727,7 @@ def _event_findings(a: Shown, b: Shown) -> list[Finding]:
 
 # ---------------------------------------------------------------------------- check
 
+
 def _fig_lookup(fig: dict, cfg: dict, name: str, rank: int | None) -> float | None:
     by_rank = fig.get(name)
     if not by_rank:
@@ -653,9 +749,12 @@ def _bound(b: Any, fig: dict, cfg: dict, rank: int | None) -> tuple[float | None
 
 
 # op -> (sign, test of value against the bound)
-_OPS = {"min": ("≥", lambda v, b, tol: v >= b), "max": ("≤", lambda v, b, tol: v <= b),
-        "eq": ("=", lambda v, b, tol: math.isclose(v, b, rel_tol=1e-9, abs_tol=1e-9)),
-        "approx": ("≈", lambda v, b, tol: math.isclose(v, b, rel_tol=tol, abs_tol=1e-9))}
+_OPS = {
+    "min": ("≥", lambda v, b, tol: v >= b),
+    "max": ("≤", lambda v, b, tol: v <= b),
+    "eq": ("=", lambda v, b, tol: math.isclose(v, b, rel_tol=1e-9, abs_tol=1e-9)),
+    "approx": ("≈", lambda v, b, tol: math.isclose(v, b, rel_tol=tol, abs_tol=1e-9)),
+}
 
 
 def expect_text(ex: Expect, fig: dict, cfg: dict, rank: int | None) -> str:
@@ -697,8 +796,15 @@ def _unread(plan_lines: str | None) -> str | None:
     return plan_lines if plan_lines and plan_lines.startswith("source no longer readable") else None
 
 
-def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str], failed: bool = False,
-                  plan_lines: str | None = None, not_numbers: dict | None = None) -> list[Finding]:
+def _check_metric(
+    ex: Expect,
+    fig: dict,
+    cfg: dict,
+    user: set[str],
+    failed: bool = False,
+    plan_lines: str | None = None,
+    not_numbers: dict | None = None,
+) -> list[Finding]:
     by_rank = fig.get(ex.name)
     unsure = "violation" if ex.hard else "insufficient_history"  # (hard: what cannot be checked is not met)
     if not by_rank:
@@ -708,8 +814,13 @@ def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str], failed: bool
             verdict, why = "insufficient_history", "not printed: the boot failed before it"
         elif ex.name in user and bad is not None:
             where = f" line {bad[0]:,}" if bad[0] is not None else " a line"
-            verdict, why = unsure, (f"[[pattern]] {ex.name} matched{where}, but its value {bad[1]!r} is not a "
-                                    "number (a figure is read as vLLM prints one: ASCII decimal)")
+            verdict, why = (
+                unsure,
+                (
+                    f"[[pattern]] {ex.name} matched{where}, but its value {bad[1]!r} is not a "
+                    "number (a figure is read as vLLM prints one: ASCII decimal)"
+                ),
+            )
         elif ex.name in user and unread:
             verdict, why = unsure, unread
         elif ex.name in user and plan_lines is None and not ex.hard:  # not known whether it was looked for
@@ -722,19 +833,48 @@ def _check_metric(ex: Expect, fig: dict, cfg: dict, user: set[str], failed: bool
     if isinstance(ex.rank, int):
         ranks = {ex.rank: by_rank.get(ex.rank, [])}
         if not ranks[ex.rank]:
-            return [finding(ex.name, "metric", None, None, _fail(ex.hard), f"no value on rank {ex.rank}", ex.rank,
-                            expect=expect_text(ex, fig, cfg, ex.rank))]
+            return [
+                finding(
+                    ex.name,
+                    "metric",
+                    None,
+                    None,
+                    _fail(ex.hard),
+                    f"no value on rank {ex.rank}",
+                    ex.rank,
+                    expect=expect_text(ex, fig, cfg, ex.rank),
+                )
+            ]
     rows = []
     for rank in sorted(ranks, key=lambda r: (r is not None, r or 0)):
         value = ranks[rank][-1]  # the last print is the figure the boot went on with
         ok, bound, text = _judge_expect(ex, value, fig, cfg, rank)
         if ok is None:  # a bound naming a figure or config key this boot lacks (or a typo of one)
-            rows.append(finding(ex.name, "metric", None, value, unsure,
-                                text + (" (hard: cannot be checked)" if ex.hard else ""), rank,
-                                expect=expect_text(ex, fig, cfg, rank)))
+            rows.append(
+                finding(
+                    ex.name,
+                    "metric",
+                    None,
+                    value,
+                    unsure,
+                    text + (" (hard: cannot be checked)" if ex.hard else ""),
+                    rank,
+                    expect=expect_text(ex, fig, cfg, rank),
+                )
+            )
         else:
-            rows.append(finding(ex.name, "metric", bound, value, "same" if ok else _fail(ex.hard),
-                                f"plan: {text}" if ok else f"plan expects {text}", rank, expect=text))
+            rows.append(
+                finding(
+                    ex.name,
+                    "metric",
+                    bound,
+                    value,
+                    "same" if ok else _fail(ex.hard),
+                    f"plan: {text}" if ok else f"plan expects {text}",
+                    rank,
+                    expect=text,
+                )
+            )
     # identical rows on every rank read as one
     first = (rows[0].old, rows[0].new, rows[0].verdict) if rows else None
     if len(rows) > 1 and all((r.old, r.new, r.verdict) == first for r in rows):
@@ -748,8 +888,10 @@ def _missing_why(key: str, deploy: Deploy | None) -> str:
     without it did not ask for it; with no run line known, neither is claimed."""
     command = deploy.command if deploy is not None else None
     if not isinstance(command, list) or not command:
-        return (f"the boot's config does not have {key} (its run line is not known: a boot read from its "
-                "container tells a flag the engine dropped from one never passed)")
+        return (
+            f"the boot's config does not have {key} (its run line is not known: a boot read from its "
+            "container tells a flag the engine dropped from one never passed)"
+        )
     flag = re.compile(r"(?<![\w-])--" + re.escape(key).replace("_", "[_-]") + r"(?![\w-])")
     if any(flag.search(str(arg)) for arg in command):
         return f"silently dropped: the run line passes --{key.replace('_', '-')} but the boot's config does not have it"
@@ -762,16 +904,36 @@ def _check_deploy(deploy: Deploy | None, want: dict[str, Any]) -> list[Finding]:
     out = []
     for key, value in want.items():
         if deploy is None:
-            out.append(finding(key, "deploy", value, None, "violation",
-                               "no deploy context stored: read the boot from its container (ingest --container, hook)"))
+            out.append(
+                finding(
+                    key,
+                    "deploy",
+                    value,
+                    None,
+                    "violation",
+                    "no deploy context stored: read the boot from its container (ingest --container, hook)",
+                )
+            )
             continue
         have = deploy.env.get(key[4:]) if key.startswith("env.") else deploy.get(key)
         if key == "image_digest" and isinstance(value, str) and "@" in value:
             value = value.rsplit("@", 1)[1]  # a whole reference pinned by digest: its digest
-        ok = values_equal(have, value) or (key == "image" and isinstance(value, str) and "@" in value
-                                            and value.rsplit("@", 1)[1] == deploy.image_digest)
-        out.append(finding(key, "deploy", value, have, "same" if ok else "violation",
-                           "" if ok else f"the plan pins {key} = {value!r}"))
+        ok = values_equal(have, value) or (
+            key == "image"
+            and isinstance(value, str)
+            and "@" in value
+            and value.rsplit("@", 1)[1] == deploy.image_digest
+        )
+        out.append(
+            finding(
+                key,
+                "deploy",
+                value,
+                have,
+                "same" if ok else "violation",
+                "" if ok else f"the plan pins {key} = {value!r}",
+            )
+        )
     return out
 
 
@@ -794,8 +956,9 @@ def _check(boot: Shown, plan: Plan) -> list[Finding]:
         elif not found and want is not None:
             out.append(finding(key, "config", want, None, "violation", _missing_why(key, boot.deploy)))
         elif not values_equal(have, want):
-            out.append(finding(key, "config", want, have, "violation",
-                               f"the boot runs {key}={have!r}, the plan says {want!r}"))
+            out.append(
+                finding(key, "config", want, have, "violation", f"the boot runs {key}={have!r}, the plan says {want!r}")
+            )
         else:
             out.append(finding(key, "config", want, have, "same"))
 
@@ -806,23 +969,43 @@ def _check(boot: Shown, plan: Plan) -> list[Finding]:
     if own is not None:
         out.append(own)
     elif want_status and status != want_status:
-        out.append(finding("status", "config", want_status, status, _fail(hard_boot),
-                           f"plan expects the boot to be {want_status}"))
+        out.append(
+            finding(
+                "status", "config", want_status, status, _fail(hard_boot), f"plan expects the boot to be {want_status}"
+            )
+        )
     elif want_status:
         out.append(finding("status", "config", want_status, status, "same"))
 
     not_numbers = boot.extra.get("plan_not_numbers")  # (reread.py: the boot's lines read again)
     for ex in [*plan.metrics.values(), *plan.boot_metrics.values()]:
-        out.extend(_check_metric(ex, fig, cfg, plan.user_names, failed=status == "failed",
-                                 plan_lines=boot.extra.get("plan_lines"), not_numbers=not_numbers))
+        out.extend(
+            _check_metric(
+                ex,
+                fig,
+                cfg,
+                plan.user_names,
+                failed=status == "failed",
+                plan_lines=boot.extra.get("plan_lines"),
+                not_numbers=not_numbers,
+            )
+        )
 
     cache = plan.boot.get("compile_cache")
     if cache in ("warm", "cold"):
         warm = bool(fig.get("compile_cache_load_s")) and not fig.get("compile_graph_s")
         state = "warm" if warm else "cold" if fig.get("compile_graph_s") else None
         if state is None:
-            out.append(finding("compile_cache", "metric", cache, None, "insufficient_history",
-                               "the boot printed no compile or cache-load line"))
+            out.append(
+                finding(
+                    "compile_cache",
+                    "metric",
+                    cache,
+                    None,
+                    "insufficient_history",
+                    "the boot printed no compile or cache-load line",
+                )
+            )
         elif state == cache:
             out.append(finding("compile_cache", "metric", cache, state, "same"))
         else:
@@ -839,8 +1022,17 @@ def _check(boot: Shown, plan: Plan) -> list[Finding]:
         got = evs.get(kind, [])
         if kind in own_kinds and not got and unread:
             # never looked for: a count of 0 would be a pass nobody earned
-            out.append(finding(kind, "event", None, None, "violation" if ex.hard else "insufficient_history", unread,
-                               expect=expect_text(ex, fig, cfg, None)))
+            out.append(
+                finding(
+                    kind,
+                    "event",
+                    None,
+                    None,
+                    "violation" if ex.hard else "insufficient_history",
+                    unread,
+                    expect=expect_text(ex, fig, cfg, None),
+                )
+            )
             continue
         if not got:
             # a plan may name a built-in warning by what it warns of (a [[pattern]] event of
@@ -852,10 +1044,19 @@ def _check(boot: Shown, plan: Plan) -> list[Finding]:
         if kind == "gdn_hip_fault" and "gdn_hip_fault_cap" in evs:
             limits = [e.facts.get("limit") for e in evs["gdn_hip_fault_cap"]]
             lim = next((x for x in limits if x is not None), None)
-            note += (f"; report limit ({lim}) reached" if lim is not None else "; report limit reached") \
-                + ", further faults counted silently"
-        out.append(finding(kind, "event", bound, int(n), "same" if ok else _fail(ex.hard),
-                           f"plan: {text}" if ok else f"plan expects count {text}; {int(n)} seen{note}",
-                           expect=text if ok is not None else expect_text(ex, fig, cfg, None)))
+            note += (
+                f"; report limit ({lim}) reached" if lim is not None else "; report limit reached"
+            ) + ", further faults counted silently"
+        out.append(
+            finding(
+                kind,
+                "event",
+                bound,
+                int(n),
+                "same" if ok else _fail(ex.hard),
+                f"plan: {text}" if ok else f"plan expects count {text}; {int(n)} seen{note}",
+                expect=text if ok is not None else expect_text(ex, fig, cfg, None),
+            )
+        )
     _say_margin(out, boot)
     return out

@@ -7,6 +7,7 @@ load, before any boot is judged, naming the key and what is allowed.  What a pla
 bounded: what ${...} inserts (MAX_EXPANDED), and the time its own patterns' samples take at load
 (parse.userpatterns: the time of each search, of each pattern's run and of all of them together).
 """
+
 from __future__ import annotations
 
 import difflib
@@ -23,12 +24,21 @@ import regex as _regex
 
 from bootlog.errors import PlanError
 from bootlog.figures import BY_NAME
-from bootlog.read.envfile import (MAX_EXPANDED, MAX_MESSAGE, NAME, TOO_BIG, Budget, coerce, file_error,
-                                     load_env, not_utf8, read_small)
+from bootlog.read.envfile import (
+    MAX_EXPANDED,
+    MAX_MESSAGE,
+    NAME,
+    TOO_BIG,
+    Budget,
+    coerce,
+    file_error,
+    load_env,
+    not_utf8,
+    read_small,
+)
 from bootlog.records import EVENT_KINDS, Metric  # noqa: F401  (EVENT_KINDS: plan's vocabulary too)
 from bootlog.parse import userpatterns
-from bootlog.parse.userpatterns import (PATTERN_BUDGET_S, PATTERN_TIMEOUT_S, UserPattern, user_pattern_hits_one,
-                                        warn)
+from bootlog.parse.userpatterns import PATTERN_BUDGET_S, PATTERN_TIMEOUT_S, UserPattern, user_pattern_hits_one, warn
 from bootlog.safe import cut
 
 # event kinds docs/figures.md adds to those bootlog.records reports
@@ -38,7 +48,8 @@ ADDED_EVENT_KINDS = ("crash_loop", "gpu_fault")
 # (EngineArgs of v0.7 and v0.11, FrontendArgs and the serve parser), every key the fixture logs
 # print (non-default args, Namespace(...), the engine-config line) and the ROCm fork's own flags.
 # Data, not logic: a new vLLM flag is one more word here; a plan can add its own with extra_args.
-VLLM_ARGS = frozenset("""
+VLLM_ARGS = frozenset(
+    """
     additional_config aggregate_engine_logging all2all_backend allow_credentials allowed_headers
     allowed_local_media_path allowed_media_domains allowed_methods allowed_origins api_key api_server_count
     async_scheduling attention_backend block_size calculate_kv_scales chat_template chat_template_content_format
@@ -91,17 +102,20 @@ VLLM_ARGS = frozenset("""
     typical_acceptance_sampler_posterior_alpha typical_acceptance_sampler_posterior_threshold uds
     use_async_output_proc use_cached_outputs use_tqdm_on_load use_v2_block_manager uvicorn_log_level
     video_pruning_rate worker_cls worker_extension_cls worker_use_ray
-""".split())
+""".split()
+)
 # Keys inside dict-valued settings (compilation_config, speculative_config) that a plan may
 # name bare: check finds them inside the one setting that has them (compare._config_value).
-NESTED_ARGS = frozenset("""
+NESTED_ARGS = frozenset(
+    """
     backend benchmark_combo_kernel cache_dir combo_kernels compile_cache_save_format compile_mm_encoder
     compile_ranges_endpoints compile_ranges_split_points compile_sizes cudagraph_copy_inputs cudagraph_mm_encoder
     cudagraph_mode cudagraph_num_of_warmups custom_ops debug_dump_path disable_by_batch_size draft_sample_method
     draft_tensor_parallel_size full_cuda_graph inductor_compile_config inductor_passes level local_cache_dir
     max_capture_size method mode pass_config prompt_lookup_max prompt_lookup_min speculative_token_tree
     splitting_ops use_cudagraph use_inductor use_inductor_graph_partition
-""".split())
+""".split()
+)
 
 _BOUND_KEYS = ("min", "max", "eq", "approx")
 _METRIC_KEYS = set(_BOUND_KEYS) | {"tol", "rank", "hard", "kind"}
@@ -198,22 +212,30 @@ def expand(value: Any, env: dict[str, Any], prefix: str, where: str, budget: Bud
     def get(name: str) -> Any:
         found, v = _lookup(name, env, prefix)
         if not found:
-            raise PlanError(f"{where}: ${{{name}}} is not defined in the env file "
-                            f"(looked for {prefix + name} and {name})", key=where)
+            raise PlanError(
+                f"{where}: ${{{name}}} is not defined in the env file (looked for {prefix + name} and {name})",
+                key=where,
+            )
         key = next((k for k in (prefix + name, name) if k in env), None)
         unset = getattr(env, "unset", {}).get(key) if key is not None and v in (None, "") else None
         if unset is not None:
             ref, no = unset
-            raise PlanError(f"{where}: ${{{name}}} is empty: the env file sets {key} from ${{{ref}}} (line {no}), "
-                            f"which is set neither above it nor in the environment (an env file's "
-                            f"${{…}} names a variable as sh sees it: no {prefix or 'prefix'} is added)", key=where)
+            raise PlanError(
+                f"{where}: ${{{name}}} is empty: the env file sets {key} from ${{{ref}}} (line {no}), "
+                f"which is set neither above it nor in the environment (an env file's "
+                f"${{…}} names a variable as sh sees it: no {prefix or 'prefix'} is added)",
+                key=where,
+            )
         if not budget.take(len(v) if isinstance(v, str) else 16):
             raise PlanError(f"{where}: ${{{name}}}: {TOO_BIG}", key=where)
         return v
 
     if _NESTED_VAR.search(value):
-        raise PlanError(f"{where}: a ${{…}} inside ${{…}}: a plan names each variable once, as ${{NAME}} "
-                        "(what a reference inserts is not expanded again)", key=where)
+        raise PlanError(
+            f"{where}: a ${{…}} inside ${{…}}: a plan names each variable once, as ${{NAME}} "
+            "(what a reference inserts is not expanded again)",
+            key=where,
+        )
     whole = _PLAN_VAR.fullmatch(value.strip())
     if whole:
         return get(whole.group(1))
@@ -222,10 +244,11 @@ def expand(value: Any, env: dict[str, Any], prefix: str, where: str, budget: Bud
 
 # ---------------------------------------------------------------------------- loading
 
+
 def _line_of(text: str, needle: str | re.Pattern) -> int | None:
     # a pattern for keys too short to search as text (`k` of [tolerance])
     for no, line in enumerate(text.splitlines(), 1):
-        if (needle.search(line) if isinstance(needle, re.Pattern) else needle in line):
+        if needle.search(line) if isinstance(needle, re.Pattern) else needle in line:
             return no
     return None
 
@@ -319,8 +342,7 @@ def _expect(name: str, spec: Any, text: str, section: str) -> Expect:
     if any(isinstance(b, float) and not math.isfinite(b) for b in bounds):
         # (TOML has nan and inf: a bound no figure can meet, or one every figure meets)
         raise err(f"{where}: a bound must be a finite number")
-    if section == "events" and any(isinstance(b, (int, float)) and not isinstance(b, bool) and b < 0
-                                   for b in bounds):
+    if section == "events" and any(isinstance(b, (int, float)) and not isinstance(b, bool) and b < 0 for b in bounds):
         raise err(f"{where}: an event count cannot be negative")
     if isinstance(spec, (int, float)) and not isinstance(spec, bool):
         return Expect(name=name, max=spec) if section == "events" else Expect(name=name, eq=spec)
@@ -328,8 +350,10 @@ def _expect(name: str, spec: Any, text: str, section: str) -> Expect:
         raise err(f"[{section}] {name}: expected a number or a table like {{ min = … }}, got {_what(spec)}")
     unknown = sorted(set(spec) - _METRIC_KEYS)
     if unknown:
-        raise err(f"{where}: unknown key {unknown[0]!r}{_hint(unknown[0], _METRIC_KEYS)} "
-                  f"(use {', '.join(sorted(_METRIC_KEYS))})")
+        raise err(
+            f"{where}: unknown key {unknown[0]!r}{_hint(unknown[0], _METRIC_KEYS)} "
+            f"(use {', '.join(sorted(_METRIC_KEYS))})"
+        )
     if not any(k in spec for k in _BOUND_KEYS):
         raise err(f"{where}: no bound (min, max, eq or approx)")
     for op in _BOUND_KEYS:
@@ -337,14 +361,24 @@ def _expect(name: str, spec: Any, text: str, section: str) -> Expect:
         if isinstance(b, bool) or not isinstance(b, (int, float, str, type(None))):
             raise err(f"{where} {op}: expected a number or a figure/config name, got {_what(b)}")
     rank = spec.get("rank")
-    if rank is not None and not ((isinstance(rank, int) and not isinstance(rank, bool) and 0 <= rank <= _MAX_RANK)
-                                 or rank in ("each", "all", "any")):
-        raise err(f"{where} rank {_what(rank)}: a rank from 0 to {_MAX_RANK}, or \"each\"")
+    if rank is not None and not (
+        (isinstance(rank, int) and not isinstance(rank, bool) and 0 <= rank <= _MAX_RANK)
+        or rank in ("each", "all", "any")
+    ):
+        raise err(f'{where} rank {_what(rank)}: a rank from 0 to {_MAX_RANK}, or "each"')
     # (None: a ${NAME} the env file leaves empty, which means unset: the default)
     tol = 0.01 if spec.get("tol") is None else _number(spec["tol"], text, name, f"{where} tol")
     hard = spec.get("hard") is not None and _flag(spec["hard"], text, name, f"{where} hard")
-    return Expect(name=name, min=spec.get("min"), max=spec.get("max"), eq=spec.get("eq"),
-                  approx=spec.get("approx"), tol=tol, rank=rank, hard=hard)
+    return Expect(
+        name=name,
+        min=spec.get("min"),
+        max=spec.get("max"),
+        eq=spec.get("eq"),
+        approx=spec.get("approx"),
+        tol=tol,
+        rank=rank,
+        hard=hard,
+    )
 
 
 def _sample(s: Any, text: str, name: str) -> tuple[str, float | None]:
@@ -355,7 +389,7 @@ def _sample(s: Any, text: str, name: str) -> tuple[str, float | None]:
     s = _table(s, text, name, where)
     line, want = s.get("line"), s.get("value")
     if not isinstance(line, str):
-        raise _err(text, name, f"{where}: each needs line = \"…\" (a string), got {_what(line)}", key=name)
+        raise _err(text, name, f'{where}: each needs line = "…" (a string), got {_what(line)}', key=name)
     if want is not None and (isinstance(want, bool) or not isinstance(want, (int, float))):
         raise _err(text, name, f"{where}: value must be a number, got {_what(want)}", key=name)
     return line, want
@@ -367,13 +401,16 @@ def compile_pattern(spec: dict, text: str, clock: Budget) -> UserPattern:
     `clock` (the time all samples of its plan may take)."""
     name = spec.get("name")
     if not isinstance(name, str) or not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
-        raise _err(text, "[[pattern]]", f"[[pattern]] name {_what(name)}: lowercase_with_underscores",
-                   key=str(name))
+        raise _err(text, "[[pattern]]", f"[[pattern]] name {_what(name)}: lowercase_with_underscores", key=str(name))
     if name in known_figures():
         # (its figures would be stored under a name bootlog reads itself: [metrics] would
         # judge the built-in one, and the pattern's values would be silently ignored)
-        raise _err(text, name, f"[[pattern]] {name}: the name of a figure bootlog reads itself; "
-                   "give the pattern a name of its own", key=name)
+        raise _err(
+            text,
+            name,
+            f"[[pattern]] {name}: the name of a figure bootlog reads itself; give the pattern a name of its own",
+            key=name,
+        )
 
     def err(msg: str) -> PlanError:
         return _err(text, name, f"[[pattern]] {name}{msg}", key=name)
@@ -385,12 +422,13 @@ def compile_pattern(spec: dict, text: str, clock: Budget) -> UserPattern:
         rx = _regex.compile(src)
     except _regex.error as e:
         raise err(f": regex does not compile: {e}") from None
-    unit, event, literal, kind = (_string(spec.get(k), text, name, f"[[pattern]] {name} {k}")
-                                  for k in ("unit", "event", "literal", "kind"))
+    unit, event, literal, kind = (
+        _string(spec.get(k), text, name, f"[[pattern]] {name} {k}") for k in ("unit", "event", "literal", "kind")
+    )
     if kind not in (None, "capacity", "timing"):
         raise err(f" kind {_what(kind)}: capacity or timing")
     if event is None and "value" not in rx.groupindex:
-        raise err(": a figure pattern needs a named group (?P<value>…); set event = \"kind\" for an event pattern")
+        raise err(': a figure pattern needs a named group (?P<value>…); set event = "kind" for an event pattern')
     up = UserPattern(name=name, regex=rx, source=src, unit=unit, event=event, literal=literal, kind=kind)
     samples = spec.get("samples") or []
     if not samples:
@@ -398,9 +436,14 @@ def compile_pattern(spec: dict, text: str, clock: Budget) -> UserPattern:
     if not isinstance(samples, list):  # a bare string would be taken apart character by character
         raise err(f" samples: expected an array, got {_what(samples)}")
     budget = min(PATTERN_BUDGET_S, clock.left)
-    too_slow = err(f": its samples took more than {budget:g} s to match" + (
-        " (its budget for a whole run)" if budget == PATTERN_BUDGET_S
-        else f" (what is left of {userpatterns.PLAN_BUDGET_S:g} s for all samples of the plan)"))
+    too_slow = err(
+        f": its samples took more than {budget:g} s to match"
+        + (
+            " (its budget for a whole run)"
+            if budget == PATTERN_BUDGET_S
+            else f" (what is left of {userpatterns.PLAN_BUDGET_S:g} s for all samples of the plan)"
+        )
+    )
     started = time.perf_counter()
     try:
         for s in samples:
@@ -419,8 +462,11 @@ def compile_pattern(spec: dict, text: str, clock: Budget) -> UserPattern:
             if not hits:
                 raise err(f": does not match its sample {_what(line)}")
             got = hits[0]
-            if isinstance(got, Metric) and want is not None and \
-                    abs(got.value - float(want)) > 1e-9 * max(1.0, abs(float(want))):
+            if (
+                isinstance(got, Metric)
+                and want is not None
+                and abs(got.value - float(want)) > 1e-9 * max(1.0, abs(float(want)))
+            ):
                 raise err(f": sample {_what(line)} gives {got.value}, expected {want}")
     finally:
         clock.left -= time.perf_counter() - started
@@ -443,14 +489,19 @@ def load_plan(path: str | Path, *, judge: bool = False) -> Plan:
         raise file_error("plan", p, not_utf8(e)) from None
     depth, no = _nesting(text)
     if depth > _MAX_NESTING:
-        raise file_error("plan", p, f"tables, arrays or dotted keys nested more than {_MAX_NESTING} levels deep",
-                          line=no)
+        raise file_error(
+            "plan", p, f"tables, arrays or dotted keys nested more than {_MAX_NESTING} levels deep", line=no
+        )
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         if _looks_like_env(text):
-            raise file_error("plan", p, "not a plan: it reads like an env file (NAME=value lines); a plan "
-                              f"is TOML and names its env file with env_file = \"{_toml_str(p.name)}\"") from None
+            raise file_error(
+                "plan",
+                p,
+                "not a plan: it reads like an env file (NAME=value lines); a plan "
+                f'is TOML and names its env file with env_file = "{_toml_str(p.name)}"',
+            ) from None
         raise file_error("plan", p, f"bad TOML: {e}") from e
     except RecursionError:  # tomllib recurses once per nested array/table
         raise file_error("plan", p, "bad TOML: arrays or tables nested too deeply") from None
@@ -464,12 +515,24 @@ def load_plan(path: str | Path, *, judge: bool = False) -> Plan:
             if no:
                 data_["line"] = no
                 msg = f"plan line {no}: {msg}"
-        raise PlanError(cut(f"{p.name}: {msg}", MAX_MESSAGE), path=str(p),
-                        **{k: v for k, v in data_.items() if k != "path"}) from None
-    if judge and not (plan.config or plan.metrics or plan.events or plan.boot_metrics or plan.deploy
-                      or plan.boot.get("status") or plan.boot.get("compile_cache") in ("warm", "cold")):
-        raise file_error("plan", p, "holds no expectation (no [config], [metrics.NAME], [events], [boot] "
-                          "status/figure or [deploy] entry): every boot would pass it")
+        raise PlanError(
+            cut(f"{p.name}: {msg}", MAX_MESSAGE), path=str(p), **{k: v for k, v in data_.items() if k != "path"}
+        ) from None
+    if judge and not (
+        plan.config
+        or plan.metrics
+        or plan.events
+        or plan.boot_metrics
+        or plan.deploy
+        or plan.boot.get("status")
+        or plan.boot.get("compile_cache") in ("warm", "cold")
+    ):
+        raise file_error(
+            "plan",
+            p,
+            "holds no expectation (no [config], [metrics.NAME], [events], [boot] "
+            "status/figure or [deploy] entry): every boot would pass it",
+        )
     for w in plan.warnings:
         warn(f"{p.name}: {w}")
     return plan
@@ -491,8 +554,11 @@ def _toml_str(name: str) -> str:
 
 
 # the tokens of TOML that make nesting, and the strings and comments in which nothing does
-_NEST_TOKEN = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*'
-                         r'|[\[\]{}=,.\n]', re.S)
+_NEST_TOKEN = re.compile(
+    r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*'
+    r"|[\[\]{}=,.\n]",
+    re.S,
+)
 
 
 def _nesting(text: str, limit: int = _MAX_NESTING) -> tuple[int, int]:
@@ -549,9 +615,18 @@ def _nesting(text: str, limit: int = _MAX_NESTING) -> tuple[int, int]:
 
 # What each top-level key holds: a wrong kind is a plan error here, not a crash further on.
 _TOP_TYPES: dict[str, Any] = {
-    "env_file": str, "env_prefix": str, "name": str, "description": str, "config": dict,
-    "metrics": dict, "events": dict, "boot": dict, "tolerance": dict, "pattern": list,
-    "extra_args": "names", "deploy": dict,
+    "env_file": str,
+    "env_prefix": str,
+    "name": str,
+    "description": str,
+    "config": dict,
+    "metrics": dict,
+    "events": dict,
+    "boot": dict,
+    "tolerance": dict,
+    "pattern": list,
+    "extra_args": "names",
+    "deploy": dict,
 }
 # what [deploy] may require (docs/figures.md "deploy"): equal to the stored deploy context's
 DEPLOY_KEYS = ("image", "image_digest", "restart_count", "exit_code", "oom_killed", "env")
@@ -565,7 +640,7 @@ def _check_top(data: dict, text: str) -> None:
             raise _err(text, k, f"unknown top-level key {k!r}{_hint(k, _TOP_TYPES)}", key=k)
         if kind == "names":
             if not (isinstance(v, list) and all(isinstance(x, str) and NAME.fullmatch(x) for x in v)):
-                raise _err(text, k, f"{k}: expected an array of names like [\"my_flag\"]", key=k)
+                raise _err(text, k, f'{k}: expected an array of names like ["my_flag"]', key=k)
         elif kind is list:
             if not isinstance(v, list):
                 raise _err(text, k, f"{k}: expected [[{k}]] tables, got {_what(v)}", key=k)
@@ -596,10 +671,17 @@ def _config_key(key: str, known: set[str], text: str) -> str | None:
         return None
     best = did_you_mean(head, known)
     if best:
-        raise _err(text, key, f"[config] {key}: not a vLLM argument (did you mean {best}?); "
-                   f"a fork's own flag of that name goes in extra_args = [\"{head}\"]", key=key)
-    return (f"[config] {key}: not a vLLM argument bootlog knows; it is checked against the "
-            f"boot's config as written (list it in extra_args to say it is meant)")
+        raise _err(
+            text,
+            key,
+            f"[config] {key}: not a vLLM argument (did you mean {best}?); "
+            f'a fork\'s own flag of that name goes in extra_args = ["{head}"]',
+            key=key,
+        )
+    return (
+        f"[config] {key}: not a vLLM argument bootlog knows; it is checked against the "
+        f"boot's config as written (list it in extra_args to say it is meant)"
+    )
 
 
 def _build(data: dict, text: str, p: Path) -> Plan:
@@ -619,13 +701,17 @@ def _build(data: dict, text: str, p: Path) -> Plan:
         if tol.get(key) is not None:
             # `k = …`, `{ k = … }` or `tolerance.k = …`: a bare "k" would match any line
             at = re.compile(rf"(^\s*|[{{,.]\s*){key}\s*=")
-            setattr(plan, key, _number(exp(tol[key], f"tolerance.{key}"), text, at, f"[tolerance] {key}",
-                                       f"tolerance.{key}"))
+            setattr(
+                plan,
+                key,
+                _number(exp(tol[key], f"tolerance.{key}"), text, at, f"[tolerance] {key}", f"tolerance.{key}"),
+            )
 
     for spec in data.get("pattern", []):
         # the regex is taken verbatim: `$` and `{…}` belong to the regex, not to the env file
-        up = compile_pattern({k: (v if k == "regex" else exp(v, f"pattern.{k}")) for k, v in spec.items()},
-                             text, samples_clock)
+        up = compile_pattern(
+            {k: (v if k == "regex" else exp(v, f"pattern.{k}")) for k, v in spec.items()}, text, samples_clock
+        )
         up.shared = run_clock
         plan.patterns.append(up)
 
@@ -639,23 +725,39 @@ def _build(data: dict, text: str, p: Path) -> Plan:
 
     for key, value in _config_items(data.get("deploy", {})):
         if key.split(".", 1)[0] not in DEPLOY_KEYS or key == "env":
-            raise _err(text, key, f"[deploy] {key}: not a deploy fact{_hint(key, DEPLOY_KEYS)} (one of "
-                       + ", ".join(k if k != "env" else "env.NAME" for k in DEPLOY_KEYS) + ")", key=key)
+            raise _err(
+                text,
+                key,
+                f"[deploy] {key}: not a deploy fact{_hint(key, DEPLOY_KEYS)} (one of "
+                + ", ".join(k if k != "env" else "env.NAME" for k in DEPLOY_KEYS)
+                + ")",
+                key=key,
+            )
         plan.deploy[key] = exp(value, f"deploy.{key}")
 
     for name, spec in data.get("metrics", {}).items():
         if name not in figures:
-            raise _err(text, name, f"[metrics.{name}]: unknown figure {name!r}{_hint(name, figures)} "
-                       "(not in the metrics vocabulary nor a [[pattern]] name)", key=name)
+            raise _err(
+                text,
+                name,
+                f"[metrics.{name}]: unknown figure {name!r}{_hint(name, figures)} "
+                "(not in the metrics vocabulary nor a [[pattern]] name)",
+                key=name,
+            )
         plan.metrics[name] = _expect(name, exp(spec, f"metrics.{name}"), text, "metrics")
 
     kinds = set(EVENT_KINDS) | set(ADDED_EVENT_KINDS) | {up.event for up in plan.patterns if up.event}
     whats = warning_whats()
     for kind, spec in data.get("events", {}).items():
         if kind not in kinds and kind not in whats:
-            raise _err(text, kind, f"[events]: unknown event kind {kind!r}{_hint(kind, kinds | whats)} "
-                       f"(known: {', '.join(sorted(kinds))}, or a warning's what: "
-                       f"{', '.join(sorted(whats))})", key=kind)
+            raise _err(
+                text,
+                kind,
+                f"[events]: unknown event kind {kind!r}{_hint(kind, kinds | whats)} "
+                f"(known: {', '.join(sorted(kinds))}, or a warning's what: "
+                f"{', '.join(sorted(whats))})",
+                key=kind,
+            )
         plan.events[kind] = _expect(kind, exp(spec, f"events.{kind}"), text, "events")
 
     for key, value in data.get("boot", {}).items():
@@ -671,8 +773,12 @@ def _build(data: dict, text: str, p: Path) -> Plan:
             plan.boot_metrics[key] = _expect(key, value, text, "boot")
         else:
             hint = _hint(key, figures | {"status", "compile_cache", "hard"})
-            raise _err(text, key, f"[boot]: unknown key {key!r}{hint} (status, compile_cache, "
-                       "hard, or a figure such as boot_to_ready_s)", key=key)
+            raise _err(
+                text,
+                key,
+                f"[boot]: unknown key {key!r}{hint} (status, compile_cache, hard, or a figure such as boot_to_ready_s)",
+                key=key,
+            )
     _check_bounds(plan, figures | args | set(plan.config), text)
     return plan
 
@@ -694,5 +800,10 @@ def _check_bounds(plan: Plan, names: set[str], text: str) -> None:
             for op in _BOUND_KEYS:
                 b = getattr(ex, op)
                 if isinstance(b, str) and not _bound_ok(b.strip(), names):
-                    raise _err(text, ex.name, f"[{section}.{ex.name}] {op} = {_what(b)}: not a "
-                               f"number, a figure or a config key{_hint(b, names)}", key=ex.name)
+                    raise _err(
+                        text,
+                        ex.name,
+                        f"[{section}.{ex.name}] {op} = {_what(b)}: not a "
+                        f"number, a figure or a config key{_hint(b, names)}",
+                        key=ex.name,
+                    )

@@ -36,6 +36,7 @@ phase moved for `diff`.  Times: ISO 8601 strings or datetimes; naive ones are ta
 started_at's zone (one log has one clock), and with a naive started_at offsets are dropped.  The
 output's start/end are ISO strings in started_at's offset.
 """
+
 from __future__ import annotations
 
 import math
@@ -48,8 +49,14 @@ from bootlog.figures import FIGURES
 # figure name -> (phase, depth) (bootlog.figures); see rule 3 of the module docstring
 DURATIONS: dict[str, tuple[str, int]] = {f.name: f.phase for f in FIGURES if f.phase}
 # lines printed once the KV cache is sized (rule 4): their times bound kv_cache_init
-KV_LINES = ("kv_cache_available_gib", "kv_cache_reserved_gib", "num_gpu_blocks", "num_cpu_blocks",
-            "kv_cache_tokens", "max_concurrency")
+KV_LINES = (
+    "kv_cache_available_gib",
+    "kv_cache_reserved_gib",
+    "num_gpu_blocks",
+    "num_cpu_blocks",
+    "kv_cache_tokens",
+    "max_concurrency",
+)
 KV_DEPTH = 2
 # pieces shorter than this are rounding, not phases (rule 6): figures print at most 1/100 s
 SLIVER_S = 0.01
@@ -57,10 +64,21 @@ SLIVER_S = 0.01
 # every phase name phases() can return, in the order a boot normally runs them, and its letter in
 # render_bar(): ASCII, distinct without colour, upper case for the big work items
 LETTERS = {
-    "process_start": "s", "model_load": "M", "weights_load": "W", "init_engine": "I",
-    "dynamo_transform": "D", "compile": "C", "compile_cache_load": "c", "memory_profiling": "R",
-    "profiling_run": "P", "kv_cache_init": "K", "graph_capture": "G", "api_server_start": "A",
-    "unlogged": ".", "failed": "X", "incomplete": "?",
+    "process_start": "s",
+    "model_load": "M",
+    "weights_load": "W",
+    "init_engine": "I",
+    "dynamo_transform": "D",
+    "compile": "C",
+    "compile_cache_load": "c",
+    "memory_profiling": "R",
+    "profiling_run": "P",
+    "kv_cache_init": "K",
+    "graph_capture": "G",
+    "api_server_start": "A",
+    "unlogged": ".",
+    "failed": "X",
+    "incomplete": "?",
 }
 PHASES = tuple(LETTERS)
 
@@ -92,9 +110,13 @@ class BootTimes:
         object will do) and figures as {"name", "value", "rank", "line", "ts"} -- given apart, or
         as boot["figures"] / boot["metrics"]."""
         rows = figures if figures is not None else boot.get("figures", boot.get("metrics", ()))
-        return cls(started_at=boot.get("started_at"), ready_at=boot.get("ready_at"),
-                   figures=tuple(_figure_of(r) for r in rows),
-                   ended_at=boot.get("ended_at"), status=boot.get("status"))
+        return cls(
+            started_at=boot.get("started_at"),
+            ready_at=boot.get("ready_at"),
+            figures=tuple(_figure_of(r) for r in rows),
+            ended_at=boot.get("ended_at"),
+            status=boot.get("status"),
+        )
 
 
 @dataclass
@@ -267,8 +289,7 @@ def _length(p: _Span) -> float:
 
 
 def _entry(p: _Span, zone: tzinfo | None) -> dict:
-    return {"phase": p.phase, "start": _iso(p.start, zone), "end": _iso(p.end, zone),
-            "s": round(_length(p), 6)}
+    return {"phase": p.phase, "start": _iso(p.start, zone), "end": _iso(p.end, zone), "s": round(_length(p), 6)}
 
 
 def _to_dt(v: str | datetime | None, zone: tzinfo | None) -> datetime | None:
@@ -312,8 +333,10 @@ def moved(new: list[dict], old: list[dict]) -> list[dict]:
     lacks the phase), biggest move first, so a cold compile or a slow weight load leads."""
     a, b = phase_totals(new), phase_totals(old)
     names = list(dict.fromkeys([*b, *a]))
-    rows = [{"phase": n, "old": b.get(n, 0.0), "new": a.get(n, 0.0),
-             "delta": round(a.get(n, 0.0) - b.get(n, 0.0), 6)} for n in names]
+    rows = [
+        {"phase": n, "old": b.get(n, 0.0), "new": a.get(n, 0.0), "delta": round(a.get(n, 0.0) - b.get(n, 0.0), 6)}
+        for n in names
+    ]
     return sorted(rows, key=lambda r: -abs(r["delta"]))
 
 
@@ -330,8 +353,9 @@ def render_bar(phases: list[dict], width: int = 60) -> str:
     cols = _columns([p["s"] for p in rows], width)
     bar = "".join(LETTERS.get(p["phase"], "#") * n for p, n in zip(rows, cols))
     lines = [f"|{bar}| {_secs(total)}"]
-    lines += _wrap([f"{LETTERS.get(name, '#')} {name} {_secs(s)}" for name, s in phase_totals(rows).items()],
-                   max(width, 40) + 10)
+    lines += _wrap(
+        [f"{LETTERS.get(name, '#')} {name} {_secs(s)}" for name, s in phase_totals(rows).items()], max(width, 40) + 10
+    )
     return "\n".join(lines)
 
 

@@ -16,6 +16,7 @@ What the boot itself says is wrong counts whatever a plan says (a plan can only 
 Then the judgements of the boot against a plan (check) and its previous boot (diff) and what
 was measured around it (a probe that failed) raise the code, each with its reason.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -63,8 +64,13 @@ def boot_problem(doc: Shown | dict) -> tuple[int, str] | None:
     return None
 
 
-def judge(doc: Shown | dict | None, *, results: Iterable[tuple[str, dict | None]] = (), exited: bool = False,
-          problems: Iterable[str] = ()) -> Verdict:
+def judge(
+    doc: Shown | dict | None,
+    *,
+    results: Iterable[tuple[str, dict | None]] = (),
+    exited: bool = False,
+    problems: Iterable[str] = (),
+) -> Verdict:
     """The verdict on a boot: its own problem (boot_problem), a run that stopped before it was
     ready (`exited`), the (label, result) pairs of check/diff (compare's exit codes), and
     problems measured around it (a failed probe: DRIFT)."""
@@ -109,7 +115,6 @@ def gauge(v: Verdict) -> int:
     return GAUGE.get(v.word, 3)
 
 
-
 def exit_code(result: dict) -> int:
     """0 nothing wrong, 3 drift, 4 a violation (hard plan expectation, failed boot)."""
     s = result.get("summary", {})
@@ -125,8 +130,11 @@ def event_counts(show: Shown | dict) -> dict[str, list[EventRow]]:
     events = Shown.of(show).events
     # the engine's copy of a worker's OOM ("Worker failed with error 'HIP out of memory. Tried
     # to allocate 50.00 MiB…'") carries no rank but the same allocation as the worker's own
-    ranked_allocs = {(e.kind, e.facts.get("requested_mib")) for e in events
-                     if e.rank is not None and e.facts.get("requested_mib") is not None}
+    ranked_allocs = {
+        (e.kind, e.facts.get("requested_mib"))
+        for e in events
+        if e.rank is not None and e.facts.get("requested_mib") is not None
+    }
     for e in events:
         if e.facts.get("after_stop"):
             continue

@@ -25,6 +25,7 @@ SSL_KEYFILE are not: a plain substring rule would hide those figures' changes fr
 (a redacted value never differs). Values in the command line get the same rule (`--api-key X`,
 `--hf-token=X`, `HF_TOKEN=X` inside a `sh -c` script).
 """
+
 from __future__ import annotations
 
 import json
@@ -41,8 +42,7 @@ REDACTED = "<redacted>"
 
 # ------------------------------------------------------------------------------------ redaction
 
-_SECRET_SUFFIXES = ("TOKEN", "KEY", "KEYS", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD",
-                    "PASSPHRASE")
+_SECRET_SUFFIXES = ("TOKEN", "KEY", "KEYS", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD", "PASSPHRASE")
 _SECRET_WORDS = frozenset({"PASS"})  # only as a whole word: BYPASS, COMPASS are not secrets
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD_SPLIT = re.compile(r"[_\-.\s]+")
@@ -65,8 +65,10 @@ def _redact_url_creds(s: str) -> str:
 def redact(env: dict[str, str]) -> dict[str, str]:
     """A copy of `env` with the values of secret-looking names replaced by "<redacted>" (and the
     password of a URL in any other value: `postgres://user:<redacted>@db`)."""
-    return {k: (REDACTED if is_secret_name(k) else _redact_url_creds(v) if isinstance(v, str) else v)
-            for k, v in env.items()}
+    return {
+        k: (REDACTED if is_secret_name(k) else _redact_url_creds(v) if isinstance(v, str) else v)
+        for k, v in env.items()
+    }
 
 
 # NAME=value inside a shell script string (`sh -c 'HF_TOKEN=… exec vllm serve'`)
@@ -78,8 +80,7 @@ _FLAG_IN_TEXT = re.compile(r"(?<![\w-])(--?[A-Za-z][\w.-]*)(=|\s+)(\"[^\"]*\"|'[
 def _redact_text(s: str) -> str:
     s = _redact_url_creds(s)
     s = _ASSIGN.sub(lambda m: f"{m[1]}={REDACTED}" if is_secret_name(m[1]) else m[0], s)
-    return _FLAG_IN_TEXT.sub(
-        lambda m: f"{m[1]}{m[2]}{REDACTED}" if is_secret_name(m[1].lstrip("-")) else m[0], s)
+    return _FLAG_IN_TEXT.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}" if is_secret_name(m[1].lstrip("-")) else m[0], s)
 
 
 def redact_args(args: list[str]) -> list[str]:
@@ -259,30 +260,33 @@ def _mounts(v: Any) -> list[dict] | None:
     for m in v:
         if not isinstance(m, dict) or not _str(m.get("Destination")):
             continue
-        out.append({"destination": m["Destination"], "source": _str(m.get("Source")) or _str(m.get("Name")),
-                    "type": _str(m.get("Type")), "rw": _bool(m.get("RW"))})
+        out.append(
+            {
+                "destination": m["Destination"],
+                "source": _str(m.get("Source")) or _str(m.get("Name")),
+                "type": _str(m.get("Type")),
+                "rw": _bool(m.get("RW")),
+            }
+        )
     return sorted(out, key=lambda m: m["destination"])
 
 
 def _kind(v: Any) -> str:
     if isinstance(v, list):
         return f"a list of {len(v)}"
-    return {dict: "an object", str: "a string", type(None): "null", bool: "a boolean"}.get(
-        type(v), type(v).__name__)
+    return {dict: "an object", str: "a string", type(None): "null", bool: "a boolean"}.get(type(v), type(v).__name__)
 
 
 def _parse_inspect(out: str, engine: str, name: str, what: str = "inspect") -> dict:
     try:
         data = json.loads(out)
     except (json.JSONDecodeError, RecursionError) as err:
-        raise SourceError(f"{engine} {what} {name}: output is not JSON ({one_line(err, 80)})",
-                          container=name) from None
+        raise SourceError(f"{engine} {what} {name}: output is not JSON ({one_line(err, 80)})", container=name) from None
     if isinstance(data, list) and not data:
         thing = "image" if what.startswith("image") else "container"
         raise SourceError(f"no such {thing}: {name}", container=name)
     if not (isinstance(data, list) and len(data) == 1 and isinstance(data[0], dict)):
-        raise SourceError(f"{engine} {what} {name}: expected a list of one object, got {_kind(data)}",
-                          container=name)
+        raise SourceError(f"{engine} {what} {name}: expected a list of one object, got {_kind(data)}", container=name)
     return data[0]
 
 
@@ -327,6 +331,7 @@ def deploy_context(name: str, engine: str = "podman", timeout: float = 10) -> di
 
 
 # ----------------------------------------------------------------------------------- env file
+
 
 def _text(v: Any) -> str:
     """An env-file value as envfile.load_env coerced it, back as text (None -> "")."""
@@ -381,8 +386,11 @@ def _mount_map(mounts: Any) -> dict[str, str] | None:
     """destination -> "source (ro)" / "source" of a context's mounts; None when it has none known."""
     if not isinstance(mounts, list):
         return None
-    return {m["destination"]: f"{m.get('source') or '?'}{' (ro)' if m.get('rw') is False else ''}"
-            for m in mounts if isinstance(m, dict) and m.get("destination")}
+    return {
+        m["destination"]: f"{m.get('source') or '?'}{' (ro)' if m.get('rw') is False else ''}"
+        for m in mounts
+        if isinstance(m, dict) and m.get("destination")
+    }
 
 
 def deploy_findings(old: dict | None, new: dict | None) -> list[Finding]:

@@ -19,6 +19,7 @@ The parsers are pure functions over the tools' text, one per tool:
 
 GiB are 2**30 bytes, the unit vLLM prints and the seeds use.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,8 +42,7 @@ TOOLS = ("rocm-smi", "amd-smi", "nvidia-smi")  # the order `auto` tries them in
 ARGV = {
     "rocm-smi": ["rocm-smi", "--showmeminfo", "vram", "--json"],
     "amd-smi": ["amd-smi", "metric", "--mem-usage", "--json"],
-    "nvidia-smi": ["nvidia-smi", "--query-gpu=index,memory.used,memory.total",
-                   "--format=csv,noheader,nounits"],
+    "nvidia-smi": ["nvidia-smi", "--query-gpu=index,memory.used,memory.total", "--format=csv,noheader,nounits"],
 }
 _MAX_OUTPUT = 4 << 20  # bytes: a memory report is a page; more is not one
 
@@ -68,7 +68,7 @@ def _json(text: str, tool: str) -> Any:
     if not starts:
         raise SourceError(f"{tool} printed no JSON: {one_line(text, 80) or 'nothing'}")
     try:
-        data, _ = json.JSONDecoder().raw_decode(text[min(starts):])
+        data, _ = json.JSONDecoder().raw_decode(text[min(starts) :])
     except (json.JSONDecodeError, RecursionError) as err:
         raise SourceError(f"{tool} printed unreadable JSON ({one_line(err, 80)})") from None
     return data
@@ -101,9 +101,11 @@ def parse_rocm_smi(text: str) -> list[GpuMem]:
         total = _number(fields.get("VRAM Total Memory (B)"))
         used = _number(fields.get("VRAM Total Used Memory (B)"))
         if total is None or used is None or used > total:
-            raise SourceError(f"rocm-smi: {key} has no readable VRAM total/used "
-                              f"({one_line(fields.get('VRAM Total Memory (B)'), 30)}, "
-                              f"{one_line(fields.get('VRAM Total Used Memory (B)'), 30)})")
+            raise SourceError(
+                f"rocm-smi: {key} has no readable VRAM total/used "
+                f"({one_line(fields.get('VRAM Total Memory (B)'), 30)}, "
+                f"{one_line(fields.get('VRAM Total Used Memory (B)'), 30)})"
+            )
         cards.append(_card(int(m[1]), used, total))
     if not cards:
         raise SourceError("rocm-smi: no card with VRAM figures in its output")
@@ -139,8 +141,10 @@ def parse_amd_smi(text: str) -> list[GpuMem]:
         mem = item["mem_usage"]
         total, used, free = (_amd_bytes(mem.get(k)) for k in ("total_vram", "used_vram", "free_vram"))
         if total is None or used is None or used > total:
-            raise SourceError(f"amd-smi: gpu {gpu} has no readable total_vram/used_vram "
-                              f"({one_line(mem.get('total_vram'), 40)}, {one_line(mem.get('used_vram'), 40)})")
+            raise SourceError(
+                f"amd-smi: gpu {gpu} has no readable total_vram/used_vram "
+                f"({one_line(mem.get('total_vram'), 40)}, {one_line(mem.get('used_vram'), 40)})"
+            )
         cards.append(_card(gpu, used, total, free))
     if not cards:
         raise SourceError("amd-smi: no GPU with mem_usage in its output")
@@ -158,8 +162,10 @@ def parse_nvidia_smi(text: str) -> list[GpuMem]:
             raise SourceError(f"nvidia-smi: not an 'index, used, total' line: {one_line(line, 80)}")
         used, total = _number(parts[1]), _number(parts[2])
         if used is None or total is None or used > total:
-            raise SourceError(f"nvidia-smi: GPU {parts[0]} has no readable memory figures "
-                              f"({one_line(parts[1], 20)}, {one_line(parts[2], 20)})")
+            raise SourceError(
+                f"nvidia-smi: GPU {parts[0]} has no readable memory figures "
+                f"({one_line(parts[1], 20)}, {one_line(parts[2], 20)})"
+            )
         cards.append(_card(int(parts[0]), used * MIB, total * MIB))
     if not cards:
         raise SourceError("nvidia-smi printed no GPU")
@@ -186,8 +192,7 @@ def _run(argv: list[str], timeout: float) -> str:
     timeout kills its children too."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True)
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         except OSError as e:
             raise SourceError(f"cannot run {argv[0]}: {e.strerror or e}") from None
         deadline = time.monotonic() + timeout
@@ -209,8 +214,10 @@ def _run(argv: list[str], timeout: float) -> str:
     if len(text) + len(errs) > _MAX_OUTPUT:
         raise SourceError(f"{argv[0]} printed more than {_MAX_OUTPUT >> 20} MiB: not a memory report")
     if proc.returncode != 0:
-        last = next((ln for ln in reversed(errs.decode("utf-8", "replace").splitlines()) if ln.strip()),
-                    "") or text.decode("utf-8", "replace").strip()
+        last = (
+            next((ln for ln in reversed(errs.decode("utf-8", "replace").splitlines()) if ln.strip()), "")
+            or text.decode("utf-8", "replace").strip()
+        )
         raise SourceError(f"{argv[0]} failed (exit {proc.returncode}): {one_line(last, 120) or 'no message'}")
     return text.decode("utf-8", "replace")
 

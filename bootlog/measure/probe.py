@@ -32,6 +32,7 @@ time. Every failure is one line in `problems` (server text passed through one_li
 exception: a failure of /health or /v1/models ends the probe there (what follows would fail
 for the same reason and only repeat it).
 """
+
 from __future__ import annotations
 
 import http.client
@@ -81,12 +82,20 @@ class _Fail(Exception):
 
 # ----------------------------------------------------------------------------------- transport
 
+
 class _Call:
     """One HTTP request on a connection of its own, with a watchdog that shuts the socket at
     `deadline` (a socket timeout alone cannot stop a server that trickles bytes)."""
 
-    def __init__(self, base: "_Base", method: str, path: str, deadline: float,
-                 body: dict | None = None, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        base: "_Base",
+        method: str,
+        path: str,
+        deadline: float,
+        body: dict | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         self.what = f"{method} {path}"
         self.deadline = deadline
         self.fired = False
@@ -226,6 +235,7 @@ def _status_fail(call: _Call, raw: bytes) -> _Fail:
 
 # ----------------------------------------------------------------------------------- the steps
 
+
 def _get(base: _Base, path: str, deadline: float, headers: dict[str, str]) -> tuple[_Call, bytes, float]:
     call = _Call(base, "GET", path, deadline, headers=headers)
     try:
@@ -243,7 +253,7 @@ def _model_ids(raw: bytes) -> list[str]:
         raise _Fail(f"GET /v1/models: the answer is not JSON: {one_line(raw, 80)}") from None
     data = doc.get("data") if isinstance(doc, dict) else None
     if not isinstance(data, list):
-        raise _Fail("GET /v1/models: no model list (\"data\") in the answer")
+        raise _Fail('GET /v1/models: no model list ("data") in the answer')
     ids = [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
     if not ids:
         raise _Fail("GET /v1/models: the server lists no model")
@@ -319,11 +329,11 @@ def _consume(call: _Call, st: _Stream) -> None:
             try:
                 doc = json.loads(payload)
             except (ValueError, RecursionError):
-                raise _Fail(f"{call.what}: the stream holds something that is not JSON: "
-                            f"{one_line(payload, 60)}") from None
+                raise _Fail(
+                    f"{call.what}: the stream holds something that is not JSON: {one_line(payload, 60)}"
+                ) from None
             if isinstance(doc, dict) and ("error" in doc or doc.get("object") == "error"):
-                raise _Fail(f"{call.what}: the server reported an error mid-stream: "
-                            f"{_error_text(payload)}")
+                raise _Fail(f"{call.what}: the server reported an error mid-stream: {_error_text(payload)}")
             if _chunk_tokens(doc):
                 st.chunks += 1
                 st.first = now if st.first is None else st.first
@@ -339,10 +349,17 @@ def _consume(call: _Call, st: _Stream) -> None:
                     st.usage_tokens = n
 
 
-def _completion(base: _Base, route: str, model: str, tokens: int, deadline: float,
-                headers: dict[str, str]) -> tuple[_Call, _Stream | None, bytes]:
-    body: dict[str, Any] = {"model": model, "max_tokens": tokens, "stream": True, "temperature": 0,
-                            "ignore_eos": True, "stream_options": {"include_usage": True}}
+def _completion(
+    base: _Base, route: str, model: str, tokens: int, deadline: float, headers: dict[str, str]
+) -> tuple[_Call, _Stream | None, bytes]:
+    body: dict[str, Any] = {
+        "model": model,
+        "max_tokens": tokens,
+        "stream": True,
+        "temperature": 0,
+        "ignore_eos": True,
+        "stream_options": {"include_usage": True},
+    }
     if route == CHAT:
         body["messages"] = CHAT_MESSAGES
     else:
@@ -363,8 +380,9 @@ def _no_chat(call: _Call, raw: bytes) -> bool:
     return call.status == 400 and b"chat template" in raw.lower()
 
 
-def probe(url: str, *, served_name: str | None, tokens: int = 32, timeout: float = 30.0,
-          api_key: str | None = None) -> ProbeResult:
+def probe(
+    url: str, *, served_name: str | None, tokens: int = 32, timeout: float = 30.0, api_key: str | None = None
+) -> ProbeResult:
     """Probe the server at `url` (module docstring); never raises for what the server does."""
     result = ProbeResult()
     deadline = time.monotonic() + max(0.1, float(timeout))
@@ -383,7 +401,8 @@ def probe(url: str, *, served_name: str | None, tokens: int = 32, timeout: float
         if served_name is not None and served_name not in result.models:
             result.problems.append(
                 f"served name {one_line(served_name, 60)!r} is not among /v1/models ids: "
-                f"{one_line(', '.join(result.models), 120)}")
+                f"{one_line(', '.join(result.models), 120)}"
+            )
         result.model = served_name if served_name in result.models else result.models[0]
 
         if tokens < 1:
@@ -420,21 +439,23 @@ def _measure(result: ProbeResult, st: _Stream, call: _Call) -> None:
         result.problems.append(st.error + (f" (after {st.chunks} token chunks)" if st.chunks else ""))
         return
     if st.first is None:
-        result.problems.append(f"{call.what}: the stream ended without a single token"
-                               + ("" if st.done else " and without data: [DONE]"))
+        result.problems.append(
+            f"{call.what}: the stream ended without a single token" + ("" if st.done else " and without data: [DONE]")
+        )
         return
     if not st.done:
-        result.problems.append(f"{call.what}: the stream broke off after {st.chunks} token chunks "
-                               "(no data: [DONE])")
+        result.problems.append(f"{call.what}: the stream broke off after {st.chunks} token chunks (no data: [DONE])")
         return
     n, span = result.tokens or 0, (st.last or st.first) - st.first
     reads = st.arrivals
     if n < 2 or span <= 0 or len(reads) < MIN_READS or max(reads) * 2 > st.chunks:
         # timing bursts would divide by the gap between two socket reads (21,263 tok/s measured
         # after a restart): say so, never print such a rate
-        result.notes.append(f"{call.what}: decode speed not measurable: {n} token(s) arrived in "
-                               f"{len(reads)} burst(s)" + (f", {max(reads)} of {st.chunks} chunks at once "
-                                                           "(the server sent them buffered)" if reads else ""))
+        result.notes.append(
+            f"{call.what}: decode speed not measurable: {n} token(s) arrived in "
+            f"{len(reads)} burst(s)"
+            + (f", {max(reads)} of {st.chunks} chunks at once (the server sent them buffered)" if reads else "")
+        )
         return
     # the tokens that arrived after the first burst, over the time they took to arrive
     after_first = (st.chunks - reads[0]) * n / st.chunks
@@ -442,6 +463,7 @@ def _measure(result: ProbeResult, st: _Stream, call: _Call) -> None:
 
 
 # ----------------------------------------------------------------------------------- /metrics
+
 
 def scrape_metrics(url: str, *, timeout: float = 5.0, api_key: str | None = None) -> tuple[str | None, list[str]]:
     """GET /metrics, bounded like `probe`: (its text, or None and one line saying why)."""

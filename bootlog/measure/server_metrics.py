@@ -20,6 +20,7 @@ The exposition text is read by the rules of the Prometheus text format (escaped 
 a `_total` sample of a counter family, NaN, optional timestamps); a line that is none of them is
 skipped.  Standard library only (and bootlog.safe), like probe.py.
 """
+
 from __future__ import annotations
 
 import math
@@ -101,7 +102,7 @@ def read(text: str) -> ServerMetrics:
         if name == INFO and info is None:
             info = labels  # (one engine's config: every engine of a server has the same)
             continue
-        fam = name[:-len("_total")] if name.endswith("_total") else name
+        fam = name[: -len("_total")] if name.endswith("_total") else name
         fig = family.get(fam)
         if fig is not None and math.isfinite(value):
             sums[fig] = sums.get(fig, 0.0) + value
@@ -137,8 +138,10 @@ def kv_disagreement(show: Shown | dict[str, Any]) -> str | None:
         return None
     blocks, size = values("metrics_num_gpu_blocks"), values("metrics_block_size")
     how = f"{_n(blocks[0])} blocks x {_n(size[0])} tokens = " if blocks and size else ""
-    return (f"/metrics says {how}{' / '.join(_n(v) for v in server)} KV cache tokens; the log says "
-            f"{' / '.join(_n(v) for v in logged)} (kv_cache_tokens)")
+    return (
+        f"/metrics says {how}{' / '.join(_n(v) for v in server)} KV cache tokens; the log says "
+        f"{' / '.join(_n(v) for v in logged)} (kv_cache_tokens)"
+    )
 
 
 def dtype_disagreement(server: ServerMetrics, show: dict[str, Any]) -> str | None:

@@ -29,6 +29,7 @@ the Boot records.  Rules (corpus README + docs/log-formats.md):
 * A boot that got no line while RETIRE_AFTER newer boots started is finished then and handed to
   `retire` (ingest moves it out of memory); no later line goes back to it (crash loops).
 """
+
 from __future__ import annotations
 
 import re
@@ -39,8 +40,22 @@ from sys import intern as _intern
 from typing import Any, Callable
 
 from bootlog.parse import failures, patterns
-from bootlog.parse.failures import (ARG_ERROR, CHAIN, DIED, EXC, GPU_FAULT, INIT_WRAPPER, KV_INSUFFICIENT,
-                                    KV_INSUFFICIENT_V0, OOM, PYDANTIC, RUNTIME_FATAL, TB_START, WRAPPER, classify)
+from bootlog.parse.failures import (
+    ARG_ERROR,
+    CHAIN,
+    DIED,
+    EXC,
+    GPU_FAULT,
+    INIT_WRAPPER,
+    KV_INSUFFICIENT,
+    KV_INSUFFICIENT_V0,
+    OOM,
+    PYDANTIC,
+    RUNTIME_FATAL,
+    TB_START,
+    WRAPPER,
+    classify,
+)
 from bootlog.parse.fingerprint import FpHash, api_key, fp_text, run_fingerprint
 from bootlog.records import Boot, Event, Metric, VLine
 from bootlog.parse.vline import worker_dims
@@ -48,14 +63,43 @@ from bootlog.parse.vline import worker_dims
 # Every literal the boundary/status/failure logic reads; scan.py keeps lines holding any of these
 # (plus patterns.LITERALS and 200 lines after each "Traceback (most recent call last)").
 LITERALS: tuple[str, ...] = (
-    "Automatically detected platform", "Available plugins for group", "Platform plugin",
-    "Unknown vLLM environment variable", "TPU info:", "Resolved architecture", "Using max model len",
-    "vLLM API server version", "vLLM server version", "\u2588  version", "non-default args", "args: Namespace(",
-    "LLM engine", "init engine", "Starting vLLM API server", "Starting vLLM server", "Available routes are",
-    "Core engine process", "KV cache size", " blocks: ", "num_gpu_blocks is", "Application startup complete",
-    "Traceback (most recent call last)", "Error", "Exception", "KeyboardInterrupt", "SystemExit",
-    "out of memory", "RESOURCE_EXHAUSTED", "initialization failed", "failed to start", "died", "fatal error",
-    "serve: error: ", "vllm: error: ", ".py: error: ", "Finished server process",
+    "Automatically detected platform",
+    "Available plugins for group",
+    "Platform plugin",
+    "Unknown vLLM environment variable",
+    "TPU info:",
+    "Resolved architecture",
+    "Using max model len",
+    "vLLM API server version",
+    "vLLM server version",
+    "\u2588  version",
+    "non-default args",
+    "args: Namespace(",
+    "LLM engine",
+    "init engine",
+    "Starting vLLM API server",
+    "Starting vLLM server",
+    "Available routes are",
+    "Core engine process",
+    "KV cache size",
+    " blocks: ",
+    "num_gpu_blocks is",
+    "Application startup complete",
+    "Traceback (most recent call last)",
+    "Error",
+    "Exception",
+    "KeyboardInterrupt",
+    "SystemExit",
+    "out of memory",
+    "RESOURCE_EXHAUSTED",
+    "initialization failed",
+    "failed to start",
+    "died",
+    "fatal error",
+    "serve: error: ",
+    "vllm: error: ",
+    ".py: error: ",
+    "Finished server process",
 )
 
 TB_CONTEXT = 200  # lines after a Traceback line that scan.py passes through unfiltered
@@ -68,8 +112,17 @@ _EXIT_CODE = re.compile(r"exit(?:ed with)? code:? (-?\d+)")
 _TAG_PID = re.compile(r"\(([A-Za-z_][\w\-]*)(?: [^()]*?)? pid=(\d+)")
 
 # figures every worker prints (finish() gives a V0 driver's rank 0)
-_PER_WORKER = frozenset({"model_load_gib", "model_load_s", "weights_load_s", "memory_profiling_s",
-                         "graph_capture_s", "graph_capture_gib", "kv_cache_available_gib"})
+_PER_WORKER = frozenset(
+    {
+        "model_load_gib",
+        "model_load_s",
+        "weights_load_s",
+        "memory_profiling_s",
+        "graph_capture_s",
+        "graph_capture_gib",
+        "kv_cache_available_gib",
+    }
+)
 # start markers (_marker_of): the "strong" ones are printed once per server start
 _STRONG = ("version", "args", "engine_cfg")
 _WEAK = ("platform", "plugins", "unknown_env", "tpu_info")
@@ -101,8 +154,7 @@ def _marker_of(msg: str) -> str | None:
         return "unknown_env"
     if "TPU info:" in msg:
         return "tpu_info"
-    if ("Resolved architecture" in msg or "Using max model len" in msg
-            or "Chunked prefill is enabled" in msg):
+    if "Resolved architecture" in msg or "Using max model len" in msg or "Chunked prefill is enabled" in msg:
         return "early"
     return None
 
@@ -112,8 +164,13 @@ def _is_vllm(v: VLine) -> bool:
 
 
 def _engine_done(msg: str) -> bool:
-    return ("init engine" in msg or "Starting vLLM API server" in msg or "Starting vLLM server" in msg
-            or "Available routes are" in msg or "Core engine process" in msg)
+    return (
+        "init engine" in msg
+        or "Starting vLLM API server" in msg
+        or "Starting vLLM server" in msg
+        or "Available routes are" in msg
+        or "Core engine process" in msg
+    )
 
 
 def _kv_known(msg: str) -> bool:
@@ -129,7 +186,7 @@ def _ids(v: VLine) -> tuple:
     tag run when nothing after the run looks like a tag."""
     if v.ids is None:
         tag, text = v.tag, v.text
-        if tag and len(tag) < 200 and text.startswith(tag) and "pid=" not in text[len(tag):200]:
+        if tag and len(tag) < 200 and text.startswith(tag) and "pid=" not in text[len(tag) : 200]:
             got = _by_tag.get(tag)
             if got is None:
                 if len(_by_tag) > 512:
@@ -303,8 +360,9 @@ class _Acc:
         if OOM.search(msg) and "oom" not in kinds and not self._quoted_oom(msg):
             self.add_event(Event("oom", v.lineno, rank, v.ts, msg, failures.oom_detail(msg) or {}))
         if (KV_INSUFFICIENT in msg or KV_INSUFFICIENT_V0 in msg) and "kv_cache_insufficient" not in kinds:
-            self.add_event(Event("kv_cache_insufficient", v.lineno, rank, v.ts, msg,
-                                 failures.kv_insufficient_detail(msg) or {}))
+            self.add_event(
+                Event("kv_cache_insufficient", v.lineno, rank, v.ts, msg, failures.kv_insufficient_detail(msg) or {})
+            )
         for h in patterns.match(msg) if GPU_FAULT.search(msg) else ():
             if h.name == "gpu_fault" and not (again and "gpu_fault" in kinds):
                 self.gpu_fault(v, msg, h.detail, exception=True)
@@ -313,13 +371,14 @@ class _Acc:
             dev = str(det.get("device", ""))
             if rank is None and dev[-1:].isdigit():  # "cuda:1": a worker whose tag names no rank
                 rank = int(dev.rsplit(":", 1)[-1])
-            self.add_event(Event("value_error", v.lineno, rank, v.ts, msg, det),
-                           who=tag_pid(v) if rank is None and v.role == "worker" else None)
+            self.add_event(
+                Event("value_error", v.lineno, rank, v.ts, msg, det),
+                who=tag_pid(v) if rank is None and v.role == "worker" else None,
+            )
         if INIT_WRAPPER in msg or "Engine core initialization failed" in msg:
             self.wrapper = msg
             root = self.root[1] if self.root else None
-            self.add_event(Event("engine_init_failed", v.lineno, rank, v.ts, msg,
-                                 {"root_cause": root} if root else {}))
+            self.add_event(Event("engine_init_failed", v.lineno, rank, v.ts, msg, {"root_cause": root} if root else {}))
             if in_tb is not None and v.role in (None, "api"):
                 self.terminal = True  # the API server itself exits with this
             return
@@ -377,8 +436,9 @@ class _Acc:
         elif name == "compile_warmup_done" and v.ts is not None and v.rank in self.warmup:
             secs = (v.ts - self.warmup.pop(v.rank)).total_seconds()
             if secs >= 0:
-                self.boot.metrics.append(Metric("compile_warmup_s", secs, "s", v.rank, v.lineno, v.ts,
-                                                "compile_warmup/cpu-done"))
+                self.boot.metrics.append(
+                    Metric("compile_warmup_s", secs, "s", v.rank, v.lineno, v.ts, "compile_warmup/cpu-done")
+                )
 
     def kept(self) -> bool:
         """A boot: a vLLM process printed one of its lines, or the container engine says a run
@@ -389,14 +449,21 @@ class _Acc:
         """A log that starts mid-boot: is its lead-in a boot worth keeping (figures, runtime
         statistics, ready, a failure, a fault), not a few stray lines?"""
         b = self.boot
-        return bool(b.metrics or b.samples or self.ready_line is not None or self.root or self.wrapper
-                    or self.died or any(e.kind not in ("warning", "traceback") for e in b.events))
+        return bool(
+            b.metrics
+            or b.samples
+            or self.ready_line is not None
+            or self.root
+            or self.wrapper
+            or self.died
+            or any(e.kind not in ("warning", "traceback") for e in b.events)
+        )
 
     def _catch_up(self) -> set[str]:
         """The kinds of the boot's events, the errors its oom events quote and its GPU faults,
         each event read once."""
         events = self.boot.events
-        for e in events[self._scanned:]:
+        for e in events[self._scanned :]:
             self._kinds.add(e.kind)
             if e.kind == "oom" and "(original error:" in e.message:
                 self._quotes.append(e.message.split("(original error:", 1)[1])
@@ -433,8 +500,15 @@ class _Acc:
             return True
         if tb is None:
             last = self.closed.get(key)
-            if last is not None and last.exc_line and v.lineno - last.closed_at <= 3 and msg[:1] in (" ", "\t") \
-                    and msg.strip() and len(last.more) < _MORE_LINES and not msg.lstrip().startswith("File "):
+            if (
+                last is not None
+                and last.exc_line
+                and v.lineno - last.closed_at <= 3
+                and msg[:1] in (" ", "\t")
+                and msg.strip()
+                and len(last.more) < _MORE_LINES
+                and not msg.lstrip().startswith("File ")
+            ):
                 self.exception_more(last, v.lineno, msg)  # (and the line is read on as any other)
             if last is not None and v.lineno - last.closed_at <= 3 and (msg.startswith(CHAIN) or not msg.strip()):
                 if msg.strip():
@@ -463,8 +537,11 @@ class _Acc:
             tb.event.detail["exception_more"] = list(tb.more)
         if self.root is not None and self.root[0] == tb.exc_line:
             self.root = (self.root[0], f"{self.root[1]}\n{text}", self.root[2])
-        elif self.ready_line is not None and self.runtime_root is not None \
-                and self.runtime_root.split("\n", 1)[0] == tb.exception:
+        elif (
+            self.ready_line is not None
+            and self.runtime_root is not None
+            and self.runtime_root.split("\n", 1)[0] == tb.exception
+        ):
             self.runtime_root = f"{self.runtime_root}\n{text}"
 
     def close_tb(self, key: tuple, at: int = 0) -> None:
@@ -530,7 +607,7 @@ class _Acc:
             return
         if self.pydantic and v.lineno - self.pydantic <= 8 and msg.lstrip().startswith("Value error, "):
             # a ValueError raised while a config was validated (pydantic wraps it): value_error
-            text = msg.strip()[len("Value error, "):].split(" [type=", 1)[0]
+            text = msg.strip()[len("Value error, ") :].split(" [type=", 1)[0]
             self.add_event(Event("value_error", v.lineno, rank, v.ts, text, {"wrapped_by": "ValidationError"}))
             if self.root is not None and self.root[0] == self.pydantic:
                 self.root_class = "value_error"
@@ -581,15 +658,22 @@ class _Acc:
             # "Failed to load model - not enough GPU memory ... (original error: ...)": an oom
             # event, but the root cause is the exception it quotes
             self.add_event(Event("oom", v.lineno, rank, v.ts, msg, failures.oom_detail(msg) or {}))
-        elif v.level is None and v.src is None and EXC.match(msg) and msg.startswith(("KeyboardInterrupt", "SystemExit")):
+        elif (
+            v.level is None and v.src is None and EXC.match(msg) and msg.startswith(("KeyboardInterrupt", "SystemExit"))
+        ):
             self.exception_line(v, msg, None)
         if not literal:
             return
         found = self.hits(v, msg, rank)
         # fingerprint lines: catalogue lines, not the import-time start-ish ones, which may
         # still move to the next boot when the log grows (a crash loop's next start)
-        if found and len(self.fp_catalogue) < 64 and mk not in _WEAK and mk != "early" \
-                and self.ready_line in (None, v.lineno):
+        if (
+            found
+            and len(self.fp_catalogue) < 64
+            and mk not in _WEAK
+            and mk != "early"
+            and self.ready_line in (None, v.lineno)
+        ):
             self.fp_catalogue.append(fp_text(v.text))
 
     def add_sample(self, v: VLine, keys: tuple[str, ...], values: list) -> None:
@@ -629,9 +713,22 @@ class _Acc:
                         # a flag the engine did not take (a hybrid model disabling prefix caching
                         # the operator enabled): said, not silently replaced in the config
                         text = f"{k}: passed {asked}, the engine runs with {runs}"
-                        self.add_event(Event("warning", v.lineno, None, v.ts, text,
-                                             {"message": text, "what": "arg_overridden", "key": k,
-                                              "asked": asked, "effective": runs}))
+                        self.add_event(
+                            Event(
+                                "warning",
+                                v.lineno,
+                                None,
+                                v.ts,
+                                text,
+                                {
+                                    "message": text,
+                                    "what": "arg_overridden",
+                                    "key": k,
+                                    "asked": asked,
+                                    "effective": runs,
+                                },
+                            )
+                        )
                     # interned: a restarting server prints the same keys and mostly the same values
                     # each boot, and a log of thousands of boots holds them all until it is stored
                     b.config.update({_intern(k): _intern(str(x)) for k, x in h.value.items()})
@@ -764,8 +861,12 @@ class _Acc:
                     ev.detail["after_stop"] = True
         b.kv_cache_sized_by = self._kv_sized_by()
         for ev in b.events:
-            if ev.kind == "engine_init_failed" and "root_cause" not in ev.detail and b.failure_message \
-                    and self.root is not None:
+            if (
+                ev.kind == "engine_init_failed"
+                and "root_cause" not in ev.detail
+                and b.failure_message
+                and self.root is not None
+            ):
                 ev.detail["root_cause"] = b.failure_message
         if self.v0_worker_ranks:
             # V0 TP: the untagged driver worker is rank 0 (its VllmWorkerProcess peers are 1..N)
@@ -792,11 +893,18 @@ def _exit_code(text: str) -> int | None:
     m = _EXIT_CODE.search(text)
     return int(m.group(1)) if m else None
 
+
 def _past_start(acc: _Acc) -> bool:
     """The boot printed more than a start's import-time lines (a banner, engine output, a
     result): a start refused at argument parsing after it is the next start, not this one."""
-    return bool(acc.keys or acc.progressed or acc.ready_line is not None or acc.root is not None
-                or acc.terminal or acc.engine_done)
+    return bool(
+        acc.keys
+        or acc.progressed
+        or acc.ready_line is not None
+        or acc.root is not None
+        or acc.terminal
+        or acc.engine_done
+    )
 
 
 def _num(s: str | None) -> float | None:
@@ -846,8 +954,12 @@ def _overridden(given: dict[str, str], engine: dict[str, Any]) -> list[tuple[str
     return out
 
 
-_DIM_SIZE = {"DP": "data_parallel_size", "PP": "pipeline_parallel_size",
-             "PCP": "prefill_context_parallel_size", "TP": "tensor_parallel_size"}
+_DIM_SIZE = {
+    "DP": "data_parallel_size",
+    "PP": "pipeline_parallel_size",
+    "PCP": "prefill_context_parallel_size",
+    "TP": "tensor_parallel_size",
+}
 
 
 def _number_workers(b: Boot, at: dict[int, dict[str, int]]) -> None:
@@ -868,6 +980,7 @@ def _number_workers(b: Boot, at: dict[int, dict[str, int]]) -> None:
         for dim in ("DP", "PP", "PCP", "TP"):
             r = r * sizes[dim] + d.get(dim, 0)
         return r
+
     placed: list[Metric | Event] = [*b.metrics, *b.events]
     for x in placed:
         if x.line in at:
@@ -891,8 +1004,7 @@ def _derive(b: Boot, ready_line: int | None) -> None:
         b.metrics.append(Metric("kv_bytes_per_token", mem / kv.value, "B/token", None, kv.line, kv.ts, "derived"))
     seqs, mlen = _num(b.config.get("max_num_seqs")), _num(b.config.get("max_model_len"))
     if seqs is not None and mlen is not None:
-        b.metrics.append(Metric("kv_margin_tokens", kv.value - seqs * mlen, "tokens", None, kv.line, kv.ts,
-                                "derived"))
+        b.metrics.append(Metric("kv_margin_tokens", kv.value - seqs * mlen, "tokens", None, kv.line, kv.ts, "derived"))
 
 
 RETIRE_AFTER = 64  # newer boot starts an idle boot waits through before it is retired
@@ -903,8 +1015,13 @@ class BootSplitter:
 
     RESUME_WINDOW_S = 300.0
 
-    def __init__(self, continuing: str | None = None, retire: Callable[[Boot], Any] | None = None,
-                 spill: Any = None, run_bounds: list[datetime] | None = None) -> None:
+    def __init__(
+        self,
+        continuing: str | None = None,
+        retire: Callable[[Boot], Any] | None = None,
+        spill: Any = None,
+        run_bounds: list[datetime] | None = None,
+    ) -> None:
         # continuing: status ("ready"/"failed") of the stored boot a resumed read continues; its
         # lines before the first start marker belong to that boot, whatever they print
         self.continuing = continuing
@@ -1046,15 +1163,17 @@ class BootSplitter:
                 # comes before the args, and never after the engine config)
                 again = ("version", "args") if mk == "version" else ("args",)
                 split = any(v.proc in cur.key_procs.get(k, ()) for k in again) or (
-                    mk == "version" and "engine_cfg" in cur.keys and v.proc in (None, "APIServer", "MainProcess"))
+                    mk == "version" and "engine_cfg" in cur.keys and v.proc in (None, "APIServer", "MainProcess")
+                )
             elif mk == "engine_cfg":
                 split = "engine_cfg" in cur.keys and not cur.keys & {"version", "args"}
             else:
                 # unknown_env: printed once per variable, by the top process, at import; the weak
                 # ones (it too) also by spawned workers (untagged) while the engine starts
                 split = (mk == "unknown_env" and (cur.progressed or msg.strip() in cur.env_warnings)) or (
-                    mk in _WEAK and (cur.engine_done or cur.ready_line is not None or cur.root is not None
-                                     or cur.terminal))
+                    mk in _WEAK
+                    and (cur.engine_done or cur.ready_line is not None or cur.root is not None or cur.terminal)
+                )
             if split or cur.api_restarted(v):
                 self._start(v, literal)
                 return
@@ -1067,8 +1186,14 @@ class BootSplitter:
                 return
             self.pending.append((v, literal))  # a start-ish line that does not split (yet)
             return
-        if mk == "engine_cfg" and cur is not None and not cur.tagged_api and cur.engine_cfg_by \
-                and cur.engine_cfg_by[0] == v.proc and cur.engine_cfg_by[1] != tag_pid(v):
+        if (
+            mk == "engine_cfg"
+            and cur is not None
+            and not cur.tagged_api
+            and cur.engine_cfg_by
+            and cur.engine_cfg_by[0] == v.proc
+            and cur.engine_cfg_by[1] != tag_pid(v)
+        ):
             # offline LLM() twice in one script: the second engine process is the next boot
             self._start(v, literal)
             return
@@ -1100,8 +1225,13 @@ class BootSplitter:
         """An engine's init or died event lies between the boot's last line and this one: the
         container stopped and started again in between (docs/podman.md: every record of a run is
         later than its init and than the previous run's died)."""
-        if not self.run_bounds or cur.last_ts is None or v.ts is None or v.ts.tzinfo is None \
-                or cur.last_ts.tzinfo is None:
+        if (
+            not self.run_bounds
+            or cur.last_ts is None
+            or v.ts is None
+            or v.ts.tzinfo is None
+            or cur.last_ts.tzinfo is None
+        ):
             return False
         i = bisect_right(self.run_bounds, cur.last_ts)
         return i < len(self.run_bounds) and self.run_bounds[i] < v.ts

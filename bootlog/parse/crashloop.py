@@ -7,6 +7,7 @@ that systemd kept restarting are one finding, not N.  The event is derived when 
 (it depends on the boots around it, which a later ingest may add) and sits on the last failed
 boot of the loop.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -53,8 +54,11 @@ def loops(boots: Iterable[dict]) -> dict[int, dict]:
             start, end = _time(first.get("started_at")), _time(last.get("ended_at") or last.get("started_at"))
             span = _gap_s(start, end)
             counts = [b["restart_count"] for b in run if isinstance(b.get("restart_count"), int)]
-            detail: dict[str, Any] = {"failed_starts": len(run), "span_s": round(span, 1) if span is not None else None,
-                                      "boots": [b["id"] for b in run]}
+            detail: dict[str, Any] = {
+                "failed_starts": len(run),
+                "span_s": round(span, 1) if span is not None else None,
+                "boots": [b["id"] for b in run],
+            }
             if counts and max(counts) > 0:
                 detail["restart_count"] = max(counts)
             what = f"{len(run)} failed starts in a row"
@@ -62,8 +66,14 @@ def loops(boots: Iterable[dict]) -> dict[int, dict]:
                 what += f" over {span / 60:.1f} min"
             if "restart_count" in detail:
                 what += f", restart count {detail['restart_count']}"
-            out[last["id"]] = {"kind": "crash_loop", "rank": None, "line": last.get("first_line"),
-                               "ts": last.get("started_at"), "message": what, "detail": detail}
+            out[last["id"]] = {
+                "kind": "crash_loop",
+                "rank": None,
+                "line": last.get("first_line"),
+                "ts": last.get("started_at"),
+                "message": what,
+                "detail": detail,
+            }
         run.clear()
 
     for b in boots:

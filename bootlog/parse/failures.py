@@ -2,6 +2,7 @@
 root cause is (classify), and the figures an error line carries (an OOM's requested and free
 memory, a start-up ValueError's free and total memory, the KV cache a max_model_len needs).
 boots.py follows a boot's tracebacks and decides its failure with these."""
+
 from __future__ import annotations
 
 import re
@@ -15,20 +16,28 @@ EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|
 WRAPPER = re.compile(
     r"initialization failed|See root cause above|See stack trace \(above\)|EngineDeadError|"
     r"failed to start|WorkerProc hit an exception|Worker failed with error|died unexpectedly|"
-    r"EngineCore encountered")
-RUNTIME_FATAL = re.compile(r"EngineDeadError|EngineCore encountered a fatal error|died unexpectedly|"
-                           r"Engine core proc\S* \S+ died")
+    r"EngineCore encountered"
+)
+RUNTIME_FATAL = re.compile(
+    r"EngineDeadError|EngineCore encountered a fatal error|died unexpectedly|"
+    r"Engine core proc\S* \S+ died"
+)
 # a process death before ready: the boot died even when no exception names a cause
 DIED = re.compile(r"died unexpectedly|\bdied with exit code|\bpid \d+ died, exit code|Engine core proc\S* \S+ died")
 INIT_WRAPPER = "initialization failed. See root cause above"
-OOM = re.compile(r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
-                 r"not enough GPU memory|OUT_OF_DEVICE_MEMORY", re.I)
+OOM = re.compile(
+    r"out of memory|OutOfMemoryError|RESOURCE_EXHAUSTED|hipErrorOutOfMemory|"
+    r"not enough GPU memory|OUT_OF_DEVICE_MEMORY",
+    re.I,
+)
 PYDANTIC = re.compile(r"ValidationError: \d+ validation errors? for ")
 # argparse refusing the run line (`vllm serve --bogus`, exit 2): a start that failed before the
 # server printed anything of its own; argparse's own shape, `PROG: error: MESSAGE`
 ARG_ERROR = re.compile(r"(?:vllm(?: serve)?|[\w.-]+\.py): error: \S")
-GPU_FAULT = re.compile(r"Memory access fault by GPU node-|an illegal memory access was encountered|"
-                       r"unspecified launch failure|unhandled cuda error")
+GPU_FAULT = re.compile(
+    r"Memory access fault by GPU node-|an illegal memory access was encountered|"
+    r"unspecified launch failure|unhandled cuda error"
+)
 KV_INSUFFICIENT = "KV cache is needed, which is larger than the available KV cache memory"
 KV_INSUFFICIENT_V0 = "is larger than the maximum number of tokens that can be stored in KV cache"
 
@@ -46,10 +55,27 @@ def classify(msg: str, engine_done: bool, runtime: bool = False) -> str:
 
 
 # MiB per unit as PyTorch ("50.00 MiB", "0 bytes") and JAX ("2.64G") print them
-_MIB = {"": 1 / 2**20, "b": 1 / 2**20, "bytes": 1 / 2**20, "k": 1 / 1024, "kib": 1 / 1024, "m": 1.0,
-        "mib": 1.0, "g": 1024.0, "gib": 1024.0, "t": 1024.0**2, "tib": 1024.0**2}
-_OOM_MARKERS = ("out of memory", "OutOfMemoryError", "hipErrorOutOfMemory", "cudaErrorMemoryAllocation",
-                "RESOURCE_EXHAUSTED", "Tried to allocate")
+_MIB = {
+    "": 1 / 2**20,
+    "b": 1 / 2**20,
+    "bytes": 1 / 2**20,
+    "k": 1 / 1024,
+    "kib": 1 / 1024,
+    "m": 1.0,
+    "mib": 1.0,
+    "g": 1024.0,
+    "gib": 1024.0,
+    "t": 1024.0**2,
+    "tib": 1024.0**2,
+}
+_OOM_MARKERS = (
+    "out of memory",
+    "OutOfMemoryError",
+    "hipErrorOutOfMemory",
+    "cudaErrorMemoryAllocation",
+    "RESOURCE_EXHAUSTED",
+    "Tried to allocate",
+)
 _TRIED = compile_rx(r"Tried to allocate (?P<n>\d+(?:\.\d+)?) ?(?P<u>[KMGT]iB|bytes|B)\b")
 _FREE = compile_rx(
     r"(?:of which (?P<n1>\d+(?:\.\d+)?) ?(?P<u1>[KMGT]iB|bytes|B) (?:is )?free"
@@ -97,8 +123,10 @@ _DESIRED = compile_rx(
 )
 # the CPU backend, when the KV pool is allocated: "... is less than requested memory for kv (64.0
 # GiB)" (an explicit size) or "(-0.2/5.89 GiB)" (what the worker's share left for it)
-_KV_REQUESTED = compile_rx(r"on kv cache allocation is less than requested memory for kv "
-                    r"\((?P<requested>-?\d+(?:\.\d+)?)(?:/(?P<share>\d+(?:\.\d+)?))? GiB\)")
+_KV_REQUESTED = compile_rx(
+    r"on kv cache allocation is less than requested memory for kv "
+    r"\((?P<requested>-?\d+(?:\.\d+)?)(?:/(?P<share>\d+(?:\.\d+)?))? GiB\)"
+)
 
 
 def value_error_detail(text: str) -> dict | None:
@@ -142,8 +170,11 @@ def kv_insufficient_detail(text: str) -> dict | None:
     (12.34 GiB). Based on the available memory, the estimated maximum model length is N.";
     V0's "max seq len (X) is larger than ... KV cache (Y)" gives max_model_len + kv_cache_tokens."""
     if m := _KV_NEEDED.search(text):
-        out: dict[str, Any] = {"needed_gib": float(m["needed"]), "available_gib": float(m["avail"]),
-                               "max_model_len": int(m["len"])}
+        out: dict[str, Any] = {
+            "needed_gib": float(m["needed"]),
+            "available_gib": float(m["avail"]),
+            "max_model_len": int(m["len"]),
+        }
         if m["est"]:
             out["estimated_max_model_len"] = int(m["est"])
         return out

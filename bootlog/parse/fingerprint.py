@@ -1,19 +1,22 @@
 """A boot's identity: the hash of its lines (FpHash), made one run's by its start time
 (run_fingerprint), and the API-server identity a line belongs to (api_key)."""
+
 from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
 from hashlib import sha256
 
-LINE_START = re.compile(r"\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+|"
-                        r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:|(?:INFO|WARNING|ERROR):  ")
+LINE_START = re.compile(
+    r"\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+|"
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:|(?:INFO|WARNING|ERROR):  "
+)
 
 
 def fp_text(text: str) -> str:
     """A line from its vLLM part on: a partial line podman glued in front is not boot content."""
     m = LINE_START.search(text)
-    return text[m.start():] if m else text
+    return text[m.start() :] if m else text
 
 
 def run_fingerprint(content: str, started: datetime | None) -> str:

@@ -1,5 +1,6 @@
 """What the line readers share: a fact read off one line (Hit), numbers as vLLM prints them
 (decimal), and the readers' regexes (compile_rx: ASCII digits only)."""
+
 from __future__ import annotations
 
 import re as _re
@@ -49,7 +50,6 @@ def decimal(text: str) -> int | float:
     if "." in t or "e" in low:
         return float(t)
     return int(t)
-
 
 
 def compile_rx(pattern: str, flags: int = 0) -> Any:

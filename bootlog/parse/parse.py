@@ -9,6 +9,7 @@ match (stats.stats_line: vline.PREFIX + a stats wording) and handed to the split
 VLine carrying its figures; every other line is split by vline.parse_line and read by the
 catalogue there.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -38,9 +39,14 @@ def has_literal(text: str) -> bool:
     return _SEARCH[0].holds(text)
 
 
-def parse(records: Iterable[Record], *, year: int | None = None,
-          total_lines: int | Callable[[], int | None] | None = None,
-          continuing: str | None = None, splitter: BootSplitter | None = None) -> list[Boot]:
+def parse(
+    records: Iterable[Record],
+    *,
+    year: int | None = None,
+    total_lines: int | Callable[[], int | None] | None = None,
+    continuing: str | None = None,
+    splitter: BootSplitter | None = None,
+) -> list[Boot]:
     """Split a record stream into boots with their figures, config, events and samples.
 
     year: of vLLM's own MM-DD timestamps (records without an envelope time); None: this year.  A

@@ -1,5 +1,6 @@
 """Config lines: a small tokenizer for Python reprs (dicts, Namespace(...), key=value lists), as
 vLLM prints its engine config, `non-default args: {...}` and argparse Namespaces."""
+
 from __future__ import annotations
 
 import functools

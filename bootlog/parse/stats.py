@@ -1,5 +1,6 @@
 """Periodic stats lines ("Avg prompt throughput: ..."): parts joined with ", " whose set and order
 changed by release, read whole (STATS_WORDINGS, stats_line) or part by part."""
+
 from __future__ import annotations
 
 import re as _re
@@ -14,11 +15,16 @@ from bootlog.parse.vline import PREFIX
 # a scan to the run's end from each capital in it; 20,000 "A"s took 1 s)
 _STAT_PART = compile_rx(r"(?<![A-Za-z])(?P<k>[A-Z][A-Za-z +]{0,48}): (?P<v>-?\d+(?:\.\d+)?|nan)")
 _STAT_KEYS: dict[str, str] = {
-    "Avg prompt throughput": "prompt_throughput_tps", "Avg generation throughput": "generation_throughput_tps",
-    "Running": "running_reqs", "Waiting": "waiting_reqs",
+    "Avg prompt throughput": "prompt_throughput_tps",
+    "Avg generation throughput": "generation_throughput_tps",
+    "Running": "running_reqs",
+    "Waiting": "waiting_reqs",
     "Pending": "waiting_reqs",  # V0 name of the waiting queue
-    "Swapped": "swapped_reqs", "Deferred": "deferred_reqs", "Preemptions": "preemptions",
-    "Corrupted": "corrupted_reqs", "Prefix cache hit rate": "prefix_cache_hit_rate_pct",
+    "Swapped": "swapped_reqs",
+    "Deferred": "deferred_reqs",
+    "Preemptions": "preemptions",
+    "Corrupted": "corrupted_reqs",
+    "Prefix cache hit rate": "prefix_cache_hit_rate_pct",
     "External prefix cache hit rate": "external_prefix_cache_hit_rate_pct",
     "MM cache hit rate": "mm_cache_hit_rate_pct",
 }
@@ -60,9 +66,11 @@ def stats_post(m: Any, msg: str) -> list[Hit] | None:
 # the usual shape (vline.PREFIX, then a wording) is read in one match (stats_line: most lines of
 # a big log are these).
 _FNUM = r"(?:-?\d+(?:\.\d+)?|nan)"
-_THROUGHPUT = (r"Avg prompt throughput: (?P<prompt_throughput_tps>" + _FNUM + r") tokens/s, "
-               r"Avg generation throughput: (?P<generation_throughput_tps>" + _FNUM + r") tokens/s, "
-               r"Running: (?P<running_reqs>\d+) reqs, ")
+_THROUGHPUT = (
+    r"Avg prompt throughput: (?P<prompt_throughput_tps>" + _FNUM + r") tokens/s, "
+    r"Avg generation throughput: (?P<generation_throughput_tps>" + _FNUM + r") tokens/s, "
+    r"Running: (?P<running_reqs>\d+) reqs, "
+)
 STATS_WORDINGS: tuple[str, ...] = (
     # V1 v0.7.3-v0.29 in its everyday shape (no optional part)
     r"(?:Engine \d{3}: )?" + _THROUGHPUT + r"Waiting: (?P<waiting_reqs>\d+) reqs, "
@@ -85,8 +93,10 @@ STATS_WORDINGS: tuple[str, ...] = (
 STATS_LITERAL = "Avg prompt throughput: "  # in every wording: the stats entry's literal
 # (fullmatch, figure names: the wording's groups in order)
 _STATS_MSG = [(rx.fullmatch, tuple(rx.groupindex)) for rx in map(_re.compile, STATS_WORDINGS)]
-_STATS_LINE = [(_re.compile(f"{PREFIX}(?P<msg>{body})", _re.ASCII).fullmatch, names, len(names))
-               for body, (_, names) in zip(STATS_WORDINGS, _STATS_MSG)]
+_STATS_LINE = [
+    (_re.compile(f"{PREFIX}(?P<msg>{body})", _re.ASCII).fullmatch, names, len(names))
+    for body, (_, names) in zip(STATS_WORDINGS, _STATS_MSG)
+]
 
 
 def stats_line(text: str) -> tuple[Any, tuple[str, ...], list] | None:
@@ -117,12 +127,16 @@ def bare_running_post(m: Any, msg: str) -> list[Hit] | None:
 
 
 # (regex, figure): V1's "SpecDecoding metrics:" line, V0's "Speculative metrics:" (fractions)
-_SPEC_V1 = ((compile_rx(r"(?:Avg )?Draft acceptance rate: (" + NUM + r"|nan)%"), "spec_acceptance_rate_pct"),
-            (compile_rx(r"Mean acceptance length: (" + NUM + r"|nan)"), "spec_mean_acceptance_length"),
-            (compile_rx(r"Accepted: (\d+) tokens"), "spec_accepted_tokens"),
-            (compile_rx(r"Drafted: (\d+) tokens"), "spec_drafted_tokens"))
-_SPEC_V0 = ((compile_rx(r"Draft acceptance rate: (" + NUM + r"|nan)(?!%)\b"), "spec_acceptance_rate_pct"),
-            (compile_rx(r"System efficiency: (" + NUM + r"|nan)\b"), "spec_system_efficiency_pct"))
+_SPEC_V1 = (
+    (compile_rx(r"(?:Avg )?Draft acceptance rate: (" + NUM + r"|nan)%"), "spec_acceptance_rate_pct"),
+    (compile_rx(r"Mean acceptance length: (" + NUM + r"|nan)"), "spec_mean_acceptance_length"),
+    (compile_rx(r"Accepted: (\d+) tokens"), "spec_accepted_tokens"),
+    (compile_rx(r"Drafted: (\d+) tokens"), "spec_drafted_tokens"),
+)
+_SPEC_V0 = (
+    (compile_rx(r"Draft acceptance rate: (" + NUM + r"|nan)(?!%)\b"), "spec_acceptance_rate_pct"),
+    (compile_rx(r"System efficiency: (" + NUM + r"|nan)\b"), "spec_system_efficiency_pct"),
+)
 
 
 def spec_post(m: Any, msg: str) -> list[Hit] | None:

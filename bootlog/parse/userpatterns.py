@@ -6,6 +6,7 @@ timeout first, then a SIGALRM deadline on the main thread), each pattern per run
 (PATTERN_BUDGET_S, dropped after PATTERN_GIVE_UP runaway lines) and all of a plan's patterns
 together (PLAN_BUDGET_S).  The plan file itself is read and checked by judge.plan.
 """
+
 from __future__ import annotations
 
 import math
@@ -72,8 +73,12 @@ def _search_with_alarm(rx: Any, msg: str, seconds: float) -> Any:
     interval timer, a SIGALRM handler set from Python (to put back) and no timer of someone
     else's; without one, the module's own CPU timeout stays the bound."""
     global _alarm_armed
-    if not (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGALRM) is not None and signal.getitimer(signal.ITIMER_REAL)[0] == 0):
+    if not (
+        hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGALRM) is not None
+        and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    ):
         return rx.search(msg, timeout=seconds)
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     try:
@@ -105,9 +110,15 @@ def _search(rx: Any, msg: str, limit: float) -> Any:
     return _search_with_alarm(rx, msg, left)
 
 
-def user_pattern_hits_one(up: UserPattern, msg: str, *, line: int | None = None,
-                          rank: int | None = None, ts: Any = None,
-                          limit: float = PATTERN_TIMEOUT_S) -> list[Metric | Event]:
+def user_pattern_hits_one(
+    up: UserPattern,
+    msg: str,
+    *,
+    line: int | None = None,
+    rank: int | None = None,
+    ts: Any = None,
+    limit: float = PATTERN_TIMEOUT_S,
+) -> list[Metric | Event]:
     """Run one user pattern over one message; TimeoutError past `limit` seconds (wall time)."""
     if up.literal and up.literal not in msg:
         return []
@@ -126,8 +137,9 @@ def user_pattern_hits_one(up: UserPattern, msg: str, *, line: int | None = None,
         if len(up.not_numbers) < 50:
             up.not_numbers.append((line, cut(raw, 40)))
         return []
-    return [Metric(name=up.name, value=value, unit=up.unit or "", rank=rank, line=line, ts=ts,
-                   pattern=f"user:{up.name}")]
+    return [
+        Metric(name=up.name, value=value, unit=up.unit or "", rank=rank, line=line, ts=ts, pattern=f"user:{up.name}")
+    ]
 
 
 def _guarded_hits(up: UserPattern, msg: str, **where: Any) -> list[Metric | Event]:
@@ -156,19 +168,25 @@ def _guarded_hits(up: UserPattern, msg: str, **where: Any) -> list[Metric | Even
             _drop(up)
         if shared.left <= 0 and not shared.said:
             shared.said = up.dropped = True
-            warn(f"plan patterns took {PLAN_BUDGET_S:g} s together this run (their budget, "
-                  f"spent last by {up.name!r}); all are skipped for the rest of this run")
+            warn(
+                f"plan patterns took {PLAN_BUDGET_S:g} s together this run (their budget, "
+                f"spent last by {up.name!r}); all are skipped for the rest of this run"
+            )
 
 
 def _drop(up: UserPattern) -> None:
     up.dropped = True
     if up.timeouts >= PATTERN_GIVE_UP:
-        why = (f"ran past {PATTERN_TIMEOUT_S:g} s on {up.timeouts} lines; it is skipped for the "
-               "rest of this run (its regex backtracks catastrophically: simplify it)")
+        why = (
+            f"ran past {PATTERN_TIMEOUT_S:g} s on {up.timeouts} lines; it is skipped for the "
+            "rest of this run (its regex backtracks catastrophically: simplify it)"
+        )
     else:
-        why = (f"took {up.spent:.1f} s on {up.searched} lines, its budget of "
-               f"{PATTERN_BUDGET_S:g} s for a run; it is skipped for the rest of this run "
-               "(simplify its regex, or give it a literal to search fewer lines)")
+        why = (
+            f"took {up.spent:.1f} s on {up.searched} lines, its budget of "
+            f"{PATTERN_BUDGET_S:g} s for a run; it is skipped for the rest of this run "
+            "(simplify its regex, or give it a literal to search fewer lines)"
+        )
     warn(f"plan pattern {up.name!r} {why}")
 
 
@@ -211,5 +229,6 @@ def user_pattern_hits(plan: Any, text: str) -> list[Metric | Event]:
     """Every user-pattern figure/event in `text` (lines numbered from 1; a single line is
     unnumbered: the caller knows where it was)."""
     lines = text.splitlines() or [text]
-    return apply_user_patterns(plan, (Record(lineno=no if len(lines) > 1 else None, text=line)
-                                      for no, line in enumerate(lines, 1)))
+    return apply_user_patterns(
+        plan, (Record(lineno=no if len(lines) > 1 else None, text=line) for no, line in enumerate(lines, 1))
+    )

@@ -11,6 +11,7 @@ Shapes handled (docs/log-formats.md section 2):
   '{"asctime": "2026-01-02 03:04:05,678", "levelname": "INFO", ... }'      v0.32 JSON formatter
   "[rank0]: Traceback (most recent call last):"                           torchrun's rank prefix
 """
+
 from __future__ import annotations
 
 import json
@@ -22,15 +23,19 @@ from bootlog.records import Record, VLine
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # one process tag: "(Name pid=1)", "(VllmWorker rank=1 pid=2)", "(VllmWorker TP0 pid=3)",
 # "(RayWorkerWrapper pid=4, ip=10.0.0.1)"
-_TAG = re.compile(r"\((?:(?P<name>[A-Za-z_][\w\-]*)(?: (?P<sub>rank=\d+|[A-Z]{2}\d+(?:_[A-Z]{2}\d+)*))? )?"
-                  r"pid=(?P<pid>\d+)(?:, ip=[\w.:\-]+)?\)\s?")
+_TAG = re.compile(
+    r"\((?:(?P<name>[A-Za-z_][\w\-]*)(?: (?P<sub>rank=\d+|[A-Z]{2}\d+(?:_[A-Z]{2}\d+)*))? )?"
+    r"pid=(?P<pid>\d+)(?:, ip=[\w.:\-]+)?\)\s?"
+)
 # a run of tags right before a level, for lines with junk glued in front (podman partial lines)
 _TAG_RUN = re.compile(r"(?:\((?:[A-Za-z_][\w\-]*(?: [^()]*?)? )?pid=\d+(?:, ip=[\w.:\-]+)?\)\s?)+$")
 _REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\].*$")  # Ray adds a hint after it
 _LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 # vLLM logger: LEVEL MM-DD HH:MM:SS [file:line] msg   (bracket optional before v0.8)
-_VLLM = re.compile(rf"(?P<level>{_LEVELS}) (?P<mo>\d\d)-(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
-                   r"(?:[.,]\d+)? \[?(?P<src>[^\s\]]+?:\d+)\] ?")
+_VLLM = re.compile(
+    rf"(?P<level>{_LEVELS}) (?P<mo>\d\d)-(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
+    r"(?:[.,]\d+)? \[?(?P<src>[^\s\]]+?:\d+)\] ?"
+)
 # the usual shape, in one match: at most one process tag, then vLLM's logger prefix.  PREFIX is
 # the one spelling of it: parse/stats.py reads a whole stats line with PREFIX + its wording
 PREFIX = f"(?P<tag>{_TAG.pattern})?{_VLLM.pattern}"
@@ -97,7 +102,7 @@ def _vllm_ts(m: re.Match[str], rec: Record, year: int | None) -> datetime | None
         return None
     # lines come several to a second: the datetime of "MM-DD HH:MM:SS" is looked up, not rebuilt
     i = m.start("mo")
-    key = (year, m.string[i:i + 14])  # "MM-DD HH:MM:SS": fixed width
+    key = (year, m.string[i : i + 14])  # "MM-DD HH:MM:SS": fixed width
     try:
         return _ts_seen[key]
     except KeyError:
@@ -119,17 +124,27 @@ def _json_line(rec: Record, text: str) -> VLine | None:
         return None
     if not isinstance(obj, dict) or "message" not in obj:
         return None
-    proc, level, src, asctime = (obj.get(k) if isinstance(obj.get(k), str) else None
-                                 for k in ("processName", "levelname", "name", "asctime"))
+    proc, level, src, asctime = (
+        obj.get(k) if isinstance(obj.get(k), str) else None for k in ("processName", "levelname", "name", "asctime")
+    )
     ts = rec.ts
     if ts is None and asctime is not None:
         try:
             ts = datetime.strptime(asctime[:19], "%Y-%m-%d %H:%M:%S")
         except ValueError:
             ts = None
-    return VLine(lineno=rec.lineno, text=rec.text, msg=str(obj["message"]), ts=ts, proc=proc,
-                 role=_role(proc) if proc else None, rank=_rank(proc, None) if proc else None,
-                 level=level, src=src, stream=rec.stream)
+    return VLine(
+        lineno=rec.lineno,
+        text=rec.text,
+        msg=str(obj["message"]),
+        ts=ts,
+        proc=proc,
+        role=_role(proc) if proc else None,
+        rank=_rank(proc, None) if proc else None,
+        level=level,
+        src=src,
+        stream=rec.stream,
+    )
 
 
 def json_exc_lines(v: VLine) -> list[VLine]:
@@ -144,8 +159,22 @@ def json_exc_lines(v: VLine) -> list[VLine]:
         return []
     if not isinstance(exc, str):
         return []
-    return [VLine(lineno=v.lineno, text=line, msg=line, ts=v.ts, proc=v.proc, role=v.role, rank=v.rank,
-                  level=v.level, src=v.src, stream=v.stream) for line in exc.splitlines() if line.strip()]
+    return [
+        VLine(
+            lineno=v.lineno,
+            text=line,
+            msg=line,
+            ts=v.ts,
+            proc=v.proc,
+            role=v.role,
+            rank=v.rank,
+            level=v.level,
+            src=v.src,
+            stream=v.stream,
+        )
+        for line in exc.splitlines()
+        if line.strip()
+    ]
 
 
 def _tags(text: str, pos: int) -> tuple[str | None, str | None, int | None, int]:
@@ -189,8 +218,19 @@ def from_prefix(m: re.Match[str], rec: Record, year: int | None, msg: str) -> VL
     level = m["level"]
     if "[repeated" in msg:
         msg = _REPEATED.sub("", msg)
-    return VLine(rec.lineno, rec.text, msg, _vllm_ts(m, rec, year), proc, role, rank,
-                 "WARNING" if level == "WARN" else level, m["src"], rec.stream, tag)
+    return VLine(
+        rec.lineno,
+        rec.text,
+        msg,
+        _vllm_ts(m, rec, year),
+        proc,
+        role,
+        rank,
+        "WARNING" if level == "WARN" else level,
+        m["src"],
+        rec.stream,
+        tag,
+    )
 
 
 def parse_line(rec: Record, year: int | None = None) -> VLine:
@@ -201,12 +241,12 @@ def parse_line(rec: Record, year: int | None = None) -> VLine:
             text = _ANSI.sub("", text)
         run = _TORCHRUN.match(text) if text[:1] == "[" else None
         if run is not None:  # torchrun's "[rank1]: " before a rank's every line: its rank
-            v = parse_line(Record(rec.lineno, text[run.end():], rec.ts, rec.stream), year)
+            v = parse_line(Record(rec.lineno, text[run.end() :], rec.ts, rec.stream), year)
             v.text, v.rank = rec.text, v.rank if v.rank is not None else int(run[1])
             return v
         m = _PREFIX.match(text)
         if m is not None:
-            return from_prefix(m, rec, year, text[m.end():])
+            return from_prefix(m, rec, year, text[m.end() :])
         if text.startswith("{") and '"message"' in text:
             v = _json_line(rec, text)
             if v is not None:
@@ -231,14 +271,25 @@ def parse_line(rec: Record, year: int | None = None) -> VLine:
                     rest = rest[p2:]
         if m is not None:
             level = "WARNING" if m["level"] == "WARN" else m["level"]
-            src, ts, msg = m["src"], _vllm_ts(m, rec, year), rest[m.end():]
+            src, ts, msg = m["src"], _vllm_ts(m, rec, year), rest[m.end() :]
         elif (u := _UVICORN.match(rest)) is not None:
-            level, msg = u["level"], rest[u.end():]
+            level, msg = u["level"], rest[u.end() :]
         else:
             msg = rest
         if "[repeated" in msg:
             msg = _REPEATED.sub("", msg)
-        return VLine(lineno=rec.lineno, text=rec.text, msg=msg, ts=ts, proc=proc, role=role,
-                     rank=rank, level=level, src=src, stream=rec.stream, tag=text[:pos] if pos else None)
+        return VLine(
+            lineno=rec.lineno,
+            text=rec.text,
+            msg=msg,
+            ts=ts,
+            proc=proc,
+            role=role,
+            rank=rank,
+            level=level,
+            src=src,
+            stream=rec.stream,
+            tag=text[:pos] if pos else None,
+        )
     except Exception:  # noqa: BLE001 - never raises: a line we cannot read is still a line
         return VLine(lineno=rec.lineno, text=rec.text, msg=rec.text, ts=rec.ts, stream=rec.stream)

@@ -41,6 +41,7 @@ glues a stdout partial line to the next stderr record (docs/podman.md: "tail-no-
 (CRLF, one stream; reads stop at 4095 bytes, so rule 4 never fires).  An embedded timestamp counts
 only with the line's own zone suffix ("Z" from podman) and never earlier than the piece before.
 """
+
 from __future__ import annotations
 
 import json
@@ -74,7 +75,8 @@ JOURNAL_LINE = re.compile(
     # short-iso[-precise]: at most microseconds (9 digits are podman's `logs -t`, whose
     # "TS vllm serve: error: …" would otherwise read as host "vllm", identifier "serve")
     rb"|(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:?\d\d)))"
-    rb" \S+ [^\s:\[]+(?:\[\d+\])?: ?")
+    rb" \S+ [^\s:\[]+(?:\[\d+\])?: ?"
+)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _TZ_CACHE: dict[str, timezone] = {"Z": timezone.utc, "z": timezone.utc}
 Line = tuple[int, bytes, "bool | None"]  # (line number, raw bytes, hit: scan.Lines' candidates)
@@ -133,8 +135,7 @@ def parse_ts(text: str | bytes | None) -> datetime | None:
     return dt.replace(microsecond=int(frac[:6].ljust(6, "0")) if frac else 0, tzinfo=tz)
 
 
-def _continues(run_bytes: int, buf: int, nxt: bytes | str, gap: float | None,
-               stream_known: bool = True) -> bool:
+def _continues(run_bytes: int, buf: int, nxt: bytes | str, gap: float | None, stream_known: bool = True) -> bool:
     """Is `nxt` the continuation of a piece that ended without a newline? (module docstring)"""
     if not nxt or nxt[:1] in (b"\r", "\r"):
         return True
@@ -145,9 +146,12 @@ def _continues(run_bytes: int, buf: int, nxt: bytes | str, gap: float | None,
     return stream_known and gap is not None and 0 <= gap < _QUICK
 
 
-_SHAPES = (("kaggle", lambda ln: ln.lstrip(b"[, ").startswith(b'{"stream_name"')), ("cri", CRI_LINE.match),
-           ("journal_short", JOURNAL_LINE.match),  # before podman_ts: short-iso lines open with a time too
-           ("podman_ts", TS_LEAD.match))
+_SHAPES = (
+    ("kaggle", lambda ln: ln.lstrip(b"[, ").startswith(b'{"stream_name"')),
+    ("cri", CRI_LINE.match),
+    ("journal_short", JOURNAL_LINE.match),  # before podman_ts: short-iso lines open with a time too
+    ("podman_ts", TS_LEAD.match),
+)
 
 
 def detect(head: bytes) -> str:
@@ -246,10 +250,10 @@ def _compose(lines: Iterable[Line]) -> Iterator[Record]:
         if m is None:
             yield Record(n, text)
             continue
-        msg, ts = text[m.end():], None
+        msg, ts = text[m.end() :], None
         t = COMPOSE_TS.match(msg)  # `compose logs -t` puts the time after the bar
         if t is not None and (ts := parse_ts(t.group(1))) is not None:
-            msg = msg[t.end():]
+            msg = msg[t.end() :]
         yield Record(n, msg, ts)
 
 
@@ -288,12 +292,12 @@ def _podman_ts(lines: Iterable[Line]) -> Iterator[Record]:
             if ets is None:
                 search = e.start() + 1  # a date inside the message, not podman's stamp
                 continue
-            nxt = raw[e.end():e.end() + 1]
+            nxt = raw[e.end() : e.end() + 1]
             again = TS_EMBED.match(raw, e.end()) if nxt and nxt != b"\r" else None
             if again is not None and _stamp_at(again, zone, ets) is not None:
                 nxt = b""  # the next piece is empty: another stamp follows at once
             run_bytes += e.start() - start
-            parts.append(raw[start:e.start()])
+            parts.append(raw[start : e.start()])
             gap = (ets - cur_ts).total_seconds() if cur_ts is not None else None
             if not _continues(run_bytes, CONMON_BUF, nxt, gap, stream_known=tty):
                 yield Record(n, clean(b"".join(parts)), first_ts)
@@ -331,7 +335,7 @@ class _Chain:
     def add(self, data) -> None:
         room = LINE_MAX - self.size
         if len(data) > room:
-            data, self.cut = data[:max(0, room)], True
+            data, self.cut = data[: max(0, room)], True
         if data:
             self.parts.append(data)
             self.size += len(data)
@@ -368,8 +372,9 @@ class _Joiner:
         self.out.append([rec])
         self.held += len(rec.text)
 
-    def piece(self, lineno: int, ts: datetime | None, stream: str | None, data, partial: bool,
-              run_key: object) -> Iterator[Record]:
+    def piece(
+        self, lineno: int, ts: datetime | None, stream: str | None, data, partial: bool, run_key: object
+    ) -> Iterator[Record]:
         ch = self.open.get(stream)
         if ch is None and not partial:  # the common case: a whole line, nothing to join
             self._run(stream, run_key, len(data) + 1)
@@ -436,7 +441,7 @@ def _cri(lines: Iterable[Line], on_cut=None) -> Iterator[Record]:
             continue
         if m.group(1) != key:
             key, ts = m.group(1), parse_ts(m.group(1))
-        yield from j.piece(n, ts, m.group(2).decode(), raw[m.end():], m.group(3) == b"P", key)
+        yield from j.piece(n, ts, m.group(2).decode(), raw[m.end() :], m.group(3) == b"P", key)
     yield from j.finish()
 
 
@@ -520,8 +525,11 @@ def _journal_json(lines: Iterable[Line], on_cut=None) -> Iterator[Record]:
 
         # journald writes "MESSAGE": null for a field of 4 KiB or more (JSON_THRESHOLD): a long
         # args or config line is lost without --all, and nothing else would say so
-        print(f"bootlog: warning: {nulls} journal record(s) have no MESSAGE text: journalctl -o json "
-              "leaves out fields of 4 KiB or more; export with `journalctl -o json --all`", file=sys.stderr)
+        print(
+            f"bootlog: warning: {nulls} journal record(s) have no MESSAGE text: journalctl -o json "
+            "leaves out fields of 4 KiB or more; export with `journalctl -o json --all`",
+            file=sys.stderr,
+        )
 
 
 def _kaggle(lines: Iterable[Line], on_cut=None) -> Iterator[Record]:
@@ -563,13 +571,15 @@ def _journal_short(lines: Iterable[Line]) -> Iterator[Record]:
         if m is None:
             yield Record(n, clean(raw))
         else:
-            yield Record(n, clean(raw[m.end():]), parse_ts(m.group(1)))
+            yield Record(n, clean(raw[m.end() :]), parse_ts(m.group(1)))
 
 
 # a console (tmux or screen scrollback, a terminal's copy) that broke every long line into pieces
 # of its width: the engine config line of an offline LLM() run, a KV line cut inside its number
-_NEW_RECORD = re.compile(r"\(\w[^()]* pid=\d+|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \d\d-\d\d |:  )|"
-                         r"Traceback \(|\[rank\d")
+_NEW_RECORD = re.compile(
+    r"\(\w[^()]* pid=\d+|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \d\d-\d\d |:  )|"
+    r"Traceback \(|\[rank\d"
+)
 _WRAP_LOOK = 2000  # lines the width is found from
 
 
@@ -590,7 +600,7 @@ def wrap_width(texts: list[str]) -> int | None:
     cols = [_cols(t) for t in texts]
     w = max(cols, default=0)
     joins = {i for i in range(1, len(cols)) if cols[i - 1] == w and not _NEW_RECORD.match(texts[i])}
-    if w < 40 or len(joins) < 3 or not any(cols[i:i + 2] == [w, w] and i + 1 in joins for i in joins):
+    if w < 40 or len(joins) < 3 or not any(cols[i : i + 2] == [w, w] and i + 1 in joins for i in joins):
         return None
     return w
 
@@ -626,8 +636,16 @@ def _wrapped(lines: Iterable[Line], on_cut=None) -> Iterator[Record]:
         yield done(line)
 
 
-_PARSERS = {"plain": _plain, "podman_ts": _podman_ts, "cri": _cri, "docker_json": _docker_json,
-            "journal_json": _journal_json, "compose": _compose, "journal_short": _journal_short,
-            "wrapped": _wrapped, "kaggle": _kaggle}
+_PARSERS = {
+    "plain": _plain,
+    "podman_ts": _podman_ts,
+    "cri": _cri,
+    "docker_json": _docker_json,
+    "journal_json": _journal_json,
+    "compose": _compose,
+    "journal_short": _journal_short,
+    "wrapped": _wrapped,
+    "kaggle": _kaggle,
+}
 _JOINING = ("cri", "docker_json", "journal_json", "kaggle", "wrapped")  # the parsers that join pieces
 FORMATS = tuple(_PARSERS)

@@ -5,6 +5,7 @@ A plan quotes its numbers (`${MAXLEN}`), the deploy context stores a redacted sn
 of secrets.  What reading one may cost is bounded: its size (MAX_TEXT) and what ${...} inserts
 (MAX_EXPANDED); plan files are read through the same bounds (judge.plan).
 """
+
 from __future__ import annotations
 
 import os
@@ -56,8 +57,17 @@ TOO_BIG = f"expanding makes more than {MAX_EXPANDED >> 20} MiB of text (referenc
 
 # ---------------------------------------------------------------------------- env files
 
-_WORDS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False,
-          "": None, "none": None, "null": None}
+_WORDS = {
+    "true": True,
+    "yes": True,
+    "on": True,
+    "false": False,
+    "no": False,
+    "off": False,
+    "": None,
+    "none": None,
+    "null": None,
+}
 
 
 def coerce(text: str) -> Any:
@@ -101,9 +111,11 @@ _Segments = list[tuple[str, str]]
 _PART = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|([^ \t'"\\]+)""", re.S)
 # inside "…", a backslash escapes only $ ` " \ (as in sh)
 _DQ_PART = re.compile(r'\\([$`"\\])|(\\)|([^\\]+)', re.S)
-_UNCLOSED = {"'": "unterminated ' quote (a value spanning lines is not read)",
-             '"': 'unterminated " quote (a value spanning lines is not read)',
-             "\\": "a line ending in a backslash (continued lines are not read)"}
+_UNCLOSED = {
+    "'": "unterminated ' quote (a value spanning lines is not read)",
+    '"': 'unterminated " quote (a value spanning lines is not read)',
+    "\\": "a line ending in a backslash (continued lines are not read)",
+}
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")  # env files: shell forms
@@ -149,7 +161,7 @@ def _env_line(line: str) -> list[tuple[str, _Segments, bool]]:
     for k, (segs, quoted) in enumerate(words):
         m = _ASSIGN.match(segs[0][1]) if segs and segs[0][0] == "exp" else None
         if m:
-            rest = segs[0][1][m.end():]
+            rest = segs[0][1][m.end() :]
             out.append((m.group(1), ([("exp", rest)] if rest else []) + segs[1:], quoted))
             continue
         bare = len(segs) == 1 and segs[0][0] == "exp" and NAME.fullmatch(segs[0][1])
@@ -159,8 +171,7 @@ def _env_line(line: str) -> list[tuple[str, _Segments, bool]]:
         if k == 0 and bare and after and after[0][1].startswith("="):
             raise ValueError("spaces around = (sh would run the name as a command): write NAME=value")
         if out:
-            raise ValueError("an unquoted space in a value (sh would run the rest as a command): "
-                             "quote the value")
+            raise ValueError("an unquoted space in a value (sh would run the rest as a command): quote the value")
         raise ValueError("not KEY=VALUE (an assignment NAME=value, or a # comment)")
     return out
 
@@ -218,7 +229,8 @@ def load_env(path: str | Path) -> dict[str, Any]:
         for name, segs, _ in assigns:
             first.setdefault(name, no)
             refs.setdefault(name, set()).update(
-                m.group(1) or m.group(2) for kind, text in segs if kind == "exp" for m in _VAR.finditer(text))
+                m.group(1) or m.group(2) for kind, text in segs if kind == "exp" for m in _VAR.finditer(text)
+            )
     text: dict[str, str] = {}  # values as text (what a later ${NAME} inserts)
     budget = Budget(MAX_EXPANDED)
     env = Env()
@@ -233,10 +245,20 @@ def load_env(path: str | Path) -> dict[str, Any]:
             if chain:
                 path = " → ".join([owner, *chain])
                 nos = ", ".join(str(first[n]) for n in [owner, *chain[:-1]])
-                raise file_error("env file", p, f"${{{owner}}} and ${{{name}}} refer to each other "
-                                  f"({path}, lines {nos}): a value cannot be made of itself", line=None)
-            raise file_error("env file", p, f"${{{name}}} is set below, on line {first[name]}: sh "
-                              "reads it here before it is set (move that line up)", line=no)
+                raise file_error(
+                    "env file",
+                    p,
+                    f"${{{owner}}} and ${{{name}}} refer to each other "
+                    f"({path}, lines {nos}): a value cannot be made of itself",
+                    line=None,
+                )
+            raise file_error(
+                "env file",
+                p,
+                f"${{{name}}} is set below, on line {first[name]}: sh "
+                "reads it here before it is set (move that line up)",
+                line=no,
+            )
         elif name in os.environ:
             v = os.environ[name]
         else:
@@ -248,8 +270,10 @@ def load_env(path: str | Path) -> dict[str, Any]:
 
     for no, assigns in lines:
         for name, segs, quoted in assigns:
-            raw = "".join(seg if kind == "lit" else _VAR.sub(lambda m: ref(m.group(1) or m.group(2), name, no), seg)  # noqa: B023  (called at once)
-                          for kind, seg in segs)
+            raw = "".join(
+                seg if kind == "lit" else _VAR.sub(lambda m: ref(m.group(1) or m.group(2), name, no), seg)  # noqa: B023  (called at once)
+                for kind, seg in segs
+            )
             text[name] = raw
             # a quoted value stays text unless it reads as a number; "" still means unset
             env[name] = coerce(raw) if (not quoted or raw == "" or _numberish(raw)) else raw

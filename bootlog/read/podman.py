@@ -9,6 +9,7 @@ Never `logs -f` and never `--tail`: both lose or reorder data in podman 4.3.1 (d
 poll `logs(since=...)` instead; `since` is exclusive (a record stamped exactly `since` is left out),
 which `Cursor` below relies on.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -55,8 +56,9 @@ _NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]*")
 
 def _checked(name: str) -> str:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise SourceError(f"not a container name: {name!r} (letters, digits, _ . -; not starting with -)",
-                          container=name)
+        raise SourceError(
+            f"not a container name: {name!r} (letters, digits, _ . -; not starting with -)", container=name
+        )
     return name
 
 
@@ -64,8 +66,9 @@ def _fail(engine: str, what: str, name: str, rc: int, stderr: str) -> SourceErro
     last = next((ln for ln in reversed(stderr.strip().splitlines()) if ln.strip()), "")
     if _NO_SUCH.search(last):
         return SourceError(f"no such container: {name}", container=name)
-    return SourceError(f"{engine} {what} {name} failed (exit {rc}): {last.removeprefix('Error: ')}",
-                       container=name, rc=rc)
+    return SourceError(
+        f"{engine} {what} {name} failed (exit {rc}): {last.removeprefix('Error: ')}", container=name, rc=rc
+    )
 
 
 # An engine command can hang (a storage lock held by another podman): one that writes nothing
@@ -104,8 +107,7 @@ def stop(proc: subprocess.Popen) -> None:
 def _spawn(argv: list[str], out, err, engine: str) -> subprocess.Popen:
     """The engine command in a session of its own (so stop() reaches its children too)."""
     try:
-        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                start_new_session=True)
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
     except OSError as e:
         raise SourceError(f"cannot run {argv[0]}: {e.strerror or e}", engine=engine) from None
 
@@ -118,8 +120,7 @@ def run_engine(engine: str, args: list[str], name: str, what: str, timeout: floa
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         stop(proc)
-        raise SourceError(f"{engine} {what} {name} did not answer within {timeout:.0f} s",
-                          container=name) from None
+        raise SourceError(f"{engine} {what} {name} did not answer within {timeout:.0f} s", container=name) from None
     if proc.returncode != 0:
         raise _fail(engine, what, name, proc.returncode, err.decode("utf-8", "replace"))
     return out.decode("utf-8", "replace")
@@ -141,8 +142,7 @@ def _run_to(argv: list[str], out: IO[bytes], err: IO[bytes], engine: str, name: 
             size, quiet_since = got, now
         if now - quiet_since >= STALL_S:
             stop(proc)
-            raise SourceError(f"{engine} logs {name} wrote nothing for {STALL_S:.0f} s: stopped it",
-                              container=name)
+            raise SourceError(f"{engine} logs {name} wrote nothing for {STALL_S:.0f} s: stopped it", container=name)
         if _deadline and now >= _deadline[-1]:
             stop(proc)
             raise SourceError(f"{engine} logs {name} did not finish in time", container=name)
@@ -217,8 +217,14 @@ def _lines(f: IO[bytes]) -> Iterator[tuple[int, bytes]]:
         yield last, line
 
 
-def logs(name: str, *, since: int | datetime | str | None = None, until: int | datetime | str | None = None,
-         timestamps: bool = True, engine: str = "podman") -> Iterator[bytes]:
+def logs(
+    name: str,
+    *,
+    since: int | datetime | str | None = None,
+    until: int | datetime | str | None = None,
+    timestamps: bool = True,
+    engine: str = "podman",
+) -> Iterator[bytes]:
     """The container's log as `<engine> logs --timestamps` prints it, stdout and stderr merged
     by timestamp, in chunks of about 256 KiB.
 
@@ -301,8 +307,15 @@ class Cursor:
         return cls(int(ts) or None, int(n or 0))
 
 
-def read_batches(name: str, cursor: Cursor, *, until: int | None = None, final: bool = False,
-                 engine: str = "podman", batch: int = 8 << 20) -> Iterator[tuple[bytes, Cursor]]:
+def read_batches(
+    name: str,
+    cursor: Cursor,
+    *,
+    until: int | None = None,
+    final: bool = False,
+    engine: str = "podman",
+    batch: int = 8 << 20,
+) -> Iterator[tuple[bytes, Cursor]]:
     """Log bytes after `cursor` in batches of about `batch` bytes cut at line ends, each with
     the cursor after it: memory stays bounded however long the log is.
 
@@ -339,7 +352,7 @@ def _skip_seen(data: bytes, cursor: Cursor, skip: int) -> tuple[bytes, int]:
         if skip > 0 and ts_ns(m) == cursor.ts:
             skip -= 1
             continue
-        return data[m.start():], 0
+        return data[m.start() :], 0
     return b"", skip
 
 
@@ -356,8 +369,9 @@ def advance(cursor: Cursor, data: bytes) -> Cursor:
     return Cursor(ts, n)
 
 
-def read_new(name: str, cursor: Cursor, *, until: int | None = None, final: bool = False,
-             engine: str = "podman") -> tuple[bytes, Cursor]:
+def read_new(
+    name: str, cursor: Cursor, *, until: int | None = None, final: bool = False, engine: str = "podman"
+) -> tuple[bytes, Cursor]:
     """Everything after `cursor` at once (see read_batches) and the cursor after it."""
     batches = list(read_batches(name, cursor, until=until, final=final, engine=engine))
     return b"".join(data for data, _ in batches), batches[-1][1] if batches else cursor
@@ -370,8 +384,7 @@ def _unreadable(engine: str, what: str, name: str, err: BaseException) -> Source
     """An engine's output that is not the JSON it documents (a wrapper script's chatter, another
     version's shape): one line naming the command, never an internal error."""
     why = err.msg if isinstance(err, json.JSONDecodeError) else str(err)
-    return SourceError(f"{engine} {what} {name}: unreadable output ({type(err).__name__}: {why})",
-                       container=name)
+    return SourceError(f"{engine} {what} {name}: unreadable output ({type(err).__name__}: {why})", container=name)
 
 
 def inspect(name: str, engine: str = "podman") -> dict:
@@ -407,8 +420,11 @@ def state(name: str, engine: str = "podman") -> State:
     info = inspect(name, engine=engine)
     try:
         st = info.get("State") or {}
-        running, code, image = (st.get("Running", False), st.get("ExitCode"),
-                                info.get("ImageName") or (info.get("Config") or {}).get("Image") or info.get("Image"))
+        running, code, image = (
+            st.get("Running", False),
+            st.get("ExitCode"),
+            info.get("ImageName") or (info.get("Config") or {}).get("Image") or info.get("Image"),
+        )
         if not isinstance(running, bool) or type(code) not in (int, type(None)):
             raise TypeError("State.Running is not true/false or State.ExitCode not a number")
         return State(
@@ -425,8 +441,9 @@ def state(name: str, engine: str = "podman") -> State:
         raise _unreadable(engine, "inspect", name, err) from None
 
 
-def events(name: str, since: int | datetime | str, until: int | datetime | str | None = None,
-           engine: str = "podman") -> list[dict]:
+def events(
+    name: str, since: int | datetime | str, until: int | datetime | str | None = None, engine: str = "podman"
+) -> list[dict]:
     """The container's lifecycle events (oldest first), each the engine's JSON plus `status`
     (podman spelling: init, start, died, ...) and `time_ns`.
 

@@ -9,6 +9,7 @@ truncated in place (copytruncate), rotated, or emptied and written again has ano
 is read from its top.  Ingest adds its own fields after the head (lines read, envelope format,
 the boot the read ended in); CUT instead of a head says the read stored ended inside a line.
 """
+
 from __future__ import annotations
 
 import hashlib

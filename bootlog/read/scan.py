@@ -16,6 +16,7 @@ Per format (envelope.detect):
 * cri, docker_json, journal_json: joining pieces (and JSON escapes) decide what a line says, so
   every line goes on; parse.py filters the envelope's records on their text.
 """
+
 from __future__ import annotations
 
 import re
@@ -136,6 +137,7 @@ class Search:
                     add(to - lens[i])
                 else:
                     add_stamp(to - 1)
+
             try:
                 db.scan(block, match_event_handler=on_match)
             except Exception:  # noqa: BLE001  # pragma: no cover - hyperscan gave up on this block
@@ -185,8 +187,16 @@ class Lines:
     """The candidate lines of a log: iterate for (line number, raw bytes, hit); afterwards
     `lines_seen` holds the number of physical lines read, `cut_lines` the overlong ones."""
 
-    def __init__(self, chunks: Iterable[bytes], fmt: str, search: Search | None, *, start_line: int = 1,
-                 context: int = CONTEXT, owed: int = 0) -> None:
+    def __init__(
+        self,
+        chunks: Iterable[bytes],
+        fmt: str,
+        search: Search | None,
+        *,
+        start_line: int = 1,
+        context: int = CONTEXT,
+        owed: int = 0,
+    ) -> None:
         # owed: context lines still owed to a traceback start before these bytes (watch reads a
         # log in batches); afterwards, those owed past them
         self.owed = owed

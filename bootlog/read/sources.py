@@ -3,6 +3,7 @@
 Every source streams fixed-size byte chunks; nothing here reads a whole log into memory or
 knows anything about log formats (envelope.py does that).
 """
+
 from __future__ import annotations
 
 import io
@@ -68,8 +69,13 @@ def open_source(spec: str) -> Source:
         src = Source(name=spec, kind="gzip", mtime=st.st_mtime, size=st.st_size)
         src._reader = lambda start, n: _opened(spec, _gzip_stream, start, n, src)
         return src
-    return Source(name=spec, kind="file", mtime=st.st_mtime, size=st.st_size,
-                  _reader=lambda start, n: _file_chunks(spec, start, n))
+    return Source(
+        name=spec,
+        kind="file",
+        mtime=st.st_mtime,
+        size=st.st_size,
+        _reader=lambda start, n: _file_chunks(spec, start, n),
+    )
 
 
 def input_error(path: str, e: OSError) -> InputError:
@@ -91,8 +97,11 @@ def _open_rb(path: str) -> BinaryIO:
 
 
 # compressions bootlog does not read: said so, instead of "no vLLM boot found" in the bytes
-_OTHER_MAGIC = ((b"\xfd7zXZ\x00", "xz", "xz -dc"), (b"\x28\xb5\x2f\xfd", "zstd", "zstd -dc"),
-                (b"\x04\x22\x4d\x18", "lz4", "lz4 -dc"))
+_OTHER_MAGIC = (
+    (b"\xfd7zXZ\x00", "xz", "xz -dc"),
+    (b"\x28\xb5\x2f\xfd", "zstd", "zstd -dc"),
+    (b"\x04\x22\x4d\x18", "lz4", "lz4 -dc"),
+)
 
 
 def check_compression(head: bytes, path: str) -> None:
@@ -104,8 +113,11 @@ def check_compression(head: bytes, path: str) -> None:
             return
         name, cmd = "bzip2", "bzip2 -dc"
     shown = "-" if path == "-" else path
-    raise InputError(f"{shown} is {name}-compressed: bootlog reads plain and gzip logs "
-                     f"({cmd} {'FILE' if path == '-' else path} | bootlog ingest -)", path=path)
+    raise InputError(
+        f"{shown} is {name}-compressed: bootlog reads plain and gzip logs "
+        f"({cmd} {'FILE' if path == '-' else path} | bootlog ingest -)",
+        path=path,
+    )
 
 
 def _read_magic(path: str) -> bytes:
@@ -169,8 +181,11 @@ def _writer_came(fd: int, path: str) -> bytes:
             return got
         left = deadline - time.monotonic()
         if left <= 0:
-            raise InputError(f"{path} is a FIFO that no program writes (none came in {FIFO_WAIT_S:g} s): start "
-                             f"its writer first, or pipe it: PROGRAM | bootlog ingest -", path=path)
+            raise InputError(
+                f"{path} is a FIFO that no program writes (none came in {FIFO_WAIT_S:g} s): start "
+                f"its writer first, or pipe it: PROGRAM | bootlog ingest -",
+                path=path,
+            )
         select.select([fd], [], [], min(left, 0.5))
         time.sleep(0.02)  # (after a writer came and went, select returns at once)
 
@@ -191,7 +206,7 @@ class _Prefixed(io.RawIOBase):
             b[:n], self.head = self.head[:n], self.head[n:]
             return n
         got = os.read(self.fd, len(b))
-        b[:len(got)] = got
+        b[: len(got)] = got
         return len(got)
 
     def close(self) -> None:
@@ -329,7 +344,7 @@ def _sliced(blocks: Iterable[bytes], start: int, size: int) -> Iterator[bytes]:
             continue
         block, start = block[start:], 0
         for i in range(0, len(block), size):
-            yield block[i:i + size]
+            yield block[i : i + size]
 
 
 def bytes_source(name: str, data: bytes, kind: str = "container") -> Source:
@@ -346,5 +361,8 @@ def container_source(name: str, engine: str = "podman", since: str | None = None
     from bootlog.read import podman
 
     podman.command(engine)  # fail now, with one line, when the engine is not installed
-    return Source(name=f"{engine}:{name}", kind="container",
-                  _reader=lambda start, size: _sliced(podman.logs(name, since=since, engine=engine), start, size))
+    return Source(
+        name=f"{engine}:{name}",
+        kind="container",
+        _reader=lambda start, size: _sliced(podman.logs(name, since=since, engine=engine), start, size),
+    )

@@ -1,6 +1,7 @@
 """One line for a burst of gdn_hip faults, where the operator looks first (the ingest line, the
 hook's summary, the top of `show`): "32 faults, slot 42, heads 3 and 8, report cap reached".
 The fault lines themselves stay in the events."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable

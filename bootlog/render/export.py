@@ -22,6 +22,7 @@ grow with the database (100,000 boots).  Parquet builds its tables in memory (py
 a column's type before it is written).  Every file is checked before anything is read
 (output.check_target: never the database itself) and written whole, then renamed into place.
 """
+
 from __future__ import annotations
 
 import csv
@@ -35,9 +36,23 @@ from bootlog.errors import BootlogError, InputError
 from bootlog.render.output import check_target, writing
 from bootlog.safe import csv_cell, json_text
 
-BOOT_FIELDS = ("id", "status", "failure", "failure_message", "vllm_version", "engine", "model",
-               "container", "host", "source", "started_at", "ready_at", "ended_at",
-               "first_line", "last_line")
+BOOT_FIELDS = (
+    "id",
+    "status",
+    "failure",
+    "failure_message",
+    "vllm_version",
+    "engine",
+    "model",
+    "container",
+    "host",
+    "source",
+    "started_at",
+    "ready_at",
+    "ended_at",
+    "first_line",
+    "last_line",
+)
 
 
 def _slots(doc: dict) -> dict[str, list[tuple[int | None, int, float]]]:
@@ -127,8 +142,17 @@ def event_rows(docs: Iterable[dict]) -> list[dict]:
     for d in docs:
         bid = d["boot"]["id"]
         for e in d.get("events", []):
-            out.append({"boot_id": bid, "kind": e.get("kind"), "rank": e.get("rank"), "line": e.get("line"),
-                        "ts": e.get("ts"), "message": e.get("message"), "detail": e.get("detail") or {}})
+            out.append(
+                {
+                    "boot_id": bid,
+                    "kind": e.get("kind"),
+                    "rank": e.get("rank"),
+                    "line": e.get("line"),
+                    "ts": e.get("ts"),
+                    "message": e.get("message"),
+                    "detail": e.get("detail") or {},
+                }
+            )
     return out
 
 
@@ -202,8 +226,13 @@ def _parquet_frame(columns: Sequence[str], rows: Iterable[dict]):
         raise BootlogError("parquet export needs pyarrow: pip install 'bootlog[parquet]'") from None
     import pandas as pd
 
-    frame = pd.DataFrame([{c: _csv_cell(r.get(c)) if isinstance(r.get(c), (dict, list)) else _plain(r.get(c))
-                           for c in columns} for r in rows], columns=list(columns))
+    frame = pd.DataFrame(
+        [
+            {c: _csv_cell(r.get(c)) if isinstance(r.get(c), (dict, list)) else _plain(r.get(c)) for c in columns}
+            for r in rows
+        ],
+        columns=list(columns),
+    )
     # pyarrow needs one type per column; config values mix numbers, text and lists by key
     for c in frame.columns:
         if frame[c].dtype != object:
@@ -231,8 +260,14 @@ def latest_boots(store, *, container: str | None = None, host: str | None = None
     return show_boots(store, list(latest.values()), runtime=False)
 
 
-def export_openmetrics(store, path: str | Path | None, *, container: str | None = None,
-                       host: str | None = None, verdict_of: Callable[[dict], Any] | None = None) -> tuple[str, int]:
+def export_openmetrics(
+    store,
+    path: str | Path | None,
+    *,
+    container: str | None = None,
+    host: str | None = None,
+    verdict_of: Callable[[dict], Any] | None = None,
+) -> tuple[str, int]:
     """The OpenMetrics text of the latest boots (latest_boots), each with its verdict
     (`verdict_of(doc)`: the flow that exports gives the hook's, run.judged.judge_stored; else the
     boot's own), written to `path` (whole, then renamed: the textfile collector never reads half a
@@ -265,11 +300,12 @@ def _pages(store, ids: Sequence[int]) -> Iterator[list[dict]]:
     from bootlog.store.reads import show_boots
 
     for i in range(0, len(ids), PAGE):
-        yield show_boots(store, list(ids[i:i + PAGE]), runtime=False)
+        yield show_boots(store, list(ids[i : i + PAGE]), runtime=False)
 
 
-def export(store, fmt: str, path: str | Path, *, container: str | None = None, host: str | None = None,
-           samples: bool = True) -> tuple[list[Path], int]:
+def export(
+    store, fmt: str, path: str | Path, *, container: str | None = None, host: str | None = None, samples: bool = True
+) -> tuple[list[Path], int]:
     """Write the export of the stored boots (of `container`/`host`); (the files written, the
     number of boots)."""
     from bootlog.store.reads import boot_ids
@@ -286,19 +322,23 @@ def export(store, fmt: str, path: str | Path, *, container: str | None = None, h
     return files, len(ids)
 
 
-def _write_parquet(store, files: list[Path], ids: Sequence[int], wide: Wide, columns: list[str],
-                   sample_ids: Sequence[int]) -> None:
+def _write_parquet(
+    store, files: list[Path], ids: Sequence[int], wide: Wide, columns: list[str], sample_ids: Sequence[int]
+) -> None:
     docs = [d for page in _pages(store, ids) for d in page]
-    for f, cols, rows in ((files[0], columns, [wide.row(d, columns) for d in docs]),
-                          (files[1], EVENT_COLUMNS, event_rows(docs)),
-                          (files[2], SAMPLE_COLUMNS, list(sample_rows(store, sample_ids)))):
+    for f, cols, rows in (
+        (files[0], columns, [wide.row(d, columns) for d in docs]),
+        (files[1], EVENT_COLUMNS, event_rows(docs)),
+        (files[2], SAMPLE_COLUMNS, list(sample_rows(store, sample_ids))),
+    ):
         frame = _parquet_frame(cols, rows)
         with writing(f, binary=True) as fh:
             frame.to_parquet(fh, engine="pyarrow", index=False)
 
 
-def _write_json(store, files: list[Path], ids: Sequence[int], wide: Wide, columns: list[str],
-                sample_ids: Sequence[int]) -> None:
+def _write_json(
+    store, files: list[Path], ids: Sequence[int], wide: Wide, columns: list[str], sample_ids: Sequence[int]
+) -> None:
     import tempfile
 
     with writing(files[0]) as fh, tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
@@ -316,8 +356,9 @@ def _write_json(store, files: list[Path], ids: Sequence[int], wide: Wide, column
         rows.close(last=True)
 
 
-def _write_csv(store, files: list[Path], ids: Sequence[int], wide: Wide, columns: list[str],
-               sample_ids: Sequence[int]) -> None:
+def _write_csv(
+    store, files: list[Path], ids: Sequence[int], wide: Wide, columns: list[str], sample_ids: Sequence[int]
+) -> None:
     with writing(files[0]) as fb, writing(files[1]) as fe, writing(files[2]) as fs:
         boot_csv, event_csv = _CsvTable(fb, columns), _CsvTable(fe, EVENT_COLUMNS)
         for page in _pages(store, ids):

@@ -19,6 +19,7 @@ Only the source's first lines are read again (at most HEAD_RECORDS, by run.rerea
 and only a file or gzip of this host; a container's log (reading it means running `podman logs`), stdin, a file gone
 or another host's: UTC, and the clock says why.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -72,8 +73,9 @@ class Clock:
         dt = self.at(ts)
         if dt is None:
             return ""
-        return dt.strftime("%Y-%m-%d %H:%M:%S ") + (offset_name(dt.tzinfo) if dt.tzinfo is not None
-                                                     and dt.utcoffset() is not None else "(no zone)")
+        return dt.strftime("%Y-%m-%d %H:%M:%S ") + (
+            offset_name(dt.tzinfo) if dt.tzinfo is not None and dt.utcoffset() is not None else "(no zone)"
+        )
 
     def iso(self, ts: str | datetime | None) -> str | None:
         """A time for JSON: ISO 8601 on this clock, with its offset (naive stays naive); text
@@ -99,10 +101,16 @@ def on_clock(doc: dict, clock: Clock) -> dict:
     if "boot" not in doc:
         return moved
     events = [{**e, "ts": clock.iso(e["ts"])} if e.get("ts") is not None else e for e in doc.get("events") or []]
-    phases = [{**p, **{k: clock.iso(p[k]) for k in ("start", "end") if p.get(k) is not None}}
-              for p in doc.get("timeline") or []]
-    return {**doc, "boot": moved, **({"events": events} if "events" in doc else {}),
-            **({"timeline": phases} if "timeline" in doc else {})}
+    phases = [
+        {**p, **{k: clock.iso(p[k]) for k in ("start", "end") if p.get(k) is not None}}
+        for p in doc.get("timeline") or []
+    ]
+    return {
+        **doc,
+        "boot": moved,
+        **({"events": events} if "events" in doc else {}),
+        **({"timeline": phases} if "timeline" in doc else {}),
+    }
 
 
 def offset_name(zone: tzinfo) -> str:

@@ -44,6 +44,7 @@ Choices:
 * Naive started_at (plain vLLM logs print no zone) is read as the exporting machine's local
   time, as datetime.timestamp() does; the textfile collector runs on the same host.
 """
+
 from __future__ import annotations
 
 import math
@@ -60,8 +61,19 @@ PREFIX = "bootlog_"
 MAX_LABEL = 1024
 
 # docs/figures.md's event kinds: each gets a sample (0 when absent) so alerts compare with 0
-EVENT_KINDS = ("oom", "engine_init_failed", "value_error", "kv_cache_insufficient", "traceback",
-               "gdn_hip_fault", "gdn_hip_fault_cap", "worker_died", "warning", "crash_loop", "gpu_fault")
+EVENT_KINDS = (
+    "oom",
+    "engine_init_failed",
+    "value_error",
+    "kv_cache_insufficient",
+    "traceback",
+    "gdn_hip_fault",
+    "gdn_hip_fault_cap",
+    "worker_died",
+    "warning",
+    "crash_loop",
+    "gpu_fault",
+)
 
 # HELP text of the figures bootlog.figures lists; others get a generic one
 HELP = {f.name: f.help for f in FIGURES if f.help}
@@ -73,8 +85,11 @@ BOOT_FAMILIES = {
     "bootlog_boot_started_timestamp_seconds": ("Time of the boot's first line, Unix seconds", "seconds"),
     "bootlog_boot_id": ("bootlog's id of the boot (bootlog show ID)", None),
     "bootlog_events": ("Events of the boot, per kind", None),
-    "bootlog_verdict": ("The latest boot's verdict, as the hook gives it (its own faults, the plan, the diff "
-                        "against the boot before it): 0 OK, 1 drift, 2 violation, 3 failed", None),
+    "bootlog_verdict": (
+        "The latest boot's verdict, as the hook gives it (its own faults, the plan, the diff "
+        "against the boot before it): 0 OK, 1 drift, 2 violation, 3 failed",
+        None,
+    ),
     "bootlog_boot_died_serving": ("1 if the boot was ready and its engine then died serving, else 0", None),
 }
 
@@ -129,6 +144,7 @@ def write(path: str | os.PathLike, text: str) -> None:
 
 # --- boots -> samples ---------------------------------------------------------------------
 
+
 def _one_per_identity(boots: Iterable[dict]) -> list[dict]:
     """One boot per label set: the later one in the list wins (two boots must not write the
     same series twice)."""
@@ -151,9 +167,15 @@ def _file_name(source: Any) -> str | None:
 
 
 def _add_boot(families: dict[str, _Family], boot: dict, ident: Labels) -> None:
-    info = _clean_labels((("vllm_version", boot.get("vllm_version")), ("engine", boot.get("engine")),
-                          ("model", boot.get("model")), ("status", boot.get("status")),
-                          ("failure", boot.get("failure"))))
+    info = _clean_labels(
+        (
+            ("vllm_version", boot.get("vllm_version")),
+            ("engine", boot.get("engine")),
+            ("model", boot.get("model")),
+            ("status", boot.get("status")),
+            ("failure", boot.get("failure")),
+        )
+    )
     families["bootlog_boot_info"].samples[ident + info] = 1
     if boot.get("status"):
         families["bootlog_boot_ready"].samples[ident] = 1 if boot["status"] == "ready" else 0
@@ -202,7 +224,7 @@ def _add_metrics(families: dict[str, _Family], metrics: list[dict], ident: Label
 
 def _new_family(fam_name: str, name: str, unit: Any) -> _Family:
     unit_text = str(unit) if unit is not None and _UNIT_TEXT.match(str(unit)) else None
-    help_text = HELP.get(name, f"bootlog figure {fam_name[len(PREFIX):]}")
+    help_text = HELP.get(name, f"bootlog figure {fam_name[len(PREFIX) :]}")
     if unit_text:
         help_text += f" [{unit_text}]"
     suffix = _BAD_NAME.sub("_", unit_text).lower() if unit_text else None
@@ -235,6 +257,7 @@ def _unix(ts: Any) -> float | None:
 
 
 # --- text ---------------------------------------------------------------------------------
+
 
 def _labels(labels: Labels) -> str:
     if not labels:

@@ -11,6 +11,7 @@ What an output path may not be, whatever links lead there:
   the user or root owns, `/dev/stdout`, is written to as it is).
 A regular file that is replaced keeps its permission bits (a read-only 0444 stays 0444).
 """
+
 from __future__ import annotations
 
 import errno
@@ -64,15 +65,19 @@ def _through_link(path: Path) -> None:
         return
     me = os.geteuid()
     if os.lstat(path).st_uid not in (me, 0):
-        raise InputError(f"{path} is a symbolic link owned by another user: bootlog writes through a link only "
-                         "to a regular file you own; give the target's own path")
+        raise InputError(
+            f"{path} is a symbolic link owned by another user: bootlog writes through a link only "
+            "to a regular file you own; give the target's own path"
+        )
     try:
         st = os.stat(path)
     except OSError:
         raise InputError(f"{path} is a symbolic link to nothing: give the file's own path") from None
     if stat.S_ISREG(st.st_mode) and st.st_uid != me:
-        raise InputError(f"{path} is a symbolic link to a file owned by another user: bootlog writes through "
-                         "a link only to a regular file you own; give the target's own path")
+        raise InputError(
+            f"{path} is a symbolic link to a file owned by another user: bootlog writes through "
+            "a link only to a regular file you own; give the target's own path"
+        )
 
 
 def check_target(path: str | os.PathLike, store=None) -> Path:
@@ -117,7 +122,7 @@ def writing(path: str | os.PathLike, *, binary: bool = False, new_mode: int | No
     directory = os.path.dirname(target)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
     try:
-        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as f:
+        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             yield f
             f.flush()
             os.fsync(f.fileno())

@@ -26,6 +26,7 @@ What the picture holds, and why it looks the way it does:
 * Fixed margins computed from the measured labels (no tight_layout guesswork), so the track's
   label positions are known before anything is drawn.
 """
+
 from __future__ import annotations
 
 import io
@@ -47,9 +48,19 @@ if TYPE_CHECKING:
 # Config keys that change with every boot or say nothing about capacity; never annotated.
 _NOISY_CONFIG = {"seed", "served_model_name", "model_tag", "port", "host"}
 # Shown first when several keys change at once: the ones that move capacity figures.
-_KEY_CONFIG = ("max_model_len", "max_num_seqs", "kv_cache_dtype", "gpu_memory_utilization",
-               "kv_cache_memory_bytes", "max_num_batched_tokens", "tensor_parallel_size",
-               "enable_prefix_caching", "quantization", "enforce_eager", "model")
+_KEY_CONFIG = (
+    "max_model_len",
+    "max_num_seqs",
+    "kv_cache_dtype",
+    "gpu_memory_utilization",
+    "kv_cache_memory_bytes",
+    "max_num_batched_tokens",
+    "tensor_parallel_size",
+    "enable_prefix_caching",
+    "quantization",
+    "enforce_eager",
+    "model",
+)
 # a figure -> the figure it must fit under, without a plan (the planner's own estimate)
 BUDGET_OF = {f.name: f.budget for f in FIGURES if f.budget}
 TRACK_KEYS = 3  # key names per config-change label; more are counted ("+2 more keys")
@@ -129,10 +140,13 @@ def keep_for(metric: str, plan: Any = None) -> Callable[[dict], dict]:
             config = last["config"]
         last["config"] = config
         boot = doc["boot"]
-        return {"boot": {k: boot.get(k) for k in _BOOT_KEPT + ((metric,) if metric in boot else ())},
-                "config": config, "runtime": doc.get("runtime"),
-                "metrics": [m for m in doc.get("metrics", []) if m["name"] in names],
-                "events": [e for e in doc.get("events", []) if e.get("kind") in ("crash_loop", *FAULT_KINDS)]}
+        return {
+            "boot": {k: boot.get(k) for k in _BOOT_KEPT + ((metric,) if metric in boot else ())},
+            "config": config,
+            "runtime": doc.get("runtime"),
+            "metrics": [m for m in doc.get("metrics", []) if m["name"] in names],
+            "events": [e for e in doc.get("events", []) if e.get("kind") in ("crash_loop", *FAULT_KINDS)],
+        }
 
     return keep
 
@@ -231,8 +245,9 @@ def _per_boot_max(docs: Sequence[dict], name: str) -> list[float | None]:
     return vals
 
 
-def misses(docs: Sequence[dict], metric: str, lines: dict[str, list[float | None]], plan: Any = None
-           ) -> list[tuple[int, float]]:
+def misses(
+    docs: Sequence[dict], metric: str, lines: dict[str, list[float | None]], plan: Any = None
+) -> list[tuple[int, float]]:
     """(boot index, value) of every drawn point that fails the plan's bounds on `metric`, judged
     as `check --plan` judges it (compare.meets: the rank's value against the bound, a bound that
     names a figure read from the same boot)."""
@@ -292,6 +307,7 @@ def zone_words(clock: Clock | None) -> str:
 
 
 # ---- layout helpers (shared with plot_timeline and plot_runtime) -----------------------------
+
 
 def text_px(renderer: Any, text: str, size: float = FONT) -> tuple[float, float]:
     """(width, height) in pixels of `text` as the renderer draws it (all its lines)."""
@@ -356,8 +372,9 @@ def widest_labels(labels: Sequence[str], k: int = 16) -> list[str]:
     return sorted(set(labels), key=lambda s: (s.count("\n"), max(map(len, s.split("\n")))))[-k:]
 
 
-def tick_plan(labels: Sequence[str], ids: Sequence[str], slot_px: float, renderer: Any
-              ) -> tuple[list[tuple[int, str]], list[int]]:
+def tick_plan(
+    labels: Sequence[str], ids: Sequence[str], slot_px: float, renderer: Any
+) -> tuple[list[tuple[int, str]], list[int]]:
     """The x ticks: (index, label) of the labelled ones, and the plain ticks between them.
 
     Every boot gets its whole label ('#12' over its start) when they fit side by side; else
@@ -382,8 +399,10 @@ def every_kth(labels: Sequence[str], slot_px: float, renderer: Any) -> int:
 
 # ---- the figure --------------------------------------------------------------------------
 
-def figure(docs: Sequence[dict], metric: str, *, title: str | None = None, clock: Clock | None = None,
-           plan: Any = None) -> Figure:
+
+def figure(
+    docs: Sequence[dict], metric: str, *, title: str | None = None, clock: Clock | None = None, plan: Any = None
+) -> Figure:
     """The matplotlib Figure of `metric` across `docs` (the caller closes it); see the module
     docstring for what it holds."""
     if not docs:
@@ -424,12 +443,30 @@ def figure(docs: Sequence[dict], metric: str, *, title: str | None = None, clock
         for k, (label, where) in enumerate(fails.items()):
             pts = [(i, v) for i in where for v in _values_at(lines, i)]
             pts += [(i, ymin) for i in where if not _values_at(lines, i)]
-            ax.scatter([i for i, _ in pts], [y for _, y in pts], marker=FAILURE_MARKERS[k % len(FAILURE_MARKERS)],
-                       s=60, color=FAILURE_COLOR if label.startswith("failed") else "white",
-                       edgecolors=FAILURE_COLOR, linewidths=1.2, zorder=5, clip_on=False, label=label)
+            ax.scatter(
+                [i for i, _ in pts],
+                [y for _, y in pts],
+                marker=FAILURE_MARKERS[k % len(FAILURE_MARKERS)],
+                s=60,
+                color=FAILURE_COLOR if label.startswith("failed") else "white",
+                edgecolors=FAILURE_COLOR,
+                linewidths=1.2,
+                zorder=5,
+                clip_on=False,
+                label=label,
+            )
         if missed:  # a ring around each point the plan's bound fails, named in the legend
-            ax.scatter([i for i, _ in missed], [v for _, v in missed], marker="o", s=130, facecolors="none",
-                       edgecolors=MISS_COLOR, linewidths=1.6, zorder=6, label=miss_label(missed))
+            ax.scatter(
+                [i for i, _ in missed],
+                [v for _, v in missed],
+                marker="o",
+                s=130,
+                facecolors="none",
+                edgecolors=MISS_COLOR,
+                linewidths=1.6,
+                zorder=6,
+                label=miss_label(missed),
+            )
         for i, _ in changes:
             ax.axvline(i - 0.5, color="grey", ls=":", lw=0.7, alpha=0.6, zorder=0)
         ax.set_ylim(ymin, ymax)
@@ -485,23 +522,42 @@ def figure(docs: Sequence[dict], metric: str, *, title: str | None = None, clock
             ax.legend(fontsize=FONT, loc="best", framealpha=0.85)
         if n_rows:
             _draw_track(fig, ax, changes, texts, rows, n_rows, track_in / height_in, earlier, flipped)
-        fig.suptitle(plain(title or f"{metric} across {n} boot{'s' if n != 1 else ''}", 100),
-                     x=left_in / width_in, y=1 - 0.08 / height_in, ha="left", va="top", fontsize=FONT + 2)
+        fig.suptitle(
+            plain(title or f"{metric} across {n} boot{'s' if n != 1 else ''}", 100),
+            x=left_in / width_in,
+            y=1 - 0.08 / height_in,
+            ha="left",
+            va="top",
+            fontsize=FONT + 2,
+        )
         return fig
     except BaseException:
         plt.close(fig)
         raise
 
 
-def _draw_series(ax, xs: list[int], lines: dict[str, list[float | None]], metric: str,
-                 failed_at: set[int] | frozenset[int] = frozenset()) -> None:
+def _draw_series(
+    ax,
+    xs: list[int],
+    lines: dict[str, list[float | None]],
+    metric: str,
+    failed_at: set[int] | frozenset[int] = frozenset(),
+) -> None:
     for label, vals in lines.items():
         # NaN breaks the line: a boot without the figure is a gap, not an interpolation
         ys = [float("nan") if v is None else v for v in vals]
         main = label == metric
         dots = [i for i, v in enumerate(vals) if v is not None and i not in failed_at]  # (failures: their marker)
-        ax.plot(xs, ys, marker="o" if main else ".", ms=4 if main else 7, lw=1.5 if main else 0.9,
-                ls="-" if main else ":", label=plain(label), markevery=dots)
+        ax.plot(
+            xs,
+            ys,
+            marker="o" if main else ".",
+            ms=4 if main else 7,
+            lw=1.5 if main else 0.9,
+            ls="-" if main else ":",
+            label=plain(label),
+            markevery=dots,
+        )
 
 
 def _values_at(lines: dict[str, list[float | None]], i: int) -> list[float]:
@@ -518,26 +574,49 @@ def _draw_budgets(ax, xs: list[int], limits: list[Budget]) -> None:
             ax.axhline(b.values, **style)
 
 
-def _draw_track(fig, ax, changes, texts, rows, n_rows: int, height: float, earlier: int = 0,
-                flipped: Sequence[bool] = ()) -> None:
+def _draw_track(
+    fig, ax, changes, texts, rows, n_rows: int, height: float, earlier: int = 0, flipped: Sequence[bool] = ()
+) -> None:
     """The config-change track: an axes over the main one, same x, one row per label level."""
     pos = ax.get_position()
     track = fig.add_axes((pos.x0, pos.y1 + 0.08 / fig.get_size_inches()[1], pos.width, height), sharex=ax)
     track.set_ylim(n_rows, 0)
     track.axis("off")
     more = f"; the latest {len(changes)}, {earlier:,} earlier not drawn" if earlier else ""
-    track.text(0, 1.02, f"config changes (keys; values in the history table{more})", transform=track.transAxes,
-               fontsize=FONT - 0.5, color="dimgrey", va="bottom")
+    track.text(
+        0,
+        1.02,
+        f"config changes (keys; values in the history table{more})",
+        transform=track.transAxes,
+        fontsize=FONT - 0.5,
+        color="dimgrey",
+        va="bottom",
+    )
     for k, ((i, _), text, row) in enumerate(zip(changes, texts, rows)):
         x = i - 0.5
         flip = k < len(flipped) and flipped[k]
         track.plot([x, x], [row + 0.15, row + 0.85], color="dimgrey", lw=0.8)
-        track.text(x, row + 0.5, text + " " if flip else " " + text, fontsize=FONT, color="dimgrey",
-                   va="center", ha="right" if flip else "left", clip_on=False)
+        track.text(
+            x,
+            row + 0.5,
+            text + " " if flip else " " + text,
+            fontsize=FONT,
+            color="dimgrey",
+            va="center",
+            ha="right" if flip else "left",
+            clip_on=False,
+        )
 
 
-def render_png(docs: Sequence[dict], metric: str, *, title: str | None = None, fmt: str = "png",
-               clock: Clock | None = None, plan: Any = None) -> bytes:
+def render_png(
+    docs: Sequence[dict],
+    metric: str,
+    *,
+    title: str | None = None,
+    fmt: str = "png",
+    clock: Clock | None = None,
+    plan: Any = None,
+) -> bytes:
     """The plot as PNG bytes (or `fmt`: svg, pdf)."""
     fig = figure(docs, metric, title=title, clock=clock, plan=plan)
     return save(fig, fmt)
@@ -557,8 +636,7 @@ def save(fig: Figure, fmt: str = "png") -> bytes:
 FORMATS = ("png", "svg", "pdf")
 
 
-def plot(docs: Sequence[dict], metric: str, out: str | Path, *, clock: Clock | None = None,
-         plan: Any = None) -> Path:
+def plot(docs: Sequence[dict], metric: str, out: str | Path, *, clock: Clock | None = None, plan: Any = None) -> Path:
     """Write the plot of `metric` to `out`, as PNG, SVG or PDF by its suffix (none: PNG)."""
     out = Path(out)
     fmt = out.suffix.lower().lstrip(".") or "png"

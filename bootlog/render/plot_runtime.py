@@ -6,6 +6,7 @@ lines on every panel.  A boot that served for days has hundreds of thousands of 
 each series is cut into at most MAX_POINTS buckets and a bucket keeps its largest value, so a
 peak is never averaged away.  matplotlib is imported inside the functions only.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -38,7 +39,7 @@ def _series(samples: Iterable, key: str, clock: Clock | None) -> tuple[list[date
         ys.append(float(v))
     if len(xs) > MAX_POINTS:  # bucket maxima (module docstring)
         k = -(-len(xs) // MAX_POINTS)
-        xs, ys = xs[::k], [max(ys[i:i + k]) for i in range(0, len(ys), k)]
+        xs, ys = xs[::k], [max(ys[i : i + k]) for i in range(0, len(ys), k)]
     return xs, ys
 
 
@@ -82,11 +83,15 @@ def runtime_figure(doc: dict, samples: Sequence, *, clock: Clock | None = None) 
     from matplotlib.dates import AutoDateLocator, DateFormatter
 
     zone = clock.zone if clock is not None else None
-    fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(12.5, 1.55 * len(panels) + 0.9), dpi=DPI,
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        len(panels), 1, sharex=True, figsize=(12.5, 1.55 * len(panels) + 0.9), dpi=DPI, squeeze=False
+    )
     try:
-        deaths = [(clock.at(e.get("ts")), e["kind"]) for e in doc.get("events") or []
-                  if e.get("kind") in DEATHS and clock is not None and clock.at(e.get("ts")) is not None]
+        deaths = [
+            (clock.at(e.get("ts")), e["kind"])
+            for e in doc.get("events") or []
+            if e.get("kind") in DEATHS and clock is not None and clock.at(e.get("ts")) is not None
+        ]
         for row, (ax, (title, unit, lines)) in enumerate(zip(axes[:, 0], panels)):
             top = 0.0
             for key, (xs, ys) in lines.items():
@@ -113,10 +118,16 @@ def runtime_figure(doc: dict, samples: Sequence, *, clock: Clock | None = None) 
         bottom.set_xlabel(f"time{when} ({zone_words(clock)})", fontsize=FONT + 0.5)
         b = doc["boot"]
         n = sum(1 for _ in samples)
-        fig.suptitle(plain(f"boot #{b['id']}: runtime from {n:,} statistics lines", 100), x=0.08, ha="left",
-                     fontsize=FONT + 2)
-        fig.subplots_adjust(left=0.08, right=0.82, top=1 - 0.45 / fig.get_size_inches()[1], hspace=0.25,
-                            bottom=0.55 / fig.get_size_inches()[1])
+        fig.suptitle(
+            plain(f"boot #{b['id']}: runtime from {n:,} statistics lines", 100), x=0.08, ha="left", fontsize=FONT + 2
+        )
+        fig.subplots_adjust(
+            left=0.08,
+            right=0.82,
+            top=1 - 0.45 / fig.get_size_inches()[1],
+            hspace=0.25,
+            bottom=0.55 / fig.get_size_inches()[1],
+        )
         return fig
     except BaseException:
         plt.close(fig)

@@ -4,6 +4,7 @@ terraform-plan style: a legend, sections in cause-then-effect order (config, met
 one symbol per finding, one summary line.  Keys, values, reasons and the plan's name can be log
 text: the terminal text escapes them (safe.term/cut), the Markdown renders them inert (safe.md_*).
 """
+
 from __future__ import annotations
 
 import math
@@ -12,8 +13,15 @@ from typing import Any
 
 from bootlog import safe
 
-SYMBOLS = {"same": "=", "changed": "~", "drift": "!", "violation": "✗", "new": "+", "gone": "-",
-           "insufficient_history": "?"}
+SYMBOLS = {
+    "same": "=",
+    "changed": "~",
+    "drift": "!",
+    "violation": "✗",
+    "new": "+",
+    "gone": "-",
+    "insufficient_history": "?",
+}
 LEGEND = "(legend: ~ changed  ! drift  ✗ violation  + new  - gone)"
 CHECK_LEGEND = "(legend: = met  ! missed (drift)  ✗ missed (violation)  ? not known)"
 _SECTIONS = (("deploy", "deploy"), ("config", "config"), ("metric", "metrics"), ("event", "events"))
@@ -73,7 +81,7 @@ def _beyond(why: str, expect: str) -> str:
     """What a check row's why says besides its expectation (which the row shows already)."""
     for head in (f"plan: {expect}", f"plan expects count {expect}", f"plan expects {expect}"):
         if why.startswith(head):
-            return why[len(head):].lstrip("; ")
+            return why[len(head) :].lstrip("; ")
     return why
 
 
@@ -116,7 +124,9 @@ def finding_line(f: dict, width: int = 24, why_same: bool = False) -> str:
         text = f"{sym} {label}: {fmt_value(f['old'])} → {fmt_value(f['new'])}"
     else:
         numbers = f"{fmt_value(f['old'])} → {fmt_value(f['new'])}"
-        text = f"{sym} {safe.pad(label, width)} " + (f"{safe.term(lead, one_line=True)}({numbers} tokens" if lead else numbers)
+        text = f"{sym} {safe.pad(label, width)} " + (
+            f"{safe.term(lead, one_line=True)}({numbers} tokens" if lead else numbers
+        )
     if f.get("delta") not in (None, 0):
         extra = _signed(f["delta"])
         if f.get("pct") is not None:
@@ -138,11 +148,15 @@ def summary_line(result: dict) -> str:
     n_cfg = s.get("changed_config", 0)
     insufficient = sum(f["verdict"] == "insufficient_history" for f in result.get("findings", []))
     if result.get("b") is None and "a" in result:  # a check: expectations met or missed
-        return (f"summary: {_n(s.get('unchanged', 0), 'expectation')} met, {_n(s.get('violations', 0), 'violation')}, "
-                f"{s.get('drift', 0)} drift" + (f", {insufficient} not known" if insufficient else ""))
-    text = (f"summary: {s.get('drift', 0)} drift, {s.get('violations', 0)} violation"
-            f"{'' if s.get('violations', 0) == 1 else 's'}, {n_cfg} config change"
-            f"{'' if n_cfg == 1 else 's'}, {s.get('unchanged', 0)} unchanged")
+        return (
+            f"summary: {_n(s.get('unchanged', 0), 'expectation')} met, {_n(s.get('violations', 0), 'violation')}, "
+            f"{s.get('drift', 0)} drift" + (f", {insufficient} not known" if insufficient else "")
+        )
+    text = (
+        f"summary: {s.get('drift', 0)} drift, {s.get('violations', 0)} violation"
+        f"{'' if s.get('violations', 0) == 1 else 's'}, {n_cfg} config change"
+        f"{'' if n_cfg == 1 else 's'}, {s.get('unchanged', 0)} unchanged"
+    )
     if insufficient:
         text += f", {insufficient} without enough history"
     return text
@@ -156,8 +170,11 @@ def title(result: dict, plan_name: str | None = None, show_unknown: bool = True)
     else:
         what = f"bootlog diff {result.get('b')} → {result.get('a')}"  # old → new, like every row
     legend = LEGEND if result.get("b") is not None else CHECK_LEGEND
-    if show_unknown and result.get("b") is not None and any(f["verdict"] == "insufficient_history"
-                                                             for f in result.get("findings", [])):
+    if (
+        show_unknown
+        and result.get("b") is not None
+        and any(f["verdict"] == "insufficient_history" for f in result.get("findings", []))
+    ):
         legend = legend[:-1] + "  ? too little history)"
     return f"{what}   {legend}"
 
@@ -173,8 +190,14 @@ def _hidden_note(result: dict, show_same: bool, show_unknown: bool, how: str | N
     return f" ({hidden} not shown: {how})" if hidden and how else ""
 
 
-def render_text(result: dict, *, plan_name: str | None = None, show_same: bool = True,
-                show_unknown: bool = True, hidden_how: str | None = None) -> str:
+def render_text(
+    result: dict,
+    *,
+    plan_name: str | None = None,
+    show_same: bool = True,
+    show_unknown: bool = True,
+    hidden_how: str | None = None,
+) -> str:
     """The human twin of a diff/check result.  show_same / show_unknown False: the rows that
     did not move and those without enough history to judge are left out (the summary counts
     them, and with `hidden_how` says how many and how to see them), so what changed leads."""
@@ -224,8 +247,14 @@ def _md_cell(v: Any) -> str:
     return safe.md_cell(fmt_value(v))
 
 
-def render_markdown(result: dict, *, plan_name: str | None = None, show_same: bool = False,
-                    show_unknown: bool = True, hidden_how: str | None = None) -> str:
+def render_markdown(
+    result: dict,
+    *,
+    plan_name: str | None = None,
+    show_same: bool = False,
+    show_unknown: bool = True,
+    hidden_how: str | None = None,
+) -> str:
     """A Markdown table of the findings (for reports, PR comments, the hook's summary): no
     HTML, link, code span or cell of a key, value or reason can break out."""
     head = safe.md_text(title(result, plan_name).split("   ")[0], one_line=True, inline=True)
@@ -234,25 +263,48 @@ def render_markdown(result: dict, *, plan_name: str | None = None, show_same: bo
     if not shown:  # no empty table: the summary line says what was compared
         return "\n".join([f"### {head}", "", summary])
     if result.get("b") is None:  # a check: what the plan expects and what the boot has
-        lines = [f"### {head}", "", "| | section | expectation | rank | expected | value | result | why |",
-                 "|---|---|---|---|---|---|---|---|"]
+        lines = [
+            f"### {head}",
+            "",
+            "| | section | expectation | rank | expected | value | result | why |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for f in shown:
             expected = f.get("expect") or ("= " + fmt_value(f["old"]) if f.get("old") is not None else "")
             why = _beyond(f.get("why") or "", f["expect"]) if "expect" in f else (f.get("why") or "")
-            lines.append("| {} | {} | {} | {} | {} | {} | {} | {} |".format(
-                SYMBOLS.get(f["verdict"], "?"), f["section"], safe.md_cell(f["key"], code=True),
-                "" if f.get("rank") is None else f["rank"], safe.md_cell(expected), _md_cell(f["new"]),
-                CHECK_WORDS.get(f["verdict"], f["verdict"]), safe.md_cell(why)))
+            lines.append(
+                "| {} | {} | {} | {} | {} | {} | {} | {} |".format(
+                    SYMBOLS.get(f["verdict"], "?"),
+                    f["section"],
+                    safe.md_cell(f["key"], code=True),
+                    "" if f.get("rank") is None else f["rank"],
+                    safe.md_cell(expected),
+                    _md_cell(f["new"]),
+                    CHECK_WORDS.get(f["verdict"], f["verdict"]),
+                    safe.md_cell(why),
+                )
+            )
         return "\n".join([*lines, "", summary])
-    lines = [f"### {head}", "", "| | section | figure | rank | old | new | Δ | % | why |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"### {head}",
+        "",
+        "| | section | figure | rank | old | new | Δ | % | why |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for f in shown:
-        lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
-            SYMBOLS.get(f["verdict"], "?"), f["section"], safe.md_cell(f["key"], code=True),
-            "" if f.get("rank") is None else f["rank"], _md_cell(f["old"]), _md_cell(f["new"]),
-            "" if f.get("delta") is None else _signed(f["delta"]),
-            "" if f.get("pct") is None else _pct(f),
-            safe.md_cell(f.get("why") or "")))
+        lines.append(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+                SYMBOLS.get(f["verdict"], "?"),
+                f["section"],
+                safe.md_cell(f["key"], code=True),
+                "" if f.get("rank") is None else f["rank"],
+                _md_cell(f["old"]),
+                _md_cell(f["new"]),
+                "" if f.get("delta") is None else _signed(f["delta"]),
+                "" if f.get("pct") is None else _pct(f),
+                safe.md_cell(f.get("why") or ""),
+            )
+        )
     lines += ["", summary]
     return "\n".join(lines)
 
@@ -279,7 +331,8 @@ def figure_span(text: str, value: Any) -> tuple[int, int] | None:
         places = len(re.split("[eE]", printed.partition(".")[2])[0])
         # the value at the printed precision, and nothing finer ("05" of a date is no 5.25)
         if math.isclose(n, value, rel_tol=1e-9, abs_tol=1e-12) or (
-                round(value, places) == value and math.isclose(round(value, places), n, rel_tol=1e-9)):
+            round(value, places) == value and math.isclose(round(value, places), n, rel_tol=1e-9)
+        ):
             return m.span()
     return None
 
@@ -295,13 +348,19 @@ def render_explain(report: dict, width: int | None = None) -> str:
     boots = report.get("boots", [])
     for b in boots[:LIST_MAX]:
         head = f"boot {b['id']}" if b.get("id") is not None else "boot"
-        out.append(fit(f"{head}  lines {b.get('first_line')}-{b.get('last_line')}  {t(b.get('status') or '')}".rstrip(),
-                       width))
+        out.append(
+            fit(f"{head}  lines {b.get('first_line')}-{b.get('last_line')}  {t(b.get('status') or '')}".rstrip(), width)
+        )
         figures, events = b.get("figures", []), b.get("events", [])
         for f in figures[:LIST_MAX]:
             rank = "" if f.get("rank") is None else f"[rank {f['rank']}]"
-            out.append(fit(f"  {f['name']}{rank} = {fmt_value(f['value'])} {f.get('unit') or ''}".rstrip()
-                           + f"   line {f.get('line')}  ← {f.get('pattern') or '?'}", width))
+            out.append(
+                fit(
+                    f"  {f['name']}{rank} = {fmt_value(f['value'])} {f.get('unit') or ''}".rstrip()
+                    + f"   line {f.get('line')}  ← {f.get('pattern') or '?'}",
+                    width,
+                )
+            )
             if f.get("text"):
                 # cut around the number the figure came from; a figure bootlog derived comes from
                 # no part of the line (cut it as any line); one where no number reads as the figure
@@ -318,16 +377,26 @@ def render_explain(report: dict, width: int | None = None) -> str:
     out += [ln.strip() for ln in _more(len(boots), "boots")]
     unmatched = report.get("unmatched", [])
     if report.get("raw") is False:
-        out.append(fit("unread: not known for a stored boot (its raw lines are not stored); "
-                       "run `bootlog explain LOGFILE` to see lines no pattern read", width))
+        out.append(
+            fit(
+                "unread: not known for a stored boot (its raw lines are not stored); "
+                "run `bootlog explain LOGFILE` to see lines no pattern read",
+                width,
+            )
+        )
     elif unmatched:
         total = len(unmatched) + (report.get("unmatched_more") or 0)
         out.append(fit(f"unread: {total:,} line(s) look like catalogue lines but no pattern matched", width))
         for u in unmatched[:LIST_MAX]:
-            out.append(fit(f"  line {u['line']} [{t(u['marker'], one_line=True)}]: {t(u['text'], one_line=True)}", width))
+            out.append(
+                fit(f"  line {u['line']} [{t(u['marker'], one_line=True)}]: {t(u['text'], one_line=True)}", width)
+            )
         if total > LIST_MAX:
-            out.append(fit(f"  … and {total - LIST_MAX:,} more unread lines (--json lists the first {len(unmatched):,})",
-                           width))
+            out.append(
+                fit(
+                    f"  … and {total - LIST_MAX:,} more unread lines (--json lists the first {len(unmatched):,})", width
+                )
+            )
     else:
         out.append(fit("unread: none (every line that looks like a catalogue line was read)", width))
     return "\n".join(out)

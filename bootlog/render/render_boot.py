@@ -1,4 +1,5 @@
 """Human rendering of one boot (the `show` command's text twin of `show --json`)."""
+
 from __future__ import annotations
 
 import json
@@ -35,11 +36,16 @@ def _timeline_lines(boot: dict, phases: list[dict]) -> list[str]:
 
 
 # the boot fields `ended` and `kv_cache_sized_by` in words
-ENDED = {"clean_stop": "clean_stop (a stop was asked for: what the engine printed after it is the stop's)",
-         "died": "died (the engine died serving)", "failed": "failed (at start-up)",
-         "log_ends": "log_ends (nothing in the log says how the process ended)"}
-SIZED = {"explicit": "explicit (the size was given: its token count is exact)",
-         "measured": "measured (the engine measured free memory: the token count moves a little)"}
+ENDED = {
+    "clean_stop": "clean_stop (a stop was asked for: what the engine printed after it is the stop's)",
+    "died": "died (the engine died serving)",
+    "failed": "failed (at start-up)",
+    "log_ends": "log_ends (nothing in the log says how the process ended)",
+}
+SIZED = {
+    "explicit": "explicit (the size was given: its token count is exact)",
+    "measured": "measured (the engine measured free memory: the token count moves a little)",
+}
 
 
 def render_show(data: dict, clock: "Clock | None" = None, cols: int | None = None) -> str:
@@ -48,8 +54,7 @@ def render_show(data: dict, clock: "Clock | None" = None, cols: int | None = Non
     it, with the zone, and started_at says where the zone came from."""
     b = data["boot"]
     out = [f"boot #{b['id']}  {_t(b['status'])}" + (f" ({_t(b['failure'])})" if b.get("failure") else "")]
-    for key in ("vllm_version", "engine", "model", "container", "host", "source",
-                "started_at", "ready_at", "ended_at"):
+    for key in ("vllm_version", "engine", "model", "container", "host", "source", "started_at", "ready_at", "ended_at"):
         if b.get(key) is None:
             continue
         when = clock.stamp(b[key]) if clock is not None and key.endswith("_at") else ""
@@ -66,7 +71,9 @@ def render_show(data: dict, clock: "Clock | None" = None, cols: int | None = Non
         out.append(f"  {'gdn_hip':<14} {burst}")
     for e in data.get("events") or []:
         if e["kind"] == "crash_loop":
-            out.append(f"  {'crash loop':<14} {_t(e['message'])} (boots {', '.join(f'#{i}' for i in e['detail']['boots'])})")
+            out.append(
+                f"  {'crash loop':<14} {_t(e['message'])} (boots {', '.join(f'#{i}' for i in e['detail']['boots'])})"
+            )
 
     if b.get("ended"):
         out.append(f"  {'ended':<14} {_t(ENDED.get(b['ended'], b['ended']))}")

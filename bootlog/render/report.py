@@ -5,6 +5,7 @@ parses logs.  A "figure" here is anything a column can hold: a boot field (statu
 config key (max_model_len…), a metric (kv_cache_tokens…), the derived `faults` count, or a
 runtime statistic spelled `runtime.max.X` / `runtime.last.X`.
 """
+
 from __future__ import annotations
 
 import csv
@@ -14,8 +15,17 @@ from typing import Any, Callable, Iterable, Sequence
 from bootlog import safe
 
 DEFAULT_COLUMNS: tuple[str, ...] = (
-    "id", "status", "vllm_version", "max_model_len", "max_num_seqs", "kv_cache_tokens",
-    "max_concurrency", "graph_capture_gib", "torch_compile_s", "boot_to_ready_s", "faults",
+    "id",
+    "status",
+    "vllm_version",
+    "max_model_len",
+    "max_num_seqs",
+    "kv_cache_tokens",
+    "max_concurrency",
+    "graph_capture_gib",
+    "torch_compile_s",
+    "boot_to_ready_s",
+    "faults",
 )
 # Events that mean the engine lost state or memory at runtime; counted in the `faults` column.
 FAULT_KINDS: tuple[str, ...] = ("gdn_hip_fault", "oom")
@@ -30,9 +40,15 @@ class PerRank(tuple):
 PAGE = 500  # boots read at a time
 
 
-def load_docs(store, *, container: str | None = None, host: str | None = None,
-              last: int | None = None, runtime: bool = True,
-              trim: Callable[[dict], dict] | None = None) -> list[dict]:
+def load_docs(
+    store,
+    *,
+    container: str | None = None,
+    host: str | None = None,
+    last: int | None = None,
+    runtime: bool = True,
+    trim: Callable[[dict], dict] | None = None,
+) -> list[dict]:
     """show --json documents of the stored boots, oldest first; `last` keeps only the newest N.
 
     runtime=False leaves the (sample-heavy) runtime summary out; nothing but runtime.* columns
@@ -46,7 +62,7 @@ def load_docs(store, *, container: str | None = None, host: str | None = None,
         ids = ids[-last:] if last > 0 else []
     docs: list[dict] = []
     for i in range(0, len(ids), PAGE):
-        page = show_boots(store, ids[i:i + PAGE], runtime=runtime)
+        page = show_boots(store, ids[i : i + PAGE], runtime=runtime)
         docs.extend(map(trim, page) if trim is not None else page)
     return docs
 
@@ -89,7 +105,7 @@ def figure(doc: dict, name: str) -> Any:
         _, part, key = (name.split(".", 2) + ["", ""])[:3]
         return ((doc.get("runtime") or {}).get(part) or {}).get(key)
     if name.startswith("config."):
-        return (doc.get("config") or {}).get(name[len("config."):])
+        return (doc.get("config") or {}).get(name[len("config.") :])
     if name == "status" and boot.get("status") == "ready" and boot.get("failure"):
         return f"ready ({boot['failure']})"  # the engine died serving (as list and ingest say)
     if name == "status":
@@ -122,8 +138,7 @@ def history_rows(docs: Sequence[dict], columns: Sequence[str] = DEFAULT_COLUMNS)
     return [{c: figure(d, c) for c in columns} for d in docs]
 
 
-def changed(rows: Sequence[dict], columns: Sequence[str], groups: Sequence[Any] | None = None
-            ) -> list[set[str]]:
+def changed(rows: Sequence[dict], columns: Sequence[str], groups: Sequence[Any] | None = None) -> list[set[str]]:
     """Per row, the columns whose value differs from the boot before it: the previous row of the
     same group (`groups[i]`: container and host, as `prev` pairs boots), else the previous row.
 
@@ -195,8 +210,9 @@ def render_text(rows: Sequence[dict], columns: Sequence[str], changes: Sequence[
     are log text: escaped and cut to 80 columns (safe.cut)."""
     changes = changes if changes is not None else changed(rows, columns)
     head = [safe.cut(c, 80) for c in columns]
-    cells = [[safe.cut(cell_text(r[c], "-"), 80) + ("*" if c in ch else "") for c in columns]
-             for r, ch in zip(rows, changes)]
+    cells = [
+        [safe.cut(cell_text(r[c], "-"), 80) + ("*" if c in ch else "") for c in columns] for r, ch in zip(rows, changes)
+    ]
     widths = [max([safe.width(h)] + [safe.width(row[i]) for row in cells]) for i, h in enumerate(head)]
     numeric = [all(_is_num(r[c]) for r in rows if r[c] not in (None, "")) for c in columns]
 
@@ -221,20 +237,27 @@ def render_csv(rows: Sequence[dict], columns: Sequence[str], changes: Sequence[s
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([safe.csv_cell(c) for c in [*columns, "changed"]])
     for r, ch in zip(rows, changes):
-        w.writerow([safe.csv_cell(v) for v in [*(cell_text(r[c], exact=True) for c in columns),
-                                                ";".join(c for c in columns if c in ch)]])
+        w.writerow(
+            [
+                safe.csv_cell(v)
+                for v in [*(cell_text(r[c], exact=True) for c in columns), ";".join(c for c in columns if c in ch)]
+            ]
+        )
     return buf.getvalue()
 
 
 def render_json(rows: Sequence[dict], columns: Sequence[str], changes: Sequence[set[str]] | None = None) -> list[dict]:
     """JSON-ready rows: the columns plus `changed`, the list of columns that moved."""
     changes = changes if changes is not None else changed(rows, columns)
-    return [{**{c: json_cell(r[c]) for c in columns}, "changed": [c for c in columns if c in ch]}
-            for r, ch in zip(rows, changes)]
+    return [
+        {**{c: json_cell(r[c]) for c in columns}, "changed": [c for c in columns if c in ch]}
+        for r, ch in zip(rows, changes)
+    ]
 
 
-def history(docs: Sequence[dict], columns: Sequence[str] | None = None, *, skip_first: bool = False
-            ) -> tuple[list[str], list[dict], list[set[str]]]:
+def history(
+    docs: Sequence[dict], columns: Sequence[str] | None = None, *, skip_first: bool = False
+) -> tuple[list[str], list[dict], list[set[str]]]:
     """Columns, rows and per-row changes for a history view.
 
     With skip_first the first document only serves as the "boot before" of the second, so a
@@ -258,7 +281,8 @@ def history(docs: Sequence[dict], columns: Sequence[str] | None = None, *, skip_
 def nothing_stored(container: str | None, host: str | None) -> str:
     """The message for an empty view: an empty database, or filters that match no boot."""
     if container or host:
-        what = " and ".join(x for x in (f"container {container}" if container else "",
-                                        f"host {host}" if host else "") if x)
+        what = " and ".join(
+            x for x in (f"container {container}" if container else "", f"host {host}" if host else "") if x
+        )
         return f"no boots stored for {what}"
     return "no boots stored yet (bootlog ingest LOG)"

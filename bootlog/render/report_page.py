@@ -16,6 +16,7 @@ the page fits a 1,400 px window; a table wider than its box scrolls inside the b
 page; printed, nothing scrolls and colours are kept.  No script, no network: CSS inline, images
 as data URIs.  Every text from a log goes through safe.html.
 """
+
 from __future__ import annotations
 
 import base64
@@ -32,16 +33,39 @@ from bootlog.render.render import SYMBOLS, fmt_value
 KEY_PLOTS: tuple[str, ...] = tuple(f.name for f in FIGURES if f.plot)
 # the history table: what a deploy is judged by first (status, plan, faults), then the figures,
 # the long version string last so it is the one that scrolls
-COLUMNS: tuple[str, ...] = ("id", "status", "faults", "started_at", "max_model_len", "max_num_seqs",
-                            "kv_cache_tokens", "max_concurrency", "graph_capture_gib", "torch_compile_s",
-                            "boot_to_ready_s", "vllm_version")
+COLUMNS: tuple[str, ...] = (
+    "id",
+    "status",
+    "faults",
+    "started_at",
+    "max_model_len",
+    "max_num_seqs",
+    "kv_cache_tokens",
+    "max_concurrency",
+    "graph_capture_gib",
+    "torch_compile_s",
+    "boot_to_ready_s",
+    "vllm_version",
+)
 # the latest boot's figures on its card, plan or no plan: its shape, then what it holds and took
-KEY_FIGURES: tuple[str, ...] = ("max_model_len", "max_num_seqs", "kv_cache_tokens", "max_concurrency",
-                                "graph_capture_gib", "torch_compile_s", "boot_to_ready_s", "faults")
+KEY_FIGURES: tuple[str, ...] = (
+    "max_model_len",
+    "max_num_seqs",
+    "kv_cache_tokens",
+    "max_concurrency",
+    "graph_capture_gib",
+    "torch_compile_s",
+    "boot_to_ready_s",
+    "faults",
+)
 RUNTIME_BOOTS = 3  # newest boots with statistics lines that get a runtime chart
 RUNTIME_MIN = 5  # stats lines a boot needs for one: fewer (a warm-up request or two) draw no series
-RESULT = {"same": ("met", "✓"), "violation": ("missed (hard)", "✗"), "drift": ("missed", "✗"),
-          "insufficient_history": ("not known", "?")}
+RESULT = {
+    "same": ("met", "✓"),
+    "violation": ("missed (hard)", "✗"),
+    "drift": ("missed", "✗"),
+    "insufficient_history": ("not known", "?"),
+}
 
 h = safe.html
 
@@ -84,6 +108,7 @@ def _key(f: dict) -> str:
 
 # ---- the latest boot ------------------------------------------------------------------------
 
+
 def checks_html(result: dict, plan_name: str) -> str:
     """Each expectation of the plan: the missed and not-known ones as a table (what to act on),
     then every met one with its value and bound in a compact list."""
@@ -93,19 +118,31 @@ def checks_html(result: dict, plan_name: str) -> str:
     met = [f for f in findings if f["verdict"] == "same"]
     unknown = sum(f["verdict"] == "insufficient_history" for f in findings)
     missed = len(open_) - unknown
-    head = (f"<h3>Plan {h(plan_name)}: {len(met)} of {len(findings)} expectations met"
-            f"{f', {missed} missed' if missed else ''}{f', {unknown} not known' if unknown else ''}</h3>")
+    head = (
+        f"<h3>Plan {h(plan_name)}: {len(met)} of {len(findings)} expectations met"
+        f"{f', {missed} missed' if missed else ''}{f', {unknown} not known' if unknown else ''}</h3>"
+    )
     out = [head]
     if open_:
         rows = []
         for f in open_:
             word, mark = RESULT.get(f["verdict"], (f["verdict"], SYMBOLS.get(f["verdict"], "?")))
-            rows.append((f'<span class="r-{h(f["verdict"])}">{mark} {h(word)}</span>', h(f["section"]), _key(f),
-                         cell(f.get("new")), h(f.get("why") or "")))
+            rows.append(
+                (
+                    f'<span class="r-{h(f["verdict"])}">{mark} {h(word)}</span>',
+                    h(f["section"]),
+                    _key(f),
+                    cell(f.get("new")),
+                    h(f.get("why") or ""),
+                )
+            )
         out.append(_table(("result", "section", "expectation", "value", "bound / why"), rows, "verdicts"))
     if met:
-        items = "".join(f'<li><span class="r-same">✓</span> {_key(f)} <b>{cell(f.get("new"))}</b>'
-                        f'{" <span class=bound>" + h(_bound(f)) + "</span>" if _bound(f) else ""}</li>' for f in met)
+        items = "".join(
+            f'<li><span class="r-same">✓</span> {_key(f)} <b>{cell(f.get("new"))}</b>'
+            f"{' <span class=bound>' + h(_bound(f)) + '</span>' if _bound(f) else ''}</li>"
+            for f in met
+        )
         out.append(f'<ul class="met">{items}</ul>')
     return "\n".join(out)
 
@@ -114,7 +151,7 @@ def _bound(f: dict) -> str:
     if f.get("expect"):
         return str(f["expect"])
     why = str(f.get("why") or "")
-    return why[len("plan: "):] if why.startswith("plan: ") else why
+    return why[len("plan: ") :] if why.startswith("plan: ") else why
 
 
 def diff_html(result: dict, prev: dict, clock: Clock, moved: list[dict]) -> str:
@@ -127,19 +164,36 @@ def diff_html(result: dict, prev: dict, clock: Clock, moved: list[dict]) -> str:
     out = [f"<h3>Latest boot against the one before: #{h(b['id'])}{' of ' + h(when) if when else ''}</h3>"]
     shown = [f for f in result.get("findings", []) if f["verdict"] != "same"]
     if shown:
-        rows = [(f'<span class="r-{h(f["verdict"])}">{h(SYMBOLS.get(f["verdict"], "?"))} {h(f["verdict"])}</span>',
-                 h(f["section"]), _key(f), cell(f.get("old")), cell(f.get("new")),
-                 "" if f.get("delta") in (None, 0) else cell(f["delta"]),
-                 "" if f.get("pct") is None else h(f"{fmt_value(f['pct'])}%"), h(f.get("why") or ""))
-                for f in shown]
+        rows = [
+            (
+                f'<span class="r-{h(f["verdict"])}">{h(SYMBOLS.get(f["verdict"], "?"))} {h(f["verdict"])}</span>',
+                h(f["section"]),
+                _key(f),
+                cell(f.get("old")),
+                cell(f.get("new")),
+                "" if f.get("delta") in (None, 0) else cell(f["delta"]),
+                "" if f.get("pct") is None else h(f"{fmt_value(f['pct'])}%"),
+                h(f.get("why") or ""),
+            )
+            for f in shown
+        ]
         out.append(_table(("verdict", "section", "key", "before", "now", "Δ", "%", "why"), rows, "diff"))
     out.append(f'<p class="summary">{h(summary_line(result))} (the unchanged are not listed)</p>')
     phases = [r for r in moved if abs(r["delta"]) >= PHASE_MOVE_S]
     if phases:
-        out.append(_table(("phase", "before [s]", "now [s]", "Δ [s]"),
-                          [(_swatch(r["phase"]) + h(r["phase"]), *(h(fmt_value(round(float(r[k]), 2)))
-                                                                    for k in ("old", "new", "delta")))
-                           for r in phases], "phases"))
+        out.append(
+            _table(
+                ("phase", "before [s]", "now [s]", "Δ [s]"),
+                [
+                    (
+                        _swatch(r["phase"]) + h(r["phase"]),
+                        *(h(fmt_value(round(float(r[k]), 2))) for k in ("old", "new", "delta")),
+                    )
+                    for r in phases
+                ],
+                "phases",
+            )
+        )
     elif moved:
         out.append(f"<p>No phase of the boot moved by {fmt_value(PHASE_MOVE_S)} s or more.</p>")
     return "\n".join(out)
@@ -165,12 +219,17 @@ def timeline_bar_html(tl: list[dict]) -> str:
         bg = PHASE_COLORS.get(p["phase"], "#888")
         if p["phase"] in HATCHES:
             bg = f"repeating-linear-gradient(45deg,{bg} 0 4px,#fff 4px 6px)"
-        segs.append(f'<span style="width:{pct:.3f}%;background:{bg}" '
-                    f'title="{h(p["phase"])} {h(fmt_value(round(p["s"], 2)))} s"></span>')
-    legend = "".join(f"<li>{_swatch(name)}{h(name)} {h(fmt_value(round(s, 2)))} s</li>"
-                     for name, s in phase_totals(tl).items())
-    return (f'<div class="tbar">{"".join(segs)}</div>'
-            f'<ul class="legend">{legend}<li><b>total {h(fmt_value(round(total, 2)))} s</b></li></ul>')
+        segs.append(
+            f'<span style="width:{pct:.3f}%;background:{bg}" '
+            f'title="{h(p["phase"])} {h(fmt_value(round(p["s"], 2)))} s"></span>'
+        )
+    legend = "".join(
+        f"<li>{_swatch(name)}{h(name)} {h(fmt_value(round(s, 2)))} s</li>" for name, s in phase_totals(tl).items()
+    )
+    return (
+        f'<div class="tbar">{"".join(segs)}</div>'
+        f'<ul class="legend">{legend}<li><b>total {h(fmt_value(round(total, 2)))} s</b></li></ul>'
+    )
 
 
 def key_figures_html(doc: dict, check: dict | None = None) -> str:
@@ -179,8 +238,11 @@ def key_figures_html(doc: dict, check: dict | None = None) -> str:
     from bootlog.render.report import figure
 
     units = {m["name"]: m.get("unit") for m in doc.get("metrics", [])}
-    missed = {str(f["key"]): f for f in (check or {}).get("findings", [])
-              if f["verdict"] in ("violation", "drift") and f["section"] != "event"}
+    missed = {
+        str(f["key"]): f
+        for f in (check or {}).get("findings", [])
+        if f["verdict"] in ("violation", "drift") and f["section"] != "event"
+    }
     tiles = []
     for name in KEY_FIGURES:
         v = figure(doc, name)
@@ -190,13 +252,25 @@ def key_figures_html(doc: dict, check: dict | None = None) -> str:
         gap = "" if unit == "x" else " "  # (2x, as vLLM prints a concurrency)
         miss = missed.get(name)
         attrs = f' class="miss" title="misses the plan: {h(miss.get("why") or "")}"' if miss else ""
-        tiles.append(f"<div{attrs}><dt>{_th(name)}{' ✗' if miss else ''}</dt>"
-                     f"<dd>{cell(v)}{gap + '<small>' + h(unit) + '</small>' if unit else ''}</dd></div>")
+        tiles.append(
+            f"<div{attrs}><dt>{_th(name)}{' ✗' if miss else ''}</dt>"
+            f"<dd>{cell(v)}{gap + '<small>' + h(unit) + '</small>' if unit else ''}</dd></div>"
+        )
     return f'<dl class="keyfigs">{"".join(tiles)}</dl>' if tiles else ""
 
 
-def latest_html(doc: dict, clock: Clock, tl: list[dict], *, check: dict | None, plan_name: str | None,
-                diff: dict | None, prev: dict | None, moved: list[dict], why_no_diff: str | None) -> str:
+def latest_html(
+    doc: dict,
+    clock: Clock,
+    tl: list[dict],
+    *,
+    check: dict | None,
+    plan_name: str | None,
+    diff: dict | None,
+    prev: dict | None,
+    moved: list[dict],
+    why_no_diff: str | None,
+) -> str:
     from bootlog.judge.verdict import boot_problem, judge
 
     b = doc["boot"]
@@ -204,27 +278,44 @@ def latest_html(doc: dict, clock: Clock, tl: list[dict], *, check: dict | None, 
     # faults is a failed deploy whatever was compared)
     verdict = judge(doc, results=[("plan", check), ("diff", diff)])
     word = verdict.word
-    facts = [("status", b.get("status") + (f" ({b['failure']})" if b.get("failure") else "")),
-             ("version", b.get("vllm_version")), ("model", b.get("model")),
-             ("container", b.get("container")), ("host", b.get("host")),
-             ("started", clock.text(b.get("started_at"))), ("ready", clock.text(b.get("ready_at"))),
-             ("root cause", b.get("failure_message")), ("source", b.get("source"))]
+    facts = [
+        ("status", b.get("status") + (f" ({b['failure']})" if b.get("failure") else "")),
+        ("version", b.get("vllm_version")),
+        ("model", b.get("model")),
+        ("container", b.get("container")),
+        ("host", b.get("host")),
+        ("started", clock.text(b.get("started_at"))),
+        ("ready", clock.text(b.get("ready_at"))),
+        ("root cause", b.get("failure_message")),
+        ("source", b.get("source")),
+    ]
     dl = "".join(f"<dt>{h(k)}</dt><dd>{h(v)}</dd>" for k, v in facts if v)
     own = boot_problem(doc)
     why = [own[1]] if own is not None else []
     if check is not None:
         s = check["summary"]
         missed = s.get("violations", 0) + s.get("drift", 0)
-        why.append(f"plan {plan_name}: " + (f"{missed} expectation{'s' if missed != 1 else ''} missed" if missed
-                                            else "every expectation it could judge met"))
+        why.append(
+            f"plan {plan_name}: "
+            + (
+                f"{missed} expectation{'s' if missed != 1 else ''} missed"
+                if missed
+                else "every expectation it could judge met"
+            )
+        )
     if diff is not None:
         s = diff["summary"]
-        why.append(f"against #{prev['boot']['id']}: {s.get('drift', 0)} drift, {s.get('changed_config', 0)} config change"
-                   f"{'' if s.get('changed_config', 0) == 1 else 's'}")
-    parts = [f'<section class="latest v-{word.lower()}"><h2>Latest boot #{h(b["id"])}: '
-             f'<span class="verdict">{h(word)}</span></h2>',
-             f'<p class="why">{h(" · ".join(why)) if why else "no plan given (--plan) and no boot before it to compare with"}</p>',
-             f'<dl class="facts">{dl}</dl>', key_figures_html(doc, check)]
+        why.append(
+            f"against #{prev['boot']['id']}: {s.get('drift', 0)} drift, {s.get('changed_config', 0)} config change"
+            f"{'' if s.get('changed_config', 0) == 1 else 's'}"
+        )
+    parts = [
+        f'<section class="latest v-{word.lower()}"><h2>Latest boot #{h(b["id"])}: '
+        f'<span class="verdict">{h(word)}</span></h2>',
+        f'<p class="why">{h(" · ".join(why)) if why else "no plan given (--plan) and no boot before it to compare with"}</p>',
+        f'<dl class="facts">{dl}</dl>',
+        key_figures_html(doc, check),
+    ]
     if check is not None:
         parts.append(checks_html(check, plan_name or "plan"))
     if diff is not None and prev is not None:
@@ -237,8 +328,14 @@ def latest_html(doc: dict, clock: Clock, tl: list[dict], *, check: dict | None, 
 
 # ---- history, runtime, events ---------------------------------------------------------------
 
-def history_html(rows: Sequence[dict], columns: Sequence[str], changes: Sequence[set[str]], clock: Clock,
-                 plan_cells: Sequence[str] | None = None) -> str:
+
+def history_html(
+    rows: Sequence[dict],
+    columns: Sequence[str],
+    changes: Sequence[set[str]],
+    clock: Clock,
+    plan_cells: Sequence[str] | None = None,
+) -> str:
     """One row per boot; a cell that moved since the boot before is marked (*, highlighted)."""
     head = [_th("started" if c == "started_at" else c) for c in columns]
     if plan_cells is not None:
@@ -257,8 +354,10 @@ def history_html(rows: Sequence[dict], columns: Sequence[str], changes: Sequence
         if plan_cells is not None:
             tds.insert(2, f"<td>{plan_cells[i]}</td>")
         body.append(f"<tr{cls}>{''.join(tds)}</tr>")
-    return (f'<div class="scroll"><table class="history"><thead><tr>{"".join(f"<th>{c}</th>" for c in head)}'
-            f'</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
+    return (
+        f'<div class="scroll"><table class="history"><thead><tr>{"".join(f"<th>{c}</th>" for c in head)}'
+        f"</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
 
 
 def plan_cell(result: dict) -> str:
@@ -282,8 +381,9 @@ def runtime_html(doc: dict) -> str:
     if not names:
         return f"<p>No runtime statistics lines in boot #{h(doc['boot']['id'])}.</p>"
     rows = [(h(n), cell(last.get(n)), cell(peak.get(n))) for n in names]
-    return (f"<p>Boot #{h(doc['boot']['id'])}: {rt.get('stats_lines', 0)} statistics lines.</p>"
-            + _table(("series", "last", "max"), rows, "runtime"))
+    return f"<p>Boot #{h(doc['boot']['id'])}: {rt.get('stats_lines', 0)} statistics lines.</p>" + _table(
+        ("series", "last", "max"), rows, "runtime"
+    )
 
 
 def events_html(doc: dict, clock: Clock, limit: int = 20) -> str:
@@ -294,11 +394,14 @@ def events_html(doc: dict, clock: Clock, limit: int = 20) -> str:
     for e in evs:
         counts[e["kind"]] = counts.get(e["kind"], 0) + 1
     summary = ", ".join(f"{k} × {n}" for k, n in counts.items())
-    items = "".join(f"<li>line {h(e.get('line'))} {h(clock.text(e.get('ts'), '%m-%d %H:%M:%S'))} {h(e['kind'])}"
-                    f"{' rank ' + h(e['rank']) if e.get('rank') is not None else ''}: "
-                    f"<code>{h((e.get('message') or '')[:300])}</code></li>" for e in evs[:limit])
+    items = "".join(
+        f"<li>line {h(e.get('line'))} {h(clock.text(e.get('ts'), '%m-%d %H:%M:%S'))} {h(e['kind'])}"
+        f"{' rank ' + h(e['rank']) if e.get('rank') is not None else ''}: "
+        f"<code>{h((e.get('message') or '')[:300])}</code></li>"
+        for e in evs[:limit]
+    )
     more = f"<p>… and {len(evs) - limit} more.</p>" if len(evs) > limit else ""
-    return f"<p>Events: {h(summary)}</p><ul class=\"events\">{items}</ul>{more}"
+    return f'<p>Events: {h(summary)}</p><ul class="events">{items}</ul>{more}'
 
 
 _CSS = """
@@ -357,14 +460,20 @@ ul.events{font-size:.85em}code{font-size:.95em}
 
 def page(*, title: str, meta: str, sections: Sequence[str], notes: Sequence[str]) -> str:
     """The document: inline CSS, no script, nothing fetched."""
-    parts = [f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-             f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{h(title)}</title>',
-             f"<style>{_CSS}</style></head><body><h1>{h(title)}</h1>", f'<p class="meta">{h(meta)}</p>',
-             *sections, *(f'<p class="note">{h(n)}</p>' for n in notes), "</body></html>"]
+    parts = [
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{h(title)}</title>',
+        f"<style>{_CSS}</style></head><body><h1>{h(title)}</h1>",
+        f'<p class="meta">{h(meta)}</p>',
+        *sections,
+        *(f'<p class="note">{h(n)}</p>' for n in notes),
+        "</body></html>",
+    ]
     return "\n".join(parts)
 
 
 # ---- the whole page -------------------------------------------------------------------------
+
 
 @dataclass
 class PageData:
@@ -387,31 +496,62 @@ class PageData:
     runtime: Iterable[tuple[dict, list]] = ()
 
 
-def report_html(data: PageData, *, container: str | None = None, plan: Any = None,
-                plan_name: str | None = None, title: str | None = None) -> str:
+def report_html(
+    data: PageData,
+    *,
+    container: str | None = None,
+    plan: Any = None,
+    plan_name: str | None = None,
+    title: str | None = None,
+) -> str:
     """The report page of `data`."""
     newest, clock, tls, checks = data.newest, data.clock, data.timelines, data.checks
     notes: list[str] = []
-    sections = [latest_html(newest, clock, tls[newest["boot"]["id"]],
-                            check=checks[-1] if checks else None, plan_name=plan_name, diff=data.diff,
-                            prev=data.prev, moved=data.moved, why_no_diff=data.why_no_diff)]
+    sections = [
+        latest_html(
+            newest,
+            clock,
+            tls[newest["boot"]["id"]],
+            check=checks[-1] if checks else None,
+            plan_name=plan_name,
+            diff=data.diff,
+            prev=data.prev,
+            moved=data.moved,
+            why_no_diff=data.why_no_diff,
+        )
+    ]
     sections += _charts(data.docs, tls, clock, plan, data.runtime, notes)
     sections.append("<h2>History</h2>")
-    sections.append(history_html(data.rows, data.columns, data.changes, clock,
-                                 [plan_cell(c) for c in checks] if checks is not None else None))
-    sections += [f"<h2>Runtime statistics of boot #{h(newest['boot']['id'])}</h2>", runtime_html(newest),
-                 f"<h2>Events of boot #{h(newest['boot']['id'])}</h2>", events_html(newest, clock)]
+    sections.append(
+        history_html(
+            data.rows, data.columns, data.changes, clock, [plan_cell(c) for c in checks] if checks is not None else None
+        )
+    )
+    sections += [
+        f"<h2>Runtime statistics of boot #{h(newest['boot']['id'])}</h2>",
+        runtime_html(newest),
+        f"<h2>Events of boot #{h(newest['boot']['id'])}</h2>",
+        events_html(newest, clock),
+    ]
     ctrs = {d["boot"].get("container") for d in data.docs}
     one = container or (next(iter(ctrs)) if len(ctrs) == 1 and None not in ctrs else None)
     where = f" — {one}" if one else ""
-    meta = (f"{len(data.rows)} boot{'s' if len(data.rows) != 1 else ''}, newest last · {clock.says}"
-            + (f" · plan {plan_name}" if plan_name else "")
-            + f" · generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by bootlog")
+    meta = (
+        f"{len(data.rows)} boot{'s' if len(data.rows) != 1 else ''}, newest last · {clock.says}"
+        + (f" · plan {plan_name}" if plan_name else "")
+        + f" · generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by bootlog"
+    )
     return page(title=title or f"bootlog report{where}", meta=meta, sections=sections, notes=notes)
 
 
-def _charts(docs: Sequence[dict], tls: dict[int, list[dict]], clock: Clock, plan,
-            runtime: Iterable[tuple[dict, list]], notes: list[str]) -> list[str]:
+def _charts(
+    docs: Sequence[dict],
+    tls: dict[int, list[dict]],
+    clock: Clock,
+    plan,
+    runtime: Iterable[tuple[dict, list]],
+    notes: list[str],
+) -> list[str]:
     """The timeline chart, the key figures, the runtime series (matplotlib: left out, said why,
     when it is not installed)."""
     from bootlog.render import plot
@@ -421,15 +561,22 @@ def _charts(docs: Sequence[dict], tls: dict[int, list[dict]], clock: Clock, plan
         from bootlog.render.plot_runtime import runtime_png
         from bootlog.render.plot_timeline import timeline_png
 
-        out += ["<h2>Where each boot's time went</h2>",
-                _img(timeline_png(docs, tls, clock=clock), "boot timelines", "timeline")]
-        figs = [_img(plot.render_png(docs, name, clock=clock, plan=plan), name) + _misses_caption(docs, name, plan)
-                for name in KEY_PLOTS if any(m["name"] == name for d in docs for m in d.get("metrics", []))]
+        out += [
+            "<h2>Where each boot's time went</h2>",
+            _img(timeline_png(docs, tls, clock=clock), "boot timelines", "timeline"),
+        ]
+        figs = [
+            _img(plot.render_png(docs, name, clock=clock, plan=plan), name) + _misses_caption(docs, name, plan)
+            for name in KEY_PLOTS
+            if any(m["name"] == name for d in docs for m in d.get("metrics", []))
+        ]
         if figs:
             out += ["<h2>Key figures across boots</h2>", f'<div class="plots">{"".join(figs)}</div>']
         images = _runtime_images(runtime, clock, runtime_png)
-        out += ["<h2>Runtime of the newest boots that served</h2>",
-                *(images or ["<p>No boot shown printed statistics lines.</p>"])]
+        out += [
+            "<h2>Runtime of the newest boots that served</h2>",
+            *(images or ["<p>No boot shown printed statistics lines.</p>"]),
+        ]
     except BootlogError as err:
         notes.append(f"Plots left out: {err}")
     return out
@@ -444,9 +591,13 @@ def _misses_caption(docs: Sequence[dict], name: str, plan) -> str:
         return ""
     ids = list(dict.fromkeys(f"#{docs[i]['boot']['id']}" for i, _ in missed))
     ex = plan.metrics.get(name) or plan.boot_metrics.get(name)
-    bound = " and ".join(b.label[len("plan: "):] for b in plot.budgets(docs, name, plan) if b.label.startswith("plan: "))
-    return (f'<p class="cap">{len(ids)} boot{"s" if len(ids) != 1 else ""} miss{"" if len(ids) != 1 else "es"} '
-            f'the plan\'s {h(ex.name)} {h(bound)} (ringed): {h(", ".join(ids))}</p>')
+    bound = " and ".join(
+        b.label[len("plan: ") :] for b in plot.budgets(docs, name, plan) if b.label.startswith("plan: ")
+    )
+    return (
+        f'<p class="cap">{len(ids)} boot{"s" if len(ids) != 1 else ""} miss{"" if len(ids) != 1 else "es"} '
+        f"the plan's {h(ex.name)} {h(bound)} (ringed): {h(', '.join(ids))}</p>"
+    )
 
 
 def _runtime_images(runtime: Iterable[tuple[dict, list]], clock: Clock, runtime_png) -> list[str]:

@@ -8,6 +8,7 @@ and two of the distinctive words of an entry's literal, or a failure word, that 
 matched.  For a stored boot (REF) the stored figures and their pattern
 column are shown.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,16 +16,33 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 # words too common in vLLM's lines to say which fact a line is about
-_STOP = frozenset("""a an and the of for to in on at by is are was with from as after before took takes
+_STOP = frozenset(
+    """a an and the of for to in on at by is are was with from as after before took takes
 time total size memory engine tokens seconds secs using use available per request requests vllm
-version server api this that gpu info""".split())
+version server api this that gpu info""".split()
+)
 # failure words: reported whenever nothing read them, quantity or not
-FAILURE_MARKERS = ("out of memory", "outofmemoryerror", "hiperroroutofmemory", "resource_exhausted",
-                   "[gdn_hip] error", "memory access fault", "illegal memory access",
-                   "unspecified launch failure", "valueerror", "initialization failed")
+FAILURE_MARKERS = (
+    "out of memory",
+    "outofmemoryerror",
+    "hiperroroutofmemory",
+    "resource_exhausted",
+    "[gdn_hip] error",
+    "memory access fault",
+    "illegal memory access",
+    "unspecified launch failure",
+    "valueerror",
+    "initialization failed",
+)
 # advice vLLM prints next to the real lines: marker words, but no fact about this boot
-HINTS = ("if you are running out of memory", "this typically happens", "consider decreasing",
-         "may cause accuracy issues", "it/s]", "s/it]")  # (and progress bars)
+HINTS = (
+    "if you are running out of memory",
+    "this typically happens",
+    "consider decreasing",
+    "may cause accuracy issues",
+    "it/s]",
+    "s/it]",
+)  # (and progress bars)
 _QUANTITY = re.compile(r"\d(?:[\d,]*\d)?(?:\.\d+)?\s*(?:GiB|GB|MiB|MB|tokens|seconds|secs|s\b|x\b|blocks|%)")
 _WORD = re.compile(r"[a-z][a-z0-9_.]*[a-z0-9]|[a-z]")
 UNMATCHED_MAX = 200  # unread lines listed; more are counted
@@ -52,8 +70,10 @@ def _marker_of(text: str, marks: list[tuple[frozenset[str], str]]) -> str | None
     if not _QUANTITY.search(text):
         return None
     words = set(_WORD.findall(low))
-    best = max(((len(want & words), len(want & words) / len(want), lit) for want, lit in marks
-                if len(want & words) >= 2), default=None)
+    best = max(
+        ((len(want & words), len(want & words) / len(want), lit) for want, lit in marks if len(want & words) >= 2),
+        default=None,
+    )
     return best[2] if best else None
 
 
@@ -76,9 +96,17 @@ def _figure_rows(metrics: Iterable[Any], recs: dict[int, Any]) -> list[dict]:
     for m in metrics:
         get = m.get if isinstance(m, dict) else (lambda k, _m=m: getattr(_m, k, None))
         rec = recs.get(get("line"))
-        rows.append({"name": get("name"), "value": get("value"), "unit": get("unit"),
-                     "rank": get("rank"), "line": get("line"), "pattern": get("pattern"),
-                     "text": rec.text if rec is not None else None})
+        rows.append(
+            {
+                "name": get("name"),
+                "value": get("value"),
+                "unit": get("unit"),
+                "rank": get("rank"),
+                "line": get("line"),
+                "pattern": get("pattern"),
+                "text": rec.text if rec is not None else None,
+            }
+        )
     return rows
 
 
@@ -114,16 +142,28 @@ def explain_log(path: str | Path, plan: Any = None) -> dict:
             if e.message:
                 messages.add(e.message.strip())
         used.update(s.line for s in b.samples)
-        out_boots.append({
-            "id": None, "index": i, "first_line": b.first_line, "last_line": b.last_line,
-            "status": b.status, "failure": b.failure,
-            "figures": _figure_rows(b.metrics, recs),
-            "events": [{"kind": e.kind, "rank": e.rank, "line": e.line, "message": e.message[:200]}
-                       for e in b.events],
-        })
+        out_boots.append(
+            {
+                "id": None,
+                "index": i,
+                "first_line": b.first_line,
+                "last_line": b.last_line,
+                "status": b.status,
+                "failure": b.failure,
+                "figures": _figure_rows(b.metrics, recs),
+                "events": [
+                    {"kind": e.kind, "rank": e.rank, "line": e.line, "message": e.message[:200]} for e in b.events
+                ],
+            }
+        )
     unmatched = unmatched_lines(recs, used, messages)
-    return {"source": getattr(src, "name", str(path)), "raw": True, "boots": out_boots,
-            "unmatched": unmatched[:UNMATCHED_MAX], "unmatched_more": max(0, len(unmatched) - UNMATCHED_MAX)}
+    return {
+        "source": getattr(src, "name", str(path)),
+        "raw": True,
+        "boots": out_boots,
+        "unmatched": unmatched[:UNMATCHED_MAX],
+        "unmatched_more": max(0, len(unmatched) - UNMATCHED_MAX),
+    }
 
 
 def unmatched_lines(recs: dict[int, Any], used: set[int], messages: set[str]) -> list[dict]:
@@ -149,10 +189,28 @@ def explain_ref(store, boot_id: int) -> dict:
 
     show = show_boot(store, boot_id)
     b = show["boot"]
-    return {"source": b.get("source"), "unmatched": [], "raw": False, "boots": [{
-        "id": b.get("id"), "index": 1, "first_line": b.get("first_line"),
-        "last_line": b.get("last_line"), "status": b.get("status"), "failure": b.get("failure"),
-        "figures": _figure_rows(stored_figures(store, boot_id), {}),
-        "events": [{"kind": e["kind"], "rank": e.get("rank"), "line": e.get("line"),
-                    "message": (e.get("message") or "")[:200]} for e in show.get("events", [])],
-    }]}
+    return {
+        "source": b.get("source"),
+        "unmatched": [],
+        "raw": False,
+        "boots": [
+            {
+                "id": b.get("id"),
+                "index": 1,
+                "first_line": b.get("first_line"),
+                "last_line": b.get("last_line"),
+                "status": b.get("status"),
+                "failure": b.get("failure"),
+                "figures": _figure_rows(stored_figures(store, boot_id), {}),
+                "events": [
+                    {
+                        "kind": e["kind"],
+                        "rank": e.get("rank"),
+                        "line": e.get("line"),
+                        "message": (e.get("message") or "")[:200],
+                    }
+                    for e in show.get("events", [])
+                ],
+            }
+        ],
+    }

@@ -10,6 +10,7 @@ docs/podman.md); StartedAt can trail the first record, so it is only a fallback,
 margin.  A run that ends while the hook waits (even if the engine restarts the container at
 once) is the deploy's outcome; the last boot the parser finds in the run is the one taken.
 """
+
 from __future__ import annotations
 
 import time
@@ -96,8 +97,12 @@ def pick_run(name: str, st: podman.State, ref_ns: int, engine: str = "podman") -
         inits = [e["time_ns"] - STARTED_AT_MARGIN_NS for e in evs if e["status"] == "start"]
     if not inits:
         ended = not st.running and st.finished_at is not None and st.finished_at <= ref_ns
-        return Run(st.started_at - STARTED_AT_MARGIN_NS if st.started_at else None, None,
-                   ended_before=ended, ended_at=st.finished_at if ended else None)
+        return Run(
+            st.started_at - STARTED_AT_MARGIN_NS if st.started_at else None,
+            None,
+            ended_before=ended,
+            ended_at=st.finished_at if ended else None,
+        )
     return choose_run(inits, [e["time_ns"] for e in evs if e["status"] == "died"], ref_ns)
 
 
@@ -111,14 +116,22 @@ def choose_run(inits: list[int], died: list[int], ref_ns: int) -> Run:
     elif after:
         start = after[0]  # the hook started between runs: the next run is the deploy's
     else:
-        return Run(before[-1], None, ended_before=True,
-                   ended_at=next((d for d in died if before[-1] < d <= ref_ns), None))
+        return Run(
+            before[-1], None, ended_before=True, ended_at=next((d for d in died if before[-1] < d <= ref_ns), None)
+        )
     return Run(start, next((t for t in inits if t > start), None))
 
 
-def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine: str = "podman",
-                  ref_ns: int | None = None, parse: Callable[[bytes], list[Boot]] = parse_bytes,
-                  progress: Callable[[str], None] | None = None) -> Waited:
+def wait_for_boot(
+    name: str,
+    *,
+    timeout: float = 900,
+    poll: float = 2.0,
+    engine: str = "podman",
+    ref_ns: int | None = None,
+    parse: Callable[[bytes], list[Boot]] = parse_bytes,
+    progress: Callable[[str], None] | None = None,
+) -> Waited:
     """Poll the run of the container that was current when the hook started (`ref_ns`, default
     now) until its boot is ready or failed, the run ends, or `timeout` seconds pass
     (HookTimeout).  Raises SourceError for a missing container or engine."""
@@ -168,8 +181,13 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
                 say(f"{name} had stopped when the hook started; waiting briefly for a new run")
             elif now_run.ended_before and (now_run.ended_at is None or ref_ns - now_run.ended_at > RECENT_EXIT_NS):
                 # no run began since: the last one is an earlier deploy's, not this one's to judge
-                raise NoNewBoot(f"no new boot of {name} started", container=name, ended_at=now_run.ended_at,
-                                exit_code=st.exit_code, ref_ns=ref_ns)
+                raise NoNewBoot(
+                    f"no new boot of {name} started",
+                    container=name,
+                    ended_at=now_run.ended_at,
+                    exit_code=st.exit_code,
+                    ref_ns=ref_ns,
+                )
             elif st.status in BETWEEN_RUNS and not st.running and now_run.until is None:
                 if st.status == "created" and never_started(name, engine):
                     return done("never_started")
@@ -202,8 +220,9 @@ def wait_for_boot(name: str, *, timeout: float = 900, poll: float = 2.0, engine:
                         return done("failed")
                 say(f"waiting for {name} to finish booting ({_progress_note(boot)})")
             if time.monotonic() >= deadline:
-                raise HookTimeout(f"timed out after {timeout:g} s waiting for {name} to finish booting",
-                                  container=name, boot=boot)
+                raise HookTimeout(
+                    f"timed out after {timeout:g} s waiting for {name} to finish booting", container=name, boot=boot
+                )
             time.sleep(max(0.0, min(poll, deadline - time.monotonic())))
 
 
@@ -257,10 +276,20 @@ class HookResult:
     verdict: Verdict | None = None  # the word and its reasons (verdict.judge)
 
 
-def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float = 2.0,
-             engine: str = "podman", ref_ns: int | None = None,
-             progress: Callable[[str], None] | None = None, probe_url: str | None = None,
-             probe_tokens: int = 32, gpu_smi: str = "auto") -> HookResult:
+def run_hook(
+    store,
+    name: str,
+    *,
+    plan=None,
+    timeout: float = 900,
+    poll: float = 2.0,
+    engine: str = "podman",
+    ref_ns: int | None = None,
+    progress: Callable[[str], None] | None = None,
+    probe_url: str | None = None,
+    probe_tokens: int = 32,
+    gpu_smi: str = "auto",
+) -> HookResult:
     """Wait for the container's current boot, ingest it with its deploy context, measure it
     once ready (probe_url, gpu_smi: measure()), check it and diff it with the previous boot of
     the same container.  Exit code: 4 failed boot or hard violation, 3 drift, else 0."""
@@ -269,32 +298,39 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
     from bootlog.store.reads import boots_like, list_boots, show_boot
 
     try:
-        waited = wait_for_boot(name, timeout=timeout, poll=poll, engine=engine, ref_ns=ref_ns,
-                               progress=progress)
+        waited = wait_for_boot(name, timeout=timeout, poll=poll, engine=engine, ref_ns=ref_ns, progress=progress)
     except NoNewBoot as err:
         raise _no_new_boot(store, name, err, engine) from None
     notes: list[str] = []
     # the engine's word on the run the hook followed, read at once: a restart would replace it
     deploy = deploy_of(name, engine, plan)
-    if deploy is not None and waited.state is not None and waited.state.id \
-            and deploy.get("container_id") not in (None, waited.state.id):
+    if (
+        deploy is not None
+        and waited.state is not None
+        and waited.state.id
+        and deploy.get("container_id") not in (None, waited.state.id)
+    ):
         deploy = None  # another container of that name by now (rm + run): not this boot's
     if waited.outcome == "never_started":
         v = Verdict(4, "FAILED", [f"{name} never started"])
-        return HookResult(name, waited.outcome, None, None, None, None, None, waited.waited_s, v.code, notes,
-                          verdict=v)
+        return HookResult(name, waited.outcome, None, None, None, None, None, waited.waited_s, v.code, notes, verdict=v)
     stored = _ingest_run(store, name, waited, engine=engine, plan=plan, deploy=deploy)
     ours = _match(stored, waited.boot)
     if ours is None:
         notes.append(f"no vLLM boot found in {name}'s current run")
         v = judge(None)
-        return HookResult(name, waited.outcome, None, None, None, None, None, waited.waited_s, v.code, notes,
-                          verdict=v)
+        return HookResult(name, waited.outcome, None, None, None, None, None, waited.waited_s, v.code, notes, verdict=v)
     show = show_boot(store, ours.id)
     measured = None
     if show["boot"]["status"] == "ready" and not show["boot"].get("failure") and waited.outcome == "ready":
-        measured = measure(probe_url, served_name=_served_name(show), tokens=probe_tokens,
-                           gpu_smi=gpu_smi, timeout=max(5.0, min(60.0, timeout)), progress=progress)
+        measured = measure(
+            probe_url,
+            served_name=_served_name(show),
+            tokens=probe_tokens,
+            gpu_smi=gpu_smi,
+            timeout=max(5.0, min(60.0, timeout)),
+            progress=progress,
+        )
         if measured["metrics"]:
             from bootlog.store.write import add_measured
 
@@ -311,13 +347,16 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
     if waited.outcome == "exited" and show["boot"]["status"] != "failed":
         # (a container restarted meanwhile shows its new run's state: no code then)
         code = waited.state.exit_code if waited.state and not waited.state.running else None
-        notes.append("the container stopped" + (f" (exit code {code})" if code is not None else "")
-                     + " before the boot was ready")
+        notes.append(
+            "the container stopped"
+            + (f" (exit code {code})" if code is not None else "")
+            + " before the boot was ready"
+        )
 
     # the previous boot of this container *on this host* (as last/prev resolve): a fleet's hosts
     # share one database, and another host's run of the same unit is not this deploy's baseline
     ids = [b["id"] for b in list_boots(store, container=name, host=show["boot"].get("host"))]
-    earlier = ids[:ids.index(ours.id)] if ours.id in ids else []  # (in start order)
+    earlier = ids[: ids.index(ours.id)] if ours.id in ids else []  # (in start order)
     prev_id = earlier[-1] if earlier else None
     if plan is not None and plan.patterns:
         from bootlog.run.reread import STORED
@@ -344,10 +383,15 @@ def run_hook(store, name: str, *, plan=None, timeout: float = 900, poll: float =
     # the one rule (verdict.py): a failed boot, an engine that died serving, a run that stopped
     # before ready, gdn_hip state faults; then the plan and the diff; a ready server that fails
     # its probe is worth a look (DRIFT)
-    v = judge(show, results=[(f"plan {plan_name(plan)}", check), (f"against #{prev_id}", diff)],
-              exited=waited.outcome == "exited", problems=(measured or {}).get("problems") or ())
-    return HookResult(name, waited.outcome, ours.id, show, prev_id, check, diff, waited.waited_s, v.code, notes,
-                      _public(measured), v)
+    v = judge(
+        show,
+        results=[(f"plan {plan_name(plan)}", check), (f"against #{prev_id}", diff)],
+        exited=waited.outcome == "exited",
+        problems=(measured or {}).get("problems") or (),
+    )
+    return HookResult(
+        name, waited.outcome, ours.id, show, prev_id, check, diff, waited.waited_s, v.code, notes, _public(measured), v
+    )
 
 
 def _no_new_boot(store, name: str, err: NoNewBoot, engine: str) -> NoNewBoot:
@@ -372,8 +416,11 @@ def _no_new_boot(store, name: str, err: NoNewBoot, engine: str) -> NoNewBoot:
     else:
         latest = "no boot of it is stored"
     code_text = f" with exit code {code}" if isinstance(code, int) else ""
-    return NoNewBoot(f"no new boot of {name} started: its last run ended{code_text} {when}; {latest}",
-                     container=name, latest=boots[-1]["id"] if boots else None)
+    return NoNewBoot(
+        f"no new boot of {name} started: its last run ended{code_text} {when}; {latest}",
+        container=name,
+        latest=boots[-1]["id"] if boots else None,
+    )
 
 
 def _ago(secs: float) -> str:
@@ -396,8 +443,15 @@ def _served_name(show: dict) -> str | None:
     return name or cfg.get("model") or show["boot"].get("model")
 
 
-def measure(probe_url: str | None, *, served_name: str | None, tokens: int = 32, gpu_smi: str = "auto",
-            timeout: float = 30.0, progress: Callable[[str], None] | None = None) -> dict:
+def measure(
+    probe_url: str | None,
+    *,
+    served_name: str | None,
+    tokens: int = 32,
+    gpu_smi: str = "auto",
+    timeout: float = 30.0,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
     """After ready: GPU memory, the probe (/health, /v1/models, one streamed completion), GPU
     memory again (the operator's "held through a live generation": the lower free value is
     kept).  {"metrics": [Metric], "probe": ProbeResult|None, "gpu_tool": str|None,
@@ -443,16 +497,25 @@ def measure(probe_url: str | None, *, served_name: str | None, tokens: int = 32,
         # (a proxy that serves no /metrics is no fault of the deploy: a note, not a finding)
         notes.extend(f"/metrics of {one_line(probe_url, 80)}: {p}" for p in why)
     cards = gpumem.lower_free(before, after)
-    metrics = [Metric(n, v, "s" if n.endswith("_s") else "tok/s", pattern="measured:probe")
-               for n, v in (result.figures.items() if result else ())]
-    metrics += [Metric(r["name"], r["value"], r["unit"], rank=r["rank"], pattern="measured:gpu")
-                for r in gpumem.figures(cards)]
+    metrics = [
+        Metric(n, v, "s" if n.endswith("_s") else "tok/s", pattern="measured:probe")
+        for n, v in (result.figures.items() if result else ())
+    ]
+    metrics += [
+        Metric(r["name"], r["value"], r["unit"], rank=r["rank"], pattern="measured:gpu") for r in gpumem.figures(cards)
+    ]
     if server is not None:
         from bootlog.measure.server_metrics import FIGURES
 
         metrics += [Metric(n, v, FIGURES[n][0], pattern="measured:metrics") for n, v in server.figures.items()]
-    return {"metrics": metrics, "probe": result, "gpu_tool": tool, "problems": problems, "notes": notes,
-            "server_metrics": server}
+    return {
+        "metrics": metrics,
+        "probe": result,
+        "gpu_tool": tool,
+        "problems": problems,
+        "notes": notes,
+        "server_metrics": server,
+    }
 
 
 def _public(measured: dict | None) -> dict | None:
@@ -461,19 +524,36 @@ def _public(measured: dict | None) -> dict | None:
         return None
     pr = measured["probe"]
     return {
-        "probe": None if pr is None else {"figures": pr.figures, "model": pr.model, "route": pr.route,
-                                          "tokens": pr.tokens, "problems": pr.problems, "notes": pr.notes},
+        "probe": None
+        if pr is None
+        else {
+            "figures": pr.figures,
+            "model": pr.model,
+            "route": pr.route,
+            "tokens": pr.tokens,
+            "problems": pr.problems,
+            "notes": pr.notes,
+        },
         "gpu_tool": measured["gpu_tool"],
         "gpu": [{"rank": m.rank, m.name: m.value} for m in measured["metrics"] if m.name == "gpu_free_gib"],
-        "server_metrics": None if measured.get("server_metrics") is None else {
-            **measured["server_metrics"].figures, "cache_dtype": measured["server_metrics"].cache_dtype},
+        "server_metrics": None
+        if measured.get("server_metrics") is None
+        else {**measured["server_metrics"].figures, "cache_dtype": measured["server_metrics"].cache_dtype},
         "problems": measured["problems"],
         "notes": measured["notes"],
     }
 
 
-def ingest_container(store, name: str, *, engine: str = "podman", plan=None, host: str | None = None,
-                     source=None, deploy: dict | None = None) -> list:
+def ingest_container(
+    store,
+    name: str,
+    *,
+    engine: str = "podman",
+    plan=None,
+    host: str | None = None,
+    source=None,
+    deploy: dict | None = None,
+) -> list:
     """ingest.ingest() of the container's whole log (parse all, one transaction, idempotent), or
     of `source`, bytes already read of it, stored as the container's all the same, with the
     deploy context the hook read (`deploy`; None: none that is this run's).
@@ -482,12 +562,14 @@ def ingest_container(store, name: str, *, engine: str = "podman", plan=None, hos
     it was starting is found again by the store and updated in place."""
     from bootlog.run.ingest import ingest
 
-    return list(ingest(store, None, container=name, container_engine=engine, plan=plan, host=host,
-                       source=source, deploy=deploy))
+    return list(
+        ingest(store, None, container=name, container_engine=engine, plan=plan, host=host, source=source, deploy=deploy)
+    )
 
 
-def _ingest_run(store, name: str, waited: Waited, *, engine: str = "podman", plan=None,
-                deploy: dict | None = None) -> list:
+def _ingest_run(
+    store, name: str, waited: Waited, *, engine: str = "podman", plan=None, deploy: dict | None = None
+) -> list:
     """ingest_container(), unless the container the hook followed is gone or was replaced by
     another of the same name (a crash loop of `rm` + `run`): then the bytes read while waiting,
     stored as that container's source all the same."""
@@ -520,8 +602,10 @@ def _match(stored: list, boot: Boot | None) -> Any:
     if not stored or boot is None:
         return None
     if boot is not None:
-        for same in (lambda s: boot.fingerprint and s.boot.fingerprint == boot.fingerprint,
-                     lambda s: boot.started_at and s.boot.started_at == boot.started_at):
+        for same in (
+            lambda s: boot.fingerprint and s.boot.fingerprint == boot.fingerprint,
+            lambda s: boot.started_at and s.boot.started_at == boot.started_at,
+        ):
             found = [s for s in stored if same(s)]
             if found:
                 return found[-1]
@@ -543,9 +627,11 @@ def key_figures(show: dict) -> dict[str, Any]:
         by_rank = fig.get(name)
         if not by_rank:
             continue
-        vals = [int(v) if float(v).is_integer() else v  # counts print as 398658, not 398658.0
-                for _, vs in sorted(by_rank.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0))
-                for v in vs]
+        vals = [
+            int(v) if float(v).is_integer() else v  # counts print as 398658, not 398658.0
+            for _, vs in sorted(by_rank.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0))
+            for v in vs
+        ]
         out[name] = vals[0] if len(set(vals)) == 1 else vals
     return out
 
@@ -561,8 +647,10 @@ def _fmt(v: Any, unit: str) -> str:
 
 def _headline(r: HookResult) -> str:
     if r.show is None and r.outcome == "never_started":
-        return (f"{r.container} never started: the container runtime could not run its command "
-                f"(`podman start {r.container}` says why)")
+        return (
+            f"{r.container} never started: the container runtime could not run its command "
+            f"(`podman start {r.container}` says why)"
+        )
     if r.show is None:
         return f"{r.container}: {r.outcome}, no vLLM boot found"
     b = r.show["boot"]
@@ -596,7 +684,13 @@ def _figure_lines(figs: dict[str, Any], show: dict | None = None) -> list[tuple[
     dep = (show or {}).get("deploy") or {}
     if dep.get("image") or dep.get("image_digest"):
         digest = dep.get("image_digest")
-        rows.append(("image", (dep.get("image") or "?") + (f" ({digest[:19]}…)" if digest and digest not in (dep.get("image") or "") else "")))
+        rows.append(
+            (
+                "image",
+                (dep.get("image") or "?")
+                + (f" ({digest[:19]}…)" if digest and digest not in (dep.get("image") or "") else ""),
+            )
+        )
     if dep.get("restart_count"):
         rows.append(("restarts", str(dep["restart_count"])))
     return rows
@@ -617,8 +711,9 @@ def _why_rows(r: HookResult) -> list[str]:
     serving, a run that stopped before ready: the headline and the root cause row say those)."""
     b = (r.show or {}).get("boot") or {}
     said = b.get("status") == "failed" or bool(b.get("failure")) or r.show is None
-    return [w for w in _why(r) if not (said and w == _why(r)[0])
-            and w != "the container stopped before the boot was ready"]
+    return [
+        w for w in _why(r) if not (said and w == _why(r)[0]) and w != "the container stopped before the boot was ready"
+    ]
 
 
 def plan_name(plan) -> str:
@@ -647,8 +742,10 @@ def render_text(r: HookResult, plan_name: str | None = None) -> str:
         lines += ["", render.render_text(r.check, plan_name=plan_name, show_same=False)]
     if r.diff is not None:
         # (what changed leads, as in `bootlog diff`: rows without enough history are counted)
-        lines += ["", render.render_text(r.diff, show_same=False, show_unknown=False,
-                                         hidden_how="bootlog diff --all lists them")]
+        lines += [
+            "",
+            render.render_text(r.diff, show_same=False, show_unknown=False, hidden_how="bootlog diff --all lists them"),
+        ]
     return "\n".join(lines).rstrip()
 
 
@@ -663,12 +760,17 @@ def render_markdown(r: HookResult, plan_name: str | None = None) -> str:
     if r.show is not None:
         b = r.show["boot"]
         if b["status"] == "failed":
-            lines.append("Root cause: " + " ".join(md_code(part) for part in (b.get("failure_message") or
-                                                                           "no error line found").split("\n")))
+            lines.append(
+                "Root cause: "
+                + " ".join(md_code(part) for part in (b.get("failure_message") or "no error line found").split("\n"))
+            )
         figs = _figure_lines(key_figures(r.show), {"deploy": r.show.get("deploy"), "events": r.show.get("events")})
         if figs:
-            lines.append("MEASURED on the live deploy: " + ", ".join(f"{label} {_md(text)}" for label, text in figs)
-                         + f" (boot #{r.boot_id}, container {_md(r.container)}).")
+            lines.append(
+                "MEASURED on the live deploy: "
+                + ", ".join(f"{label} {_md(text)}" for label, text in figs)
+                + f" (boot #{r.boot_id}, container {_md(r.container)})."
+            )
     lines += [f"- {_md(n, inline=False)}" for n in r.notes]  # (a list item's start: "1. " would nest a list)
     if r.check is not None:
         lines += ["", render.render_markdown(r.check, plan_name=plan_name)]
@@ -682,19 +784,37 @@ def error_json(container: str, err: BootlogError) -> dict:
     boot = getattr(err, "data", {}).get("boot")
     kind = "timeout" if isinstance(err, HookTimeout) else "no_new_boot" if isinstance(err, NoNewBoot) else "error"
     return {
-        "container": container, "verdict": kind.upper(), "outcome": kind,
+        "container": container,
+        "verdict": kind.upper(),
+        "outcome": kind,
         "exit": int(err.exit),
-        "why": [str(err)], "waited_s": None, "boot": None, "figures": {}, "prev": None, "check": None, "diff": None,
-        "measured": None, "deploy": None,
+        "why": [str(err)],
+        "waited_s": None,
+        "boot": None,
+        "figures": {},
+        "prev": None,
+        "check": None,
+        "diff": None,
+        "measured": None,
+        "deploy": None,
         "notes": [str(err)] + ([f"last seen: {_progress_note(boot)}"] if boot is not None else []),
     }
 
 
 def to_json(r: HookResult) -> dict:
     return {
-        "container": r.container, "verdict": _verdict(r), "why": _why(r), "outcome": r.outcome, "exit": r.exit,
-        "waited_s": round(r.waited_s, 3), "boot": (r.show or {}).get("boot"),
-        "figures": key_figures(r.show) if r.show else {}, "prev": r.prev_id,
-        "check": r.check, "diff": r.diff, "notes": r.notes, "measured": r.measured,
+        "container": r.container,
+        "verdict": _verdict(r),
+        "why": _why(r),
+        "outcome": r.outcome,
+        "exit": r.exit,
+        "waited_s": round(r.waited_s, 3),
+        "boot": (r.show or {}).get("boot"),
+        "figures": key_figures(r.show) if r.show else {},
+        "prev": r.prev_id,
+        "check": r.check,
+        "diff": r.diff,
+        "notes": r.notes,
+        "measured": r.measured,
         "deploy": (r.show or {}).get("deploy"),
     }

@@ -7,6 +7,7 @@ decoded, a boot's runtime samples are kept as compact chunks (records.Samples), 
 still grow (chunks past a budget, the boots a crash loop retires) goes to a spill file
 (store/spill.py) until it is stored.
 """
+
 from __future__ import annotations
 
 import os
@@ -99,9 +100,17 @@ def _upto(chunks: Iterable[bytes], n: int) -> Iterator[bytes]:
         n -= len(chunk)
 
 
-def read_records(source, *, start: int = 0, limit: int | None = None, start_line: int = 1,
-                 fmt: str | None = None, literals: tuple[str, ...] = (), every: bool = False,
-                 progress: bool = False) -> tuple[Iterator[Record], Any]:
+def read_records(
+    source,
+    *,
+    start: int = 0,
+    limit: int | None = None,
+    start_line: int = 1,
+    fmt: str | None = None,
+    literals: tuple[str, ...] = (),
+    every: bool = False,
+    progress: bool = False,
+) -> tuple[Iterator[Record], Any]:
     """(the Records of a source, the scan.Lines that read them: lines_seen, cut_lines).
 
     Only candidate lines (holding one of the parser's literals or `literals`, or owed as context
@@ -118,8 +127,9 @@ def read_records(source, *, start: int = 0, limit: int | None = None, start_line
         chunks = _no_bom(chunks)
     if progress:
         # (a gzip source's size is the compressed one: bytes read are no share of it)
-        chunks = _progress(chunks, limit if limit is not None else
-                           (None if source.kind == "gzip" else source.size), start)
+        chunks = _progress(
+            chunks, limit if limit is not None else (None if source.kind == "gzip" else source.size), start
+        )
     if fmt is None:
         fmt, chunks = envelope.sniff(chunks)
     search = scan.Search((*all_literals(), *literals))
@@ -158,16 +168,25 @@ class Boots:
 
 def _retire(spill):
     """BootSplitter's retire callback: a finished boot (it gets no more lines) to the spill file."""
+
     def retire(b: Boot):
         b.samples.spill = None  # (the chunks' references stay: Boots puts the spill back)
         got = spill.dump(b)
         b.samples.spill = spill
         return got
+
     return retire
 
 
-def read_boots(source, *, resume: "Resume | None" = None, limit: int | None = None, plan=None,
-           progress: bool = False, run_bounds: list | None = None) -> tuple[Boots, int, int]:
+def read_boots(
+    source,
+    *,
+    resume: "Resume | None" = None,
+    limit: int | None = None,
+    plan=None,
+    progress: bool = False,
+    run_bounds: list | None = None,
+) -> tuple[Boots, int, int]:
     """(the boots of a source, or of its unread tail when resuming; the physical lines read;
     the lines cut at sources.LINE_MAX).  A plan's own patterns run over the same single read (stdin
     can be read only once): their literals join the scan's, and a pattern without a literal
@@ -187,11 +206,13 @@ def read_boots(source, *, resume: "Resume | None" = None, limit: int | None = No
         recs = hits.watch(recs)
     spill = Spill()
     # (a plan's hits are attached to the boots after parsing: then all stay in memory)
-    splitter = BootSplitter(resume.status if resume else None, retire=None if hits else _retire(spill), spill=spill,
-                            run_bounds=run_bounds)
+    splitter = BootSplitter(
+        resume.status if resume else None, retire=None if hits else _retire(spill), spill=spill, run_bounds=run_bounds
+    )
     base = resume.lines if resume else 0
-    boots = Boots(parse(recs, year=_year_hint(source), splitter=splitter,
-                        total_lines=lambda: base + lines.lines_seen), spill)
+    boots = Boots(
+        parse(recs, year=_year_hint(source), splitter=splitter, total_lines=lambda: base + lines.lines_seen), spill
+    )
     if hits is not None:
         hits.attach(list(boots))
     return boots, lines.lines_seen, lines.cut_lines
@@ -316,8 +337,9 @@ def _resume_point(store, source, info, key: str, pos: tuple[int, str] | None) ->
         # file whose last boot failed: lines after it may still belong to an older server
         # running beside it (two servers interleaved in one nohup.out)
         return None
-    return Resume(offset=offset, lines=int(lines), fmt=fmt, status=last[1], boot_id=last[0], key=key,
-                  head=f"{n}:{digest}")
+    return Resume(
+        offset=offset, lines=int(lines), fmt=fmt, status=last[1], boot_id=last[0], key=key, head=f"{n}:{digest}"
+    )
 
 
 ASK = object()  # ingest(deploy=ASK): ask the engine for the deploy context of the current run
@@ -341,9 +363,19 @@ def deploy_of(container: str, engine: str = "podman", plan=None) -> dict | None:
     return ctx
 
 
-def ingest(store, spec: str | None, *, container: str | None = None, container_engine: str = "podman",
-           host: str | None = None, plan=None, progress: bool = False, source=None,
-           deploy: Any = ASK, _again: int = 0) -> Ingested:
+def ingest(
+    store,
+    spec: str | None,
+    *,
+    container: str | None = None,
+    container_engine: str = "podman",
+    host: str | None = None,
+    plan=None,
+    progress: bool = False,
+    source=None,
+    deploy: Any = ASK,
+    _again: int = 0,
+) -> Ingested:
     """Parse one source completely, then store all its boots in one transaction.
 
     A plain file ingested before is read from where the last read stopped (if its head is
@@ -363,8 +395,7 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
     out = Ingested()
     # a file is stored by its absolute path: read again later from any directory, it is the same
     name = stored_path(source.name) if source.kind in FILE_KINDS else stored_name(source.name)
-    info = SourceInfo(name=name, kind=source.kind, container=container,
-                      host=host or default_host())
+    info = SourceInfo(name=name, kind=source.kind, container=container, host=host or default_host())
     resume = limit = position = None
     reread = False  # the last read of this file ended inside a line: its boots are written again
     if source.kind == "file" and plan is None:
@@ -387,8 +418,9 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
         from bootlog.read.podman import run_events
 
         runs = run_events(container, container_engine)
-    boots, seen, out.cut_lines = read_boots(source, resume=resume, limit=limit, plan=plan, progress=progress,
-                                        run_bounds=[r.at for r in runs] or None)
+    boots, seen, out.cut_lines = read_boots(
+        source, resume=resume, limit=limit, plan=plan, progress=progress, run_bounds=[r.at for r in runs] or None
+    )
     read_to = (resume.lines if resume else 0) + seen  # the number of the last line read
     end = end_of_lines(source.name, limit) if limit is not None else None
     if end != limit and len(boots) and boots[len(boots) - 1].first_line == read_to:
@@ -429,22 +461,41 @@ def ingest(store, spec: str | None, *, container: str | None = None, container_e
             # no vLLM line before the next start (or none at all): the stored boot still runs on
             end_line = boots[0].first_line - 1 if boots else read_to
             if end_line > resume.lines:
-                boots.items.insert(0, Boot(first_line=resume.lines + 1, last_line=end_line,
-                                           status=resume.status, continued=True))
+                boots.items.insert(
+                    0, Boot(first_line=resume.lines + 1, last_line=end_line, status=resume.status, continued=True)
+                )
         if boots and boots[0].continued:
             extend = resume.boot_id
     if not boots and position is None:
         return out
     try:
-        saved = save_boots(store, info, boots, position=position, extend=extend, planned=plan is not None,  # type: ignore[arg-type]  # (Boots reads like a sequence)
-                           resumed_from=resume.offset if resume is not None else None, reread=reread)
+        saved = save_boots(
+            store,
+            info,
+            boots,  # type: ignore[arg-type]  # (Boots reads like a sequence)
+            position=position,
+            extend=extend,
+            planned=plan is not None,
+            resumed_from=resume.offset if resume is not None else None,
+            reread=reread,
+        )
     except PositionMoved:
         # another ingest stored these lines while this one read them: read again from its position
         if _again >= 5:
             from bootlog.errors import StoreError
 
             raise StoreError(f"{source.name}: other ingests keep storing this file meanwhile; try again") from None
-        return ingest(store, spec, container=container, container_engine=container_engine, host=host,
-                      plan=plan, progress=progress, source=source, deploy=deploy, _again=_again + 1)
+        return ingest(
+            store,
+            spec,
+            container=container,
+            container_engine=container_engine,
+            host=host,
+            plan=plan,
+            progress=progress,
+            source=source,
+            deploy=deploy,
+            _again=_again + 1,
+        )
     out.extend(IngestedBoot(i, c, boots, k) for k, (i, c) in enumerate(saved))
     return out

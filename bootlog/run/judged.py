@@ -1,6 +1,7 @@
 """The hook's verdict on a boot already stored, for whoever reports it later (watch --once, the
 OpenMetrics export): the boot's own problem, its plan, its diff against the boot before it.  A flow
 of the run stage: it reads the plan's patterns again from the stored source (run.reread)."""
+
 from __future__ import annotations
 
 from bootlog.judge.verdict import FAILED, Verdict, boot_problem, judge
@@ -12,10 +13,14 @@ def previous_boot(store, boot: dict) -> int | None:
     diffs a deploy against."""
     from bootlog.store.reads import list_boots
 
-    same = [b["id"] for b in list_boots(store, container=boot.get("container"), host=boot.get("host"))
-            if b.get("container") == boot.get("container") and b.get("host") == boot.get("host")
-            and (boot.get("container") or b.get("source") == boot.get("source"))]
-    earlier = same[:same.index(boot["id"])] if boot["id"] in same else []
+    same = [
+        b["id"]
+        for b in list_boots(store, container=boot.get("container"), host=boot.get("host"))
+        if b.get("container") == boot.get("container")
+        and b.get("host") == boot.get("host")
+        and (boot.get("container") or b.get("source") == boot.get("source"))
+    ]
+    earlier = same[: same.index(boot["id"])] if boot["id"] in same else []
     return earlier[-1] if earlier else None
 
 

@@ -2,6 +2,7 @@
 the diff against the boot before, the timelines; the plan's own patterns read again from the
 source where a boot was stored without them: reread), put on the log's own clock (reread.log_clock),
 then drawn (render.report_page), in that order."""
+
 from __future__ import annotations
 
 from typing import Any, Iterator, Sequence
@@ -16,22 +17,32 @@ from bootlog.run.reread import both_with_plan_patterns, log_clock, with_plan_pat
 from bootlog.store.reads import boots_like, resolve_ref, samples, show_boot, show_boots
 
 
-def html_report(store, *, container: str | None = None, host: str | None = None, last: int | None = 50,
-                plan: Any = None, plan_name: str | None = None, title: str | None = None) -> str:
+def html_report(
+    store,
+    *,
+    container: str | None = None,
+    host: str | None = None,
+    last: int | None = 50,
+    plan: Any = None,
+    plan_name: str | None = None,
+    title: str | None = None,
+) -> str:
     """The report page for the stored boots (the newest `last` in the table and the charts)."""
     data = gather(store, container=container, host=host, last=last, plan=plan)
     return report_html(data, container=container, plan=plan, plan_name=plan_name, title=title)
 
 
-def gather(store, *, container: str | None = None, host: str | None = None, last: int | None = 50,
-           plan: Any = None) -> PageData:
+def gather(
+    store, *, container: str | None = None, host: str | None = None, last: int | None = 50, plan: Any = None
+) -> PageData:
     """Everything the page shows, read and judged."""
-    docs = report.load_docs(store, container=container, host=host, last=None if last is None else last + 1,
-                            runtime=False)
+    docs = report.load_docs(
+        store, container=container, host=host, last=None if last is None else last + 1, runtime=False
+    )
     if not docs:
         raise BootlogError(report.nothing_stored(container, host))
     cols, rows, changes = report.history(docs, COLUMNS, skip_first=last is not None and len(docs) > last)
-    shown = docs[-len(rows):]
+    shown = docs[-len(rows) :]
     newest = show_boot(store, shown[-1]["boot"]["id"])  # (with its runtime summary)
     clock = log_clock(store, newest)
     tls = timelines(store, shown)
@@ -42,9 +53,21 @@ def gather(store, *, container: str | None = None, host: str | None = None, last
         old = timeline(store, prev)
         new = tls[newest["boot"]["id"]]
         moved = moved_phases(new, old) if old and new else []
-    return PageData(docs=shown, columns=cols, rows=rows, changes=changes, newest=newest,
-                    clock=clock, timelines=tls, checks=checks, diff=diff, prev=prev,
-                    why_no_diff=why_no_diff, moved=moved, runtime=_runtime(store, shown))
+    return PageData(
+        docs=shown,
+        columns=cols,
+        rows=rows,
+        changes=changes,
+        newest=newest,
+        clock=clock,
+        timelines=tls,
+        checks=checks,
+        diff=diff,
+        prev=prev,
+        why_no_diff=why_no_diff,
+        moved=moved,
+        runtime=_runtime(store, shown),
+    )
 
 
 def _latest_diff(store, newest: dict, *, container, host, plan) -> tuple[dict | None, dict | None, str | None]:

@@ -2,6 +2,7 @@
 face (bootlog/__init__.py) both run them.  A ref is last, prev, last~N or a boot id
 (store.reads.resolve_ref); a plan's own patterns are read again from the source of a boot stored
 without them (reread), so both sides of a diff are read the same way."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -11,8 +12,9 @@ from bootlog.run.reread import both_with_plan_patterns, with_plan_patterns
 from bootlog.store.reads import boots_like, resolve_ref, show_boot, show_boots
 
 
-def diff_refs(store, a: str = "last", b: str = "prev", *, plan: Any = None, container: str | None = None,
-              host: str | None = None) -> tuple[dict, dict, dict]:
+def diff_refs(
+    store, a: str = "last", b: str = "prev", *, plan: Any = None, container: str | None = None, host: str | None = None
+) -> tuple[dict, dict, dict]:
     """(diff --json's document, A's and B's show documents): boot A (the new one) against B,
     timings judged against earlier boots of A's config."""
     ida = resolve_ref(store, a, container=container, host=host)
@@ -27,8 +29,7 @@ def diff_refs(store, a: str = "last", b: str = "prev", *, plan: Any = None, cont
     return compare.diff(show_a, show_b, history=history, plan=plan), show_a, show_b
 
 
-def check_ref(store, ref: str = "last", *, plan: Any, container: str | None = None,
-              host: str | None = None) -> dict:
+def check_ref(store, ref: str = "last", *, plan: Any, container: str | None = None, host: str | None = None) -> dict:
     """check --json's document: one boot held to its plan."""
     shown = show_boots(store, [resolve_ref(store, ref, container=container, host=host)], runtime=False)[0]
     return compare.check(with_plan_patterns(store, shown, plan), plan)

@@ -8,6 +8,7 @@ whose lines no pattern ever read.  Where the lines cannot be read again (the fil
 was rewritten, the container was removed, the boot came from stdin or from another host), the
 show dict says so in `"plan_lines"` and check reports the plan's figures and events as `?`.
 """
+
 from __future__ import annotations
 
 from datetime import timezone, tzinfo
@@ -39,8 +40,9 @@ def stored_file(kind: str, name: str, host: str | None, *, verified: bool = Fals
     if kind == "stdin" or name == "-":
         raise BootlogError("it was read from stdin, whose lines were not kept")
     if relative_source(kind, name):
-        raise BootlogError(f"it was stored as the relative path {name} by an older bootlog; "
-                           "ingest the file again to store where it is")
+        raise BootlogError(
+            f"it was stored as the relative path {name} by an older bootlog; ingest the file again to store where it is"
+        )
     return name
 
 
@@ -89,8 +91,13 @@ def with_plan_patterns(store, show: dict, plan) -> dict:
     metrics = [_metric_row(m) for m in same.metrics if (m.pattern or "").startswith("user:")]
     user_kinds = {up.event for up in plan.patterns if up.event}
     events = [_event_row(e) for e in same.events if e.kind in user_kinds]
-    return {**show, "metrics": [*show.get("metrics", []), *metrics], "events": [*show.get("events", []), *events],
-            "plan_lines": f"read again from {name}", **({"plan_not_numbers": bad} if bad else {})}
+    return {
+        **show,
+        "metrics": [*show.get("metrics", []), *metrics],
+        "events": [*show.get("events", []), *events],
+        "plan_lines": f"read again from {name}",
+        **({"plan_not_numbers": bad} if bad else {}),
+    }
 
 
 def both_with_plan_patterns(store, a: dict, b: dict, plan) -> tuple[dict, dict]:
@@ -107,8 +114,14 @@ def _metric_row(m: Metric) -> dict[str, Any]:
 def _event_row(e) -> dict[str, Any]:
     from bootlog.store.write import jsonable
 
-    return {"kind": e.kind, "rank": e.rank, "line": e.line, "ts": e.ts.isoformat() if e.ts else None,
-            "message": e.message, "detail": jsonable(e.detail or {})}
+    return {
+        "kind": e.kind,
+        "rank": e.rank,
+        "line": e.line,
+        "ts": e.ts.isoformat() if e.ts else None,
+        "message": e.message,
+        "detail": jsonable(e.detail or {}),
+    }
 
 
 def log_clock(store, doc: dict) -> Clock:

@@ -12,6 +12,7 @@ log), which must still hold this boot (its fingerprint, and where it starts): a 
 rotated away or read on another host is one clear error, never other lines under these numbers.
 The text is the log's, envelope and ANSI removed, escaped for the terminal (safe.cut).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -70,8 +71,11 @@ def read(store, doc: dict[str, Any], want: list[Span]) -> dict[int, str]:
     from bootlog.run.reread import open_stored
 
     b = doc["boot"]
-    row = store.one("SELECT boots.fingerprint, sources.name, sources.kind, boots.host FROM boots "
-                    "JOIN sources ON sources.id = boots.source_id WHERE boots.id = ?", [b["id"]])
+    row = store.one(
+        "SELECT boots.fingerprint, sources.name, sources.kind, boots.host FROM boots "
+        "JOIN sources ON sources.id = boots.source_id WHERE boots.id = ?",
+        [b["id"]],
+    )
     fingerprint, name, kind, host = row
     try:
         boots = parse_source(open_stored(kind, name, host))
@@ -79,8 +83,10 @@ def read(store, doc: dict[str, Any], want: list[Span]) -> dict[int, str]:
         raise BootlogError(f"the lines of boot #{b['id']} cannot be shown: {err}") from None
     same = next((x for x in boots if x.fingerprint == fingerprint), None)
     if same is None or same.first_line != b.get("first_line"):
-        raise BootlogError(f"the lines of boot #{b['id']} cannot be shown: {name} no longer holds this boot "
-                           "(rewritten or rotated since it was stored)")
+        raise BootlogError(
+            f"the lines of boot #{b['id']} cannot be shown: {name} no longer holds this boot "
+            "(rewritten or rotated since it was stored)"
+        )
     lines = {n for s in want for n in range(s.first, s.last + 1)}
     if not lines:
         return {}
@@ -117,8 +123,12 @@ def render(doc: dict[str, Any], want: list[Span], lines: dict[int, str], left: i
 
     b = doc["boot"]
     state = f"{b.get('status')} ({b['failure']})" if b.get("failure") else b.get("status")
-    out = [term(f"boot #{b['id']} {state}: {b.get('source')}, lines {b.get('first_line'):,}-{b.get('last_line'):,}",
-                one_line=True)]
+    out = [
+        term(
+            f"boot #{b['id']} {state}: {b.get('source')}, lines {b.get('first_line'):,}-{b.get('last_line'):,}",
+            one_line=True,
+        )
+    ]
     if not want:
         out.append("(no event of this boot has a line)")
     width = len(f"{max((s.last for s in want), default=0):,}")
@@ -138,7 +148,15 @@ def render(doc: dict[str, Any], want: list[Span], lines: dict[int, str], left: i
 
 def as_json(want: list[Span], lines: dict[int, str], left: int = 0) -> dict[str, Any]:
     """The blocks for show --json --lines: [{"first", "last", "events", "lines": [{"line", "text"}]}]."""
-    return {"blocks": [{"first": s.first, "last": s.last,
-                        "events": [{"kind": k, "line": n, "rank": r} for k, n, r in s.events],
-                        "lines": [{"line": n, "text": lines[n]} for n in range(s.first, s.last + 1) if n in lines]}
-                       for s in want], "events_not_shown": left}
+    return {
+        "blocks": [
+            {
+                "first": s.first,
+                "last": s.last,
+                "events": [{"kind": k, "line": n, "rank": r} for k, n, r in s.events],
+                "lines": [{"line": n, "text": lines[n]} for n in range(s.first, s.last + 1) if n in lines],
+            }
+            for s in want
+        ],
+        "events_not_shown": left,
+    }

@@ -10,6 +10,7 @@ lines), so nothing is lost and nothing is stored twice.  Finished boots leave me
 the next boot starts; what stays is the last boot's lines (from an earlier boot's start while
 that one is still starting: two servers in one file, see _store).
 """
+
 from __future__ import annotations
 
 import json
@@ -100,8 +101,11 @@ class FileTail:
         f = os.fdopen(fd, "rb")
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             f.close()
-            raise InputError(f"{self.path} is not a regular file: watch --file follows a log file that grows; "
-                             f"read a pipe or a device once with: bootlog ingest {self.path}", path=self.path)
+            raise InputError(
+                f"{self.path} is not a regular file: watch --file follows a log file that grows; "
+                f"read a pipe or a device once with: bootlog ingest {self.path}",
+                path=self.path,
+            )
         os.set_blocking(fd, True)
         return f
 
@@ -116,12 +120,18 @@ class FileTail:
                 f.seek(0)
                 check_compression(head, self.path)
                 if head[:2] == GZIP_MAGIC:  # (gzip appends cannot be followed line by line)
-                    raise InputError(f"{self.path} is gzip-compressed: watch follows a growing plain log; "
-                                     f"read it with: bootlog ingest {self.path}", path=self.path)
+                    raise InputError(
+                        f"{self.path} is gzip-compressed: watch follows a growing plain log; "
+                        f"read it with: bootlog ingest {self.path}",
+                        path=self.path,
+                    )
             # truncated in place (copytruncate) or replaced (rotated), or emptied and written
             # again past `pos` since the last poll (its head is another): a new file, from its top
-            self.restarted = pos > 0 and (st.st_size < pos or (self.ino is not None and st.st_ino != self.ino)
-                                          or not self._same_head(f, st.st_size))
+            self.restarted = pos > 0 and (
+                st.st_size < pos
+                or (self.ino is not None and st.st_ino != self.ino)
+                or not self._same_head(f, st.st_size)
+            )
             self.ino = st.st_ino
             if self.restarted:
                 pos = 0
@@ -151,7 +161,7 @@ class FileTail:
             if part or dropped:
                 nl = block.find(b"\n")
                 if nl < 0 and block:
-                    take = block[:max(0, LINE_MAX - kept)]
+                    take = block[: max(0, LINE_MAX - kept)]
                     if take:
                         part.append(take)
                     kept, dropped = kept + len(take), dropped + len(block) - len(take)
@@ -173,7 +183,7 @@ class FileTail:
                     pos += len(line)
             at = max(start, end)
             if at < len(block):  # (the head of the rest only: no copy of a block-long rest)
-                part = [block[at:at + LINE_MAX]]
+                part = [block[at : at + LINE_MAX]]
                 kept = len(part[0])
                 dropped = len(block) - at - kept
             if lines:
@@ -242,13 +252,15 @@ class ContainerTail:
         except ValueError:
             return None
 
-    def read(self, pos: podman.Cursor, final: bool
-             ) -> Iterator[tuple[list[tuple[podman.Cursor, bytes]], podman.Cursor]]:
+    def read(
+        self, pos: podman.Cursor, final: bool
+    ) -> Iterator[tuple[list[tuple[podman.Cursor, bytes]], podman.Cursor]]:
         """New lines after `pos` in batches: (lines with the cursor before each, cursor after)."""
         st = podman.state(self.name, engine=self.engine)
         running, self._run = st.running, (st.id, st.started_at, st.finished_at)
-        for data, end in podman.read_batches(self.name, pos, final=final or not running,
-                                             engine=self.engine, batch=BATCH):
+        for data, end in podman.read_batches(
+            self.name, pos, final=final or not running, engine=self.engine, batch=BATCH
+        ):
             lines = []
             for line in split_lines(data):
                 lines.append((pos, line))
@@ -331,10 +343,19 @@ class Watched:
 NOTES = ("warning",)
 
 
-def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | None = None,
-          host: str | None = None, emit: Callable[[str], None] = print,
-          warn: Callable[[str], None] | None = None, stop: Callable[[], bool] = lambda: False,
-          plan=None) -> Watched:
+def watch(
+    db,
+    tail,
+    *,
+    once: bool = False,
+    poll: float = 2.0,
+    on_event: str | None = None,
+    host: str | None = None,
+    emit: Callable[[str], None] = print,
+    warn: Callable[[str], None] | None = None,
+    stop: Callable[[], bool] = lambda: False,
+    plan=None,
+) -> Watched:
     """Follow `tail` (FileTail / ContainerTail) until `stop()` (or, with `once`, until caught up).
     A plan's own patterns ([[pattern]]) are read and stored with the boots, as ingest --plan
     does.  Returns what was stored (each kind prints EVENT_LINES lines per read, then a count;
@@ -375,7 +396,7 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
                     continue
                 got = True
                 data = b"".join(line for _, line in lines)
-                fmt = fmt or detect(data[:64 * 1024])
+                fmt = fmt or detect(data[: 64 * 1024])
                 first = win.end_line + 1
                 new = keep(win, data, fmt, first, tail)
                 win.records.extend(new)
@@ -416,8 +437,9 @@ def watch(db, tail, *, once: bool = False, poll: float = 2.0, on_event: str | No
 def _parse(parse, win: _Window, tail, splitter, plan) -> list[Boot]:
     """The window's boots, with the plan's pattern figures and events on the boots whose lines
     hold them (ingest's UserHits, over the same kept lines)."""
-    boots = parse(win.records, year=tail.year(), total_lines=win.end_line,
-                  splitter=splitter(run_bounds=tail.run_bounds()))
+    boots = parse(
+        win.records, year=tail.year(), total_lines=win.end_line, splitter=splitter(run_bounds=tail.run_bounds())
+    )
     if getattr(plan, "patterns", None):
         from bootlog.run.ingest import UserHits
 
@@ -435,7 +457,9 @@ def judge_boots(db, ids: list[int], plan=None) -> list[tuple[int, Any]]:
     from bootlog.store.reads import show_boots
     from bootlog.run.judged import judge_stored
 
-    return [(doc["boot"]["id"], judge_stored(db, doc, plan)) for doc in (show_boots(db, ids, runtime=False) if ids else [])]
+    return [
+        (doc["boot"]["id"], judge_stored(db, doc, plan)) for doc in (show_boots(db, ids, runtime=False) if ids else [])
+    ]
 
 
 def _candidates(plan=None) -> Callable[[_Window, bytes, str, int, Any], list[Record]]:
@@ -473,8 +497,20 @@ def _resume(tail, stored: tuple[int, str] | None) -> _Window:
     return _Window(end_line=0, end=tail.start())
 
 
-def _store(db, tail, src, boots: list[Boot], win: _Window, known: dict[tuple, _Known],
-           emit, on_event, warn, save_boots, plan, out: Watched) -> None:
+def _store(
+    db,
+    tail,
+    src,
+    boots: list[Boot],
+    win: _Window,
+    known: dict[tuple, _Known],
+    emit,
+    on_event,
+    warn,
+    save_boots,
+    plan,
+    out: Watched,
+) -> None:
     """Save the window's boots and the position in one transaction; emit what is new (count it
     and the boots to judge in `out`)."""
     resume_line = win.end_line + 1  # no vLLM line: nothing to keep
@@ -518,8 +554,17 @@ def _store(db, tail, src, boots: list[Boot], win: _Window, known: dict[tuple, _K
                 k[1:] = k[1] or bid, bid
     for kind, (n, first, last) in kinds.items():
         if first is not None:
-            emit(_line({"ts": None, "source": tail.label, "boot_id": first if first == last else f"{first}-#{last}",
-                        "kind": kind, "message": f"… and {n - EVENT_LINES:,} more in this read (bootlog show/list)"}))
+            emit(
+                _line(
+                    {
+                        "ts": None,
+                        "source": tail.label,
+                        "boot_id": first if first == last else f"{first}-#{last}",
+                        "kind": kind,
+                        "message": f"… and {n - EVENT_LINES:,} more in this read (bootlog show/list)",
+                    }
+                )
+            )
     win.cut(resume_line)
 
 
@@ -563,15 +608,21 @@ def _load_known(db, src, boots: list[Boot], known: dict[tuple, _Known]) -> None:
     fresh = [b for b in boots if _boot_key(b) not in known]
     if not fresh:
         return
-    stored = {(r["first_line"], _iso(r["started_at"])): r
-              for r in list_boots(db, container=src.container, host=src.host) if r["source"] == src.name}
+    stored = {
+        (r["first_line"], _iso(r["started_at"])): r
+        for r in list_boots(db, container=src.container, host=src.host)
+        if r["source"] == src.name
+    }
     for b in fresh:
         r = stored.get(_boot_key(b))
         if r is not None:
             evs = show_boot(db, r["id"]).get("events") or []
-            known[_boot_key(b)] = _Known(r["id"], r["status"],
-                                         {(e.get("kind"), e.get("line"), e.get("rank")) for e in evs},
-                                         died=r["status"] == "ready" and bool(r.get("failure")))
+            known[_boot_key(b)] = _Known(
+                r["id"],
+                r["status"],
+                {(e.get("kind"), e.get("line"), e.get("rank")) for e in evs},
+                died=r["status"] == "ready" and bool(r.get("failure")),
+            )
 
 
 def _iso(ts: Any) -> str | None:
@@ -588,30 +639,63 @@ def _new_events(bid: int, created: bool, boot: Boot, known: dict[tuple, _Known])
     base = {"boot_id": bid}
     if k is None or created:
         k = known[_boot_key(boot)] = _Known(bid, "", set())
-        out.append({**base, "kind": "boot_started", "rank": None, "line": boot.first_line,
-                    "ts": boot.started_at, "message": f"vLLM {boot.vllm_version or '?'} {boot.model or ''}".rstrip(),
-                    "detail": {"first_line": boot.first_line}})
+        out.append(
+            {
+                **base,
+                "kind": "boot_started",
+                "rank": None,
+                "line": boot.first_line,
+                "ts": boot.started_at,
+                "message": f"vLLM {boot.vllm_version or '?'} {boot.model or ''}".rstrip(),
+                "detail": {"first_line": boot.first_line},
+            }
+        )
     for ev in boot.events:
         key = (ev.kind, ev.line, ev.rank)
         if key in k.events:
             continue
         k.events.add(key)
-        out.append({**base, "kind": ev.kind, "rank": ev.rank, "line": ev.line, "ts": ev.ts,
-                    "message": ev.message, "detail": ev.detail})
+        out.append(
+            {
+                **base,
+                "kind": ev.kind,
+                "rank": ev.rank,
+                "line": ev.line,
+                "ts": ev.ts,
+                "message": ev.message,
+                "detail": ev.detail,
+            }
+        )
     if boot.status != k.status and boot.status in ("ready", "failed"):
         k.status = boot.status
-        msg = ((boot.failure_message or boot.failure or "") if boot.status == "failed"
-               else "Application startup complete.")
-        said: dict[str, Any] = {**base, "kind": f"boot_{boot.status}", "rank": None, "line": None,
-                "ts": boot.ready_at if boot.status == "ready" else boot.ended_at, "message": msg,
-                "detail": {"failure": boot.failure} if boot.status == "failed" else {}}
+        msg = (
+            (boot.failure_message or boot.failure or "") if boot.status == "failed" else "Application startup complete."
+        )
+        said: dict[str, Any] = {
+            **base,
+            "kind": f"boot_{boot.status}",
+            "rank": None,
+            "line": None,
+            "ts": boot.ready_at if boot.status == "ready" else boot.ended_at,
+            "message": msg,
+            "detail": {"failure": boot.failure} if boot.status == "failed" else {},
+        }
         # in log order: a boot read ready and faulting in one batch says ready before its faults
         out.insert(_before_later(out, said["ts"]) if boot.status == "ready" else len(out), said)
     if boot.status == "ready" and boot.failure and not k.died:
         # the engine died serving: the endpoint is down although the boot was fine (seeds)
         k.died = True
-        out.append({**base, "kind": "boot_died", "rank": None, "line": None, "ts": boot.ended_at,
-                    "message": boot.failure_message or boot.failure, "detail": {"failure": boot.failure}})
+        out.append(
+            {
+                **base,
+                "kind": "boot_died",
+                "rank": None,
+                "line": None,
+                "ts": boot.ended_at,
+                "message": boot.failure_message or boot.failure,
+                "detail": {"failure": boot.failure},
+            }
+        )
     return out
 
 
@@ -663,8 +747,7 @@ def _run_hook_cmd(cmd: str, ev: dict, warn: Callable[[str], None]) -> None:
         stdin.write(event_json(ev).encode())
         stdin.seek(0)
         try:
-            proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=stderr,
-                                    start_new_session=True)
+            proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
         except OSError as err:
             warn(f"on-event command {argv[0]!r} failed: {err}")
             return

@@ -5,6 +5,7 @@ One Store serves every command and both backends: store/write.py and store/reads
 SQL.  SQLAlchemy and Alembic are imported only to migrate (a new database, or an older schema):
 the schema is defined once, by the migrations.
 """
+
 from __future__ import annotations
 
 import os
@@ -86,6 +87,7 @@ class Store:
 
 # ---------------------------------------------------------------- errors and retries
 
+
 def one_line(err: BaseException) -> str:
     """A database error as one readable line."""
     msg = str(err).strip().split("\n")[0].strip()
@@ -108,8 +110,13 @@ def is_transient(err: BaseException) -> bool:
     return getattr(err, "sqlstate", None) in ("23505", "40001", "40P01", "55P03")
 
 
-def retry(fn: Callable[[], Any], attempts: int = 10, base_delay: float = 0.05,
-          errors: tuple[type[BaseException], ...] = (), fail: Callable[[BaseException], str] | None = None) -> Any:
+def retry(
+    fn: Callable[[], Any],
+    attempts: int = 10,
+    base_delay: float = 0.05,
+    errors: tuple[type[BaseException], ...] = (),
+    fail: Callable[[BaseException], str] | None = None,
+) -> Any:
     """fn() again (exponential, jittered waits) while it fails with a transient database error
     (of `errors`, else the drivers'; a SQLAlchemy error is judged by the driver's error it wraps);
     any other is one StoreError line, `fail(error)` or "database error: ..."."""
@@ -121,17 +128,18 @@ def retry(fn: Callable[[], Any], attempts: int = 10, base_delay: float = 0.05,
             cause = getattr(err, "orig", None) or err
             if attempt == attempts - 1 or not is_transient(cause):
                 raise StoreError(fail(cause) if fail else f"database error: {one_line(err)}") from err
-            time.sleep(base_delay * (2 ** attempt) * (0.5 + random.random()))
+            time.sleep(base_delay * (2**attempt) * (0.5 + random.random()))
     raise AssertionError("unreachable")
 
 
 # ---------------------------------------------------------------- opening
 
+
 def sqlite_path(url: str) -> str | None:
     """The file behind a `sqlite:///PATH` URL, None for other databases and in-memory ones."""
     if not url.startswith("sqlite:///"):
         return None
-    path = url[len("sqlite:///"):].split("?", 1)[0]
+    path = url[len("sqlite:///") :].split("?", 1)[0]
     return path if path and path != ":memory:" else None
 
 
@@ -144,8 +152,10 @@ def _dialect(url: str) -> str:
         if "+" in scheme and scheme.split("+", 1)[1] != "psycopg":
             raise StoreError(f"unsupported PostgreSQL driver {scheme!r}: use postgresql+psycopg://")
         return "postgresql"
-    raise StoreError(f"unsupported database URL {hide_password(url)!r}: give a SQLite path, "
-                     "sqlite:///PATH or postgresql+psycopg://USER@HOST/DB")
+    raise StoreError(
+        f"unsupported database URL {hide_password(url)!r}: give a SQLite path, "
+        "sqlite:///PATH or postgresql+psycopg://USER@HOST/DB"
+    )
 
 
 def hide_password(url: str) -> str:
@@ -167,8 +177,13 @@ def _connect_sqlite(path: str, readonly: bool) -> sqlite3.Connection:
         conn = None
         try:
             if readonly:
-                conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S,
-                                       isolation_level=None, check_same_thread=False)
+                conn = sqlite3.connect(
+                    f"file:{quote(path)}?mode=ro",
+                    uri=True,
+                    timeout=BUSY_TIMEOUT_S,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
             else:
                 conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
                 conn.execute(f"PRAGMA page_size={PAGE_SIZE}")  # (a new, empty file's only)
@@ -213,8 +228,10 @@ def _refuse_foreign(path: str) -> None:
         return  # (not SQLite at all, locked, damaged: opening it says what is wrong)
     if tables and "alembic_version" not in tables:
         shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
-        raise StoreError(f"{path} is not a bootlog database (it holds other tables: {shown}); "
-                         "give a new file or an existing bootlog database")
+        raise StoreError(
+            f"{path} is not a bootlog database (it holds other tables: {shown}); "
+            "give a new file or an existing bootlog database"
+        )
 
 
 def connect(db: str | None, *, create: bool = True, readonly: bool = False) -> Store:
@@ -244,8 +261,9 @@ def connect(db: str | None, *, create: bool = True, readonly: bool = False) -> S
         elif not os.path.isfile(path):
             # /dev/stdout, a FIFO, a terminal: SQLite would write a database into the output
             # (or wait on the FIFO); a database is a regular file
-            raise StoreError(f"cannot open database {path}: not a regular file (a device or a pipe); "
-                             "give a database file")
+            raise StoreError(
+                f"cannot open database {path}: not a regular file (a device or a pipe); give a database file"
+            )
         else:
             _refuse_foreign(path)
         return Store(_connect_sqlite(path, readonly), dialect, url, where)
@@ -276,8 +294,10 @@ def open_store(db: str | None, *, create: bool = True) -> Store:
             store = connect(db, create=False, readonly=True)
             if current_revision(store) != HEAD_REVISION:
                 store.close()
-                raise StoreError(f"database {store.where} is read-only and its schema is older than this "
-                                 "bootlog's: run bootlog db upgrade where it is writable") from None
+                raise StoreError(
+                    f"database {store.where} is read-only and its schema is older than this "
+                    "bootlog's: run bootlog db upgrade where it is writable"
+                ) from None
             return store
         if isinstance(err, StoreError):
             raise
@@ -292,6 +312,7 @@ def current_revision(store: Store) -> str | None:
 
 
 # ---------------------------------------------------------------- migrations (Alembic)
+
 
 def script_location() -> str:
     """The Alembic scripts: the bootlog.store.migrations package, beside this module."""
@@ -309,6 +330,7 @@ def _alembic(store: Store) -> Iterator[tuple[Any, Any]]:
     url = "postgresql+psycopg://" + store.url.split("://", 1)[1] if store.pg else store.url
     engine = create_engine(url, poolclass=NullPool)
     if not store.pg:
+
         def on_connect(dbapi_conn, _record) -> None:
             dbapi_conn.isolation_level = None  # (transactions are begun below, not by the driver)
             dbapi_conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
@@ -341,18 +363,32 @@ def migrate(store: Store, revision: str = "head", down: bool = False) -> None:
             known = {r.revision for r in ScriptDirectory.from_config(cfg).walk_revisions()}
             rev = _revision(store.pg, lambda sql: conn.execute(text(sql)).first())
             if rev is not None and rev not in known:
-                raise StoreError(f"database schema {rev} is newer than this bootlog knows (newest "
-                                 f"{HEAD_REVISION}); upgrade bootlog")
+                raise StoreError(
+                    f"database schema {rev} is newer than this bootlog knows (newest {HEAD_REVISION}); upgrade bootlog"
+                )
             (command.downgrade if down else command.upgrade)(cfg, revision)
 
     try:
-        retry(run, errors=(SQLAlchemyError,),
-              fail=lambda err: f"cannot migrate database {store.where}: {one_line(err)}")
+        retry(
+            run, errors=(SQLAlchemyError,), fail=lambda err: f"cannot migrate database {store.where}: {one_line(err)}"
+        )
     except StoreError:
         raise
     except Exception as err:  # alembic's CommandError
         raise StoreError(f"cannot migrate database {store.where}: {one_line(err)}") from err
 
 
-__all__ = ["Store", "connect", "open_store", "retry", "migrate", "one_line", "HEAD_REVISION",
-           "sqlite_path", "hide_password", "default_path", "resolve_url", "current_revision"]
+__all__ = [
+    "Store",
+    "connect",
+    "open_store",
+    "retry",
+    "migrate",
+    "one_line",
+    "HEAD_REVISION",
+    "sqlite_path",
+    "hide_password",
+    "default_path",
+    "resolve_url",
+    "current_revision",
+]

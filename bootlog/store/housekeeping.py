@@ -2,6 +2,7 @@
 
 The `bootlog db ...` and `bootlog prune` commands are thin shells over these functions.
 """
+
 from __future__ import annotations
 
 import os
@@ -51,8 +52,14 @@ def _columns(store: Store) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for table in (*TABLES, "alembic_version"):
         if store.pg:
-            cols = {r[0] for r in store.rows("SELECT column_name FROM information_schema.columns "
-                                             "WHERE table_name = ? AND table_schema = current_schema()", (table,))}
+            cols = {
+                r[0]
+                for r in store.rows(
+                    "SELECT column_name FROM information_schema.columns "
+                    "WHERE table_name = ? AND table_schema = current_schema()",
+                    (table,),
+                )
+            }
         else:
             cols = {r[1] for r in store.rows(f'PRAGMA table_info("{table}")')}
         if cols:
@@ -112,8 +119,9 @@ def backup(store: Store, dest: str) -> str:
     return dest
 
 
-def prune(store: Store, keep_last: int, container: str | None = None,
-          figures: bool = False, host: str | None = None) -> dict[str, int]:
+def prune(
+    store: Store, keep_last: int, container: str | None = None, figures: bool = False, host: str | None = None
+) -> dict[str, int]:
     """Delete runtime samples of all but the newest `keep_last` boots (of `container` and/or
     `host` if given: a container of one name on several hosts has a history per host).
     Boot figures, config and events stay: they are what diffs and history need.  With
@@ -125,11 +133,14 @@ def prune(store: Store, keep_last: int, container: str | None = None,
     def run() -> dict[str, int]:
         out = {"boots": 0, "samples": 0}
         with store.transaction():
-            ids = [r[0] for r in store.rows("SELECT id FROM boots" + where_clause(where) + f" ORDER BY {NEWEST}", params)]
+            ids = [
+                r[0] for r in store.rows("SELECT id FROM boots" + where_clause(where) + f" ORDER BY {NEWEST}", params)
+            ]
             for chunk in chunks(ids[keep_last:]):
                 marks = in_list(len(chunk))
-                out["samples"] += int(store.one(f"SELECT coalesce(sum(n), 0) FROM sample_chunks WHERE boot_id IN {marks}",
-                                                chunk)[0])
+                out["samples"] += int(
+                    store.one(f"SELECT coalesce(sum(n), 0) FROM sample_chunks WHERE boot_id IN {marks}", chunk)[0]
+                )
                 store.execute(f"DELETE FROM sample_chunks WHERE boot_id IN {marks}", chunk)
                 if figures:
                     for table in ("metrics", "config", "events"):

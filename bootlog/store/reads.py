@@ -2,6 +2,7 @@
 boots of the same config, runtime samples, read positions: plain SQL over a Store (db.py), the
 same for SQLite and PostgreSQL.  JSON columns arrive as text from sqlite3 and as Python values
 from psycopg: _json() takes either."""
+
 from __future__ import annotations
 
 import ast
@@ -121,29 +122,45 @@ def show_records(store: Store, boot_ids: list[int], *, runtime: bool = True) -> 
         if missing:
             raise RefError(f"no boot with id {missing[0]}")
         for bid, name, value, unit, rank, line in store.execute(
-                f"SELECT boot_id, name, value, unit, rank, line FROM metrics WHERE boot_id IN {where} "
-                "ORDER BY boot_id, seq", chunk):
+            f"SELECT boot_id, name, value, unit, rank, line FROM metrics WHERE boot_id IN {where} "
+            "ORDER BY boot_id, seq",
+            chunk,
+        ):
             metrics[bid].append(Figure(name, _json_number(value), unit, rank, line))
-        for bid, key, value in store.execute(f'SELECT boot_id, "key", value FROM config WHERE boot_id IN {where} '
-                                     'ORDER BY boot_id, "key"', chunk):
+        for bid, key, value in store.execute(
+            f'SELECT boot_id, "key", value FROM config WHERE boot_id IN {where} ORDER BY boot_id, "key"', chunk
+        ):
             config[bid][key] = typed_config_value(value)
         for bid, kind, rank, line, ts, message, detail in store.execute(
-                f"SELECT boot_id, kind, rank, line, ts, message, detail FROM events WHERE boot_id IN {where} "
-                "ORDER BY boot_id, seq", chunk):
+            f"SELECT boot_id, kind, rank, line, ts, message, detail FROM events WHERE boot_id IN {where} "
+            "ORDER BY boot_id, seq",
+            chunk,
+        ):
             events[bid].append(EventRow(kind, rank, line, ts, message, _json(detail)))
         for bid, data in store.execute(f"SELECT boot_id, data FROM deploys WHERE boot_id IN {where}", chunk):
             deploys[bid] = _json(data)
         if runtime:
-            for bid, data in store.execute(f"SELECT boot_id, data FROM sample_chunks WHERE boot_id IN {where} "
-                                           "ORDER BY boot_id, first_line, id", chunk):
+            for bid, data in store.execute(
+                f"SELECT boot_id, data FROM sample_chunks WHERE boot_id IN {where} ORDER BY boot_id, first_line, id",
+                chunk,
+            ):
                 for s in samples_of(data):
                     folds[bid].add(s.values)
     for rows_ in metrics.values():  # log order (the contract): derived figures were stored last
         rows_.sort(key=log_order)
     for bid, ev in _crash_loops(store, [rows[i].to_json() for i in ids if rows[i].status == "failed"]).items():
         events[bid].append(EventRow(**ev))
-    by_id = {i: Shown(rows[i], metrics[i], config[i], events[i], folds[i].result() if runtime else None,
-                      Deploy(deploys[i]) if isinstance(deploys.get(i), dict) else None) for i in ids}
+    by_id = {
+        i: Shown(
+            rows[i],
+            metrics[i],
+            config[i],
+            events[i],
+            folds[i].result() if runtime else None,
+            Deploy(deploys[i]) if isinstance(deploys.get(i), dict) else None,
+        )
+        for i in ids
+    }
     return [by_id[i] for i in boot_ids]
 
 
@@ -158,7 +175,9 @@ def _crash_loops(store: Store, failed: list[dict]) -> dict[int, dict]:
     failed_shown = set(wanted)
     groups: dict[tuple, None] = {}  # (an ordered set: one query per container / source)
     for chunk in chunks(wanted, CHUNK):
-        for row in store.rows(f"SELECT id, container, host, source_id FROM boots WHERE id IN {in_list(len(chunk))}", chunk):
+        for row in store.rows(
+            f"SELECT id, container, host, source_id FROM boots WHERE id IN {in_list(len(chunk))}", chunk
+        ):
             gw, gp = _group(row)
             groups[(tuple(gw), tuple(gp))] = None
     for gw, gp in groups:
@@ -176,24 +195,33 @@ def _group_loops(store: Store, gw: list[str], gp: list[Any]) -> dict[int, dict]:
     the boots (a crash loop of thousands)."""
     from bootlog.parse.crashloop import loops
 
-    rows = store.rows("SELECT boots.id, boots.status, boots.started_at, boots.ended_at, boots.first_line, deploys.data "
-                      "FROM boots LEFT JOIN deploys ON deploys.boot_id = boots.id" + where_clause(gw) + f" ORDER BY {_OLDEST}", gp)
+    rows = store.rows(
+        "SELECT boots.id, boots.status, boots.started_at, boots.ended_at, boots.first_line, deploys.data "
+        "FROM boots LEFT JOIN deploys ON deploys.boot_id = boots.id" + where_clause(gw) + f" ORDER BY {_OLDEST}",
+        gp,
+    )
     rows.reverse()  # (popped from the end as the walk goes: what was walked is not kept)
 
     def walk() -> Iterator[dict]:
         while rows:
-            part = [dict(zip(("id", "status", "started_at", "ended_at", "first_line", "deploy"), rows.pop()))
-                    for _ in range(min(CHUNK, len(rows)))]
+            part = [
+                dict(zip(("id", "status", "started_at", "ended_at", "first_line", "deploy"), rows.pop()))
+                for _ in range(min(CHUNK, len(rows)))
+            ]
             failed_ids = [b["id"] for b in part if b["status"] == "failed"]
             configs: dict[int, dict] = {i: {} for i in failed_ids}
             restarts: dict[int, int] = {}
             if failed_ids:
                 ids = f"boot_id IN {in_list(len(failed_ids))}"
-                for bid, key, value in store.execute(f'SELECT boot_id, "key", value FROM config WHERE {ids}', failed_ids):
+                for bid, key, value in store.execute(
+                    f'SELECT boot_id, "key", value FROM config WHERE {ids}', failed_ids
+                ):
                     configs[bid][key] = hash(value)  # (compared for equality only; values can be KBs)
                 # systemd's "Scheduled restart job, restart counter is at N" (a journal of the unit)
-                for bid, detail in store.execute(f"SELECT boot_id, detail FROM events WHERE {ids} AND kind = 'warning' "
-                                                 "AND message LIKE ?", [*failed_ids, "%restart counter is at%"]):
+                for bid, detail in store.execute(
+                    f"SELECT boot_id, detail FROM events WHERE {ids} AND kind = 'warning' AND message LIKE ?",
+                    [*failed_ids, "%restart counter is at%"],
+                ):
                     n = (_json(detail) or {}).get("restart_count")
                     if isinstance(n, int):
                         restarts[bid] = max(n, restarts.get(bid, 0))
@@ -267,8 +295,12 @@ def resolve_ref(store: Store, ref: str, container: str | None = None, host: str 
     if back > _ID_MAX // 2:  # more boots back than any database holds (and past an SQL OFFSET)
         raise RefError(f"no boot matches {shown}")
     fw, fp = filtered(container, host)
-    last = store.one("SELECT boots.id, boots.container, boots.host, boots.source_id, boots.start_key FROM boots"
-                     + where_clause(fw) + f" ORDER BY {NEWEST} LIMIT 1", fp)
+    last = store.one(
+        "SELECT boots.id, boots.container, boots.host, boots.source_id, boots.start_key FROM boots"
+        + where_clause(fw)
+        + f" ORDER BY {NEWEST} LIMIT 1",
+        fp,
+    )
     if last is None:
         scope = f" for container {container}" if container else (f" for host {host}" if host else "")
         raise RefError(f"no boot matches {ref!r}{scope}" if back else f"no boots stored yet{scope}")
@@ -280,13 +312,19 @@ def resolve_ref(store: Store, ref: str, container: str | None = None, host: str 
     gw, gp = _group(last)
     before, bp = _BEFORE, [last[4], last[4], last[0]]
     where = [*fw, *gw, before]
-    got = store.one("SELECT boots.id FROM boots" + where_clause(where) + f" ORDER BY {NEWEST} LIMIT 1 OFFSET ?",
-                    [*fp, *gp, *bp, back - 1])
+    got = store.one(
+        "SELECT boots.id FROM boots" + where_clause(where) + f" ORDER BY {NEWEST} LIMIT 1 OFFSET ?",
+        [*fp, *gp, *bp, back - 1],
+    )
     if got is None and last[1] is None and last[2] is not None:
         same = store.one("SELECT count(*) FROM boots" + where_clause(where), [*fp, *gp, *bp])[0]
         hw, hp = _group(last, by_host=True)
-        got = store.one("SELECT boots.id FROM boots" + where_clause([*fw, *hw, before, "boots.source_id <> ?"])
-                        + f" ORDER BY {NEWEST} LIMIT 1 OFFSET ?", [*fp, *hp, *bp, last[3], back - 1 - same])
+        got = store.one(
+            "SELECT boots.id FROM boots"
+            + where_clause([*fw, *hw, before, "boots.source_id <> ?"])
+            + f" ORDER BY {NEWEST} LIMIT 1 OFFSET ?",
+            [*fp, *hp, *bp, last[3], back - 1 - same],
+        )
     if got is None:
         raise RefError(f"no boot matches {ref!r}")
     return got[0]
@@ -294,28 +332,49 @@ def resolve_ref(store: Store, ref: str, container: str | None = None, host: str 
 
 def boots_like(store: Store, boot_id: int, limit: int = 50) -> list[int]:
     """Earlier boots of the same container (else host, else source) with the same config, oldest first."""
-    row = store.one("SELECT boots.id, boots.container, boots.host, boots.source_id, boots.config_hash, "
-                    "boots.start_key FROM boots WHERE boots.id = ?", [boot_id])
+    row = store.one(
+        "SELECT boots.id, boots.container, boots.host, boots.source_id, boots.config_hash, "
+        "boots.start_key FROM boots WHERE boots.id = ?",
+        [boot_id],
+    )
     if row is None:
         raise RefError(f"no boot with id {boot_id}")
     gw, gp = _group(row, by_host=True)
-    ids = [r[0] for r in store.execute("SELECT boots.id FROM boots" + where_clause([*gw, _BEFORE, "boots.config_hash = ?"])
-                                       + f" ORDER BY {NEWEST} LIMIT ?", [*gp, row[5], row[5], boot_id, row[4], limit])]
+    ids = [
+        r[0]
+        for r in store.execute(
+            "SELECT boots.id FROM boots"
+            + where_clause([*gw, _BEFORE, "boots.config_hash = ?"])
+            + f" ORDER BY {NEWEST} LIMIT ?",
+            [*gp, row[5], row[5], boot_id, row[4], limit],
+        )
+    ]
     return ids[::-1]
 
 
 def list_boots(store: Store, container: str | None = None, host: str | None = None) -> list[dict]:
     """Boot objects (the `boot` of show --json), in the order they started, newest last."""
     fw, fp = filtered(container, host)
-    return retry(lambda: [BootRow(*r).to_json() for r in
-                          store.rows(_BOOT_SELECT + where_clause(fw) + f" ORDER BY {_OLDEST}", fp)])
+    return retry(
+        lambda: [
+            BootRow(*r).to_json() for r in store.rows(_BOOT_SELECT + where_clause(fw) + f" ORDER BY {_OLDEST}", fp)
+        ]
+    )
 
 
 def boot_ids(store: Store, container: str | None = None, host: str | None = None) -> list[int]:
     """The ids of list_boots(), in the same order (what a long export pages through)."""
     fw, fp = filtered(container, host)
-    return retry(lambda: [r[0] for r in store.rows("SELECT boots.id FROM boots JOIN sources ON sources.id = "
-                                                   "boots.source_id" + where_clause(fw) + f" ORDER BY {_OLDEST}", fp)])
+    return retry(
+        lambda: [
+            r[0]
+            for r in store.rows(
+                "SELECT boots.id FROM boots JOIN sources ON sources.id = "
+                "boots.source_id" + where_clause(fw) + f" ORDER BY {_OLDEST}",
+                fp,
+            )
+        ]
+    )
 
 
 def show_boot(store: Store, boot_id: int) -> dict:
@@ -326,8 +385,13 @@ def show_boot(store: Store, boot_id: int) -> dict:
 def samples(store: Store, boot_ids: Sequence[int]) -> Iterator[tuple[int, Sample]]:
     """(boot id, Sample) of the boots' periodic statistics lines, boot by boot in log order."""
     for chunk in chunks(list(dict.fromkeys(boot_ids)), CHUNK):
-        got = retry(lambda: store.rows(f"SELECT boot_id, data FROM sample_chunks WHERE boot_id IN {in_list(len(chunk))} "  # noqa: B023
-                                       "ORDER BY boot_id, first_line, id", chunk))  # noqa: B023  (retry calls it at once)
+        got = retry(
+            lambda: store.rows(
+                f"SELECT boot_id, data FROM sample_chunks WHERE boot_id IN {in_list(len(chunk))} "  # noqa: B023
+                "ORDER BY boot_id, first_line, id",
+                chunk,  # noqa: B023  (retry calls it at once)
+            )
+        )
         for bid, data in got:
             for s in samples_of(data):
                 yield bid, s
@@ -337,20 +401,30 @@ def stored_figures(store: Store, boot_id: int) -> list[dict]:
     """The boot's figures as stored, with what show --json leaves out: the time of the line that
     printed each (its timeline) and the catalogue entry that read it (explain)."""
     keys = ("name", "value", "unit", "rank", "line", "ts", "pattern")
-    return [dict(zip(keys, r)) for r in retry(lambda: store.rows(
-        "SELECT name, value, unit, rank, line, ts, pattern FROM metrics WHERE boot_id = ? ORDER BY seq", (boot_id,)))]
+    return [
+        dict(zip(keys, r))
+        for r in retry(
+            lambda: store.rows(
+                "SELECT name, value, unit, rank, line, ts, pattern FROM metrics WHERE boot_id = ? ORDER BY seq",
+                (boot_id,),
+            )
+        )
+    ]
 
 
 def get_position(store: Store, source_key: str) -> tuple[int, str] | None:
-    row = retry(lambda: store.one("SELECT byte_offset, head_fingerprint FROM positions WHERE source_key = ?",
-                                  (source_key,)))
+    row = retry(
+        lambda: store.one("SELECT byte_offset, head_fingerprint FROM positions WHERE source_key = ?", (source_key,))
+    )
     return (int(row[0]), row[1]) if row else None
 
 
 def last_boot_of_source(store: Store, key: str, ends_at: int | None = None) -> tuple[int, str] | None:
     """(id, status) of the boot of source `key` that reaches furthest into it; with ends_at, the
     newest one ending at that line (a file rotated since holds older boots reaching further)."""
-    sql = "SELECT boots.id, boots.status FROM boots JOIN sources ON sources.id = boots.source_id WHERE sources.\"key\" = ?"
+    sql = (
+        'SELECT boots.id, boots.status FROM boots JOIN sources ON sources.id = boots.source_id WHERE sources."key" = ?'
+    )
     if ends_at is not None:
         row = retry(lambda: store.one(sql + " AND boots.last_line = ? ORDER BY boots.id DESC LIMIT 1", (key, ends_at)))
     else:
@@ -363,8 +437,13 @@ def boot_status(store: Store, boot_id: int) -> str | None:
     stored under a relative path (its file is read whole again, to store where it is)."""
     from bootlog.store.write import relative_source
 
-    row = retry(lambda: store.one("SELECT boots.status, sources.kind, sources.name FROM boots JOIN sources "
-                                  "ON sources.id = boots.source_id WHERE boots.id = ?", (boot_id,)))
+    row = retry(
+        lambda: store.one(
+            "SELECT boots.status, sources.kind, sources.name FROM boots JOIN sources "
+            "ON sources.id = boots.source_id WHERE boots.id = ?",
+            (boot_id,),
+        )
+    )
     return row[0] if row and not relative_source(row[1], row[2]) else None
 
 
@@ -373,16 +452,21 @@ TABLES = ("sources", "boots", "metrics", "config", "events", "sample_chunks", "d
 
 def count_rows(store: Store) -> dict[str, int]:
     """Rows per table, and the runtime samples the chunks hold."""
-    out: dict[str, int] = {t: int(retry(lambda t=t: store.one(f"SELECT count(*) FROM {t}"))[0])  # type: ignore[misc]
-                           for t in TABLES}
+    out: dict[str, int] = {
+        t: int(retry(lambda t=t: store.one(f"SELECT count(*) FROM {t}"))[0])  # type: ignore[misc]
+        for t in TABLES
+    }
     out["samples"] = int(retry(lambda: store.one("SELECT coalesce(sum(n), 0) FROM sample_chunks"))[0])
     return out
 
 
 def boot_source(store: Store, boot_id: int) -> tuple[str, str, str | None, str] | None:
     """(source name, source kind, host, fingerprint) of a stored boot, or None."""
-    row = store.one("SELECT sources.name, sources.kind, boots.host, boots.fingerprint FROM boots "
-                    "JOIN sources ON sources.id = boots.source_id WHERE boots.id = ?", [boot_id])
+    row = store.one(
+        "SELECT sources.name, sources.kind, boots.host, boots.fingerprint FROM boots "
+        "JOIN sources ON sources.id = boots.source_id WHERE boots.id = ?",
+        [boot_id],
+    )
     return tuple(row) if row is not None else None
 
 
@@ -390,9 +474,11 @@ def boot_sources(store: Store, boot_ids: Sequence[int]) -> dict[int, tuple[str, 
     """Boot id -> (source name, source kind, host) of stored boots."""
     out: dict[int, tuple[str, str, str | None]] = {}
     for chunk in chunks(list(boot_ids), CHUNK):
-        for bid, *row in store.rows("SELECT boots.id, sources.name, sources.kind, boots.host FROM boots JOIN "
-                                    f"sources ON sources.id = boots.source_id WHERE boots.id IN {in_list(len(chunk))}",
-                                    chunk):
+        for bid, *row in store.rows(
+            "SELECT boots.id, sources.name, sources.kind, boots.host FROM boots JOIN "
+            f"sources ON sources.id = boots.source_id WHERE boots.id IN {in_list(len(chunk))}",
+            chunk,
+        ):
             out[bid] = (row[0], row[1], row[2])
     return out
 
@@ -403,6 +489,7 @@ def has_user_rows(store: Store, boot_id: int, event_kinds: Sequence[str]) -> boo
     n = store.one("SELECT count(*) FROM metrics WHERE boot_id = ? AND pattern LIKE ?", [boot_id, "user:%"])[0]
     if not n and event_kinds:
         marks = ", ".join("?" * len(event_kinds))
-        n = store.one(f"SELECT count(*) FROM events WHERE boot_id = ? AND kind IN ({marks})",
-                      [boot_id, *event_kinds])[0]
+        n = store.one(f"SELECT count(*) FROM events WHERE boot_id = ? AND kind IN ({marks})", [boot_id, *event_kinds])[
+            0
+        ]
     return bool(n)

@@ -1,6 +1,7 @@
 """The spill file of one ingest: what a big parse would otherwise hold in memory until it is
 stored (finished sample chunks past a budget, the boots a crash loop retires), in an anonymous
 temporary file that the system removes when the process ends, however it ends."""
+
 from __future__ import annotations
 
 import pickle

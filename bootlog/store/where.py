@@ -1,4 +1,5 @@
 """Where the database is: --db, else $BOOTLOG_DB, else the user's data directory."""
+
 from __future__ import annotations
 
 import os

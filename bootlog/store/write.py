@@ -5,6 +5,7 @@ read position together), retried whole on lock contention, so a crash or a lost 
 database as it was.  A boot stored before (same fingerprint, or the same start read again at
 another length) is not stored twice: a longer read of it replaces its rows, keeping its id.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -40,6 +41,7 @@ class SourceInfo:
 
 
 # ---------------------------------------------------------------- rows of a Boot
+
 
 def iso(ts: datetime | None) -> str | None:
     return ts.isoformat() if ts is not None else None
@@ -115,27 +117,60 @@ def config_hash(config: dict[str, str]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
 
 
-BOOT_COLS = ("container", "host", "status", "failure", "failure_message", "vllm_version", "engine", "model",
-             "started_at", "ready_at", "ended_at", "first_line", "last_line", "fingerprint", "config_hash",
-             "start_key", "ended", "kv_cache_sized_by")
+BOOT_COLS = (
+    "container",
+    "host",
+    "status",
+    "failure",
+    "failure_message",
+    "vllm_version",
+    "engine",
+    "model",
+    "started_at",
+    "ready_at",
+    "ended_at",
+    "first_line",
+    "last_line",
+    "fingerprint",
+    "config_hash",
+    "start_key",
+    "ended",
+    "kv_cache_sized_by",
+)
 
 
 def fallback_fingerprint(src: SourceInfo, boot: Boot) -> str:
     """A fingerprint for a boot the parser left without one: where it is and what it said
     (weaker than the content hash, but a re-ingest of the same source adds no second copy)."""
-    basis = json.dumps([src.key, boot.first_line, boot.vllm_version, boot.model, iso(boot.started_at),
-                        sorted(boot.config.items())], default=str)
+    basis = json.dumps(
+        [src.key, boot.first_line, boot.vllm_version, boot.model, iso(boot.started_at), sorted(boot.config.items())],
+        default=str,
+    )
     return "src:" + hashlib.sha256(basis.encode()).hexdigest()
 
 
 def boot_row(src: SourceInfo, b: Boot) -> dict[str, Any]:
     """The boots row of a Boot (without source_id and ingested_at, set when written)."""
-    row = {"container": src.container, "host": src.host, "status": b.status, "failure": b.failure,
-           "failure_message": b.failure_message, "vllm_version": b.vllm_version, "engine": b.engine,
-           "model": b.model, "started_at": iso(b.started_at), "ready_at": iso(b.ready_at),
-           "ended_at": iso(b.ended_at), "first_line": b.first_line, "last_line": b.last_line,
-           "fingerprint": b.fingerprint or fallback_fingerprint(src, b), "config_hash": config_hash(b.config),
-           "start_key": start_key(iso(b.started_at)), "ended": b.ended, "kv_cache_sized_by": b.kv_cache_sized_by}
+    row = {
+        "container": src.container,
+        "host": src.host,
+        "status": b.status,
+        "failure": b.failure,
+        "failure_message": b.failure_message,
+        "vllm_version": b.vllm_version,
+        "engine": b.engine,
+        "model": b.model,
+        "started_at": iso(b.started_at),
+        "ready_at": iso(b.ready_at),
+        "ended_at": iso(b.ended_at),
+        "first_line": b.first_line,
+        "last_line": b.last_line,
+        "fingerprint": b.fingerprint or fallback_fingerprint(src, b),
+        "config_hash": config_hash(b.config),
+        "start_key": start_key(iso(b.started_at)),
+        "ended": b.ended,
+        "kv_cache_sized_by": b.kv_cache_sized_by,
+    }
     return {k: _text(v) for k, v in row.items()}
 
 
@@ -145,13 +180,27 @@ def _finite(v: Any) -> bool:
 
 def metric_rows(b: Boot, boot_id: int, base: int = 0) -> list[tuple]:
     # NaN/inf cannot be stored portably and mean "unread"
-    return [(boot_id, base + i, _text(m.name), float(m.value), _text(m.unit), m.rank, m.line, iso(m.ts),
-             _text(m.pattern)) for i, m in enumerate(b.metrics) if _finite(m.value)]
+    return [
+        (boot_id, base + i, _text(m.name), float(m.value), _text(m.unit), m.rank, m.line, iso(m.ts), _text(m.pattern))
+        for i, m in enumerate(b.metrics)
+        if _finite(m.value)
+    ]
 
 
 def event_rows(b: Boot, boot_id: int, base: int = 0) -> list[tuple]:
-    return [(boot_id, base + i, _text(e.kind), e.rank, e.line, iso(e.ts), storable(e.message or ""),
-             json.dumps(jsonable(e.detail or {}))) for i, e in enumerate(b.events)]
+    return [
+        (
+            boot_id,
+            base + i,
+            _text(e.kind),
+            e.rank,
+            e.line,
+            iso(e.ts),
+            storable(e.message or ""),
+            json.dumps(jsonable(e.detail or {})),
+        )
+        for i, e in enumerate(b.events)
+    ]
 
 
 def config_rows(b: Boot, boot_id: int) -> list[tuple]:
@@ -193,6 +242,7 @@ def with_tail(head: str, last_lines: list[int], saved: list[tuple[int, bool]]) -
 
 # ---------------------------------------------------------------- which boots are stored already
 
+
 def same_start(stored: dict[str, Any], b: dict[str, Any]) -> bool:
     """The same boot read again at another length, though its fingerprint moved (a boot read
     while still starting has fewer than 64 catalogue lines): same source, first line and start
@@ -200,14 +250,17 @@ def same_start(stored: dict[str, Any], b: dict[str, Any]) -> bool:
     shorter read ended inside the line that names it (a file copied while it was written).  (Not
     the model: the args line names it first, the engine config line later by its path.)"""
     x, y = stored["vllm_version"], b["vllm_version"]
-    return (stored["started_at"] is not None and stored["started_at"] == b["started_at"]
-            and stored["first_line"] == b["first_line"]
-            and (x is None or y is None or x.startswith(y) or y.startswith(x)))
+    return (
+        stored["started_at"] is not None
+        and stored["started_at"] == b["started_at"]
+        and stored["first_line"] == b["first_line"]
+        and (x is None or y is None or x.startswith(y) or y.startswith(x))
+    )
 
 
-def match_stored(boots: list[dict[str, Any]], by_fp: dict[str, dict[str, Any]],
-                 by_start: dict[int, list[dict[str, Any]]]
-                 ) -> tuple[list[int], list[tuple[int, dict[str, Any]]], dict[str, int]]:
+def match_stored(
+    boots: list[dict[str, Any]], by_fp: dict[str, dict[str, Any]], by_start: dict[int, list[dict[str, Any]]]
+) -> tuple[list[int], list[tuple[int, dict[str, Any]]], dict[str, int]]:
     """(indexes of new boots, (index, stored row) of known ones, first index of each fingerprint:
     the same boot twice in one save counts once)."""
     new_idx: list[int] = []
@@ -221,8 +274,9 @@ def match_stored(boots: list[dict[str, Any]], by_fp: dict[str, dict[str, Any]],
         seen[fp] = i
         old = by_fp.get(fp)
         if old is None:
-            old = next((r for r in by_start.get(b["first_line"], [])
-                        if r["id"] not in claimed and same_start(r, b)), None)
+            old = next(
+                (r for r in by_start.get(b["first_line"], []) if r["id"] not in claimed and same_start(r, b)), None
+            )
             if old is not None:
                 claimed.add(old["id"])
         if old is None:
@@ -243,6 +297,7 @@ def counts_differ(stored: list[int], parsed: list[int]) -> bool:
 
 # ---------------------------------------------------------------- the save
 
+
 def chunks(items: list, n: int = CHUNK) -> Iterator[list]:
     for i in range(0, len(items), n):
         yield items[i : i + n]
@@ -252,14 +307,19 @@ def in_list(n: int) -> str:
     return "(" + ", ".join("?" * n) + ")"
 
 
-_MATCH = ("id", "fingerprint", "first_line", "last_line", "status", "started_at", "vllm_version", "model",
-          "source_id")
+_MATCH = ("id", "fingerprint", "first_line", "last_line", "status", "started_at", "vllm_version", "model", "source_id")
 
 
-def save_boots(store: Store, src: SourceInfo, boots: Sequence[Boot],
-               position: tuple[str, int, str] | None = None, extend: int | None = None,
-               resumed_from: int | None = None, planned: bool = False, reread: bool = False
-               ) -> list[tuple[int, bool]]:
+def save_boots(
+    store: Store,
+    src: SourceInfo,
+    boots: Sequence[Boot],
+    position: tuple[str, int, str] | None = None,
+    extend: int | None = None,
+    resumed_from: int | None = None,
+    planned: bool = False,
+    reread: bool = False,
+) -> list[tuple[int, bool]]:
     """Store boots (and the read position) in one transaction; (boot_id, created) per boot.
 
     extend: the id of a stored boot that boots[0] (continued=True, a resumed read's lead-in)
@@ -281,15 +341,22 @@ def save_boots(store: Store, src: SourceInfo, boots: Sequence[Boot],
                 # FOR UPDATE: two ingests resuming the same grown file at once must not both extend
                 # the boot (PostgreSQL's READ COMMITTED lets both read the old offset; SQLite's
                 # BEGIN IMMEDIATE already lets one writer in at a time)
-                now_at = store.one("SELECT byte_offset FROM positions WHERE source_key = ?"
-                                   + (" FOR UPDATE" if store.pg else ""), (position[0],))
+                now_at = store.one(
+                    "SELECT byte_offset FROM positions WHERE source_key = ?" + (" FOR UPDATE" if store.pg else ""),
+                    (position[0],),
+                )
                 if now_at is None or now_at[0] != resumed_from:
                     raise PositionMoved(position[0])
             key = storable(src.key)
             found = store.one('SELECT id FROM sources WHERE "key" = ?', (key,)) or _adopt_relative(store, src, rows)
-            sid = found[0] if found is not None else store.insert_id(
-                'INSERT INTO sources ("key", name, kind, container, host, created) VALUES (?, ?, ?, ?, ?, ?)',
-                (key, *map(_text, (src.name, src.kind, src.container, src.host)), now()))
+            sid = (
+                found[0]
+                if found is not None
+                else store.insert_id(
+                    'INSERT INTO sources ("key", name, kind, container, host, created) VALUES (?, ?, ?, ?, ?, ?)',
+                    (key, *map(_text, (src.name, src.kind, src.container, src.host)), now()),
+                )
+            )
             head: list[tuple[int, bool]] = []
             order = list(range(len(rows)))
             if extend is not None:
@@ -311,15 +378,19 @@ def _adopt_relative(store: Store, src: SourceInfo, rows: list[dict[str, Any]]) -
     name ends the absolute one and it holds a boot that starts where one of this read's does."""
     if src.kind not in FILE_KINDS or not os.path.isabs(src.name) or not rows:
         return None
-    found = store.rows("SELECT id, name FROM sources WHERE kind = ? AND coalesce(container, '') = ? "
-                       "AND coalesce(host, '') = ?", (src.kind, src.container or "", src.host or ""))
+    found = store.rows(
+        "SELECT id, name FROM sources WHERE kind = ? AND coalesce(container, '') = ? AND coalesce(host, '') = ?",
+        (src.kind, src.container or "", src.host or ""),
+    )
     rel = [(sid, os.path.normpath(name)) for sid, name in found if relative_source(src.kind, name)]
     rel = [(sid, name) for sid, name in rel if not name.startswith("..") and src.name.endswith(os.sep + name)]
     for sid, _ in sorted(rel, key=lambda r: -len(r[1])):
         for r in rows[:3]:
-            if store.one("SELECT 1 FROM boots WHERE source_id = ? AND (fingerprint = ? OR "
-                         "(first_line = ? AND coalesce(started_at, '') = ?))",
-                         (sid, r["fingerprint"], r["first_line"], r["started_at"] or "")):
+            if store.one(
+                "SELECT 1 FROM boots WHERE source_id = ? AND (fingerprint = ? OR "
+                "(first_line = ? AND coalesce(started_at, '') = ?))",
+                (sid, r["fingerprint"], r["first_line"], r["started_at"] or ""),
+            ):
                 store.execute('UPDATE sources SET "key" = ?, name = ? WHERE id = ?', (src.key, src.name, sid))
                 return (sid,)
     return None
@@ -328,14 +399,25 @@ def _adopt_relative(store: Store, src: SourceInfo, rows: list[dict[str, Any]]) -
 def save_position(store: Store, key: str, offset: int, head: str) -> None:
     """Set a read position (inside the caller's transaction)."""
     stamp = now()
-    if not store.execute("UPDATE positions SET byte_offset = ?, head_fingerprint = ?, updated = ? "
-                         "WHERE source_key = ?", (offset, head, stamp, key)).rowcount:
-        store.execute("INSERT INTO positions (source_key, byte_offset, head_fingerprint, updated) "
-                      "VALUES (?, ?, ?, ?)", (key, offset, head, stamp))
+    if not store.execute(
+        "UPDATE positions SET byte_offset = ?, head_fingerprint = ?, updated = ? WHERE source_key = ?",
+        (offset, head, stamp, key),
+    ).rowcount:
+        store.execute(
+            "INSERT INTO positions (source_key, byte_offset, head_fingerprint, updated) VALUES (?, ?, ?, ?)",
+            (key, offset, head, stamp),
+        )
 
 
-def _save_rows(store: Store, sid: int, boots: Sequence[Boot], rows: list[dict[str, Any]],
-               order: list[int], planned: bool, reread: bool = False) -> list[tuple[int, bool]]:
+def _save_rows(
+    store: Store,
+    sid: int,
+    boots: Sequence[Boot],
+    rows: list[dict[str, Any]],
+    order: list[int],
+    planned: bool,
+    reread: bool = False,
+) -> list[tuple[int, bool]]:
     mine = [rows[i] for i in order]
     select = f"SELECT {', '.join(_MATCH)} FROM boots WHERE "
     by_fp: dict[str, dict[str, Any]] = {}
@@ -344,7 +426,9 @@ def _save_rows(store: Store, sid: int, boots: Sequence[Boot], rows: list[dict[st
             by_fp[r[1]] = dict(zip(_MATCH, r))
     by_start: dict[int, list[dict[str, Any]]] = {}
     for chunk in chunks(list({r["first_line"] for r in mine if r["fingerprint"] not in by_fp})):
-        for r in store.rows(select + f"source_id = ? AND first_line IN {in_list(len(chunk))} ORDER BY id", (sid, *chunk)):
+        for r in store.rows(
+            select + f"source_id = ? AND first_line IN {in_list(len(chunk))} ORDER BY id", (sid, *chunk)
+        ):
             by_start.setdefault(r[2], []).append(dict(zip(_MATCH, r)))
 
     stamp = now()
@@ -361,18 +445,28 @@ def _save_rows(store: Store, sid: int, boots: Sequence[Boot], rows: list[dict[st
     for i, old in known:
         result[i] = (old["id"], False)
         b = boots[order[i]]
-        with_plan = planned or any((m.pattern or "").startswith(USER_PATTERN) for m in b.metrics) or \
-            any(e.kind not in EVENT_KINDS for e in b.events)  # (this read holds a plan's rows)
+        with_plan = (
+            planned
+            or any((m.pattern or "").startswith(USER_PATTERN) for m in b.metrics)
+            or any(e.kind not in EVENT_KINDS for e in b.events)
+        )  # (this read holds a plan's rows)
         if not _should_replace(store, old, mine[i], b, with_plan, sid, read_end, reread):
             if b.deploy is not None:
                 save_deploy(store, old["id"], b.deploy)
             continue
-        store.execute("UPDATE boots SET " + ", ".join(f"{c} = ?" for c in cols) + ", ingested_at = ? WHERE id = ?",
-                      (*[mine[i][c] for c in cols], stamp, old["id"]))
+        store.execute(
+            "UPDATE boots SET " + ", ".join(f"{c} = ?" for c in cols) + ", ingested_at = ? WHERE id = ?",
+            (*[mine[i][c] for c in cols], stamp, old["id"]),
+        )
         _delete_children(store, old["id"], keep_user=not with_plan, new=(len(b.metrics), len(b.events)))
         children.append((old["id"], order[i]))
-    sql = ("INSERT INTO boots (source_id, " + ", ".join(BOOT_COLS) + ", ingested_at) VALUES ("
-           + ", ".join("?" * (len(BOOT_COLS) + 2)) + ")")
+    sql = (
+        "INSERT INTO boots (source_id, "
+        + ", ".join(BOOT_COLS)
+        + ", ingested_at) VALUES ("
+        + ", ".join("?" * (len(BOOT_COLS) + 2))
+        + ")"
+    )
     for i in new_idx:
         bid = store.insert_id(sql, (sid, *[mine[i][c] for c in BOOT_COLS], stamp))
         result[i] = (bid, True)
@@ -384,8 +478,16 @@ def _save_rows(store: Store, sid: int, boots: Sequence[Boot], rows: list[dict[st
     return [r for r in result if r is not None]
 
 
-def _should_replace(store: Store, stored: dict[str, Any], new: dict[str, Any], b: Boot, planned: bool,
-                    sid: int, read_end: int, reread: bool) -> bool:
+def _should_replace(
+    store: Store,
+    stored: dict[str, Any],
+    new: dict[str, Any],
+    b: Boot,
+    planned: bool,
+    sid: int,
+    read_end: int,
+    reread: bool,
+) -> bool:
     """The stored copy was read while the boot was still running, or ended in a half-written
     line: the new read knows more.  A read of the same source that reaches past the stored
     copy's lines (read_end: its last line) knows them all, even where it ends the boot sooner (the
@@ -400,11 +502,16 @@ def _should_replace(store: Store, stored: dict[str, Any], new: dict[str, Any], b
     if stored["status"] == "incomplete" and new["status"] != "incomplete":
         return True
     # (read without a plan: a plan's rows stored before are not this read's to count)
-    m_cond, e_cond = ((f" AND NOT ({_MEASURED})", "") if planned else
-                      (f" AND NOT ({_USER_METRIC}) AND NOT ({_MEASURED})", f" AND NOT ({_USER_EVENT})"))
-    counts = [store.one(f"SELECT count(*) FROM metrics WHERE boot_id = ?{m_cond}", (stored["id"],))[0],
-              store.one(f"SELECT count(*) FROM events WHERE boot_id = ?{e_cond}", (stored["id"],))[0],
-              store.one("SELECT coalesce(sum(n), 0) FROM sample_chunks WHERE boot_id = ?", (stored["id"],))[0]]
+    m_cond, e_cond = (
+        (f" AND NOT ({_MEASURED})", "")
+        if planned
+        else (f" AND NOT ({_USER_METRIC}) AND NOT ({_MEASURED})", f" AND NOT ({_USER_EVENT})")
+    )
+    counts = [
+        store.one(f"SELECT count(*) FROM metrics WHERE boot_id = ?{m_cond}", (stored["id"],))[0],
+        store.one(f"SELECT count(*) FROM events WHERE boot_id = ?{e_cond}", (stored["id"],))[0],
+        store.one("SELECT coalesce(sum(n), 0) FROM sample_chunks WHERE boot_id = ?", (stored["id"],))[0],
+    ]
     n_metrics = sum(1 for m in b.metrics if _finite(m.value))
     return counts_differ([int(c) for c in counts], [n_metrics, len(b.events), len(b.samples)])
 
@@ -470,15 +577,19 @@ def add_measured(store: Store, boot_id: int, metrics: list, deploy: dict | None 
     """The hook's measurements after ready (probe timings, GPU memory: Metrics whose pattern
     starts with MEASURED) appended to a stored boot, replacing earlier ones of the same names,
     with its deploy context, in one transaction."""
+
     def run() -> None:
         with store.transaction():
             names = sorted({m.name for m in metrics})
             if names:
-                store.execute(f"DELETE FROM metrics WHERE boot_id = ? AND ({_MEASURED}) AND name IN {in_list(len(names))}",
-                              (boot_id, *names))
+                store.execute(
+                    f"DELETE FROM metrics WHERE boot_id = ? AND ({_MEASURED}) AND name IN {in_list(len(names))}",
+                    (boot_id, *names),
+                )
             _append(store, boot_id, Boot(0, 0, metrics=list(metrics)), ("metrics",))
             if deploy is not None:
                 save_deploy(store, boot_id, deploy)
+
     retry(run)
 
 
@@ -498,7 +609,9 @@ def _extend(store: Store, boot_id: int, b: Boot) -> None:
         sets["failure"], sets["failure_message"] = b.failure, b.failure_message
         if status != "ready":
             sets["status"] = b.status
-    store.execute("UPDATE boots SET " + ", ".join(f"{k} = ?" for k in sets) + " WHERE id = ?", (*sets.values(), boot_id))
+    store.execute(
+        "UPDATE boots SET " + ", ".join(f"{k} = ?" for k in sets) + " WHERE id = ?", (*sets.values(), boot_id)
+    )
     _append(store, boot_id, b)
     store.executemany(_INSERT["sample_chunks"], [(boot_id, *c) for c in b.samples.chunk_rows()])
     if b.deploy is not None:

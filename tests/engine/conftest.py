@@ -7,6 +7,7 @@ the first run installs vLLM into ~/.cache/bootlog-engine.
 Every log a scenario makes is kept under $BOOTLOG_ENGINE_LOGS (default: the session's temporary
 directory) so it can be looked at, and copied into fixtures/logs/engine/ with its provenance.
 """
+
 from __future__ import annotations
 
 import json
@@ -53,8 +54,14 @@ class Bootlog:
         self.db = db
 
     def run(self, *args: str, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
-        done = subprocess.run(["bootlog", "--db", str(self.db), *args], capture_output=True, text=True,
-                              timeout=timeout, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            ["bootlog", "--db", str(self.db), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, **(env or {})},
+            stdin=subprocess.DEVNULL,
+        )
         assert "Traceback" not in done.stderr, done.stderr
         return done
 

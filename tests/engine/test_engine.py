@@ -2,6 +2,7 @@
 history runs: a cold boot that serves and is stopped, a warm reboot at the same settings whose
 engine core is then killed, a worker killed, tensor parallel 2, start-up failures.  The truth each
 checks bootlog against is the server's own: its exit code, /metrics, the lines it printed."""
+
 from __future__ import annotations
 
 import json
@@ -22,10 +23,12 @@ RELEASE = "0.32.0"
 ARGS = ["--max-model-len", str(harness.MAX_LEN), "--kv-cache-memory-bytes", str(harness.KV_BYTES)]
 
 
-def server(name: str, logs: Path, cache: Path, args: list[str] = ARGS, release: str = RELEASE,
-           **env: str) -> harness.Server:
-    return harness.Server(logs / f"{name}.log", list(args), release=release,
-                          env={"VLLM_CACHE_ROOT": str(cache / release), **env})
+def server(
+    name: str, logs: Path, cache: Path, args: list[str] = ARGS, release: str = RELEASE, **env: str
+) -> harness.Server:
+    return harness.Server(
+        logs / f"{name}.log", list(args), release=release, env={"VLLM_CACHE_ROOT": str(cache / release), **env}
+    )
 
 
 def requests_in_flight(s: harness.Server, n: int = 3, tokens: int = 1500) -> list[threading.Thread]:
@@ -39,9 +42,10 @@ def requests_in_flight(s: harness.Server, n: int = 3, tokens: int = 1500) -> lis
 def serve_some(s: harness.Server) -> None:
     """What the cold boot serves: a streamed completion, a chat, five at once; then a stats line."""
     assert s.complete("Hello", 64, stream=True)[0] == 200
-    status, _ = harness.http(s.url + "/v1/chat/completions",
-                             {"model": str(harness.model()), "max_tokens": 16,
-                              "messages": [{"role": "user", "content": "hi"}]})
+    status, _ = harness.http(
+        s.url + "/v1/chat/completions",
+        {"model": str(harness.model()), "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]},
+    )
     assert status == 200
     done = requests_in_flight(s, 5, 300)
     for t in done:
@@ -94,10 +98,14 @@ def test_cold_boot_serves_and_stops_clean(cold, bootlog):
     # (each line averages the 10 s since the one before: VLLM_LOG_STATS_INTERVAL)
     assert sum(x["gen"] for x in lines) * 10 == pytest.approx(generated, rel=0.15)
     # the CPU backend's compile: its phase is the warm-up, as long as the two lines say
-    t = [re.search(r"(\d\d):(\d\d):(\d\d) \[", line) for line in s.lines()
-         if "Warming up model for the compilation" in line or "Warming up done." in line]
-    warm = sum(int(a) * k for a, k in zip((t[1][1], t[1][2], t[1][3]), (3600, 60, 1))) - \
-        sum(int(a) * k for a, k in zip((t[0][1], t[0][2], t[0][3]), (3600, 60, 1)))
+    t = [
+        re.search(r"(\d\d):(\d\d):(\d\d) \[", line)
+        for line in s.lines()
+        if "Warming up model for the compilation" in line or "Warming up done." in line
+    ]
+    warm = sum(int(a) * k for a, k in zip((t[1][1], t[1][2], t[1][3]), (3600, 60, 1))) - sum(
+        int(a) * k for a, k in zip((t[0][1], t[0][2], t[0][3]), (3600, 60, 1))
+    )
     assert figure(show, "compile_warmup_s") == [warm]
     compile_s = sum(p["s"] for p in show["timeline"] if p["phase"] in ("compile", "profiling_run"))
     assert compile_s == pytest.approx(warm, abs=1.5)  # (the profiling run is a piece inside it)
@@ -174,8 +182,9 @@ def test_worker_killed_while_serving_names_the_worker(engine_logs, compile_cache
 
 
 def test_tensor_parallel_2_and_the_death_of_rank_1(engine_logs, compile_cache, bootlog):
-    with server("tp2", engine_logs, compile_cache, [*ARGS, "--tensor-parallel-size", "2"],
-                VLLM_CPU_OMP_THREADS_BIND="0|1") as s:
+    with server(
+        "tp2", engine_logs, compile_cache, [*ARGS, "--tensor-parallel-size", "2"], VLLM_CPU_OMP_THREADS_BIND="0|1"
+    ) as s:
         assert s.wait(400) == "ready", s.log.read_text()[-3000:]
         metrics = s.metrics()
         assert bootlog.run("ingest", str(s.log)).returncode == 0
@@ -197,12 +206,21 @@ def test_tensor_parallel_2_and_the_death_of_rank_1(engine_logs, compile_cache, b
 
 FAILURES = {
     # name: (args, failure, a phrase of the server's own error line)
-    "max-model-len-above-the-model": (["--max-model-len", "8192", "--kv-cache-memory-bytes", str(harness.KV_BYTES)],
-                                      "value_error", "is greater than the derived max_model_len"),
-    "kv-cache-too-small": (["--max-model-len", "2048", "--kv-cache-memory-bytes", str(1 << 20)],
-                           "value_error", "the estimated maximum model length is"),
-    "memory-utilization-too-high": (["--max-model-len", "2048", "--gpu-memory-utilization", "0.99"],
-                                    "value_error", "is less than desired CPU memory utilization"),
+    "max-model-len-above-the-model": (
+        ["--max-model-len", "8192", "--kv-cache-memory-bytes", str(harness.KV_BYTES)],
+        "value_error",
+        "is greater than the derived max_model_len",
+    ),
+    "kv-cache-too-small": (
+        ["--max-model-len", "2048", "--kv-cache-memory-bytes", str(1 << 20)],
+        "value_error",
+        "the estimated maximum model length is",
+    ),
+    "memory-utilization-too-high": (
+        ["--max-model-len", "2048", "--gpu-memory-utilization", "0.99"],
+        "value_error",
+        "is less than desired CPU memory utilization",
+    ),
 }
 
 
@@ -230,8 +248,16 @@ def test_start_up_failure_is_a_failed_boot_with_its_reason(name, engine_logs, co
 
 def test_missing_model_is_a_failed_boot(engine_logs, compile_cache, bootlog):
     s = server("fail-missing-model", engine_logs, compile_cache)
-    s.argv = lambda: [str(harness.venv(RELEASE) / "vllm"), "serve", "/nonexistent/model", "--host", "127.0.0.1",
-                      "--port", str(s.port), *ARGS]
+    s.argv = lambda: [
+        str(harness.venv(RELEASE) / "vllm"),
+        "serve",
+        "/nonexistent/model",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(s.port),
+        *ARGS,
+    ]
     with s:
         assert s.wait() == "exited"
         assert s.exit_code() != 0

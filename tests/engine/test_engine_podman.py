@@ -2,6 +2,7 @@
 host …`, this machine's podman settings from .ci/podman-setup.sh): the hook on the boot starting
 now, `podman restart`, the engine killed inside the container (exit code 0), a container that never
 starts.  Truth: podman inspect, /metrics, a streaming client of our own."""
+
 from __future__ import annotations
 
 import json
@@ -43,13 +44,36 @@ class Container:
         return f"http://127.0.0.1:{self.port}"
 
     def argv(self) -> list[str]:
-        return [str(harness.venv(RELEASE) / "vllm"), "serve", str(harness.model()), "--host", "127.0.0.1",
-                "--port", str(self.port), *self.args]
+        return [
+            str(harness.venv(RELEASE) / "vllm"),
+            "serve",
+            str(harness.model()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            *self.args,
+        ]
 
     def run(self, *extra: str, command: list[str] | None = None) -> subprocess.CompletedProcess:
-        return podman_util.run_podman("run", "-d", "--name", self.name, "--network", "host", "--shm-size", "1g",
-                                      "-e", "HOME=/root", *extra, "--rootfs", "/:O", *(command or self.argv()),
-                                      check=False, timeout=120)
+        return podman_util.run_podman(
+            "run",
+            "-d",
+            "--name",
+            self.name,
+            "--network",
+            "host",
+            "--shm-size",
+            "1g",
+            "-e",
+            "HOME=/root",
+            *extra,
+            "--rootfs",
+            "/:O",
+            *(command or self.argv()),
+            check=False,
+            timeout=120,
+        )
 
     def inspect(self) -> dict:
         done = podman_util.run_podman("inspect", self.name, timeout=60)
@@ -84,13 +108,21 @@ class Container:
 def served(podman, bootlog, engine_logs):
     """The operator's container: auto-sized KV (--gpu-memory-utilization 0.25), the hook run on
     the boot starting now."""
-    c = Container("bootlog-engine-" + os.urandom(3).hex(), harness.free_port(),
-                  ["--max-model-len", str(harness.MAX_LEN), "--gpu-memory-utilization", "0.25"])
+    c = Container(
+        "bootlog-engine-" + os.urandom(3).hex(),
+        harness.free_port(),
+        ["--max-model-len", str(harness.MAX_LEN), "--gpu-memory-utilization", "0.25"],
+    )
     yield c
     # (podman logs writes stderr records to its stderr: one pipe for both keeps their order)
     with open(engine_logs / "podman.log", "wb") as out:
-        subprocess.run([*podman_util.podman_argv(), "logs", "--timestamps", c.name], stdout=out,
-                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=120)
+        subprocess.run(
+            [*podman_util.podman_argv(), "logs", "--timestamps", c.name],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
     c.remove()
 
 
@@ -102,10 +134,19 @@ def reference_stream(url: str, tokens: int = 32) -> tuple[float, list[float]]:
     """Our own streaming client: (time to first token, arrival time of each token chunk), with
     http.client reading the socket as it comes (not bootlog's code)."""
     import http.client
+
     host, port = url.split("//")[1].split(":")
     conn = http.client.HTTPConnection(host, int(port), timeout=60)
-    body = json.dumps({"model": str(harness.model()), "prompt": "Hello", "max_tokens": tokens, "stream": True,
-                       "ignore_eos": True, "temperature": 0})
+    body = json.dumps(
+        {
+            "model": str(harness.model()),
+            "prompt": "Hello",
+            "max_tokens": tokens,
+            "stream": True,
+            "ignore_eos": True,
+            "temperature": 0,
+        }
+    )
     t0 = time.monotonic()
     conn.request("POST", "/v1/completions", body=body, headers={"Content-Type": "application/json"})
     resp = conn.getresponse()
@@ -136,12 +177,15 @@ def test_hook_on_the_boot_starting_now(served, bootlog):
     # what the hook scraped from /metrics after its probe is what the server says now (no request
     # since): the KV pool, and the counters, the probe's own completion among them
     stored = {m["name"]: m["value"] for m in show["metrics"] if m["name"].startswith("metrics_")}
-    live = {"metrics_num_gpu_blocks": int(info["num_gpu_blocks"]), "metrics_block_size": int(info["block_size"]),
-            "metrics_kv_cache_tokens": int(info["num_gpu_blocks"]) * int(info["block_size"]),
-            "metrics_requests": harness.metric_value(metrics, "vllm:request_success_total"),
-            "metrics_prompt_tokens": harness.metric_value(metrics, "vllm:prompt_tokens_total"),
-            "metrics_generation_tokens": harness.metric_value(metrics, "vllm:generation_tokens_total"),
-            "metrics_num_preemptions": harness.metric_value(metrics, "vllm:num_preemptions_total")}
+    live = {
+        "metrics_num_gpu_blocks": int(info["num_gpu_blocks"]),
+        "metrics_block_size": int(info["block_size"]),
+        "metrics_kv_cache_tokens": int(info["num_gpu_blocks"]) * int(info["block_size"]),
+        "metrics_requests": harness.metric_value(metrics, "vllm:request_success_total"),
+        "metrics_prompt_tokens": harness.metric_value(metrics, "vllm:prompt_tokens_total"),
+        "metrics_generation_tokens": harness.metric_value(metrics, "vllm:generation_tokens_total"),
+        "metrics_num_preemptions": harness.metric_value(metrics, "vllm:num_preemptions_total"),
+    }
     assert stored == live, (stored, live)
     assert live["metrics_requests"] >= 1  # (the probe's completion at least: it was served)
     assert out["measured"]["server_metrics"]["cache_dtype"] == info["cache_dtype"]
@@ -193,9 +237,13 @@ def test_engine_killed_inside_the_container_exits_0_and_is_named(served, bootlog
     b = bootlog.show("last")["boot"]
     assert (b["failure"], b["ended"]) == ("engine_died", "died")
     # one boot per start, whoever read them (hook twice, watch, ingest): podman's own count
-    starts = [e for e in podman_util.run_podman("events", "--stream=false", "--since", "1h", "--filter",
-                                                f"container={c.name}", "--format", "{{.Status}}").stdout.split()
-              if e == "init"]
+    starts = [
+        e
+        for e in podman_util.run_podman(
+            "events", "--stream=false", "--since", "1h", "--filter", f"container={c.name}", "--format", "{{.Status}}"
+        ).stdout.split()
+        if e == "init"
+    ]
     boots = bootlog.json("list", "--container", c.name)
     assert len(boots) == len(starts) == 2, (boots, starts)
     assert [(x["ended"], x["failure"]) for x in boots] == [("clean_stop", None), ("died", "engine_died")]

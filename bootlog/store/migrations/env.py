@@ -4,6 +4,7 @@ bootlog runs its migrations itself (bootlog.store.db.migrate) over its own conne
 config.attributes["connection"]; the `alembic` command line works too, given sqlalchemy.url.
 The migrations are the one definition of the schema: there are no models to compare against.
 """
+
 from __future__ import annotations
 
 from alembic import context
@@ -18,8 +19,9 @@ def _configure(connection) -> None:
 
 
 def run_offline() -> None:
-    context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=None,
-                      literal_binds=True, render_as_batch=True)
+    context.configure(
+        url=config.get_main_option("sqlalchemy.url"), target_metadata=None, literal_binds=True, render_as_batch=True
+    )
     with context.begin_transaction():
         context.run_migrations()
 

@@ -7,6 +7,7 @@ data = {"keys": [name, ...], "rows": [[line, ts, value, ...], ...]} (None: no va
 Revision ID: 0002_sample_chunks
 Revises: 0001_initial
 """
+
 from __future__ import annotations
 
 import json
@@ -45,8 +46,9 @@ def upgrade() -> None:
         sa.Column("last_line", sa.Integer(), nullable=False),
         sa.Column("n", sa.Integer(), nullable=False),
         sa.Column("data", sa.JSON(), nullable=False),
-        sa.ForeignKeyConstraint(["boot_id"], ["boots.id"], name=op.f("fk_sample_chunks_boot_id_boots"),
-                                ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(
+            ["boot_id"], ["boots.id"], name=op.f("fk_sample_chunks_boot_id_boots"), ondelete="CASCADE"
+        ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_sample_chunks")),
     )
     with op.batch_alter_table("sample_chunks") as batch_op:
@@ -60,19 +62,29 @@ def upgrade() -> None:
 
 def _chunk_rows() -> None:
     conn = op.get_bind()
-    chunks = sa.table("sample_chunks", sa.column("boot_id"), sa.column("first_line"), sa.column("last_line"),
-                      sa.column("n"), sa.column("data", sa.JSON()))
+    chunks = sa.table(
+        "sample_chunks",
+        sa.column("boot_id"),
+        sa.column("first_line"),
+        sa.column("last_line"),
+        sa.column("n"),
+        sa.column("data", sa.JSON()),
+    )
     boot = None
     rows: list[tuple] = []  # (line, ts, values) of one boot, up to CHUNK_ROWS
 
     def flush() -> None:
         if rows:
-            conn.execute(chunks.insert().values(boot_id=boot, first_line=rows[0][0], last_line=rows[-1][0],
-                                                n=len(rows), data=_chunk(rows)))
+            conn.execute(
+                chunks.insert().values(
+                    boot_id=boot, first_line=rows[0][0], last_line=rows[-1][0], n=len(rows), data=_chunk(rows)
+                )
+            )
             rows.clear()
 
-    for bid, line, ts, values in conn.execute(sa.text('SELECT boot_id, line, ts, "values" FROM samples '
-                                                      "ORDER BY boot_id, line, id")).fetchall():
+    for bid, line, ts, values in conn.execute(
+        sa.text('SELECT boot_id, line, ts, "values" FROM samples ORDER BY boot_id, line, id')
+    ).fetchall():
         if bid != boot or len(rows) >= CHUNK_ROWS:
             flush()
             boot = bid
@@ -102,11 +114,21 @@ def downgrade() -> None:
 
 def _sample_rows() -> None:
     conn = op.get_bind()
-    samples = sa.table("samples", sa.column("boot_id"), sa.column("line"), sa.column("ts"),
-                       sa.column("values", sa.JSON()))
-    for bid, data in conn.execute(sa.text("SELECT boot_id, data FROM sample_chunks ORDER BY boot_id, first_line, id")).fetchall():
+    samples = sa.table(
+        "samples", sa.column("boot_id"), sa.column("line"), sa.column("ts"), sa.column("values", sa.JSON())
+    )
+    for bid, data in conn.execute(
+        sa.text("SELECT boot_id, data FROM sample_chunks ORDER BY boot_id, first_line, id")
+    ).fetchall():
         d = _loads(data)
-        out = [{"boot_id": bid, "line": r[0], "ts": r[1],
-                "values": {k: v for k, v in zip(d["keys"], r[2:]) if v is not None}} for r in d["rows"]]
+        out = [
+            {
+                "boot_id": bid,
+                "line": r[0],
+                "ts": r[1],
+                "values": {k: v for k, v in zip(d["keys"], r[2:]) if v is not None},
+            }
+            for r in d["rows"]
+        ]
         if out:
             conn.execute(samples.insert(), out)

@@ -3,6 +3,7 @@
 Revision ID: 0003_deploys
 Revises: 0002_sample_chunks
 """
+
 from __future__ import annotations
 
 import sqlalchemy as sa

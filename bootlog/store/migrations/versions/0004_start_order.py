@@ -3,6 +3,7 @@
 Revision ID: 0004_start_order
 Revises: 0003_deploys
 """
+
 from __future__ import annotations
 
 import sqlalchemy as sa
@@ -26,8 +27,10 @@ def upgrade() -> None:
     conn = op.get_bind()
     rows = conn.execute(sa.text("SELECT id, started_at, ingested_at FROM boots ORDER BY id")).fetchall()
     for bid, started, ingested in rows:
-        conn.execute(sa.text("UPDATE boots SET start_key = :k WHERE id = :i"),
-                     {"k": start_key(started) or start_key(ingested), "i": bid})
+        conn.execute(
+            sa.text("UPDATE boots SET start_key = :k WHERE id = :i"),
+            {"k": start_key(started) or start_key(ingested), "i": bid},
+        )
     op.create_index("ix_boots_start_key", "boots", ["start_key", "id"])
 
 

@@ -4,6 +4,7 @@
 Revision ID: 0005_boot_end
 Revises: 0004_start_order
 """
+
 from __future__ import annotations
 
 import sqlalchemy as sa

@@ -6,6 +6,7 @@ enforced the lengths.
 Revision ID: 0006_unbounded_log_text
 Revises: 0005_boot_end
 """
+
 from __future__ import annotations
 
 import sqlalchemy as sa
@@ -17,8 +18,13 @@ branch_labels = None
 depends_on = None
 
 # (table, column, the length it had)
-COLUMNS = (("config", "key", 128), ("boots", "vllm_version", 64), ("metrics", "name", 64),
-           ("metrics", "pattern", 128), ("events", "kind", 64))
+COLUMNS = (
+    ("config", "key", 128),
+    ("boots", "vllm_version", 64),
+    ("metrics", "name", 64),
+    ("metrics", "pattern", 128),
+    ("events", "kind", 64),
+)
 
 
 def upgrade() -> None:
