@@ -14,7 +14,6 @@ import html
 import os
 import struct
 import subprocess
-import sys
 import zlib
 
 import pytest
@@ -22,6 +21,7 @@ from click.testing import CliRunner
 
 from bootlog.cli import cli
 from paths import FIXTURES, ROOT
+from pty_util import on_a_tty
 from test_hostile import no_raw
 from test_report_browser import chromium, png_size
 
@@ -34,31 +34,7 @@ KEY = b"bootlog-text-sha256"
 
 
 def _pty(args: list[str], env: dict) -> str:
-    import pty
-
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bootlog.cli", *args],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        close_fds=True,
-        env=env,
-        cwd=ROOT,
-    )
-    os.close(slave)
-    got = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the child closed its side
-            break
-        if not chunk:
-            break
-        got += chunk
-    os.close(master)
-    proc.wait(timeout=60)
-    return got.decode("utf-8").replace("\r\n", "\n")
+    return on_a_tty(args, env=env, cwd=ROOT)[1]
 
 
 @pytest.fixture(scope="module")

@@ -13,11 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import pty
 import re
-import subprocess
-import sys
 import time
 
 import pytest
@@ -27,6 +23,7 @@ import markdown_util
 from bootlog import safe
 from bootlog.cli import cli
 from paths import FIXTURES
+from pty_util import on_a_tty
 
 SEED = FIXTURES / "seed"
 READY = SEED / "01-shape-d-fp8-200704x3.log"  # ready, TP=2
@@ -132,27 +129,9 @@ def test_json_is_exact_and_holds_no_raw_c1(stored):
 def test_a_pty_gets_no_raw_control_either(stored):
     # on a TTY, as through a pipe: nothing is left raw because "it is a terminal"
     for args in (("show", "4"), ("list",), ("diff",)):
-        master, slave = pty.openpty()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "bootlog.cli", "--db", str(stored["db"]), *args],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            close_fds=True,
-        )
-        os.close(slave)
-        got = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the child closed its side
-                break
-            if not chunk:
-                break
-            got += chunk
-        os.close(master)
-        assert proc.wait(timeout=30) in (0, 3)
-        no_raw(got.decode("utf-8").replace("\r\n", "\n"))  # (the pty's own line ends)
+        code, shown = on_a_tty(["--db", str(stored["db"]), *args], timeout=30)
+        assert code in (0, 3)
+        no_raw(shown)
 
 
 @pytest.mark.parametrize("pad", [55, 56, 57, 117, 118])

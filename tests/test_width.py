@@ -6,10 +6,7 @@ line at 160 columns, "runtime overhead 5.2", before the 17.77 / 7,762 it said it
 from __future__ import annotations
 
 import os
-import pty
 import re
-import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
@@ -19,6 +16,7 @@ from hypothesis import strategies as st
 from bootlog.cli import cli
 from bootlog.safe import fit, term, width
 from paths import FIXTURES, ROOT
+from pty_util import on_a_tty
 
 SHAPE_G = FIXTURES / "seed" / "04-shape-g-kv-400700-no-prefix-cache.log"
 PLAN = ROOT / "fixtures" / "plans" / "frank-primary.toml"  # its user patterns read the expert-plan line
@@ -95,24 +93,9 @@ def test_show_prints_a_warning_whole_into_a_pipe_and_fits_when_asked(db):
 
 
 def _on_a_tty(args: list[str], columns: int) -> str:
-    master, slave = pty.openpty()
-    env = {**os.environ, "COLUMNS": str(columns)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bootlog.cli", *args], stdin=slave, stdout=slave, stderr=slave, close_fds=True, env=env
-    )
-    os.close(slave)
-    got = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the child closed its side
-            break
-        if not chunk:
-            break
-        got += chunk
-    os.close(master)
-    assert proc.wait(timeout=60) == 0
-    return got.decode("utf-8").replace("\r\n", "\n")
+    code, shown = on_a_tty(args, env={**os.environ, "COLUMNS": str(columns)})
+    assert code == 0
+    return shown
 
 
 @pytest.mark.parametrize("columns", [72, 133])
