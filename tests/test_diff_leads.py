@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from bootlog.cli import cli
+from bootlog.parse.reprs import CONFIG_ALIASES
 from paths import FIXTURES
 
 SEED = FIXTURES / "seed"
@@ -40,10 +41,19 @@ def test_diff_shows_what_moved_and_counts_the_rest(db, a, b):
     full = json.loads(run(db, "diff", a, b, "--json").output)["findings"]
     res = run(db, "diff", a, b)
     shown = rows(res.output)
-    moved = [f for f in full if f["verdict"] not in ("same", "insufficient_history")]
+    # (a setting under the engine's second name, with the same values, is read once: --json only)
+    config = {(f["key"], repr(f["old"]), repr(f["new"])) for f in full if f["section"] == "config"}
+    twins = [
+        f
+        for f in full
+        if f["section"] == "config"
+        and f["key"] in CONFIG_ALIASES
+        and (CONFIG_ALIASES[f["key"]], repr(f["old"]), repr(f["new"])) in config
+    ]
+    moved = [f for f in full if f["verdict"] not in ("same", "insufficient_history") and f not in twins]
     assert len(shown) == len(moved) and moved, res.output
     assert "=" not in {s for s, _ in shown} and "?" not in {s for s, _ in shown}
-    hidden = len(full) - len(moved)
+    hidden = len(full) - len(moved) - len(twins)
     summary = next(ln for ln in res.output.splitlines() if ln.startswith("summary:"))
     same = sum(f["verdict"] == "same" for f in full)
     unknown = sum(f["verdict"] == "insufficient_history" for f in full)
@@ -53,7 +63,7 @@ def test_diff_shows_what_moved_and_counts_the_rest(db, a, b):
     # --all lists every row of the JSON, in its order; the exit code does not depend on it
     every = run(db, "diff", a, b, "--all")
     order = {"deploy": 0, "config": 1, "metric": 2, "event": 3}
-    want = [f["key"] for f in sorted(full, key=lambda f: order[f["section"]])]
+    want = [f["key"] for f in sorted(full, key=lambda f: order[f["section"]]) if f not in twins]
     assert [k.rstrip(":").split("[rank")[0] for _, k in rows(every.output)] == want
     assert every.exit_code == res.exit_code
     assert "not shown" not in every.output
@@ -73,3 +83,18 @@ def test_json_and_markdown_keep_their_rows(db):
     assert "| = |" not in md and "(25 not shown: --all lists them)" in md
     md_all = run(db, "diff", "4", "9", "--markdown", "--all").output
     assert md_all.count("\n| ") - 1 == len(json.loads(as_json)["findings"])  # (less the header row)
+
+
+def test_one_setting_under_two_names_is_one_row(db):
+    # boot 8 (seed 07, 5 x 262,144, died serving) prints max_seq_len=262144 in its engine line
+    # beside the run line's max_model_len; 13 is the night ladder's 241,664 step: one change, read once
+    log = (SEED / "07-5x262144-runtime-oom.log").read_text()
+    assert "max_seq_len=262144" in log
+    full = json.loads(run(db, "diff", "8", "13", "--json").output)["findings"]
+    config = {f["key"]: (f["old"], f["new"]) for f in full if f["section"] == "config"}
+    assert config["max_model_len"] == config["max_seq_len"] == (241664, 262144)  # --json: both rows
+    for args in (("diff", "8", "13"), ("diff", "8", "13", "--all")):
+        shown = [key for _, key in rows(run(db, *args).output)]
+        assert "max_model_len:" in shown and "max_seq_len:" not in shown
+    md = run(db, "diff", "8", "13", "--markdown").output
+    assert "| config | `max_model_len` |" in md and "| config | `max_seq_len` |" not in md

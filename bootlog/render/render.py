@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from bootlog import safe
+from bootlog.parse.reprs import CONFIG_ALIASES
 
 SYMBOLS = {
     "same": "=",
@@ -183,6 +184,26 @@ def _shown(f: dict, show_same: bool, show_unknown: bool) -> bool:
     return (show_same or f["verdict"] != "same") and (show_unknown or f["verdict"] != "insufficient_history")
 
 
+def _alias_twins(findings: list[dict]) -> set[int]:
+    """Indexes of config rows that repeat another under the engine's second name for the same
+    setting (`max_seq_len` beside `max_model_len`, the same old and new values): one change is
+    read once.  --json keeps both rows."""
+    seen = {(f["key"], repr(f.get("old")), repr(f.get("new"))) for f in findings if f["section"] == "config"}
+    return {
+        i
+        for i, f in enumerate(findings)
+        if f["section"] == "config"
+        and f["key"] in CONFIG_ALIASES
+        and (CONFIG_ALIASES[f["key"]], repr(f.get("old")), repr(f.get("new"))) in seen
+    }
+
+
+def _rows(result: dict, show_same: bool, show_unknown: bool) -> list[dict]:
+    findings = result.get("findings", [])
+    twins = _alias_twins(findings)
+    return [f for i, f in enumerate(findings) if i not in twins and _shown(f, show_same, show_unknown)]
+
+
 def _hidden_note(result: dict, show_same: bool, show_unknown: bool, how: str | None) -> str:
     """What the summary adds when rows were left out (they are counted there already): how
     many, and `how` to see them (None: nothing added)."""
@@ -202,7 +223,7 @@ def render_text(
     did not move and those without enough history to judge are left out (the summary counts
     them, and with `hidden_how` says how many and how to see them), so what changed leads."""
     lines = [title(result, plan_name, show_unknown)]
-    findings = [f for f in result.get("findings", []) if _shown(f, show_same, show_unknown)]
+    findings = _rows(result, show_same, show_unknown)
     width = max([safe.width(_label(f)) for f in findings if f["section"] not in ("config", "deploy")] + [16])
     for section, heading in _SECTIONS:
         rows = [f for f in findings if f["section"] == section]
@@ -258,7 +279,7 @@ def render_markdown(
     """A Markdown table of the findings (for reports, PR comments, the hook's summary): no
     HTML, link, code span or cell of a key, value or reason can break out."""
     head = safe.md_text(title(result, plan_name).split("   ")[0], one_line=True, inline=True)
-    shown = [f for f in result.get("findings", []) if _shown(f, show_same, show_unknown)]
+    shown = _rows(result, show_same, show_unknown)
     summary = summary_line(result) + _hidden_note(result, show_same, show_unknown, hidden_how)
     if not shown:  # no empty table: the summary line says what was compared
         return "\n".join([f"### {head}", "", summary])
