@@ -295,7 +295,8 @@ def run_hook(
     the same container.  Exit code: 4 failed boot or hard violation, 3 drift, else 0."""
     from bootlog.judge import compare
     from bootlog.run.ingest import deploy_of
-    from bootlog.store.reads import boots_like, list_boots, show_boot
+    from bootlog.run.judged import diff_previous, previous_boot
+    from bootlog.store.reads import show_boot
 
     try:
         waited = wait_for_boot(name, timeout=timeout, poll=poll, engine=engine, ref_ns=ref_ns, progress=progress)
@@ -355,9 +356,7 @@ def run_hook(
 
     # the previous boot of this container *on this host* (as last/prev resolve): a fleet's hosts
     # share one database, and another host's run of the same unit is not this deploy's baseline
-    ids = [b["id"] for b in list_boots(store, container=name, host=show["boot"].get("host"))]
-    earlier = ids[: ids.index(ours.id)] if ours.id in ids else []  # (in start order)
-    prev_id = earlier[-1] if earlier else None
+    prev_id = previous_boot(store, show["boot"])
     if plan is not None and plan.patterns:
         from bootlog.run.reread import STORED
 
@@ -368,15 +367,7 @@ def run_hook(
     check = compare.check(show, plan) if plan is not None else None
     diff = None
     if prev_id is not None:
-        history = [show_boot(store, i) for i in boots_like(store, ours.id)]
-        # with the plan's tolerance (k, min_pct) and own figures, as `diff --plan` judges them;
-        # its verdict on the boot is the hook's check, not repeated in the diff
-        prev = show_boot(store, prev_id)
-        if plan is not None:
-            from bootlog.run.reread import both_with_plan_patterns
-
-            show, prev = both_with_plan_patterns(store, show, prev, plan)
-        diff = compare.diff(show, prev, history=history, plan=plan, with_check=False)
+        show, diff = diff_previous(store, show, prev_id, plan)
     else:
         notes.append(f"first boot of {name} in the database: nothing to diff against")
 

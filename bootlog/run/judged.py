@@ -31,7 +31,6 @@ def judge_stored(store, doc: dict, plan=None) -> Verdict:
     expectation of a ready one, and lacks figures it will print) its check against `plan` and
     its diff against the previous boot of its container (previous_boot)."""
     from bootlog.judge import compare
-    from bootlog.store.reads import boots_like, show_boots
 
     b = doc.get("boot") or {}
     own = boot_problem(doc)
@@ -44,11 +43,23 @@ def judge_stored(store, doc: dict, plan=None) -> Verdict:
         check = compare.check(with_plan_patterns(store, doc, plan), plan)
     prev_id = previous_boot(store, b)
     if prev_id is not None:
-        new, old = doc, show_boots(store, [prev_id], runtime=False)[0]
-        if plan is not None:
-            from bootlog.run.reread import both_with_plan_patterns
-
-            new, old = both_with_plan_patterns(store, new, old, plan)
-        history = show_boots(store, boots_like(store, b["id"]), runtime=False)
-        diff = compare.diff(new, old, history=history, plan=plan, with_check=False)
+        _, diff = diff_previous(store, doc, prev_id, plan)
     return judge(doc, results=[("plan", check), (f"against #{prev_id}", diff)])
+
+
+def diff_previous(store, doc: dict, prev_id: int, plan=None) -> tuple[dict, dict]:
+    """(the boot with the plan's pattern figures, its diff against boot `prev_id`) as the hook
+    diffs a deploy: with the plan's tolerance (k, min_pct) and own figures, both sides read the
+    same way (reread.both_with_plan_patterns), against the history of its config; its verdict on
+    the boot is the plan's check, not repeated in the diff."""
+    from bootlog.judge import compare
+    from bootlog.store.db import retry
+    from bootlog.store.reads import boots_like, show_boots
+
+    old = retry(lambda: show_boots(store, [prev_id], runtime=False))[0]
+    history = retry(lambda: show_boots(store, boots_like(store, doc["boot"]["id"]), runtime=False))
+    if plan is not None:
+        from bootlog.run.reread import both_with_plan_patterns
+
+        doc, old = both_with_plan_patterns(store, doc, old, plan)
+    return doc, compare.diff(doc, old, history=history, plan=plan, with_check=False)
