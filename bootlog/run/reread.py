@@ -133,7 +133,8 @@ def boot_clocks(store, boots: list[dict]) -> dict[int, Clock]:
     """Boot id -> its clock, for `boots` (show --json "boot" objects, as `list` has them): a boot
     stored with the envelope's own offset is on it; else the head of its source read again
     (render.logclock says how), each source at most once."""
-    where = boot_sources(store, list(dict.fromkeys(b["id"] for b in boots)))
+    # (name, kind, host): one clock per source, whatever boot of it asks
+    where = {bid: row[:3] for bid, row in boot_sources(store, list(dict.fromkeys(b["id"] for b in boots))).items()}
     seen: dict[tuple, Clock] = {}
     return {b["id"]: _clock(b.get("started_at"), where.get(b["id"]), seen) for b in boots}
 

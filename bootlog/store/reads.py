@@ -462,24 +462,19 @@ def count_rows(store: Store) -> dict[str, int]:
 
 def boot_source(store: Store, boot_id: int) -> tuple[str, str, str | None, str] | None:
     """(source name, source kind, host, fingerprint) of a stored boot, or None."""
-    row = store.one(
-        "SELECT sources.name, sources.kind, boots.host, boots.fingerprint FROM boots "
-        "JOIN sources ON sources.id = boots.source_id WHERE boots.id = ?",
-        [boot_id],
-    )
-    return tuple(row) if row is not None else None
+    return boot_sources(store, [boot_id]).get(boot_id)
 
 
-def boot_sources(store: Store, boot_ids: Sequence[int]) -> dict[int, tuple[str, str, str | None]]:
-    """Boot id -> (source name, source kind, host) of stored boots."""
-    out: dict[int, tuple[str, str, str | None]] = {}
+def boot_sources(store: Store, boot_ids: Sequence[int]) -> dict[int, tuple[str, str, str | None, str]]:
+    """Boot id -> (source name, source kind, host, fingerprint) of stored boots."""
+    out: dict[int, tuple[str, str, str | None, str]] = {}
     for chunk in chunks(list(boot_ids), CHUNK):
-        for bid, *row in store.rows(
-            "SELECT boots.id, sources.name, sources.kind, boots.host FROM boots JOIN "
+        for bid, name, kind, host, fingerprint in store.rows(
+            "SELECT boots.id, sources.name, sources.kind, boots.host, boots.fingerprint FROM boots JOIN "
             f"sources ON sources.id = boots.source_id WHERE boots.id IN {in_list(len(chunk))}",
             chunk,
         ):
-            out[bid] = (row[0], row[1], row[2])
+            out[bid] = (name, kind, host, fingerprint)
     return out
 
 
